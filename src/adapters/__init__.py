@@ -1,0 +1,1 @@
+"""Implementations of the domain's ports: the Kafka wire protocol, storage, compression."""

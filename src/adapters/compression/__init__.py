@@ -1,0 +1,33 @@
+"""Inflating compressed record batches, for the domain's `Decompress` port.
+
+Kafka's codecs as kafka-python's `kafka.codec` implements them (snappy raw and xerial-framed, LZ4
+frame, gzip, zstd). Only record-level lookups use this; produce and fetch store and serve compressed
+batches as they came.
+"""
+
+from __future__ import annotations
+
+from kafka import codec
+
+from domain.batch import Compression
+from domain.errors import ErrorCode, KafkaError
+
+_DECODERS = {
+    Compression.GZIP: codec.gzip_decode,
+    Compression.SNAPPY: codec.snappy_decode,
+    Compression.LZ4: codec.lz4_decode,
+    Compression.ZSTD: codec.zstd_decode,
+}
+
+
+def decompress(compression: int, payload: bytes) -> bytes:
+    decoder = _DECODERS.get(compression)  # type: ignore[call-overload]
+    if decoder is None:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {compression}")
+    try:
+        return decoder(payload)
+    except Exception as exc:  # a corrupt payload is the client's error, not the broker's
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"cannot decompress batch: {exc}") from exc
+
+
+__all__ = ["decompress"]

@@ -1,0 +1,80 @@
+"""Request and response codec on top of kafka-python's schema-generated message classes.
+
+Nothing here encodes or decodes a field by hand: headers and bodies go through `kafka.protocol`
+(pinned to kafka-python 3.0.x, whose classes are compiled from Kafka's JSON schemas). This module only
+picks the class and version, checks that a body was consumed exactly, and turns every decoding failure
+into a `ProtocolError` for the connection to report.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import attrs
+from kafka.protocol.api_header import RequestHeader
+
+from .registry import ApiHandler, HandlerRegistry
+
+_KEY_VERSION_CORRELATION = struct.Struct(">hhi")
+
+
+class ProtocolError(Exception):
+    """A frame that cannot be a valid request; the connection that sent it is closed."""
+
+
+@attrs.frozen
+class UnsupportedVersion(Exception):
+    """A known API at a version the broker does not serve."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+
+
+@attrs.frozen
+class DecodedRequest:
+    handler: ApiHandler
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: object
+
+
+def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
+    """Decode one frame body (without its size prefix) into a request the registry can serve.
+
+    Raises ProtocolError for anything malformed or unknown, UnsupportedVersion for a version outside
+    the handler's range.
+    """
+    if len(frame) < _KEY_VERSION_CORRELATION.size:
+        raise ProtocolError(f"truncated request header ({len(frame)} bytes)")
+    api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame)
+    handler = registry.get(api_key)
+    if handler is None:
+        raise ProtocolError(f"unknown API key {api_key}")
+    if not handler.min_version <= api_version <= handler.max_version:
+        raise UnsupportedVersion(api_key, api_version, correlation_id)
+    request_class = handler.request
+    flexible = request_class.flexible_version_q(api_version)
+    try:
+        stream = io.BytesIO(frame)
+        header = RequestHeader.decode(stream, flexible=flexible)
+        pos = stream.tell()
+        decode_from = request_class._struct.compiled_decode_from(
+            api_version, compact=flexible, tagged=flexible, data_class=request_class[None]
+        )
+        body, end = decode_from(memoryview(frame), pos)
+    except Exception as exc:
+        raise ProtocolError(f"malformed {request_class.__name__} v{api_version}: {exc!r}") from exc
+    if end != len(frame):
+        what = "truncated" if end > len(frame) else f"{len(frame) - end} trailing bytes in"
+        raise ProtocolError(f"{what} {request_class.__name__} v{api_version}")
+    return DecodedRequest(handler, api_version, correlation_id, header.client_id, body)
+
+
+def encode_response(response: object, api_version: int, correlation_id: int) -> bytes:
+    """The framed bytes of a response, with the header version the API and version call for."""
+    response.API_VERSION = api_version  # type: ignore[attr-defined]
+    response.with_header(correlation_id=correlation_id)  # type: ignore[attr-defined]
+    return bytes(response.encode(header=True, framed=True))  # type: ignore[attr-defined]

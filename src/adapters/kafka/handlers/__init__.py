@@ -1,0 +1,18 @@
+"""One module per API family; `build_registry` registers them all."""
+
+from __future__ import annotations
+
+from ..registry import HandlerRegistry
+from . import api_versions, describe, fetch, list_offsets, metadata, produce, topics_admin
+
+MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe)
+
+
+def build_registry() -> HandlerRegistry:
+    registry = HandlerRegistry()
+    for module in MODULES:
+        module.register(registry)
+    return registry
+
+
+__all__ = ["build_registry"]

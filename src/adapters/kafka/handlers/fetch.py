@@ -1,0 +1,102 @@
+"""Fetch: stored batches back to the consumer, with Kafka's long-poll.
+
+The response is assembled from whole stored batches under the partition and response byte limits,
+at least one batch in the first partition that has data (KIP-74). If it holds fewer than `min_bytes`
+and `max_wait_ms` allows, the request waits in its own task until an append arrives or the wait
+ends, then reads again. Fetch sessions (KIP-227) are answered with session id 0, which tells the
+client to keep sending full fetch requests.
+"""
+
+from __future__ import annotations
+
+import trio
+from kafka.protocol.consumer import FetchRequest, FetchResponse
+
+from domain.errors import ErrorCode
+from domain.replica_manager import FetchResult
+from domain.topics import ZERO_UUID, TopicPartition
+
+from ..context import BrokerContext
+from ..registry import Deferred, HandlerRegistry
+
+VERSIONS = (4, 17)
+FINAL_EPOCH = -1
+
+TopicResponse = FetchResponse.FetchableTopicResponse
+PartitionData = TopicResponse.PartitionData
+
+
+def _topic_name(ctx: BrokerContext, topic, version: int) -> tuple[str | None, ErrorCode]:
+    if version >= 13:
+        found = ctx.catalog.by_id(topic.topic_id)
+        return (found.name, ErrorCode.NONE) if found else (None, ErrorCode.UNKNOWN_TOPIC_ID)
+    return topic.topic, ErrorCode.NONE
+
+
+def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicResponse], int, bool]:
+    """One pass over the requested partitions: (topic responses, bytes gathered, any error)."""
+    budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
+    gathered = 0
+    errors = False
+    topics = []
+    for topic in request.topics:
+        name, topic_error = _topic_name(ctx, topic, version)
+        partitions = []
+        for part in topic.partitions:
+            if topic_error is not ErrorCode.NONE or name is None:
+                result = FetchResult(topic_error)
+            else:
+                result = ctx.replicas.fetch(
+                    TopicPartition(name, part.partition),
+                    part.fetch_offset,
+                    min(part.partition_max_bytes, max(budget - gathered, 0)),
+                    min_one_batch=gathered == 0,
+                )
+            errors |= result.error is not ErrorCode.NONE
+            gathered += len(result.records)
+            partitions.append(
+                PartitionData(
+                    partition_index=part.partition,
+                    error_code=result.error,
+                    high_watermark=result.high_watermark,
+                    last_stable_offset=result.last_stable_offset,
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=None if request.isolation_level == 0 else [],
+                    preferred_read_replica=-1,
+                    records=result.records,
+                )
+            )
+        topics.append(TopicResponse(topic=topic.topic, topic_id=topic.topic_id or ZERO_UUID, partitions=partitions))
+    return topics, gathered, errors
+
+
+def _response(version: int, topics: list[TopicResponse], error: ErrorCode = ErrorCode.NONE) -> FetchResponse:
+    return FetchResponse(version=version, throttle_time_ms=0, error_code=error, session_id=0, responses=topics)
+
+
+def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int):
+    if version >= 7 and request.session_id != 0:
+        return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+    if version >= 7 and request.session_epoch not in (0, FINAL_EPOCH):
+        return _response(version, [], ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+    wake = ctx.appends.next_append()
+    topics, gathered, errors = _read(ctx, request, version)
+    if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
+        return _response(version, topics)
+
+    async def long_poll() -> FetchResponse:
+        nonlocal wake
+        with trio.move_on_after(request.max_wait_ms / 1000):
+            while not ctx.shutting_down.is_set():
+                await wake.wait()
+                wake = ctx.appends.next_append()
+                topics, gathered, errors = _read(ctx, request, version)
+                if gathered >= request.min_bytes or errors:
+                    return _response(version, topics)
+        return _response(version, _read(ctx, request, version)[0])
+
+    return Deferred(long_poll)
+
+
+def register(registry: HandlerRegistry) -> None:
+    registry.register(FetchRequest, FetchResponse, VERSIONS, handle_fetch)

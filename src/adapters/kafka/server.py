@@ -1,0 +1,226 @@
+"""The Trio TCP server: a supervision tree of nurseries speaking Kafka's protocol.
+
+    serve ── accept loop per listener
+          └─ connection nursery ── one task per connection
+                                   ├─ reader: frames → decode → handler → ordered slots
+                                   ├─ writer: slots → bytes, strictly in request order
+                                   └─ deferred handlers (long-poll Fetch) in their own tasks
+
+A connection's reader handles each request as it arrives, so side effects (appends) happen in request
+order, while a response that must wait runs in its own task and later requests keep being read. The
+slot channel is bounded (`max_inflight_requests`), so a client that pipelines without reading its
+responses stops being read. A frame is size-checked before its body is buffered. A malformed frame,
+unknown API key or unsupported version is logged once and closes that connection; the server goes on.
+
+Shutdown: `ctx.shutting_down` stops the accept loops and every reader; queued responses are still
+written (waiting fetches wake and answer at once), then connections close, bounded by a grace period.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import attrs
+import trio
+
+from kafka.protocol.metadata import ApiVersionsRequest
+
+from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
+from .context import BrokerContext
+from .framing import FrameError, FrameReader
+from .handlers.api_versions import unsupported_version_response
+from .registry import NO_RESPONSE, CloseConnection, Deferred
+
+log = logging.getLogger("trafka.server")
+
+RECEIVE_CHUNK = 256 * 1024
+
+
+@attrs.frozen
+class ServerLimits:
+    max_request_bytes: int = 100 * 1024 * 1024
+    max_inflight_requests: int = 32
+    shutdown_grace_seconds: float = 10.0
+
+
+@attrs.define
+class _Slot:
+    """One response position on a connection, filled now or by a deferred task."""
+
+    data: bytes | None = None
+    done: trio.Event = attrs.field(factory=trio.Event)
+
+    def fill(self, data: bytes | None) -> None:
+        self.data = data
+        self.done.set()
+
+
+async def serve(
+    ctx: BrokerContext,
+    host: str,
+    port: int,
+    limits: ServerLimits = ServerLimits(),
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Listen on host:port until `ctx.shutting_down` is set; report (host, port) once accepting."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound_host, bound_port = listeners[0].socket.getsockname()[:2]
+    async with trio.open_nursery() as connections:
+        async with trio.open_nursery() as accepting:
+            for listener in listeners:
+                accepting.start_soon(_accept_loop, listener, connections, ctx, limits)
+            task_status.started((bound_host, bound_port))
+            await ctx.shutting_down.wait()
+            accepting.cancel_scope.cancel()
+        for listener in listeners:
+            await listener.aclose()
+        ctx.appends.notify()
+        connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
+
+
+async def _accept_loop(
+    listener: trio.SocketListener, connections: trio.Nursery, ctx: BrokerContext, limits: ServerLimits
+) -> None:
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as exc:  # EMFILE and friends: back off instead of spinning
+            log.warning("accept failed: %s", exc)
+            await trio.sleep(0.1)
+            continue
+        connections.start_soon(handle_connection, stream, ctx, limits)
+
+
+class _ConnectionAborted(Exception):
+    """A handler failed; the connection ends after the responses before it."""
+
+
+async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limits: ServerLimits) -> None:
+    peer = _peer_name(stream)
+    send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
+    try:
+        async with stream, trio.open_nursery() as nursery:
+            nursery.start_soon(_write_responses, stream, receive_slots)
+            async with send_slots, trio.open_nursery() as reading:
+                reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
+                await _read_requests(stream, send_slots, nursery, ctx, limits, peer)
+                reading.cancel_scope.cancel()
+            # The slot channel is closed: the writer drains what is queued, then the nursery ends.
+    except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
+        log.debug("connection %s closed", peer)
+
+
+async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def _peer_name(stream: trio.SocketStream) -> str:
+    try:
+        host, port = stream.socket.getpeername()[:2]
+        return f"{host}:{port}"
+    except OSError:
+        return "?"
+
+
+async def _read_requests(
+    stream: trio.SocketStream,
+    slots: trio.MemorySendChannel[_Slot],
+    nursery: trio.Nursery,
+    ctx: BrokerContext,
+    limits: ServerLimits,
+    peer: str,
+) -> None:
+    frames = FrameReader(limits.max_request_bytes)
+    while True:
+        try:
+            frame = frames.next_frame()
+        except FrameError as exc:
+            log.warning("closing connection from %s: %s", peer, exc)
+            return
+        if frame is None:
+            data = await stream.receive_some(max(RECEIVE_CHUNK, min(frames.wanted(), limits.max_request_bytes)))
+            if not data:
+                if frames.buffered:
+                    log.warning("closing connection from %s: truncated frame at end of stream", peer)
+                return
+            frames.feed(data)
+            continue
+        try:
+            request = decode_request(frame, ctx.registry)
+        except UnsupportedVersion as unsupported:
+            if unsupported.api_key != ApiVersionsRequest.API_KEY:
+                log.warning(
+                    "closing connection from %s: unsupported version %d of API key %d",
+                    peer, unsupported.api_version, unsupported.api_key,
+                )
+                return
+            slot = _Slot()
+            slot.fill(encode_response(unsupported_version_response(), 0, unsupported.correlation_id))
+            await slots.send(slot)
+            continue
+        except ProtocolError as exc:
+            log.warning("closing connection from %s: %s", peer, exc)
+            return
+        try:
+            outcome = request.handler.handle(ctx, request.body, request.api_version)
+        except CloseConnection as exc:
+            log.info("closing connection from %s: %s", peer, exc)
+            return
+        except Exception:
+            log.exception("closing connection from %s: %s v%d failed", peer, request.handler.name, request.api_version)
+            return
+        if outcome is NO_RESPONSE:
+            continue
+        slot = _Slot()
+        if isinstance(outcome, Deferred):
+            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer)
+        else:
+            slot.fill(_encode(outcome, request, peer))
+        await slots.send(slot)
+
+
+async def _complete_deferred(slot: _Slot, wait: Callable, request: DecodedRequest, peer: str) -> None:
+    try:
+        response = await wait()
+    except Exception:
+        log.exception("%s v%d from %s failed", request.handler.name, request.api_version, peer)
+        slot.fill(None)
+        return
+    slot.fill(_encode(response, request, peer))
+
+
+def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | None:
+    try:
+        return encode_response(response, request.api_version, request.correlation_id)
+    except Exception:
+        log.exception("cannot encode %s v%d response for %s", request.handler.name, request.api_version, peer)
+        return None
+
+
+async def _write_responses(stream: trio.SocketStream, slots: trio.MemoryReceiveChannel[_Slot]) -> None:
+    """Write each slot's bytes in order; a slot with no bytes (a handler failure) ends the connection."""
+    async with slots:
+        async for slot in slots:
+            await slot.done.wait()
+            if slot.data is None:
+                raise _ConnectionAborted
+            pending = [slot.data]
+            # Coalesce responses that are already complete into one write.
+            while True:
+                try:
+                    nxt = slots.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+                if not nxt.done.is_set():
+                    await stream.send_all(b"".join(pending))
+                    pending = []
+                    await nxt.done.wait()
+                if nxt.data is None:
+                    if pending:
+                        await stream.send_all(b"".join(pending))
+                    raise _ConnectionAborted
+                pending.append(nxt.data)
+            await stream.send_all(b"".join(pending))

@@ -1,0 +1,6 @@
+"""In-memory implementations of the domain's storage ports, for unit tests and `trafka serve --memory`."""
+
+from .catalog_store import MemoryCatalogStore
+from .log import MemoryLogStore, MemoryPartitionLog
+
+__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryPartitionLog"]

@@ -1,0 +1,24 @@
+"""The topic catalog kept in memory: the list of topics, replaced on every change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.topics import Topic
+
+
+class MemoryCatalogStore:
+    def __init__(self, topics: Iterable[Topic] = ()) -> None:
+        self._topics: dict[str, Topic] = {t.name: t for t in topics}
+
+    def load(self) -> list[Topic]:
+        return list(self._topics.values())
+
+    def topic_created(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+
+    def partitions_added(self, topic: Topic, first_new_partition: int) -> None:
+        self._topics[topic.name] = topic
+
+    def topic_deleted(self, topic: Topic) -> None:
+        self._topics.pop(topic.name, None)

@@ -1,0 +1,101 @@
+"""The composition root: the one place that knows every adapter and wires them to the domain.
+
+`bootstrap` takes every adapter as a parameter; `default_adapters` picks the production ones from
+the settings. Nothing is instantiated at import time.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+import attrs
+import crc32c
+
+from adapters.compression import decompress as inflate
+from adapters.kafka.context import BrokerContext, Endpoint
+from adapters.kafka.handlers import build_registry
+from adapters.kafka.server import ServerLimits
+from adapters.memory import MemoryCatalogStore, MemoryLogStore
+from domain.batch import Checksum
+from domain.catalog import TopicCatalog
+from domain.configs import BrokerPolicy
+from domain.ports import CatalogStore, LogStore
+from domain.records import Decompress
+from domain.replica_manager import ReplicaManager
+
+from .config import ConfigError, Settings
+
+
+@attrs.frozen
+class Adapters:
+    logs: LogStore
+    catalog_store: CatalogStore
+    clock_ms: Callable[[], int]
+    new_topic_id: Callable[[], uuid.UUID]
+    checksum: Checksum
+    decompress: Decompress
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def default_adapters(settings: Settings) -> Adapters:
+    if settings.storage.kind != "memory":
+        raise ConfigError(
+            f"storage kind {settings.storage.kind!r} is not available in this build; use --memory"
+        )
+    return Adapters(
+        logs=MemoryLogStore(),
+        catalog_store=MemoryCatalogStore(),
+        clock_ms=wall_clock_ms,
+        new_topic_id=uuid.uuid4,
+        checksum=crc32c.crc32c,
+        decompress=inflate,
+    )
+
+
+def policy_from(settings: Settings) -> BrokerPolicy:
+    broker = settings.broker
+    return BrokerPolicy(
+        node_id=broker.node_id,
+        cluster_id=broker.cluster_id,
+        auto_create_topics_enable=broker.auto_create_topics_enable,
+        num_partitions=broker.num_partitions,
+        default_replication_factor=broker.default_replication_factor,
+        message_max_bytes=broker.message_max_bytes,
+        fetch_max_bytes=broker.fetch_max_bytes,
+    )
+
+
+def advertised_endpoint(settings: Settings, bound_port: int) -> Endpoint:
+    server = settings.server
+    host = server.advertised_host or server.host
+    if host in ("", "0.0.0.0", "::"):
+        host = "localhost"
+    return Endpoint(host, server.advertised_port or bound_port)
+
+
+def limits_from(settings: Settings) -> ServerLimits:
+    server = settings.server
+    return ServerLimits(
+        max_request_bytes=server.max_request_bytes,
+        max_inflight_requests=server.max_inflight_requests,
+        shutdown_grace_seconds=server.shutdown_grace_seconds,
+    )
+
+
+def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
+    policy = policy_from(settings)
+    catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
+    replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress)
+    return BrokerContext(
+        catalog=catalog,
+        replicas=replicas,
+        policy=policy,
+        registry=build_registry(),
+        clock_ms=adapters.clock_ms,
+        advertised=advertised_endpoint(settings, settings.server.port),
+    )

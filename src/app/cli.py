@@ -1,0 +1,96 @@
+"""The `trafka` command line: `trafka serve` runs the broker."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import trio
+
+from adapters.kafka.context import BrokerContext
+from adapters.kafka.server import serve
+
+from .bootstrap import advertised_endpoint, bootstrap, default_adapters, limits_from
+from .config import ConfigError, Settings, load_settings
+
+log = logging.getLogger("trafka")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker on Trio.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("serve", help="run the broker")
+    run.add_argument("--host", help="interface to listen on (default localhost)")
+    run.add_argument("--port", type=int, help="port to listen on (default 9092; 0 picks a free one)")
+    run.add_argument("--advertised-host", help="host clients are told to connect to")
+    run.add_argument("--advertised-port", type=int, help="port clients are told to connect to")
+    store = run.add_mutually_exclusive_group()
+    store.add_argument("--memory", action="store_true", help="keep everything in memory")
+    store.add_argument("--data-dir", help="directory of the filesystem store")
+    run.add_argument("--config", help="TOML configuration file")
+    run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    server = {
+        key: value
+        for key, value in (
+            ("host", args.host),
+            ("port", args.port),
+            ("advertised_host", args.advertised_host),
+            ("advertised_port", args.advertised_port),
+        )
+        if value is not None
+    }
+    out: dict[str, Any] = {"server": server}
+    if args.memory:
+        out["storage"] = {"kind": "memory"}
+    elif args.data_dir:
+        out["storage"] = {"kind": "filesystem", "data_dir": args.data_dir}
+    if args.log_level:
+        out["log_level"] = args.log_level
+    return out
+
+
+async def run_broker(settings: Settings, ctx: BrokerContext) -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_signals, ctx)
+        _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
+        ctx.advertised = advertised_endpoint(settings, port)
+        print(f"trafka listening on {settings.server.host}:{port}", flush=True)
+        await ctx.shutting_down.wait()
+        log.info("shutting down")
+
+
+async def _stop_on_signals(ctx: BrokerContext) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            ctx.shutting_down.set()
+            ctx.appends.notify()
+            return
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings(args.config, os.environ, _overrides(args))
+        logging.basicConfig(
+            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        ctx = bootstrap(settings, default_adapters(settings))
+    except (ConfigError, ValueError) as exc:
+        print(f"trafka: {exc}", file=sys.stderr)
+        return 2
+    try:
+        trio.run(run_broker, settings, ctx)
+    except OSError as exc:
+        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0

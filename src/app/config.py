@@ -1,0 +1,138 @@
+"""trafka's configuration: frozen attrs classes built by a cattrs converter that forbids extra keys.
+
+Sources, later ones winning: the defaults below, a TOML file (`--config`), `TRAFKA_<SECTION>_<KEY>`
+environment variables (`TRAFKA_BROKER_NUM_PARTITIONS=3`), then command-line flags. A key that does not
+exist or a value of the wrong type is a `ConfigError` whose message names the key's path.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+ENV_PREFIX = "TRAFKA_"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the offending key."""
+
+
+@attrs.frozen
+class ServerSettings:
+    host: str = "localhost"
+    port: int = 9092
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+    max_request_bytes: int = 100 * 1024 * 1024
+    max_inflight_requests: int = 32
+    shutdown_grace_seconds: float = 10.0
+
+
+@attrs.frozen
+class BrokerSettings:
+    node_id: int = 1
+    cluster_id: str = "trafka-cluster-0000000"
+    auto_create_topics_enable: bool = True
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    message_max_bytes: int = 1048588
+    fetch_max_bytes: int = 57671680
+
+
+@attrs.frozen
+class StorageSettings:
+    kind: Literal["memory", "filesystem"] = "memory"
+    data_dir: str | None = None
+
+
+@attrs.frozen
+class Settings:
+    server: ServerSettings = ServerSettings()
+    broker: BrokerSettings = BrokerSettings()
+    storage: StorageSettings = StorageSettings()
+    log_level: str = "INFO"
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _structure_int(value: Any, _: type) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"not an integer: {value!r}")
+    return int(value)
+
+
+def _converter() -> cattrs.Converter:
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook(int, _structure_int)
+    return converter
+
+
+CONVERTER = _converter()
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as file:
+            return tomllib.load(file)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
+    sections = {"server", "broker", "storage"}
+    out: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key == "log_level":
+            out["log_level"] = value
+            continue
+        section, _, field = key.partition("_")
+        if section not in sections or not field:
+            raise ConfigError(f"unknown environment variable {name}")
+        out.setdefault(section, {})[field] = value
+    return out
+
+
+def load_settings(
+    config_file: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    raw: dict[str, Any] = {}
+    if config_file is not None:
+        raw = _merge(raw, read_toml(config_file))
+    if environ is not None:
+        raw = _merge(raw, from_environment(environ))
+    if overrides:
+        raw = _merge(raw, overrides)
+    try:
+        return CONVERTER.structure(raw, Settings)
+    except Exception as exc:
+        messages = cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
+        raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc

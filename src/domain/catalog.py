@@ -1,0 +1,143 @@
+"""The topic catalog: creating, auto-creating, growing and deleting topics.
+
+The catalog holds the topics in memory and records every change through the `CatalogStore` port
+before it takes effect, then creates or deletes the partition logs through the `LogStore` port. New
+topic ids come from a function the composition root passes in (the domain does not read entropy).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+
+from .configs import BrokerPolicy, validate_topic_configs
+from .errors import ErrorCode, KafkaError
+from .ports import CatalogStore, LogStore
+from .topics import Topic, TopicPartition, validate_topic_name
+
+MAX_PARTITIONS = 100_000
+
+
+class TopicCatalog:
+    def __init__(
+        self,
+        store: CatalogStore,
+        logs: LogStore,
+        policy: BrokerPolicy,
+        new_topic_id: Callable[[], uuid.UUID],
+    ) -> None:
+        self._store = store
+        self._logs = logs
+        self._policy = policy
+        self._new_topic_id = new_topic_id
+        self._by_name: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        for topic in store.load():
+            self._remember(topic)
+            for tp in topic.topic_partitions():
+                if logs.get(tp) is None:
+                    logs.create(tp, topic)
+
+    def _remember(self, topic: Topic) -> None:
+        self._by_name[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+
+    def topics(self) -> list[Topic]:
+        return sorted(self._by_name.values(), key=lambda t: t.name)
+
+    def get(self, name: str) -> Topic | None:
+        return self._by_name.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def has_partition(self, tp: TopicPartition) -> bool:
+        topic = self._by_name.get(tp.topic)
+        return topic is not None and 0 <= tp.partition < topic.partition_count
+
+    def create(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str | None] | None = None,
+        validate_only: bool = False,
+    ) -> Topic:
+        """Create a topic as CreateTopics does; -1 means the broker default for either count."""
+        validate_topic_name(name)
+        if name in self._by_name:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if num_partitions == -1:
+            num_partitions = self._policy.num_partitions
+        if num_partitions <= 0 or num_partitions > MAX_PARTITIONS:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        if replication_factor == -1:
+            replication_factor = self._policy.default_replication_factor
+        if replication_factor <= 0:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
+            )
+        if replication_factor > 1:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): "
+                "The target replication factor of "
+                f"{replication_factor} cannot be reached because only 1 broker(s) are registered.",
+            )
+        overrides = validate_topic_configs(configs or {})
+        topic = Topic(name, self._new_topic_id(), num_partitions, overrides)
+        if validate_only:
+            return topic
+        self._store.topic_created(topic)
+        self._remember(topic)
+        for tp in topic.topic_partitions():
+            self._logs.create(tp, topic)
+        return topic
+
+    def auto_create(self, name: str) -> Topic:
+        """Create `name` with the broker defaults, as Metadata does when auto-creation is on."""
+        if not self._policy.auto_create_topics_enable:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return self.create(name)
+
+    def create_partitions(self, name: str, count: int, validate_only: bool = False) -> Topic:
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if count < topic.partition_count:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {topic.partition_count} partitions, which is higher than the "
+                f"requested {count}.",
+            )
+        if count == topic.partition_count:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partition_count} partitions."
+            )
+        if count > MAX_PARTITIONS:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Too many partitions: {count}")
+        grown = topic.with_partition_count(count)
+        if validate_only:
+            return grown
+        self._store.partitions_added(grown, topic.partition_count)
+        self._remember(grown)
+        for partition in range(topic.partition_count, count):
+            self._logs.create(TopicPartition(name, partition), grown)
+        return grown
+
+    def delete(self, name: str) -> Topic:
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        self._store.topic_deleted(topic)
+        del self._by_name[name]
+        del self._by_id[topic.topic_id]
+        for tp in topic.topic_partitions():
+            self._logs.delete(tp)
+        return topic
+
+    def delete_by_id(self, topic_id: uuid.UUID) -> Topic:
+        topic = self._by_id.get(topic_id)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, f"Topic id {topic_id} does not exist.")
+        return self.delete(topic.name)

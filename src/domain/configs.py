@@ -1,0 +1,172 @@
+"""Topic and broker configuration as Kafka describes it.
+
+`TOPIC_CONFIG_DEFAULTS` is the set of topic-level configs trafka knows, with Kafka's defaults; a
+CreateTopics config outside it is INVALID_CONFIG, as in Kafka. `BrokerPolicy` is the part of the
+broker's settings the domain acts on (the app layer builds it from the user's configuration).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from .errors import ErrorCode, KafkaError
+
+
+class ConfigSource(enum.IntEnum):
+    """DescribeConfigs' config source (Kafka's `DescribeConfigsResponse.ConfigSource`)."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
+class ConfigType(enum.IntEnum):
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+@attrs.frozen
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: ConfigSource
+    config_type: ConfigType
+    read_only: bool = False
+    is_sensitive: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.source is ConfigSource.DEFAULT_CONFIG
+
+
+# name -> (default, type). Defaults are Kafka 4.0's.
+TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
+    "cleanup.policy": ("delete", ConfigType.LIST),
+    "compression.type": ("producer", ConfigType.STRING),
+    "delete.retention.ms": ("86400000", ConfigType.LONG),
+    "file.delete.delay.ms": ("60000", ConfigType.LONG),
+    "flush.messages": ("9223372036854775807", ConfigType.LONG),
+    "flush.ms": ("9223372036854775807", ConfigType.LONG),
+    "index.interval.bytes": ("4096", ConfigType.INT),
+    "max.compaction.lag.ms": ("9223372036854775807", ConfigType.LONG),
+    "max.message.bytes": ("1048588", ConfigType.INT),
+    "message.timestamp.after.max.ms": ("3600000", ConfigType.LONG),
+    "message.timestamp.before.max.ms": ("9223372036854775807", ConfigType.LONG),
+    "message.timestamp.type": ("CreateTime", ConfigType.STRING),
+    "min.cleanable.dirty.ratio": ("0.5", ConfigType.DOUBLE),
+    "min.compaction.lag.ms": ("0", ConfigType.LONG),
+    "min.insync.replicas": ("1", ConfigType.INT),
+    "preallocate": ("false", ConfigType.BOOLEAN),
+    "retention.bytes": ("-1", ConfigType.LONG),
+    "retention.ms": ("604800000", ConfigType.LONG),
+    "segment.bytes": ("1073741824", ConfigType.INT),
+    "segment.index.bytes": ("10485760", ConfigType.INT),
+    "segment.jitter.ms": ("0", ConfigType.LONG),
+    "segment.ms": ("604800000", ConfigType.LONG),
+    "unclean.leader.election.enable": ("false", ConfigType.BOOLEAN),
+}
+
+_ENUMS = {
+    "message.timestamp.type": {"CreateTime", "LogAppendTime"},
+    "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+}
+
+
+def _valid(name: str, value: str, config_type: ConfigType) -> bool:
+    if name in _ENUMS:
+        return value in _ENUMS[name]
+    if name == "cleanup.policy":
+        parts = [p.strip() for p in value.split(",")]
+        return bool(parts) and all(p in ("delete", "compact") for p in parts)
+    if config_type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
+        try:
+            int(value)
+        except ValueError:
+            return False
+        return True
+    if config_type is ConfigType.DOUBLE:
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    if config_type is ConfigType.BOOLEAN:
+        return value.lower() in ("true", "false")
+    return True
+
+
+def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
+    """Check names and values against Kafka's topic configs; return the non-null ones."""
+    out: dict[str, str] = {}
+    for name, value in configs.items():
+        if name not in TOPIC_CONFIG_DEFAULTS:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+        if value is None:
+            continue
+        if not _valid(name, value, TOPIC_CONFIG_DEFAULTS[name][1]):
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}")
+        out[name] = value
+    return out
+
+
+def describe_topic_configs(overrides: Mapping[str, str], keys: list[str] | None) -> list[ConfigEntry]:
+    entries = []
+    for name, (default, config_type) in sorted(TOPIC_CONFIG_DEFAULTS.items()):
+        if keys is not None and name not in keys:
+            continue
+        if name in overrides:
+            entries.append(ConfigEntry(name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG, config_type))
+        else:
+            entries.append(ConfigEntry(name, default, ConfigSource.DEFAULT_CONFIG, config_type))
+    return entries
+
+
+@attrs.frozen
+class BrokerPolicy:
+    """The broker-wide settings that decide domain behaviour."""
+
+    node_id: int = 1
+    cluster_id: str = "trafka-cluster-0000000"
+    auto_create_topics_enable: bool = True
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    message_max_bytes: int = 1048588
+    fetch_max_bytes: int = 57671680
+
+    def describe(self, keys: list[str] | None) -> list[ConfigEntry]:
+        values = {
+            "auto.create.topics.enable": (str(self.auto_create_topics_enable).lower(), ConfigType.BOOLEAN),
+            "broker.id": (str(self.node_id), ConfigType.INT),
+            "node.id": (str(self.node_id), ConfigType.INT),
+            "default.replication.factor": (str(self.default_replication_factor), ConfigType.INT),
+            "message.max.bytes": (str(self.message_max_bytes), ConfigType.INT),
+            "num.partitions": (str(self.num_partitions), ConfigType.INT),
+            "log.retention.ms": (TOPIC_CONFIG_DEFAULTS["retention.ms"][0], ConfigType.LONG),
+            "log.segment.bytes": (TOPIC_CONFIG_DEFAULTS["segment.bytes"][0], ConfigType.INT),
+            "log.cleanup.policy": ("delete", ConfigType.LIST),
+            "min.insync.replicas": ("1", ConfigType.INT),
+        }
+        return [
+            ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG, config_type, read_only=True)
+            for name, (value, config_type) in sorted(values.items())
+            if keys is None or name in keys
+        ]
+
+    def max_message_bytes(self, topic_configs: Mapping[str, str]) -> int:
+        if "max.message.bytes" in topic_configs:
+            return int(topic_configs["max.message.bytes"])
+        return self.message_max_bytes

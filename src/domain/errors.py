@@ -1,0 +1,91 @@
+"""Kafka's error codes, and the one exception type the domain raises.
+
+The numbers are Kafka's own (`org.apache.kafka.common.protocol.Errors`), so the wire adapter can put
+`error.code` straight into a response. Per-partition results carry an `ErrorCode` rather than raising;
+`KafkaError` is for a whole operation that cannot go ahead.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorCode(enum.IntEnum):
+    UNKNOWN_SERVER_ERROR = -1
+    NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
+    CORRUPT_MESSAGE = 2
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    INVALID_FETCH_SIZE = 4
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    MESSAGE_TOO_LARGE = 10
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    INVALID_TOPIC_EXCEPTION = 17
+    RECORD_LIST_TOO_LARGE = 18
+    INVALID_REQUIRED_ACKS = 21
+    ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
+    INVALID_GROUP_ID = 24
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_SESSION_TIMEOUT = 26
+    REBALANCE_IN_PROGRESS = 27
+    INVALID_COMMIT_OFFSET_SIZE = 28
+    TOPIC_AUTHORIZATION_FAILED = 29
+    GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    INVALID_TIMESTAMP = 32
+    UNSUPPORTED_SASL_MECHANISM = 33
+    ILLEGAL_SASL_STATE = 34
+    UNSUPPORTED_VERSION = 35
+    TOPIC_ALREADY_EXISTS = 36
+    INVALID_PARTITIONS = 37
+    INVALID_REPLICATION_FACTOR = 38
+    INVALID_REPLICA_ASSIGNMENT = 39
+    INVALID_CONFIG = 40
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+    POLICY_VIOLATION = 44
+    OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+    DUPLICATE_SEQUENCE_NUMBER = 46
+    INVALID_PRODUCER_EPOCH = 47
+    INVALID_TXN_STATE = 48
+    INVALID_PRODUCER_ID_MAPPING = 49
+    INVALID_TRANSACTION_TIMEOUT = 50
+    CONCURRENT_TRANSACTIONS = 51
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    SECURITY_DISABLED = 54
+    OPERATION_NOT_ATTEMPTED = 55
+    KAFKA_STORAGE_ERROR = 56
+    LOG_DIR_NOT_FOUND = 57
+    UNKNOWN_PRODUCER_ID = 59
+    INVALID_RECORD = 87
+    GROUP_ID_NOT_FOUND = 69
+    FETCH_SESSION_ID_NOT_FOUND = 70
+    INVALID_FETCH_SESSION_EPOCH = 71
+    MEMBER_ID_REQUIRED = 79
+    FENCED_INSTANCE_ID = 82
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
+    UNSTABLE_OFFSET_COMMIT = 88
+    UNKNOWN_TOPIC_ID = 100
+    INCONSISTENT_TOPIC_ID = 103
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    NON_EMPTY_GROUP = 68
+    GROUP_MAX_SIZE_REACHED = 81
+    INVALID_GROUP_TYPE = 124
+    UNSUPPORTED_COMPRESSION_TYPE = 76
+    NOT_ENOUGH_REPLICAS = 19
+
+
+class KafkaError(Exception):
+    """An operation failed with a Kafka error code and, optionally, a message for the client."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(f"{code.name}: {message}" if message else code.name)
+        self.code = code
+        self.message = message

@@ -1,0 +1,65 @@
+"""What the domain needs from the outside world, as typing.Protocol classes.
+
+Adapters implement these: `adapters.memory` for tests and `--memory`, the filesystem adapter for
+Kafka's on-disk format. The same contract tests run against every implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+from .batch import BatchHeader
+from .topics import Topic, TopicPartition
+
+
+class PartitionLog(Protocol):
+    """One partition's log: record batches in offset order, each stored as the producer's bytes.
+
+    On a single node every appended batch is committed at once, so the high watermark is the log
+    end offset.
+    """
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    def append(self, batches: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
+        """Store batches whose offsets the domain has assigned (headers[0].base_offset == log end)."""
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool) -> bytes:
+        """Whole batches from the one containing `offset`, up to `max_bytes`.
+
+        With `min_one_batch`, the first batch is returned even if it alone exceeds `max_bytes`.
+        `offset` is between log start and log end; at log end the result is empty.
+        """
+
+    def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
+        """Batches in offset order, starting at the first whose max timestamp is >= `timestamp`."""
+
+    def batch_with_max_timestamp(self) -> bytes | None:
+        """The first batch holding the largest timestamp in the log, or None for an empty log."""
+
+
+class LogStore(Protocol):
+    """Where partition logs live."""
+
+    def create(self, tp: TopicPartition, topic: Topic) -> PartitionLog: ...
+
+    def get(self, tp: TopicPartition) -> PartitionLog | None: ...
+
+    def delete(self, tp: TopicPartition) -> None: ...
+
+
+class CatalogStore(Protocol):
+    """Where the topic catalog is recorded, so it survives a restart (a KRaft metadata log on disk)."""
+
+    def load(self) -> Iterable[Topic]: ...
+
+    def topic_created(self, topic: Topic) -> None: ...
+
+    def partitions_added(self, topic: Topic, first_new_partition: int) -> None: ...
+
+    def topic_deleted(self, topic: Topic) -> None: ...

@@ -1,0 +1,145 @@
+"""Appends to and reads from partition logs: the produce, fetch and list-offsets rules.
+
+Named after Kafka's ReplicaManager, which does the same job on a broker. Everything here is
+per batch or per partition: the produce path validates headers and CRCs and patches offsets in place,
+the fetch path hands back the stored bytes. Time comes in as `now_ms`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .batch import Checksum, assign_offsets, validate_batches
+from .catalog import TopicCatalog
+from .configs import BrokerPolicy
+from .errors import ErrorCode, KafkaError
+from .ports import LogStore, PartitionLog
+from .records import Decompress, record_timestamps
+from .topics import TopicPartition
+
+LEADER_EPOCH = 0
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+
+
+@attrs.frozen
+class ProduceResult:
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    message: str | None = None
+
+
+@attrs.frozen
+class FetchResult:
+    error: ErrorCode
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+
+
+@attrs.frozen
+class OffsetResult:
+    error: ErrorCode = ErrorCode.NONE
+    offset: int = -1
+    timestamp: int = -1
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        catalog: TopicCatalog,
+        logs: LogStore,
+        policy: BrokerPolicy,
+        checksum: Checksum,
+        decompress: Decompress,
+    ) -> None:
+        self._catalog = catalog
+        self._logs = logs
+        self._policy = policy
+        self._checksum = checksum
+        self._decompress = decompress
+
+    def _log(self, tp: TopicPartition) -> PartitionLog | None:
+        if not self._catalog.has_partition(tp):
+            return None
+        return self._logs.get(tp)
+
+    def produce(self, tp: TopicPartition, records: bytes | None, now_ms: int) -> ProduceResult:
+        log = self._log(tp)
+        if log is None:
+            return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if records is None:
+            return ProduceResult(ErrorCode.CORRUPT_MESSAGE, message="null record set")
+        topic = self._catalog.get(tp.topic)
+        assert topic is not None
+        configs = topic.configs
+        try:
+            batches = validate_batches(
+                records,
+                self._checksum,
+                self._policy.max_message_bytes(configs),
+                now_ms,
+                int(configs.get("message.timestamp.after.max.ms", "3600000")),
+            )
+        except KafkaError as error:
+            return ProduceResult(error.code, message=error.message)
+        log_append = configs.get("message.timestamp.type") == "LogAppendTime"
+        base_offset = log.log_end_offset
+        headers = assign_offsets(
+            batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
+        )
+        log.append(batches.buffer, headers)
+        return ProduceResult(
+            ErrorCode.NONE,
+            base_offset=base_offset,
+            log_append_time_ms=now_ms if log_append else -1,
+            log_start_offset=log.log_start_offset,
+        )
+
+    def fetch(self, tp: TopicPartition, offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
+        log = self._log(tp)
+        if log is None:
+            return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        end = log.log_end_offset
+        start = log.log_start_offset
+        if offset < start or offset > end:
+            return FetchResult(ErrorCode.OFFSET_OUT_OF_RANGE, end, end, start)
+        records = log.read(offset, max_bytes, min_one_batch) if offset < end else b""
+        return FetchResult(ErrorCode.NONE, end, end, start, records)
+
+    def watermarks(self, tp: TopicPartition) -> tuple[int, int] | None:
+        """(log start offset, high watermark), or None for an unknown partition."""
+        log = self._log(tp)
+        if log is None:
+            return None
+        return log.log_start_offset, log.log_end_offset
+
+    def list_offset(self, tp: TopicPartition, timestamp: int) -> OffsetResult:
+        log = self._log(tp)
+        if log is None:
+            return OffsetResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return OffsetResult(offset=log.log_start_offset)
+        if timestamp == LATEST_TIMESTAMP:
+            return OffsetResult(offset=log.log_end_offset)
+        if timestamp == MAX_TIMESTAMP:
+            batch = log.batch_with_max_timestamp()
+            if batch is None:
+                return OffsetResult()
+            best = (-1, -1)
+            for offset, ts in record_timestamps(batch, self._decompress):
+                if ts > best[1]:
+                    best = (offset, ts)
+            return OffsetResult(offset=best[0], timestamp=best[1])
+        if timestamp < 0:
+            return OffsetResult(ErrorCode.INVALID_REQUEST)
+        for batch in log.batches_from_timestamp(timestamp):
+            for offset, ts in record_timestamps(batch, self._decompress):
+                if ts >= timestamp and offset >= log.log_start_offset:
+                    return OffsetResult(offset=offset, timestamp=ts)
+        return OffsetResult()

@@ -1,0 +1,76 @@
+"""Topics and partitions, named the way Kafka names them.
+
+A topic name is what Kafka's `Topic.validate` allows: 1-249 characters of `[a-zA-Z0-9._-]`, and not
+`.` or `..`. Topic ids are random UUIDs chosen by the caller (the domain does not read entropy).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+
+import attrs
+
+from .errors import ErrorCode, KafkaError
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def validate_topic_name(name: str | None) -> str:
+    """Return `name` if Kafka would accept it as a topic name, else raise INVALID_TOPIC_EXCEPTION."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
+        )
+    if not _LEGAL_NAME.fullmatch(name):
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+            "alphanumerics, '.', '_' and '-'",
+        )
+    return name
+
+
+def is_internal_topic(name: str) -> bool:
+    return name in ("__consumer_offsets", "__transaction_state")
+
+
+@attrs.frozen(order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@attrs.frozen
+class Topic:
+    """A topic as the catalog knows it: its id, partition count and the configs set on it."""
+
+    name: str
+    topic_id: uuid.UUID
+    partition_count: int
+    configs: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def partitions(self) -> range:
+        return range(self.partition_count)
+
+    def topic_partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(self.name, p) for p in self.partitions]
+
+    @property
+    def is_internal(self) -> bool:
+        return is_internal_topic(self.name)
+
+    def with_partition_count(self, count: int) -> Topic:
+        return attrs.evolve(self, partition_count=count)
