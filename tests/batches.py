@@ -1,0 +1,41 @@
+"""Record batches built by an independent encoder (kafka-python's `kafka.record`), for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+Record = tuple[int, bytes | None, bytes | None]  # (timestamp, key, value)
+
+
+def make_batch(
+    records: Sequence[Record],
+    compression: int = 0,
+    headers: Sequence[tuple[str, bytes]] = (),
+) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=compression,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 24,
+    )
+    for delta, (timestamp, key, value) in enumerate(records):
+        builder.append(delta, timestamp=timestamp, key=key, value=value, headers=list(headers))
+    return bytes(builder.build())
+
+
+def read_batches(data: bytes) -> list[DefaultRecordBatch]:
+    """Split stored bytes into batches with kafka-python's reader, checking each CRC."""
+    out = []
+    pos = 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        batch = DefaultRecordBatch(data[pos : pos + 12 + length])
+        assert batch.validate_crc(), f"CRC mismatch in batch at byte {pos}"
+        out.append(batch)
+        pos += 12 + length
+    return out

@@ -1,0 +1,63 @@
+"""Start and stop a real `trafka serve` process on an ephemeral port, for integration tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+_LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
+
+
+class BrokerProcess:
+    def __init__(self, args: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
+        self.args = ["serve", "--host", "127.0.0.1", "--port", "0", *args]
+        self.env = {**os.environ, **(env or {})}
+        self.process: subprocess.Popen[str] | None = None
+        self.port = 0
+        self.output: list[str] = []
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 20.0) -> BrokerProcess:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "app", *self.args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=self.env,
+        )
+        deadline = time.monotonic() + timeout
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("trafka exited before listening:\n" + "".join(self.output))
+            self.output.append(line)
+            match = _LISTENING.search(line)
+            if match:
+                self.port = int(match.group(2))
+                threading.Thread(target=self._drain, daemon=True).start()
+                return self
+        raise RuntimeError("trafka did not start listening in time:\n" + "".join(self.output))
+
+    def _drain(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout)
+
+    def log(self) -> str:
+        return "".join(self.output)

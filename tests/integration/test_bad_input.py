@@ -1,0 +1,74 @@
+"""Bad input closes the offending connection with one log line; the broker keeps serving."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+
+from .wire import WireClient
+
+
+def _still_serving(bootstrap: str) -> None:
+    with WireClient(bootstrap) as client:
+        response = client.request(MetadataRequest[1](topics=[]), MetadataResponse, 1)
+        assert response.brokers[0].node_id == 1
+
+
+BAD_STREAMS = {
+    "garbage": b"\x13\x37" * 40,
+    "negative size": struct.pack(">i", -5) + b"xxxx",
+    "zero size": struct.pack(">i", 0),
+    "huge size": struct.pack(">i", 2**31 - 1) + b"abc",
+    "over the request limit": struct.pack(">i", 100 * 1024 * 1024 + 1),
+    "truncated header": struct.pack(">i", 3) + b"\x00\x03\x00",
+    "unknown api key": struct.pack(">i", 10) + struct.pack(">hhi", 4242, 0, 1) + b"\xff\xff",
+    "unsupported metadata version": struct.pack(">i", 10) + struct.pack(">hhi", 3, 99, 1) + b"\xff\xff",
+    "truncated body": struct.pack(">i", 12) + struct.pack(">hhi", 3, 1, 1) + b"\x00\x01" + b"\x00\x00\x00\x09",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_STREAMS))
+def test_bad_input_closes_the_connection_and_nothing_else(broker, name):
+    before = len(broker.output)
+    with WireClient(broker.bootstrap) as client:
+        client.send_raw(BAD_STREAMS[name])
+        assert client.is_closed_by_peer()
+    _still_serving(broker.bootstrap)
+    logged = [line for line in broker.output[before:] if "closing connection" in line]
+    assert len(logged) == 1, broker.output[before:]
+
+
+def test_a_client_that_closes_mid_frame_is_forgotten(broker):
+    with WireClient(broker.bootstrap) as client:
+        client.send_raw(struct.pack(">i", 1000) + b"\x00" * 10)
+    _still_serving(broker.bootstrap)
+
+
+def test_unsupported_api_versions_version_gets_error_35_with_a_v0_body(broker):
+    with WireClient(broker.bootstrap) as client:
+        frame = struct.pack(">hhi", ApiVersionsRequest.API_KEY, 77, 42) + struct.pack(">h", 4) + b"test" + b"\x00"
+        client.send_raw(struct.pack(">i", len(frame)) + frame)
+        response = client.receive(ApiVersionsResponse, 0)
+        assert response.header.correlation_id == 42
+        assert response.error_code == 35
+        assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 4)]
+        # The connection stays usable: the client retries with a version it now knows.
+        again = client.request(ApiVersionsRequest[3](client_software_name="t", client_software_version="1"),
+                               ApiVersionsResponse, 3)
+        assert again.error_code == 0 and len(again.api_keys) >= 10
+
+
+def test_pipelined_requests_are_answered_in_order(broker):
+    with WireClient(broker.bootstrap) as client:
+        frames = b"".join(
+            client.frame(ApiVersionsRequest[v % 4](), v % 4) if v % 2 else client.frame(MetadataRequest[9](topics=[]), 9)
+            for v in range(40)
+        )
+        client.send_raw(frames)
+        seen = []
+        for v in range(40):
+            response = client.receive(ApiVersionsResponse if v % 2 else MetadataResponse, v % 4 if v % 2 else 9)
+            seen.append(response.header.correlation_id)
+        assert seen == list(range(1, 41))

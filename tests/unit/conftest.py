@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import crc32c
+import pytest
+
+from adapters.compression import decompress
+from adapters.memory import MemoryCatalogStore, MemoryLogStore
+from domain.catalog import TopicCatalog
+from domain.configs import BrokerPolicy
+from domain.replica_manager import ReplicaManager
+
+
+class FakeClock:
+    def __init__(self, now_ms: int = 1_700_000_000_000) -> None:
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+def sequential_ids():
+    counter = itertools.count(1)
+    return lambda: uuid.UUID(int=next(counter))
+
+
+class Cluster:
+    """The domain wired to the in-memory adapter, as the composition root wires it."""
+
+    def __init__(self, policy: BrokerPolicy | None = None, store: MemoryCatalogStore | None = None) -> None:
+        self.policy = policy or BrokerPolicy()
+        self.store = store or MemoryCatalogStore()
+        self.logs = MemoryLogStore()
+        self.catalog = TopicCatalog(self.store, self.logs, self.policy, sequential_ids())
+        self.replicas = ReplicaManager(self.catalog, self.logs, self.policy, crc32c.crc32c, decompress)
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    return Cluster()

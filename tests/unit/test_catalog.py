@@ -1,0 +1,117 @@
+"""The topic catalog against the in-memory adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.configs import BrokerPolicy
+from domain.errors import ErrorCode, KafkaError
+from domain.topics import TopicPartition, validate_topic_name
+
+from .conftest import Cluster
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "bad/name", "sp ace", "ü"])
+def test_illegal_topic_names(name):
+    with pytest.raises(KafkaError) as info:
+        validate_topic_name(name)
+    assert info.value.code == ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+@pytest.mark.parametrize("name", ["a", "A-b_c.d", "a" * 249, "...", "_x"])
+def test_legal_topic_names(name):
+    assert validate_topic_name(name) == name
+
+
+def test_create_makes_partition_logs_and_records_the_topic(cluster: Cluster):
+    topic = cluster.catalog.create("orders", 3, 1, {"retention.ms": "1000"})
+    assert topic.partition_count == 3
+    assert cluster.catalog.get("orders") == topic
+    assert cluster.catalog.by_id(topic.topic_id) == topic
+    assert [t.name for t in cluster.store.load()] == ["orders"]
+    assert all(cluster.logs.get(TopicPartition("orders", p)) is not None for p in range(3))
+    assert cluster.logs.get(TopicPartition("orders", 3)) is None
+
+
+def test_minus_one_means_the_broker_default():
+    cluster = Cluster(BrokerPolicy(num_partitions=4))
+    assert cluster.catalog.create("t", -1, -1).partition_count == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("t", 0, 1), ErrorCode.INVALID_PARTITIONS),
+        (("t", 1, 3), ErrorCode.INVALID_REPLICATION_FACTOR),
+        (("t", 1, 0), ErrorCode.INVALID_REPLICATION_FACTOR),
+        (("bad name", 1, 1), ErrorCode.INVALID_TOPIC_EXCEPTION),
+    ],
+)
+def test_create_errors(cluster: Cluster, args, code):
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create(*args)
+    assert info.value.code == code
+    assert cluster.catalog.topics() == []
+
+
+def test_unknown_or_bad_configs_are_invalid_config(cluster: Cluster):
+    for configs in ({"no.such.config": "1"}, {"retention.ms": "soon"}, {"cleanup.policy": "forever"}):
+        with pytest.raises(KafkaError) as info:
+            cluster.catalog.create("t", 1, 1, configs)
+        assert info.value.code == ErrorCode.INVALID_CONFIG
+
+
+def test_create_twice_is_topic_already_exists(cluster: Cluster):
+    cluster.catalog.create("t", 1, 1)
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create("t", 1, 1)
+    assert info.value.code == ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+def test_validate_only_creates_nothing(cluster: Cluster):
+    topic = cluster.catalog.create("t", 2, 1, validate_only=True)
+    assert topic.partition_count == 2
+    assert cluster.catalog.get("t") is None and cluster.store.load() == []
+
+
+def test_auto_create_uses_num_partitions_and_respects_the_switch():
+    cluster = Cluster(BrokerPolicy(num_partitions=2))
+    assert cluster.catalog.auto_create("auto").partition_count == 2
+    off = Cluster(BrokerPolicy(auto_create_topics_enable=False))
+    with pytest.raises(KafkaError) as info:
+        off.catalog.auto_create("auto")
+    assert info.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_create_partitions_grows_only(cluster: Cluster):
+    cluster.catalog.create("t", 2, 1)
+    assert cluster.catalog.create_partitions("t", 5).partition_count == 5
+    assert cluster.logs.get(TopicPartition("t", 4)) is not None
+    for count in (5, 3):
+        with pytest.raises(KafkaError) as info:
+            cluster.catalog.create_partitions("t", count)
+        assert info.value.code == ErrorCode.INVALID_PARTITIONS
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create_partitions("missing", 3)
+    assert info.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_delete_by_name_and_by_id(cluster: Cluster):
+    a = cluster.catalog.create("a", 1, 1)
+    b = cluster.catalog.create("b", 2, 1)
+    cluster.catalog.delete("a")
+    cluster.catalog.delete_by_id(b.topic_id)
+    assert cluster.catalog.topics() == [] and cluster.store.load() == []
+    assert cluster.logs.get(TopicPartition("b", 1)) is None
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.delete_by_id(a.topic_id)
+    assert info.value.code == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_a_catalog_rebuilt_from_its_store_has_the_same_topics(cluster: Cluster):
+    cluster.catalog.create("kept", 3, 1, {"retention.ms": "5"})
+    cluster.catalog.create("gone", 1, 1)
+    cluster.catalog.delete("gone")
+    reopened = Cluster(store=cluster.store)
+    assert reopened.catalog.topics() == cluster.catalog.topics()
+    assert reopened.logs.get(TopicPartition("kept", 2)) is not None

@@ -1,0 +1,60 @@
+"""Configuration: TOML, TRAFKA_* environment variables and flags, strictly typed."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.config import ConfigError, Settings, load_settings
+
+
+def test_defaults():
+    settings = load_settings()
+    assert settings == Settings()
+    assert (settings.server.host, settings.server.port, settings.storage.kind) == ("localhost", 9092, "memory")
+
+
+def test_toml_then_environment_then_overrides(tmp_path):
+    path = tmp_path / "trafka.toml"
+    path.write_text('[server]\nport = 9001\nhost = "0.0.0.0"\n[broker]\nnum_partitions = 3\n')
+    settings = load_settings(
+        str(path),
+        {"TRAFKA_SERVER_PORT": "9002", "TRAFKA_BROKER_AUTO_CREATE_TOPICS_ENABLE": "false", "HOME": "/x"},
+        {"server": {"host": "127.0.0.1"}},
+    )
+    assert (settings.server.host, settings.server.port) == ("127.0.0.1", 9002)
+    assert settings.broker.num_partitions == 3
+    assert settings.broker.auto_create_topics_enable is False
+
+
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [
+        ("[server]\nprot = 1\n", "prot"),
+        ("[brokr]\nnode_id = 1\n", "brokr"),
+        ('[server]\nport = "many"\n', "config.server.port"),
+        ("[broker]\nauto_create_topics_enable = 3\n", "config.broker.auto_create_topics_enable"),
+        ('[storage]\nkind = "cloud"\n', "config.storage.kind"),
+    ],
+)
+def test_a_bad_key_or_value_is_an_error_that_names_it(tmp_path, toml, needle):
+    path = tmp_path / "trafka.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(path))
+    assert needle in str(info.value)
+
+
+def test_an_unknown_environment_variable_is_named():
+    with pytest.raises(ConfigError, match="TRAFKA_SERVR_PORT"):
+        load_settings(environ={"TRAFKA_SERVR_PORT": "1"})
+    with pytest.raises(ConfigError, match="prot"):
+        load_settings(environ={"TRAFKA_SERVER_PROT": "1"})
+
+
+def test_unreadable_or_invalid_toml(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_settings(str(tmp_path / "missing.toml"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[server\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(str(bad))

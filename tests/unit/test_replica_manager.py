@@ -1,0 +1,125 @@
+"""Produce, fetch and list offsets through the domain, against the in-memory adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.configs import BrokerPolicy
+from domain.errors import ErrorCode
+from domain.topics import TopicPartition
+from tests.batches import make_batch, read_batches
+
+from .conftest import Cluster
+
+NOW = 1_700_000_000_000
+TP = TopicPartition("t", 0)
+
+
+@pytest.fixture
+def loaded(cluster: Cluster) -> Cluster:
+    cluster.catalog.create("t", 1, 1)
+    for i in range(5):  # batches of 2 records: offsets 2i, 2i+1 with timestamps 100i, 100i+50
+        result = cluster.replicas.produce(
+            TP, make_batch([(100 * i, b"k", b"a%d" % i), (100 * i + 50, None, b"b%d" % i)]), NOW
+        )
+        assert result.error == ErrorCode.NONE and result.base_offset == 2 * i
+    return cluster
+
+
+def test_offsets_are_assigned_consecutively_and_served_as_stored(loaded: Cluster):
+    fetched = loaded.replicas.fetch(TP, 0, 1 << 20, min_one_batch=True)
+    assert fetched.error == ErrorCode.NONE
+    assert (fetched.high_watermark, fetched.last_stable_offset, fetched.log_start_offset) == (10, 10, 0)
+    batches = read_batches(fetched.records)
+    assert [b.base_offset for b in batches] == [0, 2, 4, 6, 8]
+    assert [m.value for b in batches for m in list(b)][:3] == [b"a0", b"b0", b"a1"]
+
+
+def test_fetch_returns_the_whole_batch_containing_the_offset(loaded: Cluster):
+    fetched = loaded.replicas.fetch(TP, 3, 1 << 20, min_one_batch=True)
+    assert [b.base_offset for b in read_batches(fetched.records)] == [2, 4, 6, 8]
+
+
+def test_max_bytes_cuts_at_batch_boundaries_but_returns_at_least_one_batch(loaded: Cluster):
+    one = len(loaded.replicas.fetch(TP, 0, 1, min_one_batch=True).records)
+    assert len(read_batches(loaded.replicas.fetch(TP, 0, 1, min_one_batch=True).records)) == 1
+    assert loaded.replicas.fetch(TP, 0, 1, min_one_batch=False).records == b""
+    two = loaded.replicas.fetch(TP, 0, 2 * one + 1, min_one_batch=False).records
+    assert len(read_batches(two)) == 2
+
+
+def test_fetch_at_the_end_is_empty_and_past_it_is_out_of_range(loaded: Cluster):
+    assert loaded.replicas.fetch(TP, 10, 1 << 20, True).records == b""
+    assert loaded.replicas.fetch(TP, 11, 1 << 20, True).error == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert loaded.replicas.fetch(TP, -1, 1 << 20, True).error == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_unknown_partitions(loaded: Cluster):
+    for tp in (TopicPartition("t", 1), TopicPartition("nope", 0)):
+        assert loaded.replicas.fetch(tp, 0, 100, True).error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert loaded.replicas.produce(tp, make_batch([(1, None, b"x")]), NOW).error == (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        )
+        assert loaded.replicas.list_offset(tp, -1).error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_bad_batch_appends_nothing(loaded: Cluster):
+    bad = bytearray(make_batch([(1, None, b"x")]))
+    bad[-1] ^= 0xFF
+    assert loaded.replicas.produce(TP, bytes(bad), NOW).error == ErrorCode.CORRUPT_MESSAGE
+    assert loaded.replicas.watermarks(TP) == (0, 10)
+
+
+def test_max_message_bytes_topic_override(cluster: Cluster):
+    cluster.catalog.create("small", 1, 1, {"max.message.bytes": "200"})
+    result = cluster.replicas.produce(TopicPartition("small", 0), make_batch([(1, None, b"x" * 300)]), NOW)
+    assert result.error == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_broker_message_max_bytes():
+    cluster = Cluster(BrokerPolicy(message_max_bytes=200))
+    cluster.catalog.create("t", 1, 1)
+    assert cluster.replicas.produce(TP, make_batch([(1, None, b"x" * 300)]), NOW).error == (
+        ErrorCode.MESSAGE_TOO_LARGE
+    )
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "offset", "found"),
+    [
+        (-2, 0, -1),
+        (-1, 10, -1),
+        (-3, 9, 450),
+        (0, 0, 0),
+        (49, 1, 50),
+        (51, 2, 100),
+        (250, 5, 250),
+        (451, -1, -1),
+    ],
+)
+def test_list_offsets(loaded: Cluster, timestamp, offset, found):
+    result = loaded.replicas.list_offset(TP, timestamp)
+    assert (result.error, result.offset, result.timestamp) == (ErrorCode.NONE, offset, found)
+
+
+@pytest.mark.parametrize("compression", [1, 2, 3, 4])
+def test_offsets_for_times_look_inside_compressed_batches(cluster: Cluster, compression):
+    cluster.catalog.create("t", 1, 1)
+    cluster.replicas.produce(TP, make_batch([(10, None, b"a"), (30, None, b"b"), (20, None, b"c")], compression), NOW)
+    assert cluster.replicas.list_offset(TP, 25).offset == 1
+    assert (cluster.replicas.list_offset(TP, -3).offset, cluster.replicas.list_offset(TP, -3).timestamp) == (1, 30)
+
+
+def test_list_offsets_on_an_empty_log(cluster: Cluster):
+    cluster.catalog.create("t", 1, 1)
+    assert cluster.replicas.list_offset(TP, -3).offset == -1
+    assert cluster.replicas.list_offset(TP, 5).offset == -1
+    assert cluster.replicas.list_offset(TP, -1).offset == 0
+
+
+def test_log_append_time_topics_stamp_the_broker_clock(cluster: Cluster):
+    cluster.catalog.create("t", 1, 1, {"message.timestamp.type": "LogAppendTime"})
+    result = cluster.replicas.produce(TP, make_batch([(1, None, b"a")]), NOW)
+    assert result.log_append_time_ms == NOW
+    (batch,) = read_batches(cluster.replicas.fetch(TP, 0, 1 << 20, True).records)
+    assert [m.timestamp for m in list(batch)] == [NOW]
