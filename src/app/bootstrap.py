@@ -17,11 +17,13 @@ from adapters.compression import decompress as inflate
 from adapters.kafka.context import BrokerContext, Endpoint
 from adapters.kafka.handlers import build_registry
 from adapters.kafka.server import ServerLimits
-from adapters.memory import MemoryCatalogStore, MemoryLogStore
+from adapters.kafka.groups import GroupRuntime
+from adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore
 from domain.batch import Checksum
 from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
-from domain.ports import CatalogStore, LogStore
+from domain.groups import GroupCoordinator, GroupSettings, OffsetManager
+from domain.ports import CatalogStore, LogStore, OffsetStore
 from domain.records import Decompress
 from domain.replica_manager import ReplicaManager
 
@@ -32,10 +34,12 @@ from .config import ConfigError, Settings
 class Adapters:
     logs: LogStore
     catalog_store: CatalogStore
+    offset_store: OffsetStore
     clock_ms: Callable[[], int]
     new_topic_id: Callable[[], uuid.UUID]
     checksum: Checksum
     decompress: Decompress
+    new_member_id: Callable[[str], str]
 
 
 def wall_clock_ms() -> int:
@@ -50,10 +54,12 @@ def default_adapters(settings: Settings) -> Adapters:
     return Adapters(
         logs=MemoryLogStore(),
         catalog_store=MemoryCatalogStore(),
+        offset_store=MemoryOffsetStore(),
         clock_ms=wall_clock_ms,
         new_topic_id=uuid.uuid4,
         checksum=crc32c.crc32c,
         decompress=inflate,
+        new_member_id=lambda client_id: f"{client_id}-{uuid.uuid4()}",
     )
 
 
@@ -91,11 +97,19 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     policy = policy_from(settings)
     catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
     replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress)
+    group_settings = GroupSettings(
+        min_session_timeout_ms=settings.groups.min_session_timeout_ms,
+        max_session_timeout_ms=settings.groups.max_session_timeout_ms,
+        initial_rebalance_delay_ms=settings.groups.initial_rebalance_delay_ms,
+    )
+    coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
+    offsets = OffsetManager(coordinator, adapters.offset_store, catalog)
     return BrokerContext(
         catalog=catalog,
         replicas=replicas,
         policy=policy,
         registry=build_registry(),
+        groups=GroupRuntime(coordinator, offsets, adapters.clock_ms),
         clock_ms=adapters.clock_ms,
         advertised=advertised_endpoint(settings, settings.server.port),
     )

@@ -44,6 +44,13 @@ class BrokerSettings:
 
 
 @attrs.frozen
+class GroupCoordinatorSettings:
+    initial_rebalance_delay_ms: int = 3000
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+
+
+@attrs.frozen
 class StorageSettings:
     kind: Literal["memory", "filesystem"] = "memory"
     data_dir: str | None = None
@@ -54,6 +61,7 @@ class Settings:
     server: ServerSettings = ServerSettings()
     broker: BrokerSettings = BrokerSettings()
     storage: StorageSettings = StorageSettings()
+    groups: GroupCoordinatorSettings = GroupCoordinatorSettings()
     log_level: str = "INFO"
 
 
@@ -103,7 +111,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage"}
+    sections = {"server", "broker", "storage", "groups"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):

@@ -6,11 +6,14 @@ Kafka's on-disk format. The same contract tests run against every implementation
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
 from .topics import Topic, TopicPartition
+
+if TYPE_CHECKING:
+    from .groups.offsets import CommittedOffset
 
 
 class PartitionLog(Protocol):
@@ -63,3 +66,17 @@ class CatalogStore(Protocol):
     def partitions_added(self, topic: Topic, first_new_partition: int) -> None: ...
 
     def topic_deleted(self, topic: Topic) -> None: ...
+
+
+class OffsetStore(Protocol):
+    """Committed consumer offsets by group (an internal `__consumer_offsets` log on disk)."""
+
+    def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None: ...
+
+    def fetch(self, group_id: str) -> Mapping[TopicPartition, CommittedOffset]: ...
+
+    def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> None: ...
+
+    def delete_group(self, group_id: str) -> None: ...
+
+    def groups(self) -> Iterable[str]: ...

@@ -15,6 +15,7 @@ from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
 from domain.replica_manager import ReplicaManager
 
+from .groups import GroupRuntime
 from .registry import HandlerRegistry
 
 
@@ -32,6 +33,14 @@ class AppendNotifier:
 
 
 @attrs.frozen
+class ClientInfo:
+    """Who sent a request: the client id from its header and the peer's address."""
+
+    client_id: str
+    host: str
+
+
+@attrs.frozen
 class Endpoint:
     host: str
     port: int
@@ -43,6 +52,7 @@ class BrokerContext:
     replicas: ReplicaManager
     policy: BrokerPolicy
     registry: HandlerRegistry
+    groups: GroupRuntime
     clock_ms: Callable[[], int]
     advertised: Endpoint = Endpoint("localhost", 9092)
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

@@ -28,7 +28,7 @@ class CloseConnection(Exception):
     """Raised by a handler when Kafka would close the connection (an acks=0 produce that failed)."""
 
 
-Handle = Callable[[Any, Any, int], Any]
+Handle = Callable[[Any, Any, int, Any], Any]
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ import trio
 from kafka.protocol.metadata import ApiVersionsRequest
 
 from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
-from .context import BrokerContext
+from .context import BrokerContext, ClientInfo
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
 from .registry import NO_RESPONSE, CloseConnection, Deferred
@@ -67,17 +67,21 @@ async def serve(
     """Listen on host:port until `ctx.shutting_down` is set; report (host, port) once accepting."""
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound_host, bound_port = listeners[0].socket.getsockname()[:2]
-    async with trio.open_nursery() as connections:
-        async with trio.open_nursery() as accepting:
+    async with trio.open_nursery() as background:
+        background.start_soon(ctx.groups.run)
+        async with trio.open_nursery() as connections:
+            async with trio.open_nursery() as accepting:
+                for listener in listeners:
+                    accepting.start_soon(_accept_loop, listener, connections, ctx, limits)
+                task_status.started((bound_host, bound_port))
+                await ctx.shutting_down.wait()
+                accepting.cancel_scope.cancel()
             for listener in listeners:
-                accepting.start_soon(_accept_loop, listener, connections, ctx, limits)
-            task_status.started((bound_host, bound_port))
-            await ctx.shutting_down.wait()
-            accepting.cancel_scope.cancel()
-        for listener in listeners:
-            await listener.aclose()
-        ctx.appends.notify()
-        connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
+                await listener.aclose()
+            ctx.appends.notify()
+            ctx.groups.shutdown()
+            connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
+        background.cancel_scope.cancel()
 
 
 async def _accept_loop(
@@ -134,6 +138,7 @@ async def _read_requests(
     peer: str,
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
+    peer_host = peer.rsplit(":", 1)[0]
     while True:
         try:
             frame = frames.next_frame()
@@ -163,9 +168,11 @@ async def _read_requests(
             continue
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
+            log.debug("the frame began %s", frame[:256].hex())
             return
         try:
-            outcome = request.handler.handle(ctx, request.body, request.api_version)
+            client = ClientInfo(request.client_id or "", peer_host)
+            outcome = request.handler.handle(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
             return

@@ -2,5 +2,6 @@
 
 from .catalog_store import MemoryCatalogStore
 from .log import MemoryLogStore, MemoryPartitionLog
+from .offset_store import MemoryOffsetStore
 
-__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryPartitionLog"]
+__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog"]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..registry import HandlerRegistry
-from . import api_versions, describe, fetch, list_offsets, metadata, produce, topics_admin
+from . import api_versions, describe, fetch, groups, list_offsets, metadata, offsets, produce, topics_admin
 
-MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe)
+MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe, groups, offsets)
 
 
 def build_registry() -> HandlerRegistry:

@@ -6,13 +6,13 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from domain.errors import ErrorCode
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 
 VERSIONS = (0, 4)
 
 
-def handle_api_versions(ctx: BrokerContext, request: ApiVersionsRequest, version: int) -> ApiVersionsResponse:
+def handle_api_versions(ctx: BrokerContext, request: ApiVersionsRequest, version: int, client: ClientInfo) -> ApiVersionsResponse:
     keys = [
         ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
         for key, low, high in ctx.registry.supported()

@@ -19,7 +19,7 @@ from kafka.protocol.admin import (
 from domain.configs import ConfigEntry, describe_topic_configs
 from domain.errors import ErrorCode
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 from .metadata import LEADER_EPOCH
 
@@ -78,7 +78,7 @@ def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsR
 
 
 def handle_describe_configs(
-    ctx: BrokerContext, request: DescribeConfigsRequest, version: int
+    ctx: BrokerContext, request: DescribeConfigsRequest, version: int, client: ClientInfo
 ) -> DescribeConfigsResponse:
     return DescribeConfigsResponse(
         version=version,
@@ -88,7 +88,7 @@ def handle_describe_configs(
 
 
 def handle_describe_cluster(
-    ctx: BrokerContext, request: DescribeClusterRequest, version: int
+    ctx: BrokerContext, request: DescribeClusterRequest, version: int, client: ClientInfo
 ) -> DescribeClusterResponse:
     node = ctx.policy.node_id
     return DescribeClusterResponse(
@@ -104,7 +104,7 @@ def handle_describe_cluster(
                 broker_id=node, host=ctx.advertised.host, port=ctx.advertised.port, rack=None, is_fenced=False
             )
         ],
-        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        authorized_operations=None,  # kafka.protocol's bitfield: None encodes Kafka's "omitted"
     )
 
 
@@ -113,7 +113,7 @@ DtpPartition = DtpTopic.DescribeTopicPartitionsResponsePartition
 
 
 def handle_describe_topic_partitions(
-    ctx: BrokerContext, request: DescribeTopicPartitionsRequest, version: int
+    ctx: BrokerContext, request: DescribeTopicPartitionsRequest, version: int, client: ClientInfo
 ) -> DescribeTopicPartitionsResponse:
     node = ctx.policy.node_id
     if request.topics:

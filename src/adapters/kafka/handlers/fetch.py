@@ -16,7 +16,7 @@ from domain.errors import ErrorCode
 from domain.replica_manager import FetchResult
 from domain.topics import ZERO_UUID, TopicPartition
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import Deferred, HandlerRegistry
 
 VERSIONS = (4, 17)
@@ -74,7 +74,7 @@ def _response(version: int, topics: list[TopicResponse], error: ErrorCode = Erro
     return FetchResponse(version=version, throttle_time_ms=0, error_code=error, session_id=0, responses=topics)
 
 
-def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int):
+def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client: ClientInfo):
     if version >= 7 and request.session_id != 0:
         return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     if version >= 7 and request.session_epoch not in (0, FINAL_EPOCH):

@@ -10,7 +10,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
 from domain.topics import TopicPartition
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 
 VERSIONS = (1, 8)
@@ -20,7 +20,7 @@ TopicResponse = ListOffsetsResponse.ListOffsetsTopicResponse
 PartitionResponse = TopicResponse.ListOffsetsPartitionResponse
 
 
-def handle_list_offsets(ctx: BrokerContext, request: ListOffsetsRequest, version: int) -> ListOffsetsResponse:
+def handle_list_offsets(ctx: BrokerContext, request: ListOffsetsRequest, version: int, client: ClientInfo) -> ListOffsetsResponse:
     topics = []
     for topic in request.topics:
         partitions = []

@@ -11,7 +11,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from domain.errors import ErrorCode, KafkaError
 from domain.topics import Topic, ZERO_UUID, is_internal_topic, validate_topic_name
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 
 VERSIONS = (0, 13)
@@ -71,7 +71,7 @@ def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create
         return _error_entry(name, error.code)
 
 
-def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int) -> MetadataResponse:
+def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
     requested = request.topics
     if requested is None or (version == 0 and not requested):
         topics = [topic_entry(ctx, t) for t in ctx.catalog.topics()]

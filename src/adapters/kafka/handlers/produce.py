@@ -12,7 +12,7 @@ from domain.errors import ErrorCode
 from domain.replica_manager import ProduceResult
 from domain.topics import TopicPartition
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import NO_RESPONSE, CloseConnection, HandlerRegistry
 
 VERSIONS = (3, 11)
@@ -33,7 +33,7 @@ def _partition_response(index: int, result: ProduceResult) -> PartitionResponse:
     )
 
 
-def handle_produce(ctx: BrokerContext, request: ProduceRequest, version: int):
+def handle_produce(ctx: BrokerContext, request: ProduceRequest, version: int, client: ClientInfo):
     acks = request.acks
     now = ctx.clock_ms()
     appended = False

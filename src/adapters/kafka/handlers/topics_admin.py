@@ -22,7 +22,7 @@ from domain.configs import describe_topic_configs
 from domain.errors import ErrorCode, KafkaError
 from domain.topics import ZERO_UUID
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 
 CREATE_VERSIONS = (2, 7)
@@ -86,7 +86,7 @@ def _create_one(ctx: BrokerContext, creatable, validate_only: bool, version: int
     )
 
 
-def handle_create_topics(ctx: BrokerContext, request: CreateTopicsRequest, version: int) -> CreateTopicsResponse:
+def handle_create_topics(ctx: BrokerContext, request: CreateTopicsRequest, version: int, client: ClientInfo) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
     results = []
     for creatable in request.topics:
@@ -110,7 +110,7 @@ def handle_create_topics(ctx: BrokerContext, request: CreateTopicsRequest, versi
 DeleteResult = DeleteTopicsResponse.DeletableTopicResult
 
 
-def handle_delete_topics(ctx: BrokerContext, request: DeleteTopicsRequest, version: int) -> DeleteTopicsResponse:
+def handle_delete_topics(ctx: BrokerContext, request: DeleteTopicsRequest, version: int, client: ClientInfo) -> DeleteTopicsResponse:
     if version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
@@ -139,7 +139,7 @@ PartitionsResult = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
 def handle_create_partitions(
-    ctx: BrokerContext, request: CreatePartitionsRequest, version: int
+    ctx: BrokerContext, request: CreatePartitionsRequest, version: int, client: ClientInfo
 ) -> CreatePartitionsResponse:
     counts = Counter(t.name for t in request.topics)
     results = []

@@ -1,0 +1,12 @@
+"""Consumer groups: the classic group coordinator state machine and committed offsets."""
+
+from .coordinator import GroupCoordinator, GroupSettings
+from .model import Completion, JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
+from .offsets import CommitRequest, CommittedOffset, OffsetManager
+from .state import GroupEvent, GroupState, IllegalTransition
+
+__all__ = [
+    "CommitRequest", "CommittedOffset", "Completion", "GroupCoordinator", "GroupEvent", "GroupSettings",
+    "GroupState", "IllegalTransition", "JoinRequest", "JoinResult", "OffsetManager", "Protocol",
+    "SyncRequest", "SyncResult",
+]

@@ -1,0 +1,122 @@
+"""Committed offsets: OffsetCommit, OffsetFetch, OffsetDelete and their rules.
+
+Who may commit is the coordinator's decision (generation fencing, simple consumers with generation
+-1); where offsets live is the `OffsetStore` port. Metadata is stored and returned exactly as
+committed.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from ..catalog import TopicCatalog
+from ..errors import ErrorCode
+from ..ports import OffsetStore
+from ..topics import TopicPartition
+from .coordinator import GroupCoordinator
+from .state import GroupState
+
+OFFSET_METADATA_MAX_BYTES = 4096
+CONSUMER_PROTOCOL = "consumer"
+
+
+@attrs.frozen
+class CommittedOffset:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+    commit_timestamp_ms: int = -1
+
+
+@attrs.frozen
+class CommitRequest:
+    group_id: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None
+    offsets: tuple[tuple[TopicPartition, CommittedOffset], ...]
+
+
+class OffsetManager:
+    def __init__(self, coordinator: GroupCoordinator, store: OffsetStore, catalog: TopicCatalog) -> None:
+        self._coordinator = coordinator
+        self._store = store
+        self._catalog = catalog
+        for group_id in store.groups():
+            coordinator.ensure_group(group_id)
+
+    def commit(self, request: CommitRequest, now: int) -> dict[TopicPartition, ErrorCode]:
+        fenced = self._coordinator.validate_offset_commit(
+            request.group_id, request.member_id, request.generation_id, now, request.group_instance_id
+        )
+        results: dict[TopicPartition, ErrorCode] = {}
+        accepted: dict[TopicPartition, CommittedOffset] = {}
+        for tp, committed in request.offsets:
+            if fenced is not ErrorCode.NONE:
+                results[tp] = fenced
+            elif not self._catalog.has_partition(tp):
+                results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif committed.metadata is not None and len(committed.metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+                results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                results[tp] = ErrorCode.NONE
+                accepted[tp] = attrs.evolve(committed, commit_timestamp_ms=now)
+        if accepted:
+            self._store.commit(request.group_id, accepted)
+        return results
+
+    def fetch(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None
+    ) -> dict[TopicPartition, CommittedOffset | None]:
+        """Committed offsets by partition; None where nothing is committed. None asks for all."""
+        committed = self._store.fetch(group_id)
+        if partitions is None:
+            return dict(committed)
+        return {tp: committed.get(tp) for tp in partitions}
+
+    def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        """OffsetDelete: refused per partition while an active group subscribes to its topic."""
+        group = self._coordinator.group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        subscribed: set[str] = set()
+        if group.state is not GroupState.EMPTY:
+            if group.protocol_type != CONSUMER_PROTOCOL:
+                return ErrorCode.NON_EMPTY_GROUP, {}
+            for member in group.members.values():
+                subscribed |= subscribed_topics(member.metadata_for(group.protocol_name))
+        results = {}
+        deletable = []
+        for tp in partitions:
+            if tp.topic in subscribed:
+                results[tp] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            else:
+                results[tp] = ErrorCode.NONE
+                deletable.append(tp)
+        self._store.delete(group_id, deletable)
+        return ErrorCode.NONE, results
+
+    def delete_group(self, group_id: str) -> ErrorCode:
+        error = self._coordinator.delete(group_id)
+        if error is ErrorCode.NONE:
+            self._store.delete_group(group_id)
+        return error
+
+
+def subscribed_topics(metadata: bytes) -> set[str]:
+    """Topics named in a ConsumerProtocolSubscription (version int16, then an array of strings)."""
+    topics: set[str] = set()
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        pos = 6
+        for _ in range(max(count, 0)):
+            (length,) = struct.unpack_from(">h", metadata, pos)
+            pos += 2
+            topics.add(metadata[pos : pos + length].decode())
+            pos += length
+    except (struct.error, UnicodeDecodeError):
+        return topics
+    return topics
