@@ -75,6 +75,14 @@ class BatchHeader:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
         return cls(*_HEADER.unpack_from(buf, pos))
 
+    def placed(self, base_offset: int, partition_leader_epoch: int) -> BatchHeader:
+        """This header as it reads after offset assignment."""
+        return BatchHeader(
+            base_offset, self.batch_length, partition_leader_epoch, self.magic, self.crc, self.attributes,
+            self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
+            self.producer_epoch, self.base_sequence, self.records_count,
+        )
+
     @property
     def size(self) -> int:
         """Bytes the whole batch occupies in a log."""
@@ -219,7 +227,7 @@ def assign_offsets(
                 crc = checksum(view[pos + CRC_START : pos + header.size])
             _CRC.pack_into(buf, pos + 17, crc)
             header = attrs.evolve(header, attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
-        header = attrs.evolve(header, base_offset=next_offset, partition_leader_epoch=leader_epoch)
+        header = header.placed(next_offset, leader_epoch)
         patched.append(header)
         next_offset = header.next_offset
     return patched

@@ -8,7 +8,7 @@ into a `ProtocolError` for the connection to report.
 
 from __future__ import annotations
 
-import io
+import functools
 import struct
 
 import attrs
@@ -41,6 +41,17 @@ class DecodedRequest:
     body: object
 
 
+@functools.cache
+def _header_decoder(flexible: bool):
+    """kafka.protocol's compiled decoder for request header v2 (flexible) or v1.
+
+    The client id is a non-compact nullable string in both, as Kafka keeps it.
+    """
+    return RequestHeader._struct.compiled_decode_from(
+        2 if flexible else 1, compact=False, tagged=flexible, data_class=RequestHeader
+    )
+
+
 def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
     """Decode one frame body (without its size prefix) into a request the registry can serve.
 
@@ -58,13 +69,12 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
     request_class = handler.request
     flexible = request_class.flexible_version_q(api_version)
     try:
-        stream = io.BytesIO(frame)
-        header = RequestHeader.decode(stream, flexible=flexible)
-        pos = stream.tell()
+        view = memoryview(frame)
+        header, pos = _header_decoder(flexible)(view, 0)
         decode_from = request_class._struct.compiled_decode_from(
             api_version, compact=flexible, tagged=flexible, data_class=request_class[None]
         )
-        body, end = decode_from(memoryview(frame), pos)
+        body, end = decode_from(view, pos)
     except Exception as exc:
         raise ProtocolError(f"malformed {request_class.__name__} v{api_version}: {exc!r}") from exc
     if end > len(frame):

@@ -164,7 +164,7 @@ async def _read_requests(
                 return
             slot = _Slot()
             slot.fill(encode_response(unsupported_version_response(), 0, unsupported.correlation_id))
-            await slots.send(slot)
+            await _queue(slots, slot)
             continue
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
@@ -186,6 +186,18 @@ async def _read_requests(
             nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer)
         else:
             slot.fill(_encode(outcome, request, peer))
+        await _queue(slots, slot)
+
+
+async def _queue(slots: trio.MemorySendChannel[_Slot], slot: _Slot) -> None:
+    """Queue a response slot without yielding while there is room.
+
+    Every complete frame already buffered is handled before the writer runs, so pipelined responses
+    leave in one write; when the channel is full the reader waits (backpressure).
+    """
+    try:
+        slots.send_nowait(slot)
+    except trio.WouldBlock:
         await slots.send(slot)
 
 
