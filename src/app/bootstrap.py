@@ -14,6 +14,7 @@ import attrs
 import crc32c
 
 from adapters.compression import decompress as inflate
+from adapters.filesystem import METADATA_TOPIC_ID, DataDirError, FileCatalogStore, FileLogStore, FileOffsetStore, InternalLog, LogDir
 from adapters.kafka.context import BrokerContext, Endpoint
 from adapters.kafka.handlers import build_registry
 from adapters.kafka.server import ServerLimits
@@ -25,6 +26,7 @@ from domain.configs import BrokerPolicy
 from domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from domain.ports import CatalogStore, LogStore, OffsetStore
 from domain.records import Decompress
+from domain.topics import TopicPartition
 from domain.replica_manager import ReplicaManager
 
 from .config import ConfigError, Settings
@@ -40,6 +42,9 @@ class Adapters:
     checksum: Checksum
     decompress: Decompress
     new_member_id: Callable[[str], str]
+    cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
+    started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
+    stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
 
 
 def wall_clock_ms() -> int:
@@ -47,19 +52,38 @@ def wall_clock_ms() -> int:
 
 
 def default_adapters(settings: Settings) -> Adapters:
-    if settings.storage.kind != "memory":
-        raise ConfigError(
-            f"storage kind {settings.storage.kind!r} is not available in this build; use --memory"
-        )
-    return Adapters(
-        logs=MemoryLogStore(),
-        catalog_store=MemoryCatalogStore(),
-        offset_store=MemoryOffsetStore(),
+    """The production adapters: the filesystem store (or memory with `kind = "memory"`)."""
+    common = dict(
         clock_ms=wall_clock_ms,
         new_topic_id=uuid.uuid4,
         checksum=crc32c.crc32c,
         decompress=inflate,
         new_member_id=lambda client_id: f"{client_id}-{uuid.uuid4()}",
+    )
+    if settings.storage.kind == "memory":
+        return Adapters(
+            logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(), **common
+        )
+    try:
+        logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
+    except DataDirError as exc:
+        raise ConfigError(str(exc)) from exc
+    logs = FileLogStore(logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages)
+    metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
+    offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
+
+    def stop() -> None:
+        logs.close()
+        logdir.mark_clean_shutdown()
+
+    return Adapters(
+        logs=logs,
+        catalog_store=FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id),
+        offset_store=FileOffsetStore(offsets),
+        cluster_id=logdir.meta.cluster_id,
+        started=logdir.start,
+        stop=stop,
+        **common,
     )
 
 
@@ -95,6 +119,8 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     policy = policy_from(settings)
+    if adapters.cluster_id is not None:
+        policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
     catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
     replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress)
     group_settings = GroupSettings(
@@ -104,6 +130,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     )
     coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog)
+    adapters.started()
     return BrokerContext(
         catalog=catalog,
         replicas=replicas,

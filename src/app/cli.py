@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--advertised-port", type=int, help="port clients are told to connect to")
     store = run.add_mutually_exclusive_group()
     store.add_argument("--memory", action="store_true", help="keep everything in memory")
-    store.add_argument("--data-dir", help="directory of the filesystem store")
+    store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
     run.add_argument("--config", help="TOML configuration file")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     return parser
@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(
             level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
-        ctx = bootstrap(settings, default_adapters(settings))
+        adapters = default_adapters(settings)
+        ctx = bootstrap(settings, adapters)
     except (ConfigError, ValueError) as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2
@@ -93,4 +94,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        adapters.stop()
     return 0

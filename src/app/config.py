@@ -52,8 +52,9 @@ class GroupCoordinatorSettings:
 
 @attrs.frozen
 class StorageSettings:
-    kind: Literal["memory", "filesystem"] = "memory"
-    data_dir: str | None = None
+    kind: Literal["memory", "filesystem"] = "filesystem"
+    data_dir: str = "/tmp/trafka-logs"  # like Kafka's default log.dirs=/tmp/kafka-logs
+    flush_messages: int | None = None  # overrides every topic's flush.messages; 1 = fsync each batch
 
 
 @attrs.frozen

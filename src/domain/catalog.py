@@ -35,8 +35,7 @@ class TopicCatalog:
         for topic in store.load():
             self._remember(topic)
             for tp in topic.topic_partitions():
-                if logs.get(tp) is None:
-                    logs.create(tp, topic)
+                logs.open(tp, topic)
 
     def _remember(self, topic: Topic) -> None:
         self._by_name[topic.name] = topic

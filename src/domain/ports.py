@@ -49,7 +49,11 @@ class PartitionLog(Protocol):
 class LogStore(Protocol):
     """Where partition logs live."""
 
-    def create(self, tp: TopicPartition, topic: Topic) -> PartitionLog: ...
+    def create(self, tp: TopicPartition, topic: Topic) -> PartitionLog:
+        """A new, empty partition log."""
+
+    def open(self, tp: TopicPartition, topic: Topic) -> PartitionLog:
+        """The partition's existing log (recovered if need be), or a new one: used at startup."""
 
     def get(self, tp: TopicPartition) -> PartitionLog | None: ...
 

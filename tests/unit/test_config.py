@@ -10,7 +10,8 @@ from app.config import ConfigError, Settings, load_settings
 def test_defaults():
     settings = load_settings()
     assert settings == Settings()
-    assert (settings.server.host, settings.server.port, settings.storage.kind) == ("localhost", 9092, "memory")
+    assert (settings.server.host, settings.server.port) == ("localhost", 9092)
+    assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/tmp/trafka-logs")
 
 
 def test_toml_then_environment_then_overrides(tmp_path):

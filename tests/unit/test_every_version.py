@@ -14,7 +14,7 @@ from adapters.kafka.context import ClientInfo
 from adapters.kafka.handlers import build_registry
 from adapters.kafka.registry import NO_RESPONSE, CloseConnection, Deferred
 from app.bootstrap import bootstrap, default_adapters
-from app.config import Settings
+from app.config import load_settings
 
 REGISTRY = build_registry()
 CASES = [(h.api_key, v) for _, low, high in REGISTRY.supported() for h in [REGISTRY.get(_)] for v in range(low, high + 1)]
@@ -22,7 +22,7 @@ CASES = [(h.api_key, v) for _, low, high in REGISTRY.supported() for h in [REGIS
 
 @pytest.mark.parametrize(("api_key", "version"), CASES, ids=[f"{REGISTRY.get(k).name}-v{v}" for k, v in CASES])
 async def test_default_request_gets_an_encodable_response(api_key, version):
-    settings = Settings()
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
     ctx.catalog.create("existing", 2, 1)
     handler = REGISTRY.get(api_key)

@@ -80,6 +80,9 @@ class MemoryLogStore:
         log = self._logs[tp] = MemoryPartitionLog()
         return log
 
+    def open(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
+        return self._logs.get(tp) or self.create(tp, topic)
+
     def get(self, tp: TopicPartition) -> MemoryPartitionLog | None:
         return self._logs.get(tp)
 

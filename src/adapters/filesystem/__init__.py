@@ -1,0 +1,10 @@
+"""Kafka's on-disk log dir format: segments, indexes, checkpoints, and the KRaft metadata and
+`__consumer_offsets` logs, implementing the domain's storage ports."""
+
+from .catalog_store import FileCatalogStore
+from .internal_log import METADATA_TOPIC_ID, InternalLog
+from .layout import DataDirError, LogDir
+from .log_store import FileLogStore
+from .offset_store import FileOffsetStore
+
+__all__ = ["DataDirError", "FileCatalogStore", "FileLogStore", "FileOffsetStore", "InternalLog", "LogDir", "METADATA_TOPIC_ID"]

@@ -1,0 +1,49 @@
+"""An internal topic partition (`__cluster_metadata-0`, `__consumer_offsets-0`) holding records.
+
+Records are written as ordinary record batches through the same partition log, segment and recovery
+code as every topic, and fsynced before the write returns: this is the broker's own state.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+from domain.batch import assign_offsets, validate_batches
+from domain.topics import Topic, TopicPartition
+
+from .log_store import FileLogStore
+from .partition_log import FilePartitionLog
+from .records import build_batch, iter_records
+
+METADATA_TOPIC_ID = uuid.UUID(int=1)  # Kafka's fixed id for __cluster_metadata
+
+
+class InternalLog:
+    def __init__(
+        self,
+        logs: FileLogStore,
+        tp: TopicPartition,
+        topic_id: uuid.UUID,
+        checksum: Callable[[memoryview], int],
+        clock_ms: Callable[[], int],
+    ) -> None:
+        self._checksum = checksum
+        self._clock_ms = clock_ms
+        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, topic_id, 1, {}))
+
+    def append(self, records: list[tuple[bytes | None, bytes | None]]) -> None:
+        if not records:
+            return
+        raw = build_batch(records, self._clock_ms())
+        batches = validate_batches(raw, self._checksum, len(raw))
+        headers = assign_offsets(batches, self.log.log_end_offset, 0, self._checksum)
+        self.log.append(batches.buffer, headers)
+        self.log.flush()
+
+    def records(self) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+        for segment in self.log.segments:
+            for _, batch in segment.batches():
+                for offset, key, value in iter_records(batch):
+                    if offset >= self.log.log_start_offset:
+                        yield offset, key, value

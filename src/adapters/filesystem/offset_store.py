@@ -1,0 +1,84 @@
+"""Committed offsets in `__consumer_offsets-0`, in Kafka's key and value format.
+
+Keys are OffsetCommitKey v1 (group, topic, partition), values OffsetCommitValue v3 (offset, leader
+epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). The log is replayed
+at startup, and compacted then if most of it is superseded: the live offsets are rewritten in a new
+segment and the older segments dropped, as log compaction would leave them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from domain.groups.offsets import CommittedOffset
+from domain.topics import TopicPartition
+
+from .internal_log import InternalLog
+from .records import OffsetCommitKey, OffsetCommitValue, decode_versioned, encode_versioned
+
+KEY_VERSION = 1
+VALUE_VERSION = 3
+COMPACT_MIN_RECORDS = 1000
+
+
+def _key(group_id: str, tp: TopicPartition) -> bytes:
+    return encode_versioned(OffsetCommitKey(version=KEY_VERSION, group=group_id, topic=tp.topic, partition=tp.partition), KEY_VERSION)
+
+
+def _value(committed: CommittedOffset) -> bytes:
+    value = OffsetCommitValue(
+        version=VALUE_VERSION, offset=committed.offset, leader_epoch=committed.leader_epoch,
+        metadata=committed.metadata or "", commit_timestamp=committed.commit_timestamp_ms,
+    )
+    return encode_versioned(value, VALUE_VERSION)
+
+
+class FileOffsetStore:
+    def __init__(self, offsets_log: InternalLog) -> None:
+        self._log = offsets_log
+        self._groups: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        replayed = 0
+        for _, key, value in offsets_log.records():
+            replayed += 1
+            if key is None or int.from_bytes(key[:2], "big") > KEY_VERSION:
+                continue  # group metadata records (key version 2) are not kept
+            k = decode_versioned(OffsetCommitKey, key)
+            tp = TopicPartition(k.topic, k.partition)
+            if value is None:
+                self._groups.get(k.group, {}).pop(tp, None)
+                continue
+            v = decode_versioned(OffsetCommitValue, value)
+            self._groups.setdefault(k.group, {})[tp] = CommittedOffset(
+                v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp
+            )
+        self._groups = {g: offsets for g, offsets in self._groups.items() if offsets}
+        live = sum(len(o) for o in self._groups.values())
+        if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live:
+            self._compact()
+
+    def _compact(self) -> None:
+        start = self._log.log.log_end_offset
+        self._log.log.roll()
+        self._log.append([(_key(g, tp), _value(c)) for g, offsets in self._groups.items() for tp, c in offsets.items()])
+        self._log.log.advance_log_start_offset(start)
+
+    def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
+        self._log.append([(_key(group_id, tp), _value(c)) for tp, c in offsets.items()])
+        self._groups.setdefault(group_id, {}).update(offsets)
+
+    def fetch(self, group_id: str) -> Mapping[TopicPartition, CommittedOffset]:
+        return dict(self._groups.get(group_id, {}))
+
+    def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        committed = self._groups.get(group_id, {})
+        gone = [tp for tp in partitions if tp in committed]
+        self._log.append([(_key(group_id, tp), None) for tp in gone])
+        for tp in gone:
+            del committed[tp]
+
+    def delete_group(self, group_id: str) -> None:
+        committed = self._groups.pop(group_id, {})
+        self._log.append([(_key(group_id, tp), None) for tp in committed])
+
+    def groups(self) -> list[str]:
+        return list(self._groups)

@@ -1,0 +1,201 @@
+"""A partition's log directory: `<topic>-<partition>/` with segments and `partition.metadata`.
+
+Implements the domain's `PartitionLog` port. Appends go to the active (last) segment, which rolls
+when it would exceed `segment.bytes` or is older than `segment.ms`. `flush.messages` fsyncs after
+that many messages (1 fsyncs every batch before the acknowledgement); otherwise the page cache
+holds acknowledged data, which survives a process crash as in Kafka.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+
+import attrs
+
+from domain.batch import BatchHeader
+
+from .segment import Segment
+
+PARTITION_METADATA = "partition.metadata"
+
+
+@attrs.frozen
+class LogConfig:
+    segment_bytes: int = 1073741824
+    segment_ms: int = 604800000
+    index_interval_bytes: int = 4096
+    flush_messages: int = 2**63 - 1
+
+
+def write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
+    import base64
+
+    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    with open(os.path.join(directory, PARTITION_METADATA), "w") as f:
+        f.write(f"version: 0\ntopic_id: {encoded}")  # no trailing newline, as Kafka writes it
+
+
+def read_partition_metadata(directory: str) -> uuid.UUID | None:
+    import base64
+
+    try:
+        with open(os.path.join(directory, PARTITION_METADATA)) as f:
+            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
+    except FileNotFoundError:
+        return None
+    raw = fields.get("topic_id", "")
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+
+
+class FilePartitionLog:
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig,
+        checksum: Callable[[memoryview], int],
+        clock_ms: Callable[[], int],
+        log_start_offset: int = 0,
+    ) -> None:
+        self.directory = directory
+        self.config = config
+        self._checksum = checksum
+        self._clock_ms = clock_ms
+        self._segments: list[Segment] = []
+        self._log_start_offset = log_start_offset
+        self._unflushed_messages = 0
+        self.truncated_bytes = 0
+
+    # -- opening -----------------------------------------------------------------------------------
+
+    def open(self, recovery_point: int | None) -> None:
+        """Open every segment; scan and repair those past `recovery_point` (None: all of them)."""
+        bases = sorted(
+            int(name[:-4]) for name in os.listdir(self.directory) if name.endswith(".log") and name[:-4].isdigit()
+        )
+        for name in os.listdir(self.directory):
+            if name.endswith((".index", ".timeindex")) and int(name.split(".")[0]) not in bases:
+                os.remove(os.path.join(self.directory, name))
+        corrupt = False
+        for i, base in enumerate(bases):
+            segment = Segment(self.directory, base, self.config.index_interval_bytes)
+            if corrupt:  # everything after a corrupt segment is gone, as in Kafka's recovery
+                segment.delete()
+                continue
+            next_base = bases[i + 1] if i + 1 < len(bases) else None
+            recover = recovery_point is None or next_base is None or next_base > recovery_point
+            truncated = segment.load(recover, self._checksum)
+            self.truncated_bytes += truncated
+            if truncated and next_base is not None:
+                corrupt = True
+            self._segments.append(segment)
+        if not self._segments:
+            self._segments.append(Segment(self.directory, self._log_start_offset, self.config.index_interval_bytes))
+        self._segments[-1].created_ms = self._clock_ms()
+        if self._log_start_offset < self._segments[0].base_offset:
+            self._log_start_offset = self._segments[0].base_offset
+
+    # -- the PartitionLog port -----------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    def append(self, batches: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
+        if headers and headers[0].base_offset != self.log_end_offset:
+            raise ValueError(f"append at {headers[0].base_offset} but the log ends at {self.log_end_offset}")
+        active = self._segments[-1]
+        if active.size > 0 and (
+            active.size + len(batches) > self.config.segment_bytes
+            or self._clock_ms() - (active.created_ms or 0) >= self.config.segment_ms
+        ):
+            active = self.roll()
+        positions = []
+        pos = 0
+        for header in headers:
+            positions.append((pos, header))
+            pos += header.size
+        active.append(batches, positions)
+        self._unflushed_messages += sum(h.last_offset_delta + 1 for h in headers)
+        if self._unflushed_messages >= self.config.flush_messages:
+            self.flush()
+
+    def roll(self) -> Segment:
+        active = self._segments[-1]
+        active.seal()
+        active.flush()
+        segment = Segment(self.directory, active.next_offset, self.config.index_interval_bytes)
+        segment.created_ms = self._clock_ms()
+        self._segments.append(segment)
+        return segment
+
+    def _segment_for(self, offset: int) -> int:
+        return max(0, bisect.bisect_right([s.base_offset for s in self._segments], offset) - 1)
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool) -> bytes:
+        for segment in self._segments[self._segment_for(offset) :]:
+            found = segment.position_of(offset)
+            if found is not None:
+                return segment.read_from(found[0], max_bytes, min_one_batch)
+        return b""
+
+    def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
+        started = False
+        for segment in self._segments:
+            if not started and segment.max_timestamp < timestamp:
+                continue
+            start = 0 if started else segment.position_for_timestamp(timestamp)
+            for _, batch in segment.batches(start):
+                if not started and BatchHeader.parse(batch).max_timestamp < timestamp:
+                    continue
+                started = True
+                yield batch
+
+    def batch_with_max_timestamp(self) -> bytes | None:
+        best = None
+        for segment in self._segments:
+            if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.max_timestamp):
+                best = segment
+        if best is None:
+            return None
+        found = best.position_of(best.offset_of_max_timestamp)
+        if found is None:
+            return None
+        return best.read_from(found[0], 1, True)
+
+    # -- maintenance -----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        self._segments[-1].flush()
+        self._unflushed_messages = 0
+
+    @property
+    def segments(self) -> list[Segment]:
+        return list(self._segments)
+
+    def delete_segments_before(self, base_offset: int) -> None:
+        """Drop whole segments that end at or before `base_offset` (never the active one)."""
+        while len(self._segments) > 1 and self._segments[1].base_offset <= base_offset:
+            self._segments.pop(0).delete()
+        self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        self._log_start_offset = max(self._log_start_offset, min(offset, self.log_end_offset))
+        self.delete_segments_before(self._log_start_offset)
+
+    def close(self) -> None:
+        for segment in self._segments:
+            segment.close()
+
+    def delete(self) -> None:
+        for segment in self._segments:
+            segment.delete()
+        for name in os.listdir(self.directory):
+            os.remove(os.path.join(self.directory, name))
+        os.rmdir(self.directory)

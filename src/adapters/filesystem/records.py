@@ -1,0 +1,98 @@
+"""Internal-log records, encoded and decoded through kafka-python's schema compiler.
+
+KRaft metadata record values are framed as three unsigned varints (frame version 1, record type,
+record version) followed by the flexible body; `__consumer_offsets` keys and values start with an
+int16 version, then the body. Batches for these logs are built with kafka-python's record builder.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+from kafka.protocol.api_data import ApiData
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+from . import schemas
+
+
+class TopicRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class PartitionRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class RemoveTopicRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class FeatureLevelRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class ConfigRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class OffsetCommitKey(ApiData, load_json=schemas): pass  # noqa: E701
+class OffsetCommitValue(ApiData, load_json=schemas): pass  # noqa: E701
+
+
+# KRaft record types (Kafka's MetadataRecordType)
+METADATA_TYPES = {2: TopicRecord, 3: PartitionRecord, 4: ConfigRecord, 9: RemoveTopicRecord, 12: FeatureLevelRecord}
+TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
+FRAME_VERSION = 1
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def encode_metadata_record(record: ApiData, version: int) -> bytes:
+    header = _uvarint(FRAME_VERSION) + _uvarint(TYPE_OF[type(record)]) + _uvarint(version)
+    return header + bytes(record.encode(version=version, header=False))
+
+
+def decode_metadata_record(value: bytes) -> ApiData | None:
+    """The record in a metadata log value, or None for a type trafka does not keep."""
+    _, pos = _read_uvarint(value, 0)
+    record_type, pos = _read_uvarint(value, pos)
+    version, pos = _read_uvarint(value, pos)
+    cls = METADATA_TYPES.get(record_type)
+    if cls is None or version > cls.max_version:
+        return None
+    return cls.decode(io.BytesIO(value[pos:]), version=version, header=False)
+
+
+def encode_versioned(record: ApiData, version: int) -> bytes:
+    """int16 version, then the body: the `__consumer_offsets` key and value format."""
+    return bytes(record.encode(version=version, header=True))
+
+
+def decode_versioned(cls, data: bytes) -> ApiData:
+    return cls.decode(io.BytesIO(data), header=True)
+
+
+def build_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, batch_size=2**31 - 1,
+    )
+    for delta, (key, value) in enumerate(records):
+        builder.append(delta, timestamp=timestamp_ms, key=key, value=value, headers=[])
+    return bytes(builder.build())
+
+
+def iter_records(batch: bytes) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of each record in one batch; control batches yield nothing."""
+    parsed = DefaultRecordBatch(batch)
+    if parsed.is_control_batch:
+        return
+    for record in parsed:
+        yield record.offset, record.key, record.value

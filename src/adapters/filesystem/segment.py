@@ -1,0 +1,263 @@
+"""One log segment in Kafka's on-disk format: `<base>.log`, `<base>.index`, `<base>.timeindex`.
+
+- `.log`: record batches back to back, exactly the stored bytes.
+- `.index`: sparse offset index, 8-byte entries (offset - base as int32, file position as int32). As in
+  Kafka's LogSegment, an entry is added when more than `index.interval.bytes` were appended since the
+  last one; it maps the appended batch's last offset to the batch's start position.
+- `.timeindex`: 12-byte entries (max timestamp so far as int64, its offset - base as int32), appended
+  with the offset index entry when the max timestamp grew.
+
+Reads look the fetch offset up in the offset index and walk batch headers from that position; the
+bytes are served as stored. Nothing here decodes records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from collections.abc import Callable, Iterator
+
+from domain.batch import HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, CRC_START
+
+INDEX_ENTRY = struct.Struct(">ii")
+TIME_ENTRY = struct.Struct(">qi")
+_LENGTH_AND_DELTA = struct.Struct(">qiibIhi")  # base offset .. last offset delta (27 bytes)
+
+
+def file_stem(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+class Segment:
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int = 4096) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        stem = os.path.join(directory, file_stem(base_offset))
+        self.log_path = stem + ".log"
+        self.index_path = stem + ".index"
+        self.time_index_path = stem + ".timeindex"
+        self._log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._log_fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self.created_ms: int | None = None
+        self._index: list[tuple[int, int]] = []  # (relative offset, position)
+        self._time_index: list[tuple[int, int]] = []  # (timestamp, relative offset)
+        self._bytes_since_index = 0
+        self._index_fd: int | None = None
+        self._time_index_fd: int | None = None
+        self._time_entries_on_disk = 0
+
+    # -- opening -----------------------------------------------------------------------------------
+
+    def load(self, recover: bool, checksum: Callable[[memoryview], int]) -> int:
+        """Read the indexes, or rebuild them by scanning; return bytes truncated from a torn tail.
+
+        With `recover`, every batch's header and CRC is checked and the log is cut at the first bad
+        one. Without it, the indexes are used if they pass Kafka's sanity checks, else rebuilt.
+        """
+        if not recover and self._load_indexes():
+            self._find_end_from_last_index_entry()
+            return 0
+        return self._rebuild(checksum if recover else None)
+
+    def _load_indexes(self) -> bool:
+        try:
+            with open(self.index_path, "rb") as f:
+                raw = f.read()
+            with open(self.time_index_path, "rb") as f:
+                raw_time = f.read()
+        except FileNotFoundError:
+            return False
+        if len(raw) % INDEX_ENTRY.size or len(raw_time) % TIME_ENTRY.size:
+            return False
+        index = [INDEX_ENTRY.unpack_from(raw, i) for i in range(0, len(raw), INDEX_ENTRY.size)]
+        times = [TIME_ENTRY.unpack_from(raw_time, i) for i in range(0, len(raw_time), TIME_ENTRY.size)]
+        index = [e for e in index if e != (0, 0)] if len(index) > 1 else index  # Kafka preallocates zeros
+        times = [t for t in times if t != (0, 0)]
+        if any(b[0] <= a[0] or b[1] <= a[1] for a, b in zip(index, index[1:])):
+            return False
+        if any(pos >= self.size or pos < 0 or rel < 0 for rel, pos in index):
+            return False
+        if any(b[0] < a[0] for a, b in zip(times, times[1:])):
+            return False
+        self._index, self._time_index = index, times
+        self._time_entries_on_disk = len(raw_time) // TIME_ENTRY.size
+        if len(times) != self._time_entries_on_disk or len(index) * INDEX_ENTRY.size != len(raw):
+            self._write_indexes()  # drop Kafka's preallocated zero entries
+        return True
+
+    def _find_end_from_last_index_entry(self) -> None:
+        """Scan from the last indexed position to the end to learn next offset and max timestamp."""
+        start = self._index[-1][1] if self._index else 0
+        if self._time_index:
+            self.max_timestamp, rel = self._time_index[-1]
+            self.offset_of_max_timestamp = self.base_offset + rel
+        last_index_pos = start
+        for pos, header in self._scan(start):
+            self.next_offset = header.next_offset
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = header.last_offset
+            last_index_pos = pos
+        self._bytes_since_index = self.size - last_index_pos if self._index else self.size
+
+    def _rebuild(self, checksum: Callable[[memoryview], int] | None) -> int:
+        self._index, self._time_index = [], []
+        self._bytes_since_index = 0
+        self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = self.base_offset, -1, -1
+        valid_end = 0
+        for pos, header in self._scan(0, checksum):
+            self._track(pos, header)
+            valid_end = pos + header.size
+        truncated = self.size - valid_end
+        if truncated:
+            os.ftruncate(self._log_fd, valid_end)
+            self.size = valid_end
+        self._write_indexes()
+        return truncated
+
+    def _scan(self, start: int, checksum: Callable[[memoryview], int] | None = None) -> Iterator[tuple[int, BatchHeader]]:
+        """Batches from `start` to the first incomplete or invalid one (CRC checked with `checksum`)."""
+        pos = start
+        expected = self.base_offset  # offsets only grow within a segment
+        while self.size - pos >= HEADER_SIZE:
+            raw = os.pread(self._log_fd, HEADER_SIZE, pos)
+            if len(raw) < HEADER_SIZE:
+                return
+            header = BatchHeader.parse(raw)
+            if header.magic != 2 or header.batch_length < MIN_BATCH_LENGTH or pos + header.size > self.size:
+                return
+            if header.base_offset < expected or header.last_offset_delta < 0:
+                return
+            expected = header.next_offset
+            if checksum is not None:
+                body = os.pread(self._log_fd, header.size - CRC_START, pos + CRC_START)
+                if checksum(memoryview(body)) != header.crc:
+                    return
+            yield pos, header
+            pos += header.size
+
+    def _track(self, pos: int, header: BatchHeader) -> None:
+        """Index bookkeeping for a batch at `pos`, as Kafka's LogSegment.append does it."""
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = header.last_offset
+        if self._bytes_since_index > self.index_interval_bytes:
+            self._index.append((header.last_offset - self.base_offset, pos))
+            if not self._time_index or self.max_timestamp > self._time_index[-1][0]:
+                self._time_index.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
+            self._bytes_since_index = 0
+            self._append_index_entry()
+        self._bytes_since_index += header.size
+        self.next_offset = header.next_offset
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def append(self, data: bytes | bytearray | memoryview, positions: list[tuple[int, BatchHeader]]) -> None:
+        """Append batches (already offset-patched); `positions` are (offset in data, header)."""
+        start = self.size
+        written = 0
+        view = memoryview(data)
+        while written < len(view):
+            written += os.write(self._log_fd, view[written:])
+        self.size += len(view)
+        for pos, header in positions:
+            self._track(start + pos, header)
+
+    def _append_index_entry(self) -> None:
+        if self._index_fd is None:
+            self._index_fd = os.open(self.index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._time_index_fd = os.open(self.time_index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(self._index_fd, INDEX_ENTRY.pack(*self._index[-1]))
+        if len(self._time_index) > self._time_entries_on_disk:
+            os.write(self._time_index_fd, TIME_ENTRY.pack(*self._time_index[-1]))
+            self._time_entries_on_disk = len(self._time_index)
+
+    def _write_indexes(self) -> None:
+        self._close_index_fds()
+        with open(self.index_path, "wb") as f:
+            f.write(b"".join(INDEX_ENTRY.pack(*e) for e in self._index))
+        with open(self.time_index_path, "wb") as f:
+            f.write(b"".join(TIME_ENTRY.pack(*e) for e in self._time_index))
+        self._time_entries_on_disk = len(self._time_index)
+
+    def seal(self) -> None:
+        """The segment stops being active: record its final max timestamp in the time index (as Kafka)."""
+        if self.max_timestamp >= 0 and (not self._time_index or self.max_timestamp > self._time_index[-1][0]):
+            self._time_index.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
+            self._write_indexes()
+
+    def flush(self) -> None:
+        os.fsync(self._log_fd)
+        for fd in (self._index_fd, self._time_index_fd):
+            if fd is not None:
+                os.fsync(fd)
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def position_of(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """Position and header of the batch containing `offset` (or the first after it)."""
+        i = bisect.bisect_right(self._index, (offset - self.base_offset, 2**31)) - 1
+        start = self._index[i][1] if i >= 0 else 0
+        pos = start
+        while self.size - pos >= LOG_OVERHEAD + 15:
+            base, length, _, _, _, _, delta = _LENGTH_AND_DELTA.unpack(os.pread(self._log_fd, 27, pos))
+            if base + delta >= offset:
+                return pos, BatchHeader.parse(os.pread(self._log_fd, HEADER_SIZE, pos))
+            pos += LOG_OVERHEAD + length
+        return None
+
+    def read_from(self, pos: int, max_bytes: int, min_one_batch: bool) -> bytes:
+        """Whole batches from `pos`, up to max_bytes (at least one with min_one_batch)."""
+        first_size = LOG_OVERHEAD + struct.unpack(">i", os.pread(self._log_fd, 4, pos + 8))[0]
+        if first_size > max_bytes:
+            return os.pread(self._log_fd, first_size, pos) if min_one_batch else b""
+        chunk = os.pread(self._log_fd, min(max_bytes, self.size - pos), pos)
+        end = 0
+        while len(chunk) - end >= LOG_OVERHEAD:
+            size = LOG_OVERHEAD + struct.unpack_from(">i", chunk, end + 8)[0]
+            if end + size > len(chunk):
+                break
+            end += size
+        return chunk[:end]
+
+    def batches(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
+        """(position, bytes) of each batch from `start`."""
+        for pos, header in self._scan(start):
+            yield pos, os.pread(self._log_fd, header.size, pos)
+
+    def position_for_timestamp(self, timestamp: int) -> int:
+        """Where to start scanning for the first record with timestamp >= `timestamp` (time index)."""
+        i = bisect.bisect_left(self._time_index, (timestamp, -(2**31)))
+        if i == 0:
+            return 0
+        rel = self._time_index[i - 1][1]
+        found = self.position_of(self.base_offset + rel)
+        return found[0] if found else 0
+
+    def index_entries(self) -> list[tuple[int, int]]:
+        return list(self._index)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def _close_index_fds(self) -> None:
+        for fd in (self._index_fd, self._time_index_fd):
+            if fd is not None:
+                os.close(fd)
+        self._index_fd = self._time_index_fd = None
+
+    def close(self) -> None:
+        self._close_index_fds()
+        os.close(self._log_fd)
+
+    def delete(self) -> None:
+        self.close()
+        for path in (self.log_path, self.index_path, self.time_index_path):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass

@@ -1,0 +1,265 @@
+"""The group coordinator driven through join / sync / heartbeat / leave / expiry with a fake clock."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from domain.errors import ErrorCode
+from domain.groups import (
+    GroupCoordinator,
+    GroupSettings,
+    GroupState,
+    IllegalTransition,
+    JoinRequest,
+    JoinResult,
+    Protocol,
+    SyncRequest,
+    SyncResult,
+)
+from domain.groups.state import GroupEvent, next_state
+
+G = "group"
+SESSION = 10_000
+REBALANCE = 30_000
+
+
+class Harness:
+    """Feeds the coordinator and remembers every answer by the token of its request."""
+
+    def __init__(self, delay: int = 0) -> None:
+        ids = itertools.count(1)
+        self.coordinator = GroupCoordinator(
+            GroupSettings(initial_rebalance_delay_ms=delay), lambda client: f"{client}-{next(ids)}"
+        )
+        self.now = 0
+        self.answers: dict[object, JoinResult | SyncResult] = {}
+        self._tokens = itertools.count()
+
+    def _record(self, completions) -> None:
+        for c in completions:
+            assert c.token not in self.answers, "a request was answered twice"
+            self.answers[c.token] = c.result
+
+    def join(self, member_id="", protocols=(("range", b"m"),), instance=None, known=True, client="c"):
+        token = next(self._tokens)
+        self._record(
+            self.coordinator.join(
+                JoinRequest(G, member_id, "consumer", tuple(Protocol(n, m) for n, m in protocols),
+                            SESSION, REBALANCE, instance, client, "host", known),
+                self.now, token,
+            )
+        )
+        return token
+
+    def join_new(self, **kw) -> str:
+        """A new member's two-step join (MEMBER_ID_REQUIRED, then with the id); returns the id."""
+        first = self.answers[self.join(**kw)]
+        assert first.error == ErrorCode.MEMBER_ID_REQUIRED
+        return first.member_id
+
+    def sync(self, member_id, generation, assignments=(), instance=None):
+        token = next(self._tokens)
+        self._record(self.coordinator.sync(SyncRequest(G, member_id, generation, tuple(assignments), instance), self.now, token))
+        return token
+
+    def tick(self, to: int) -> None:
+        self.now = to
+        self._record(self.coordinator.tick(to))
+
+    @property
+    def state(self) -> GroupState:
+        return self.coordinator.describe(G).state
+
+
+def test_transitions_are_a_table_and_anything_else_is_illegal():
+    assert next_state(GroupState.EMPTY, GroupEvent.REBALANCE) is GroupState.PREPARING_REBALANCE
+    with pytest.raises(IllegalTransition):
+        next_state(GroupState.STABLE, GroupEvent.LEADER_SYNCED)
+    with pytest.raises(IllegalTransition):
+        next_state(GroupState.DEAD, GroupEvent.REBALANCE)
+
+
+def test_one_member_joins_syncs_and_is_stable():
+    h = Harness()
+    member = h.join_new()
+    joined = h.answers[h.join(member)]
+    assert (joined.error, joined.generation_id, joined.leader, joined.protocol_name) == (ErrorCode.NONE, 1, member, "range")
+    assert [m.member_id for m in joined.members] == [member]
+    synced = h.answers[h.sync(member, 1, [(member, b"assignment")])]
+    assert (synced.error, synced.assignment) == (ErrorCode.NONE, b"assignment")
+    assert h.state is GroupState.STABLE
+
+
+def test_two_members_wait_for_each_other_and_only_the_leader_gets_the_member_list():
+    h = Harness()
+    a = h.join_new()
+    ta = h.join(a)
+    assert ta in h.answers  # alone: completes at once (no initial delay here)
+    h.sync(a, 1, [(a, b"A")])
+    b = h.join_new()
+    tb = h.join(b)
+    assert tb not in h.answers and h.state is GroupState.PREPARING_REBALANCE
+    assert h.coordinator.heartbeat(G, a, 1, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    ta2 = h.join(a)
+    leader, follower = h.answers[ta2], h.answers[tb]
+    assert leader.generation_id == follower.generation_id == 2
+    assert leader.leader == a and len(leader.members) == 2 and follower.members == ()
+    sb = h.sync(b, 2)
+    assert sb not in h.answers and h.state is GroupState.COMPLETING_REBALANCE
+    sa = h.sync(a, 2, [(a, b"A"), (b, b"B")])
+    assert (h.answers[sa].assignment, h.answers[sb].assignment) == (b"A", b"B")
+    assert h.state is GroupState.STABLE
+
+
+def test_the_initial_rebalance_delay_holds_the_first_join():
+    h = Harness(delay=3_000)
+    a = h.join_new()
+    ta = h.join(a)
+    h.tick(1_000)
+    b = h.join_new()
+    tb = h.join(b)
+    h.tick(3_500)
+    assert ta not in h.answers  # the delay restarted when b joined
+    h.tick(4_000)
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 1
+
+
+def test_a_member_that_stops_heartbeating_expires_and_the_group_rebalances():
+    h = Harness()
+    a, b = h.join_new(), h.join_new()
+    ta, tb = h.join(a), h.join(b)
+    assert h.answers[ta].generation_id == 1
+    h.sync(a, 1, [(a, b"A"), (b, b"B")])
+    h.sync(b, 1)
+    h.tick(SESSION - 1)
+    assert h.coordinator.heartbeat(G, a, 1, h.now) == ErrorCode.NONE
+    h.tick(SESSION)  # b never heartbeated
+    assert h.state is GroupState.PREPARING_REBALANCE
+    assert h.coordinator.heartbeat(G, b, 1, h.now) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.coordinator.heartbeat(G, a, 1, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    rejoin = h.join(a)
+    assert h.answers[rejoin].generation_id == 2 and len(h.answers[rejoin].members) == 1
+
+
+def test_a_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout():
+    h = Harness()
+    a, b = h.join_new(), h.join_new()
+    h.join(a), h.join(b)
+    h.sync(a, 1, [(a, b"A"), (b, b"B")]), h.sync(b, 1)
+    c = h.join_new()
+    tc = h.join(c)
+    for t in range(2_000, REBALANCE, 2_000):  # a and b heartbeat but never rejoin
+        h.now = t
+        h.coordinator.heartbeat(G, a, 1, t), h.coordinator.heartbeat(G, b, 1, t)
+        h.tick(t)
+    assert tc not in h.answers
+    h.tick(REBALANCE)
+    assert h.answers[tc].generation_id == 2 and h.answers[tc].leader == c
+    assert [m.member_id for m in h.coordinator.describe(G).members] == [c]
+
+
+def test_leave_group_triggers_a_rebalance_and_an_unknown_member_is_reported():
+    h = Harness()
+    a, b = h.join_new(), h.join_new()
+    h.join(a), h.join(b)
+    h.sync(a, 1, [(a, b"A"), (b, b"B")]), h.sync(b, 1)
+    errors, _ = h.coordinator.leave(G, [(b, None), ("nobody", None)], h.now)
+    assert errors == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
+    assert h.state is GroupState.PREPARING_REBALANCE
+    assert h.answers[h.join(a)].generation_id == 2
+    errors, _ = h.coordinator.leave(G, [(a, None)], h.now)
+    assert h.state is GroupState.EMPTY  # the last member left: an empty group at a new generation
+    assert h.coordinator.group(G).generation_id == 3
+
+
+def test_stale_generations_are_fenced():
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.sync(a, 1, [(a, b"A")])
+    assert h.answers[h.sync(a, 0)].error == ErrorCode.ILLEGAL_GENERATION
+    assert h.coordinator.heartbeat(G, a, 7, h.now) == ErrorCode.ILLEGAL_GENERATION
+    assert h.coordinator.validate_offset_commit(G, a, 0, h.now) == ErrorCode.ILLEGAL_GENERATION
+    assert h.coordinator.validate_offset_commit(G, a, 1, h.now) == ErrorCode.NONE
+    assert h.coordinator.validate_offset_commit(G, "x", 1, h.now) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_simple_consumers_commit_with_generation_minus_one_to_an_empty_or_new_group():
+    h = Harness()
+    assert h.coordinator.validate_offset_commit("simple", "", -1, 0) == ErrorCode.NONE
+    assert [g.group_id for g in h.coordinator.list_groups()] == ["simple"]
+    a = h.join_new()
+    h.join(a)
+    assert h.coordinator.validate_offset_commit(G, "", -1, 0) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_static_member_rejoining_with_a_new_id_keeps_its_assignment_and_fences_the_old_id():
+    h = Harness()
+    a = h.answers[h.join(instance="i-a")].member_id  # alone: generation 1 at once
+    h.sync(a, 1, [(a, b"A")], instance="i-a")
+    tb = h.join(instance="i-b")  # static members skip MEMBER_ID_REQUIRED
+    h.join(a, instance="i-a")
+    b = h.answers[tb].member_id
+    assert h.answers[tb].generation_id == 2
+    sb = h.sync(b, 2, instance="i-b")
+    h.sync(a, 2, [(a, b"A"), (b, b"B")], instance="i-a")
+    assert h.answers[sb].assignment == b"B" and h.state is GroupState.STABLE
+
+    rejoined = h.answers[h.join(instance="i-b")]  # b restarts: no member id, same instance id
+    assert rejoined.error == ErrorCode.NONE and rejoined.generation_id == 2  # no rebalance
+    assert h.state is GroupState.STABLE
+    new_b = rejoined.member_id
+    assert new_b != b
+    assert h.answers[h.sync(new_b, 2, instance="i-b")].assignment == b"B"
+    assert h.coordinator.heartbeat(G, b, 2, h.now, "i-b") == ErrorCode.FENCED_INSTANCE_ID
+    assert h.coordinator.heartbeat(G, a, 2, h.now, "i-a") == ErrorCode.NONE
+
+
+def test_protocols_are_chosen_by_vote_and_inconsistent_ones_are_refused():
+    h = Harness()
+    a = h.join_new(protocols=(("cooperative", b""), ("range", b"")))
+    b = h.join_new(protocols=(("range", b""), ("cooperative", b"")))
+    ta = h.join(a, protocols=(("cooperative", b""), ("range", b"")))
+    h.join(b, protocols=(("range", b""), ("cooperative", b"")))
+    assert h.answers[ta].protocol_name in ("cooperative", "range")
+    refused = h.answers[h.join(protocols=(("sticky", b""),))]
+    assert refused.error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_unknown_member_and_bad_requests():
+    h = Harness()
+    assert h.answers[h.join("ghost")].error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.answers[h.sync("ghost", 1)].error == ErrorCode.UNKNOWN_MEMBER_ID
+    token = next(h._tokens)
+    h._record(h.coordinator.join(JoinRequest("", "", "consumer", (Protocol("r", b""),), SESSION, REBALANCE), 0, token))
+    assert h.answers[token].error == ErrorCode.INVALID_GROUP_ID
+    token = next(h._tokens)
+    h._record(h.coordinator.join(JoinRequest(G, "", "consumer", (Protocol("r", b""),), 10, REBALANCE), 0, token))
+    assert h.answers[token].error == ErrorCode.INVALID_SESSION_TIMEOUT
+
+
+def test_old_clients_join_without_member_id_required():
+    h = Harness()
+    joined = h.answers[h.join(known=False)]
+    assert joined.error == ErrorCode.NONE and joined.member_id
+
+
+def test_a_pending_member_that_never_returns_expires():
+    h = Harness()
+    h.join_new()
+    assert h.coordinator.next_deadline() == SESSION
+    h.tick(SESSION)
+    assert h.coordinator.next_deadline() is None
+
+
+def test_delete_only_empty_groups():
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    assert h.coordinator.delete(G) == ErrorCode.NON_EMPTY_GROUP
+    h.coordinator.leave(G, [(a, None)], 0)
+    assert h.coordinator.delete(G) == ErrorCode.NONE
+    assert h.coordinator.delete(G) == ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.coordinator.describe(G).state is GroupState.DEAD
