@@ -45,6 +45,8 @@ class Adapters:
     cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
     started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
     stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
+    maintain: Callable[[int], None] = lambda now_ms: None  # every second: flush.ms
+    checkpoint: Callable[[], None] = lambda: None  # periodically: flush and write recovery points
 
 
 def wall_clock_ms() -> int:
@@ -83,6 +85,8 @@ def default_adapters(settings: Settings) -> Adapters:
         cluster_id=logdir.meta.cluster_id,
         started=logdir.start,
         stop=stop,
+        maintain=logs.maintain,
+        checkpoint=logs.checkpoint,
         **common,
     )
 

@@ -15,7 +15,7 @@ import trio
 from adapters.kafka.context import BrokerContext
 from adapters.kafka.server import serve
 
-from .bootstrap import advertised_endpoint, bootstrap, default_adapters, limits_from
+from .bootstrap import Adapters, advertised_endpoint, bootstrap, default_adapters, limits_from
 from .config import ConfigError, Settings, load_settings
 
 log = logging.getLogger("trafka")
@@ -58,14 +58,33 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-async def run_broker(settings: Settings, ctx: BrokerContext) -> None:
+async def run_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, ctx)
+        nursery.start_soon(_maintain, settings, ctx, adapters)
         _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
         ctx.advertised = advertised_endpoint(settings, port)
         print(f"trafka listening on {settings.server.host}:{port}", flush=True)
         await ctx.shutting_down.wait()
         log.info("shutting down")
+
+
+async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
+    """Background storage work: flush.ms, recovery-point checkpoints, retention."""
+    storage = settings.storage
+    next_checkpoint = next_retention = adapters.clock_ms()
+    while not ctx.shutting_down.is_set():
+        now = adapters.clock_ms()
+        adapters.maintain(now)
+        if now >= next_checkpoint:
+            adapters.checkpoint()
+            next_checkpoint = now + storage.checkpoint_interval_ms
+        if now >= next_retention:
+            for tp, start in ctx.replicas.enforce_retention(now).items():
+                log.info("retention: %s now starts at offset %d", tp, start)
+            next_retention = now + storage.retention_check_interval_ms
+        with trio.move_on_after(1):
+            await ctx.shutting_down.wait()
 
 
 async def _stop_on_signals(ctx: BrokerContext) -> None:
@@ -90,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2
     try:
-        trio.run(run_broker, settings, ctx)
+        trio.run(run_broker, settings, ctx, adapters)
     except OSError as exc:
         print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {exc}", file=sys.stderr)
         return 1

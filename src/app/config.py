@@ -55,6 +55,8 @@ class StorageSettings:
     kind: Literal["memory", "filesystem"] = "filesystem"
     data_dir: str = "/tmp/trafka-logs"  # like Kafka's default log.dirs=/tmp/kafka-logs
     flush_messages: int | None = None  # overrides every topic's flush.messages; 1 = fsync each batch
+    checkpoint_interval_ms: int = 60000  # flush and write recovery points (log.flush.offset.checkpoint.interval.ms)
+    retention_check_interval_ms: int = 300000  # as Kafka's log.retention.check.interval.ms
 
 
 @attrs.frozen

@@ -7,15 +7,27 @@ topic ids come from a function the composition root passes in (the domain does n
 
 from __future__ import annotations
 
+import enum
 import uuid
 from collections.abc import Callable, Mapping
 
-from .configs import BrokerPolicy, validate_topic_configs
+import attrs
+
+from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, validate_topic_configs
 from .errors import ErrorCode, KafkaError
 from .ports import CatalogStore, LogStore
 from .topics import Topic, TopicPartition, validate_topic_name
 
 MAX_PARTITIONS = 100_000
+
+
+class AlterOp(enum.IntEnum):
+    """IncrementalAlterConfigs' operation types."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
 
 
 class TopicCatalog:
@@ -123,6 +135,47 @@ class TopicCatalog:
         for partition in range(topic.partition_count, count):
             self._logs.create(TopicPartition(name, partition), grown)
         return grown
+
+    def alter_configs(
+        self, name: str, changes: Mapping[str, tuple[AlterOp, str | None]], validate_only: bool = False
+    ) -> Topic:
+        """IncrementalAlterConfigs on a topic: SET, DELETE, APPEND or SUBTRACT (list configs)."""
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        configs = dict(topic.configs)
+        recorded: dict[str, str | None] = {}
+        for config, (op, value) in changes.items():
+            if config not in TOPIC_CONFIG_DEFAULTS:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {config}")
+            current = configs.get(config, TOPIC_CONFIG_DEFAULTS[config][0])
+            if op is AlterOp.DELETE:
+                configs.pop(config, None)
+                recorded[config] = None
+                continue
+            if value is None:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for: {config}")
+            if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+                if TOPIC_CONFIG_DEFAULTS[config][1] is not ConfigType.LIST:
+                    raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config value append is not allowed for config key: {config}")
+                items = [i for i in current.split(",") if i]
+                wanted = [i for i in value.split(",") if i]
+                if op is AlterOp.APPEND:
+                    items += [i for i in wanted if i not in items]
+                else:
+                    items = [i for i in items if i not in wanted]
+                value = ",".join(items)
+            configs[config] = value
+            recorded[config] = value
+        validate_topic_configs({k: v for k, v in recorded.items() if v is not None})
+        altered = attrs.evolve(topic, configs=configs)
+        if validate_only:
+            return altered
+        self._store.configs_changed(altered, recorded)
+        self._remember(altered)
+        for tp in altered.topic_partitions():
+            self._logs.reconfigure(tp, altered)
+        return altered
 
     def delete(self, name: str) -> Topic:
         topic = self._by_name.get(name)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
+from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
@@ -45,6 +46,18 @@ class PartitionLog(Protocol):
     def batch_with_max_timestamp(self) -> bytes | None:
         """The first batch holding the largest timestamp in the log, or None for an empty log."""
 
+    def roll(self) -> None:
+        """Start a new active segment."""
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        """The segments, oldest first; the last is the active one."""
+
+    def delete_segments_before(self, base_offset: int) -> None:
+        """Delete whole segments that end at or before `base_offset`; the log start moves up."""
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: records before `offset` are gone (whole segments below it are deleted)."""
+
 
 class LogStore(Protocol):
     """Where partition logs live."""
@@ -56,6 +69,9 @@ class LogStore(Protocol):
         """The partition's existing log (recovered if need be), or a new one: used at startup."""
 
     def get(self, tp: TopicPartition) -> PartitionLog | None: ...
+
+    def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
+        """The topic's configs changed (segment size, flush policy)."""
 
     def delete(self, tp: TopicPartition) -> None: ...
 
@@ -70,6 +86,9 @@ class CatalogStore(Protocol):
     def partitions_added(self, topic: Topic, first_new_partition: int) -> None: ...
 
     def topic_deleted(self, topic: Topic) -> None: ...
+
+    def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
+        """Topic config overrides set (a value) or removed (None)."""
 
 
 class OffsetStore(Protocol):

@@ -11,10 +11,11 @@ import attrs
 
 from .batch import Checksum, assign_offsets, validate_batches
 from .catalog import TopicCatalog
-from .configs import BrokerPolicy
+from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
 from .records import Decompress, record_timestamps
+from .retention import retention_cut
 from .topics import TopicPartition
 
 LEADER_EPOCH = 0
@@ -118,6 +119,36 @@ class ReplicaManager:
         if log is None:
             return None
         return log.log_start_offset, log.log_end_offset
+
+    def delete_records(self, tp: TopicPartition, offset: int) -> OffsetResult:
+        """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark)."""
+        log = self._log(tp)
+        if log is None:
+            return OffsetResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if offset == -1:
+            offset = log.log_end_offset
+        if offset < 0 or offset > log.log_end_offset:
+            return OffsetResult(ErrorCode.OFFSET_OUT_OF_RANGE)
+        log.advance_log_start_offset(offset)
+        return OffsetResult(offset=log.log_start_offset)
+
+    def enforce_retention(self, now_ms: int) -> dict[TopicPartition, int]:
+        """Delete whole segments past retention.ms / retention.bytes; the new log start per partition."""
+        moved = {}
+        for topic in self._catalog.topics():
+            retention_ms = int(topic.configs.get("retention.ms", TOPIC_CONFIG_DEFAULTS["retention.ms"][0]))
+            retention_bytes = int(topic.configs.get("retention.bytes", TOPIC_CONFIG_DEFAULTS["retention.bytes"][0]))
+            if "delete" not in topic.configs.get("cleanup.policy", "delete"):
+                continue
+            for tp in topic.topic_partitions():
+                log = self._logs.get(tp)
+                if log is None:
+                    continue
+                cut = retention_cut(log.segment_infos(), retention_ms, retention_bytes, now_ms)
+                if cut is not None:
+                    log.delete_segments_before(cut)
+                    moved[tp] = log.log_start_offset
+        return moved
 
     def list_offset(self, tp: TopicPartition, timestamp: int) -> OffsetResult:
         log = self._log(tp)

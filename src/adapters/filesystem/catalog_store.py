@@ -8,6 +8,7 @@ the catalog is rebuilt by replaying the log, including one Kafka wrote.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 
 from domain.topics import Topic
 
@@ -85,6 +86,16 @@ class FileCatalogStore:
     def partitions_added(self, topic: Topic, first_new_partition: int) -> None:
         self._log.append(
             [(None, self._partition_record(topic, p)) for p in range(first_new_partition, topic.partition_count)]
+        )
+
+    def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
+        self._log.append(
+            [
+                (None, encode_metadata_record(
+                    ConfigRecord(version=0, resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=k, value=v), 0
+                ))
+                for k, v in sorted(changes.items())
+            ]
         )
 
     def topic_deleted(self, topic: Topic) -> None:

@@ -30,6 +30,7 @@ def log_config(configs: Mapping[str, str], flush_messages: int | None = None) ->
         segment_ms=value("segment.ms"),
         index_interval_bytes=value("index.interval.bytes"),
         flush_messages=value("flush.messages") if flush_messages is None else flush_messages,
+        flush_ms=value("flush.ms"),
     )
 
 
@@ -55,6 +56,7 @@ class FileLogStore:
         partition_log = FilePartitionLog(
             path, log_config(configs, self._flush_messages), self._checksum, self._clock_ms,
             log_start_offset=self._log_starts.get(tp, 0),
+            on_log_start_moved=self._write_log_starts,
         )
         partition_log.open(self._recovery_points.get(tp))
         if partition_log.truncated_bytes:
@@ -81,7 +83,12 @@ class FileLogStore:
     def get(self, tp: TopicPartition) -> FilePartitionLog | None:
         return self._logs.get(tp)
 
+    def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
+        if tp in self._logs:
+            self._logs[tp].reconfigure(log_config(topic.configs, self._flush_messages))
+
     def delete(self, tp: TopicPartition) -> None:
+        self._log_starts.pop(tp, None)
         partition_log = self._logs.pop(tp, None)
         if partition_log is not None:
             partition_log.close()
@@ -90,6 +97,15 @@ class FileLogStore:
     def logs(self) -> Mapping[TopicPartition, FilePartitionLog]:
         return dict(self._logs)
 
+    def maintain(self, now_ms: int) -> None:
+        for partition_log in self._logs.values():
+            partition_log.flush_if_due(now_ms)
+
+    def _write_log_starts(self) -> None:
+        starts = dict(self._log_starts)
+        starts.update({tp: pl.log_start_offset for tp, pl in self._logs.items()})
+        self.logdir.write_checkpoint(LOG_START_CHECKPOINT, starts)
+
     def checkpoint(self) -> None:
         """Flush every log and record how far each is durable, and where each starts."""
         for partition_log in self._logs.values():
@@ -97,9 +113,7 @@ class FileLogStore:
         self.logdir.write_checkpoint(
             RECOVERY_POINT_CHECKPOINT, {tp: pl.log_end_offset for tp, pl in self._logs.items()}
         )
-        self.logdir.write_checkpoint(
-            LOG_START_CHECKPOINT, {tp: pl.log_start_offset for tp, pl in self._logs.items()}
-        )
+        self._write_log_starts()
 
     def close(self) -> None:
         self.checkpoint()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import attrs
 
 from domain.batch import BatchHeader
+from domain.retention import SegmentInfo
 
 from .segment import Segment
 
@@ -28,6 +29,7 @@ class LogConfig:
     segment_ms: int = 604800000
     index_interval_bytes: int = 4096
     flush_messages: int = 2**63 - 1
+    flush_ms: int = 2**63 - 1
 
 
 def write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
@@ -58,6 +60,7 @@ class FilePartitionLog:
         checksum: Callable[[memoryview], int],
         clock_ms: Callable[[], int],
         log_start_offset: int = 0,
+        on_log_start_moved: Callable[[], None] = lambda: None,
     ) -> None:
         self.directory = directory
         self.config = config
@@ -65,7 +68,9 @@ class FilePartitionLog:
         self._clock_ms = clock_ms
         self._segments: list[Segment] = []
         self._log_start_offset = log_start_offset
+        self._on_log_start_moved = on_log_start_moved
         self._unflushed_messages = 0
+        self._last_flush_ms = clock_ms()
         self.truncated_bytes = 0
 
     # -- opening -----------------------------------------------------------------------------------
@@ -128,6 +133,8 @@ class FilePartitionLog:
 
     def roll(self) -> Segment:
         active = self._segments[-1]
+        if active.size == 0:
+            return active
         active.seal()
         active.flush()
         segment = Segment(self.directory, active.next_offset, self.config.index_interval_bytes)
@@ -147,12 +154,15 @@ class FilePartitionLog:
 
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
         started = False
-        for segment in self._segments:
+        for segment in self._segments[self._segment_for(self._log_start_offset) :]:
             if not started and segment.max_timestamp < timestamp:
                 continue
             start = 0 if started else segment.position_for_timestamp(timestamp)
             for _, batch in segment.batches(start):
-                if not started and BatchHeader.parse(batch).max_timestamp < timestamp:
+                header = BatchHeader.parse(batch)
+                if header.last_offset < self._log_start_offset:
+                    continue
+                if not started and header.max_timestamp < timestamp:
                     continue
                 started = True
                 yield batch
@@ -174,20 +184,39 @@ class FilePartitionLog:
     def flush(self) -> None:
         self._segments[-1].flush()
         self._unflushed_messages = 0
+        self._last_flush_ms = self._clock_ms()
+
+    def flush_if_due(self, now_ms: int) -> None:
+        """flush.ms: fsync if unflushed messages are older than that."""
+        if self._unflushed_messages and now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
 
     @property
     def segments(self) -> list[Segment]:
         return list(self._segments)
 
+    def segment_infos(self) -> list[SegmentInfo]:
+        return [SegmentInfo(s.base_offset, s.next_offset, s.size, s.max_timestamp) for s in self._segments]
+
+    def reconfigure(self, config: LogConfig) -> None:
+        self.config = config
+
     def delete_segments_before(self, base_offset: int) -> None:
         """Drop whole segments that end at or before `base_offset` (never the active one)."""
+        before = self._log_start_offset
         while len(self._segments) > 1 and self._segments[1].base_offset <= base_offset:
             self._segments.pop(0).delete()
         self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
+        if self._log_start_offset != before:
+            self._on_log_start_moved()
 
     def advance_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords; the new start is checkpointed before this returns, so it survives a crash."""
+        before = self._log_start_offset
         self._log_start_offset = max(self._log_start_offset, min(offset, self.log_end_offset))
         self.delete_segments_before(self._log_start_offset)
+        if self._log_start_offset != before:
+            self._on_log_start_moved()
 
     def close(self) -> None:
         for segment in self._segments:

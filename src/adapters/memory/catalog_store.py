@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from domain.topics import Topic
 
@@ -22,3 +22,6 @@ class MemoryCatalogStore:
 
     def topic_deleted(self, topic: Topic) -> None:
         self._topics.pop(topic.name, None)
+
+    def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
+        self._topics[topic.name] = topic

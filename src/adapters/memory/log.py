@@ -1,7 +1,8 @@
 """Partition logs held in memory: one bytes object per batch, indexed by last offset.
 
 Reads binary-search the batch that contains the fetch offset and join whole batches; nothing looks
-inside a batch.
+inside a batch. Segments are kept as boundaries in the batch list, rolled at `segment.bytes`, so
+retention deletes the same whole segments the filesystem store deletes.
 """
 
 from __future__ import annotations
@@ -10,14 +11,23 @@ import bisect
 from collections.abc import Iterator, Sequence
 
 from domain.batch import BatchHeader
+from domain.configs import TOPIC_CONFIG_DEFAULTS
+from domain.retention import SegmentInfo
 from domain.topics import Topic, TopicPartition
 
 
+def _segment_bytes(topic: Topic) -> int:
+    return int(topic.configs.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0]))
+
+
 class MemoryPartitionLog:
-    def __init__(self) -> None:
+    def __init__(self, segment_bytes: int = 1 << 30) -> None:
+        self.segment_bytes = segment_bytes
         self._batches: list[bytes] = []
         self._last_offsets: list[int] = []
         self._max_timestamps: list[int] = []
+        self._segment_starts: list[int] = [0]  # index into _batches where each segment begins
+        self._segment_bases: list[int] = [0]  # base offset of each segment
         self._log_start_offset = 0
         self._log_end_offset = 0
 
@@ -34,6 +44,9 @@ class MemoryPartitionLog:
             raise ValueError(
                 f"append at offset {headers[0].base_offset} but the log ends at {self._log_end_offset}"
             )
+        active_size = sum(len(b) for b in self._batches[self._segment_starts[-1] :])
+        if active_size and active_size + len(batches) > self.segment_bytes:
+            self.roll()
         view = memoryview(batches)
         pos = 0
         for header in headers:
@@ -47,10 +60,12 @@ class MemoryPartitionLog:
         return bisect.bisect_left(self._last_offsets, offset)
 
     def read(self, offset: int, max_bytes: int, min_one_batch: bool) -> bytes:
+        """Whole batches from the one holding `offset`, within one segment (as Kafka reads)."""
         index = self._first_batch_at(offset)
+        segment_end = next((s for s in self._segment_starts if s > index), len(self._batches))
         chosen: list[bytes] = []
         size = 0
-        for batch in self._batches[index:]:
+        for batch in self._batches[index:segment_end]:
             if size + len(batch) > max_bytes and (chosen or not min_one_batch):
                 break
             chosen.append(batch)
@@ -58,8 +73,7 @@ class MemoryPartitionLog:
         return b"".join(chosen)
 
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
-        start = self._first_batch_at(self._log_start_offset)
-        for index in range(start, len(self._batches)):
+        for index in range(self._first_batch_at(self._log_start_offset), len(self._batches)):
             if self._max_timestamps[index] >= timestamp:
                 yield from self._batches[index:]
                 return
@@ -72,13 +86,49 @@ class MemoryPartitionLog:
         return self._batches[best]
 
 
+    def roll(self) -> None:
+        if len(self._batches) > self._segment_starts[-1]:
+            self._segment_starts.append(len(self._batches))
+            self._segment_bases.append(self._log_end_offset)
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        infos = []
+        bounds = self._segment_starts + [len(self._batches)]
+        for i, base in enumerate(self._segment_bases):
+            start, end = bounds[i], bounds[i + 1]
+            next_offset = self._segment_bases[i + 1] if i + 1 < len(self._segment_bases) else self._log_end_offset
+            infos.append(
+                SegmentInfo(
+                    base, next_offset, sum(len(b) for b in self._batches[start:end]),
+                    max(self._max_timestamps[start:end], default=-1),
+                )
+            )
+        return infos
+
+    def delete_segments_before(self, base_offset: int) -> None:
+        while len(self._segment_bases) > 1 and self._segment_bases[1] <= base_offset:
+            cut = self._segment_starts[1]
+            del self._batches[:cut], self._last_offsets[:cut], self._max_timestamps[:cut]
+            self._segment_starts = [s - cut for s in self._segment_starts[1:]]
+            self._segment_bases.pop(0)
+        self._log_start_offset = max(self._log_start_offset, self._segment_bases[0])
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        self._log_start_offset = max(self._log_start_offset, min(offset, self._log_end_offset))
+        self.delete_segments_before(self._log_start_offset)
+
+
 class MemoryLogStore:
     def __init__(self) -> None:
         self._logs: dict[TopicPartition, MemoryPartitionLog] = {}
 
     def create(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
-        log = self._logs[tp] = MemoryPartitionLog()
+        log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic))
         return log
+
+    def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
+        if tp in self._logs:
+            self._logs[tp].segment_bytes = _segment_bytes(topic)
 
     def open(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
         return self._logs.get(tp) or self.create(tp, topic)

@@ -1,0 +1,41 @@
+"""Which whole segments retention deletes, by Kafka's rules (LogManager / UnifiedLog.deleteOldSegments).
+
+Time: from the oldest segment on, every segment whose largest timestamp is older than
+`now - retention.ms`. Size: from the oldest on, segments while the log stays at or above
+`retention.bytes` without them. The active (last) segment is never deleted. -1 disables either rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+
+@attrs.frozen
+class SegmentInfo:
+    base_offset: int
+    next_offset: int
+    size: int
+    max_timestamp: int
+
+
+def retention_cut(
+    segments: Sequence[SegmentInfo], retention_ms: int, retention_bytes: int, now_ms: int
+) -> int | None:
+    """The base offset of the first segment to keep, or None when nothing is to be deleted."""
+    closed = list(segments[:-1])
+    doomed = 0
+    if retention_ms >= 0:
+        while doomed < len(closed) and closed[doomed].max_timestamp < now_ms - retention_ms:
+            doomed += 1
+    if retention_bytes >= 0:
+        excess = sum(s.size for s in segments) - retention_bytes
+        by_size = 0
+        while by_size < len(closed) and excess - closed[by_size].size >= 0:
+            excess -= closed[by_size].size
+            by_size += 1
+        doomed = max(doomed, by_size)
+    if doomed == 0:
+        return None
+    return segments[doomed].base_offset
