@@ -13,14 +13,17 @@ def make_batch(
     records: Sequence[Record],
     compression: int = 0,
     headers: Sequence[tuple[str, bytes]] = (),
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
 ) -> bytes:
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=compression,
         is_transactional=False,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
         batch_size=1 << 24,
     )
     for delta, (timestamp, key, value) in enumerate(records):

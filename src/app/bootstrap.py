@@ -25,6 +25,7 @@ from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
 from domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from domain.ports import CatalogStore, LogStore, OffsetStore
+from domain.producers import ProducerIdAllocator
 from domain.records import Decompress
 from domain.topics import TopicPartition
 from domain.replica_manager import ReplicaManager
@@ -141,6 +142,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         policy=policy,
         registry=build_registry(),
         groups=GroupRuntime(coordinator, offsets, adapters.clock_ms),
+        producer_ids=ProducerIdAllocator(
+            adapters.catalog_store.next_producer_id(),
+            lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
+        ),
         clock_ms=adapters.clock_ms,
         advertised=advertised_endpoint(settings, settings.server.port),
     )

@@ -46,6 +46,9 @@ class PartitionLog(Protocol):
     def batch_with_max_timestamp(self) -> bytes | None:
         """The first batch holding the largest timestamp in the log, or None for an empty log."""
 
+    def batch_headers(self) -> Iterator[BatchHeader]:
+        """Every batch's header from the log start, in offset order (producer state is rebuilt from them)."""
+
     def roll(self) -> None:
         """Start a new active segment."""
 
@@ -89,6 +92,12 @@ class CatalogStore(Protocol):
 
     def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
         """Topic config overrides set (a value) or removed (None)."""
+
+    def next_producer_id(self) -> int:
+        """The first producer id not yet reserved (0 on a new cluster)."""
+
+    def producer_ids_reserved(self, next_producer_id: int) -> None:
+        """Ids below `next_producer_id` are handed out; durable before it returns."""
 
 
 class OffsetStore(Protocol):

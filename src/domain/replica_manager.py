@@ -14,6 +14,7 @@ from .catalog import TopicCatalog
 from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
+from .producers import PartitionProducerState
 from .records import Decompress, record_timestamps
 from .retention import retention_cut
 from .topics import TopicPartition
@@ -64,6 +65,19 @@ class ReplicaManager:
         self._policy = policy
         self._checksum = checksum
         self._decompress = decompress
+        self._producer_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState]] = {}
+
+    def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
+        """The partition's idempotent producers, rebuilt from batch headers the first time."""
+        cached = self._producer_states.get(tp)
+        if cached is not None and cached[0] is log:
+            return cached[1]
+        state = PartitionProducerState()
+        for header in log.batch_headers():
+            if header.producer_id >= 0 and not header.is_control:
+                state.record(header)
+        self._producer_states[tp] = (log, state)
+        return state
 
     def _log(self, tp: TopicPartition) -> PartitionLog | None:
         if not self._catalog.has_partition(tp):
@@ -89,12 +103,28 @@ class ReplicaManager:
             )
         except KafkaError as error:
             return ProduceResult(error.code, message=error.message)
+        idempotent = batches.headers[0][1].producer_id >= 0
+        if idempotent:
+            if len(batches.headers) != 1:
+                return ProduceResult(
+                    ErrorCode.INVALID_RECORD, message="an idempotent produce carries one batch per partition"
+                )
+            try:
+                duplicate = self._producer_state(tp, log).check(batches.headers[0][1])
+            except KafkaError as error:
+                return ProduceResult(error.code, message=error.message)
+            if duplicate is not None:  # a retry of a batch already appended: its original offsets
+                return ProduceResult(
+                    ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
+                )
         log_append = configs.get("message.timestamp.type") == "LogAppendTime"
         base_offset = log.log_end_offset
         headers = assign_offsets(
             batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
         )
         log.append(batches.buffer, headers)
+        if idempotent:
+            self._producer_state(tp, log).record(headers[0])
         return ProduceResult(
             ErrorCode.NONE,
             base_offset=base_offset,

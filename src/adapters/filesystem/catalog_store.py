@@ -17,6 +17,7 @@ from .records import (
     ConfigRecord,
     FeatureLevelRecord,
     PartitionRecord,
+    ProducerIdsRecord,
     RemoveTopicRecord,
     TopicRecord,
     decode_metadata_record,
@@ -32,6 +33,7 @@ class FileCatalogStore:
         self._log = metadata_log
         self._node_id = node_id
         self._directory_id = directory_id
+        self._next_producer_id = 0
         if metadata_log.log.log_end_offset == 0:
             feature = FeatureLevelRecord(version=0, name="metadata.version", feature_level=METADATA_VERSION_LEVEL)
             self._log.append([(None, encode_metadata_record(feature, 0))])
@@ -53,6 +55,8 @@ class FileCatalogStore:
             elif isinstance(record, RemoveTopicRecord) and record.topic_id in names:
                 configs.pop(names.pop(record.topic_id), None)
                 partitions.pop(record.topic_id, None)
+            elif isinstance(record, ProducerIdsRecord):
+                self._next_producer_id = max(self._next_producer_id, record.next_producer_id)
             elif isinstance(record, ConfigRecord) and record.resource_type == TOPIC_RESOURCE:
                 topic_configs = configs.setdefault(record.resource_name, {})
                 if record.value is None:
@@ -97,6 +101,14 @@ class FileCatalogStore:
                 for k, v in sorted(changes.items())
             ]
         )
+
+    def next_producer_id(self) -> int:
+        return self._next_producer_id
+
+    def producer_ids_reserved(self, next_producer_id: int) -> None:
+        record = ProducerIdsRecord(version=0, broker_id=self._node_id, broker_epoch=0, next_producer_id=next_producer_id)
+        self._log.append([(None, encode_metadata_record(record, 0))])
+        self._next_producer_id = next_producer_id
 
     def topic_deleted(self, topic: Topic) -> None:
         self._log.append([(None, encode_metadata_record(RemoveTopicRecord(version=0, topic_id=topic.topic_id), 0))])

@@ -167,6 +167,12 @@ class FilePartitionLog:
                 started = True
                 yield batch
 
+    def batch_headers(self) -> Iterator[BatchHeader]:
+        for segment in self._segments[self._segment_for(self._log_start_offset) :]:
+            for _, header in segment.headers():
+                if header.last_offset >= self._log_start_offset:
+                    yield header
+
     def batch_with_max_timestamp(self) -> bytes | None:
         best = None
         for segment in self._segments:

@@ -21,12 +21,16 @@ class PartitionRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class RemoveTopicRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class FeatureLevelRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class ConfigRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class ProducerIdsRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class OffsetCommitKey(ApiData, load_json=schemas): pass  # noqa: E701
 class OffsetCommitValue(ApiData, load_json=schemas): pass  # noqa: E701
 
 
 # KRaft record types (Kafka's MetadataRecordType)
-METADATA_TYPES = {2: TopicRecord, 3: PartitionRecord, 4: ConfigRecord, 9: RemoveTopicRecord, 12: FeatureLevelRecord}
+METADATA_TYPES = {
+    2: TopicRecord, 3: PartitionRecord, 4: ConfigRecord, 9: RemoveTopicRecord, 12: FeatureLevelRecord,
+    15: ProducerIdsRecord,
+}
 TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
 FRAME_VERSION = 1
 

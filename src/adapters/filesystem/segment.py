@@ -225,6 +225,10 @@ class Segment:
             end += size
         return chunk[:end]
 
+    def headers(self) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each batch, reading headers only."""
+        return self._scan(0)
+
     def batches(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of each batch from `start`."""
         for pos, header in self._scan(start):

@@ -13,6 +13,7 @@ import trio
 
 from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
+from domain.producers import ProducerIdAllocator
 from domain.replica_manager import ReplicaManager
 
 from .groups import GroupRuntime
@@ -53,6 +54,7 @@ class BrokerContext:
     policy: BrokerPolicy
     registry: HandlerRegistry
     groups: GroupRuntime
+    producer_ids: ProducerIdAllocator
     clock_ms: Callable[[], int]
     advertised: Endpoint = Endpoint("localhost", 9092)
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

@@ -10,6 +10,13 @@ from domain.topics import Topic
 class MemoryCatalogStore:
     def __init__(self, topics: Iterable[Topic] = ()) -> None:
         self._topics: dict[str, Topic] = {t.name: t for t in topics}
+        self._next_producer_id = 0
+
+    def next_producer_id(self) -> int:
+        return self._next_producer_id
+
+    def producer_ids_reserved(self, next_producer_id: int) -> None:
+        self._next_producer_id = next_producer_id
 
     def load(self) -> list[Topic]:
         return list(self._topics.values())

@@ -86,6 +86,10 @@ class MemoryPartitionLog:
         return self._batches[best]
 
 
+    def batch_headers(self) -> Iterator[BatchHeader]:
+        for batch in self._batches[self._first_batch_at(self._log_start_offset) :]:
+            yield BatchHeader.parse(batch)
+
     def roll(self) -> None:
         if len(self._batches) > self._segment_starts[-1]:
             self._segment_starts.append(len(self._batches))

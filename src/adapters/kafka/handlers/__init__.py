@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from ..registry import HandlerRegistry
-from . import alter, api_versions, describe, fetch, groups, list_offsets, metadata, offsets, produce, topics_admin
+from . import (
+    alter, api_versions, describe, fetch, groups, init_producer_id, list_offsets, metadata, offsets, produce, topics_admin,
+)
 
-MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe, alter, groups, offsets)
+MODULES = (
+    api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe, alter, groups, offsets, init_producer_id,
+)
 
 
 def build_registry() -> HandlerRegistry:

@@ -1,0 +1,128 @@
+"""Idempotent producers: per-partition sequence tracking, as Kafka's ProducerStateManager does it.
+
+For each producer id a partition keeps its epoch and the sequence and offset ranges of its last five
+batches. A batch whose sequences match one of them is a duplicate (a retry): it is answered with the
+original offsets and not appended again. A batch must otherwise continue the sequence (wrapping at
+2^31 - 1 to 0), or it gets OUT_OF_ORDER_SEQUENCE_NUMBER; an epoch older than the known one gets
+INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0. All of this reads batch headers only.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import attrs
+
+from .batch import BatchHeader
+from .errors import ErrorCode, KafkaError
+
+NO_PRODUCER_ID = -1
+MAX_SEQUENCE = 2**31 - 1
+BATCHES_KEPT = 5
+
+
+def next_sequence(sequence: int, increment: int = 1) -> int:
+    """Sequence arithmetic that wraps past 2^31 - 1 to 0, as Kafka's DefaultRecordBatch does."""
+    if sequence > MAX_SEQUENCE - increment:
+        return increment - (MAX_SEQUENCE - sequence) - 1
+    return sequence + increment
+
+
+@attrs.frozen
+class BatchMetadata:
+    first_sequence: int
+    last_sequence: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+@attrs.define
+class ProducerEntry:
+    producer_id: int
+    epoch: int
+    batches: deque[BatchMetadata] = attrs.field(factory=lambda: deque(maxlen=BATCHES_KEPT))
+
+    @property
+    def last_sequence(self) -> int | None:
+        return self.batches[-1].last_sequence if self.batches else None
+
+    def duplicate_of(self, first_sequence: int, last_sequence: int) -> BatchMetadata | None:
+        for batch in self.batches:
+            if batch.first_sequence == first_sequence and batch.last_sequence == last_sequence:
+                return batch
+        return None
+
+
+def batch_last_sequence(header: BatchHeader) -> int:
+    return next_sequence(header.base_sequence, header.last_offset_delta)
+
+
+class PartitionProducerState:
+    """The producers of one partition, rebuilt from batch headers and kept as batches are appended."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def check(self, header: BatchHeader) -> BatchMetadata | None:
+        """Validate an idempotent batch before appending: the original batch if it is a duplicate.
+
+        Raises KafkaError with INVALID_PRODUCER_EPOCH or OUT_OF_ORDER_SEQUENCE_NUMBER.
+        """
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            return None
+        if header.producer_epoch < entry.epoch:
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch {header.producer_epoch} of producer {header.producer_id} is older than {entry.epoch}",
+            )
+        if header.producer_epoch > entry.epoch:
+            if header.base_sequence != 0:
+                raise KafkaError(
+                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"New epoch {header.producer_epoch} must start at sequence 0, not {header.base_sequence}",
+                )
+            return None
+        duplicate = entry.duplicate_of(header.base_sequence, batch_last_sequence(header))
+        if duplicate is not None:
+            return duplicate
+        last = entry.last_sequence
+        if last is not None and header.base_sequence != next_sequence(last):
+            raise KafkaError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {header.producer_id}: "
+                f"{header.base_sequence} (incoming seq) after {last} (current end sequence)",
+            )
+        return None
+
+    def record(self, header: BatchHeader) -> None:
+        """Remember an appended (offset-assigned) batch of an idempotent producer."""
+        entry = self.producers.get(header.producer_id)
+        if entry is None or header.producer_epoch != entry.epoch:
+            entry = self.producers[header.producer_id] = ProducerEntry(header.producer_id, header.producer_epoch)
+        entry.batches.append(
+            BatchMetadata(
+                header.base_sequence, batch_last_sequence(header), header.base_offset, header.last_offset,
+                header.max_timestamp,
+            )
+        )
+
+
+class ProducerIdAllocator:
+    """Hands out producer ids from blocks the catalog store reserves durably (Kafka's ProducerIdsRecord)."""
+
+    BLOCK = 1000
+
+    def __init__(self, next_block_start: int, reserve) -> None:
+        self._next = next_block_start
+        self._end = next_block_start
+        self._reserve = reserve  # (first id of the new block, block end) -> None, must be durable
+
+    def allocate(self) -> int:
+        if self._next >= self._end:
+            self._end = self._next + self.BLOCK
+            self._reserve(self._next, self._end)
+        allocated = self._next
+        self._next += 1
+        return allocated

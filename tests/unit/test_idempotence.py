@@ -1,0 +1,105 @@
+"""Idempotent producers: duplicates answered with their original offsets, gaps and stale epochs refused."""
+
+from __future__ import annotations
+
+import crc32c
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.compression import decompress
+from domain.errors import ErrorCode
+from domain.producers import MAX_SEQUENCE, ProducerIdAllocator, next_sequence
+from domain.replica_manager import ReplicaManager
+from domain.topics import TopicPartition
+from tests.batches import make_batch, read_batches
+
+from .conftest import Cluster
+
+TP = TopicPartition("t", 0)
+NOW = 1_700_000_000_000
+
+
+def send(cluster: Cluster, sequence: int, count: int = 2, epoch: int = 0, pid: int = 7):
+    records = [(NOW, None, b"%d" % (sequence + i)) for i in range(count)]
+    batch = make_batch(records, producer_id=pid, producer_epoch=epoch, base_sequence=sequence)
+    return cluster.replicas.produce(TP, batch, NOW)
+
+
+def fresh() -> Cluster:
+    cluster = Cluster()
+    cluster.catalog.create("t", 1, 1)
+    return cluster
+
+
+def test_a_retried_batch_gets_its_original_offsets_and_is_not_appended_again():
+    cluster = fresh()
+    assert send(cluster, 0).base_offset == 0
+    assert send(cluster, 2).base_offset == 2
+    retry = send(cluster, 0)
+    assert (retry.error, retry.base_offset) == (ErrorCode.NONE, 0)
+    assert cluster.replicas.watermarks(TP) == (0, 4)
+
+
+def test_a_gap_is_out_of_order_and_a_stale_epoch_is_invalid():
+    cluster = fresh()
+    send(cluster, 0)
+    assert send(cluster, 5).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert send(cluster, 0, epoch=1).error == ErrorCode.NONE  # a new epoch starts at 0
+    assert send(cluster, 2, epoch=0).error == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert send(cluster, 3, epoch=2).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert cluster.replicas.watermarks(TP) == (0, 4)
+
+
+def test_only_the_last_five_batches_are_remembered():
+    cluster = fresh()
+    for i in range(7):
+        send(cluster, 2 * i)
+    assert send(cluster, 4).base_offset == 4  # still among the last five
+    assert send(cluster, 0).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER  # forgotten
+
+
+def test_sequences_wrap_at_int32_max():
+    assert next_sequence(MAX_SEQUENCE) == 0
+    assert next_sequence(MAX_SEQUENCE - 1, 3) == 1
+    cluster = fresh()
+    assert send(cluster, MAX_SEQUENCE - 1, count=2).error == ErrorCode.NONE
+    assert send(cluster, 0, count=1).error == ErrorCode.NONE
+
+
+def test_producer_state_is_rebuilt_from_the_log():
+    cluster = fresh()
+    send(cluster, 0)
+    send(cluster, 2)
+    # A new ReplicaManager over the same logs knows nothing until it reads the batch headers back.
+    restarted = ReplicaManager(cluster.catalog, cluster.logs, cluster.policy, crc32c.crc32c, decompress)
+    retry = make_batch([(NOW, None, b"2"), (NOW, None, b"3")], producer_id=7, producer_epoch=0, base_sequence=2)
+    assert restarted.produce(TP, retry, NOW).base_offset == 2
+    assert restarted.watermarks(TP) == (0, 4)
+
+
+def test_producer_ids_come_from_durably_reserved_blocks():
+    reserved = []
+    allocator = ProducerIdAllocator(2000, lambda start, end: reserved.append((start, end)))
+    ids = [allocator.allocate() for _ in range(1001)]
+    assert ids[0] == 2000 and ids[-1] == 3000 and len(set(ids)) == 1001
+    assert reserved == [(2000, 3000), (3000, 4000)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 4)), min_size=1, max_size=40))
+def test_no_batch_is_ever_appended_twice(actions):
+    """Each step either sends the next batch or retries one of the last five sent."""
+    cluster = fresh()
+    sent: list[int] = []
+    next_seq = 0
+    for is_retry, back in actions:
+        if is_retry and sent:
+            sequence = sent[-1 - min(back, len(sent) - 1, 4)]
+            send(cluster, sequence)
+        else:
+            assert send(cluster, next_seq).error == ErrorCode.NONE
+            sent.append(next_seq)
+            next_seq += 2
+    records = read_batches(cluster.replicas.fetch(TP, 0, 1 << 30, True).records)
+    values = [m.value for b in records for m in list(b)]
+    assert values == [b"%d" % i for i in range(next_seq)]
