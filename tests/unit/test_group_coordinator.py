@@ -263,3 +263,21 @@ def test_delete_only_empty_groups():
     assert h.coordinator.delete(G) == ErrorCode.NONE
     assert h.coordinator.delete(G) == ErrorCode.GROUP_ID_NOT_FOUND
     assert h.coordinator.describe(G).state is GroupState.DEAD
+
+
+def test_requests_without_an_instance_id_are_not_fenced_for_static_members():
+    """Heartbeat v0-2 and old SyncGroup versions cannot carry group.instance.id (aiokafka sends them)."""
+    h = Harness()
+    a = h.answers[h.join(instance="i-a")].member_id
+    assert h.answers[h.sync(a, 1, [(a, b"A")])].assignment == b"A"
+    assert h.coordinator.heartbeat(G, a, 1, h.now) == ErrorCode.NONE
+    assert h.coordinator.heartbeat(G, a, 1, h.now, "i-other") == ErrorCode.FENCED_INSTANCE_ID
+
+
+def test_an_emptied_group_keeps_its_protocol_type():
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.coordinator.leave(G, [(a, None)], h.now)
+    assert h.coordinator.list_groups()[0].protocol_type == "consumer"
+    assert h.coordinator.describe(G).protocol_type == "consumer"

@@ -130,7 +130,7 @@ class GroupCoordinator:
             return fail(ErrorCode.FENCED_INSTANCE_ID)
         if member is None:
             return fail(ErrorCode.UNKNOWN_MEMBER_ID)
-        if member.group_instance_id != instance_id:
+        if instance_id is not None and member.group_instance_id != instance_id:
             return fail(ErrorCode.FENCED_INSTANCE_ID)
         return self._join_known_member(group, member, request, now, token)
 
@@ -243,9 +243,8 @@ class GroupCoordinator:
         group.rebalance_deadline_ms = None
         group.initial_join_limit_ms = None
         group.generation_id += 1
-        if not group.members:
+        if not group.members:  # the protocol type stays: an emptied consumer group is still one
             group.protocol_name = None
-            group.protocol_type = None
             group.leader_id = None
             self._transition(group, GroupEvent.JOIN_COMPLETED_EMPTY)
             return []
@@ -315,7 +314,7 @@ class GroupCoordinator:
         member = group.members.get(request.member_id) if group else None
         if group is None or member is None:
             return answer(ErrorCode.UNKNOWN_MEMBER_ID)
-        if member.group_instance_id != request.group_instance_id:
+        if request.group_instance_id is not None and member.group_instance_id != request.group_instance_id:
             return answer(ErrorCode.FENCED_INSTANCE_ID)
         if request.generation_id != group.generation_id:
             return answer(ErrorCode.ILLEGAL_GENERATION)
@@ -363,7 +362,8 @@ class GroupCoordinator:
             if group is not None and group_instance_id is not None and group_instance_id in group.static_members:
                 return ErrorCode.FENCED_INSTANCE_ID
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if member.group_instance_id != group_instance_id:
+        # Kafka checks the instance id only when the request carries one (Heartbeat v0-2 cannot).
+        if group_instance_id is not None and member.group_instance_id != group_instance_id:
             return ErrorCode.FENCED_INSTANCE_ID
         if generation_id != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
