@@ -75,6 +75,10 @@ def default_adapters(settings: Settings) -> Adapters:
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
     offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
 
+    def started() -> None:
+        logs.remove_stray()
+        logdir.start()
+
     def stop() -> None:
         logs.close()
         logdir.mark_clean_shutdown()
@@ -84,7 +88,7 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id),
         offset_store=FileOffsetStore(offsets),
         cluster_id=logdir.meta.cluster_id,
-        started=logdir.start,
+        started=started,
         stop=stop,
         maintain=logs.maintain,
         checkpoint=logs.checkpoint,

@@ -10,11 +10,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
+from .control import AbortedTxn
 from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
     from .groups.offsets import CommittedOffset
+    from .transactions.coordinator import TxnMetadata
 
 
 class PartitionLog(Protocol):
@@ -48,6 +50,12 @@ class PartitionLog(Protocol):
 
     def batch_headers(self) -> Iterator[BatchHeader]:
         """Every batch's header from the log start, in offset order (producer state is rebuilt from them)."""
+
+    def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
+        """Add to the aborted transaction index (`.txnindex`)."""
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [start_offset, end_offset], in the order they ended."""
 
     def roll(self) -> None:
         """Start a new active segment."""
@@ -98,6 +106,15 @@ class CatalogStore(Protocol):
 
     def producer_ids_reserved(self, next_producer_id: int) -> None:
         """Ids below `next_producer_id` are handed out; durable before it returns."""
+
+
+class TransactionStore(Protocol):
+    """Transaction coordinator state by transactional id (Kafka's `__transaction_state` log)."""
+
+    def load(self) -> Iterable[TxnMetadata]: ...
+
+    def record(self, txn: TxnMetadata) -> None:
+        """The transaction's new state; durable before it returns."""
 
 
 class OffsetStore(Protocol):

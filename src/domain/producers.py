@@ -42,6 +42,7 @@ class ProducerEntry:
     producer_id: int
     epoch: int
     batches: deque[BatchMetadata] = attrs.field(factory=lambda: deque(maxlen=BATCHES_KEPT))
+    current_txn_first_offset: int | None = None  # set while a transaction of this producer is open
 
     @property
     def last_sequence(self) -> int | None:
@@ -97,15 +98,37 @@ class PartitionProducerState:
         return None
 
     def record(self, header: BatchHeader) -> None:
-        """Remember an appended (offset-assigned) batch of an idempotent producer."""
+        """Remember an appended (offset-assigned) batch of an idempotent or transactional producer."""
         entry = self.producers.get(header.producer_id)
         if entry is None or header.producer_epoch != entry.epoch:
+            open_txn = entry.current_txn_first_offset if entry is not None else None
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_id, header.producer_epoch)
+            entry.current_txn_first_offset = open_txn
+        if header.is_transactional and entry.current_txn_first_offset is None:
+            entry.current_txn_first_offset = header.base_offset
         entry.batches.append(
             BatchMetadata(
                 header.base_sequence, batch_last_sequence(header), header.base_offset, header.last_offset,
                 header.max_timestamp,
             )
+        )
+
+
+    def end_transaction(self, producer_id: int, producer_epoch: int, marker_offset: int) -> int | None:
+        """A marker was appended: close the producer's open transaction; its first offset, if any."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry(producer_id, producer_epoch)
+        first = entry.current_txn_first_offset
+        entry.current_txn_first_offset = None
+        entry.epoch = max(entry.epoch, producer_epoch)
+        return first
+
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the oldest open transaction: the last stable offset, if any is open."""
+        return min(
+            (e.current_txn_first_offset for e in self.producers.values() if e.current_txn_first_offset is not None),
+            default=None,
         )
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import attrs
 
-from .batch import Checksum, assign_offsets, validate_batches
+from .batch import Checksum, assign_offsets, iter_batches, validate_batches
+from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy
 from .errors import ErrorCode, KafkaError
@@ -42,6 +43,7 @@ class FetchResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     records: bytes = b""
+    aborted: tuple[AbortedTxn, ...] | None = None  # read_committed only
 
 
 @attrs.frozen
@@ -74,7 +76,11 @@ class ReplicaManager:
             return cached[1]
         state = PartitionProducerState()
         for header in log.batch_headers():
-            if header.producer_id >= 0 and not header.is_control:
+            if header.producer_id < 0:
+                continue
+            if header.is_control:
+                state.end_transaction(header.producer_id, header.producer_epoch, header.base_offset)
+            else:
                 state.record(header)
         self._producer_states[tp] = (log, state)
         return state
@@ -103,6 +109,8 @@ class ReplicaManager:
             )
         except KafkaError as error:
             return ProduceResult(error.code, message=error.message)
+        if any(h.is_control for _, h in batches.headers):
+            return ProduceResult(ErrorCode.INVALID_RECORD, message="clients may not produce control batches")
         idempotent = batches.headers[0][1].producer_id >= 0
         if idempotent:
             if len(batches.headers) != 1:
@@ -132,16 +140,54 @@ class ReplicaManager:
             log_start_offset=log.log_start_offset,
         )
 
-    def fetch(self, tp: TopicPartition, offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
+    def last_stable_offset(self, tp: TopicPartition, log: PartitionLog) -> int:
+        first_unstable = self._producer_state(tp, log).first_unstable_offset()
+        return log.log_end_offset if first_unstable is None else first_unstable
+
+    def fetch(
+        self, tp: TopicPartition, offset: int, max_bytes: int, min_one_batch: bool, read_committed: bool = False
+    ) -> FetchResult:
+        """Stored batches from `offset`; read_committed stops at the last stable offset and lists the
+        aborted transactions in the range, so the consumer can drop their records."""
         log = self._log(tp)
         if log is None:
             return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         end = log.log_end_offset
         start = log.log_start_offset
+        stable = self.last_stable_offset(tp, log)
         if offset < start or offset > end:
-            return FetchResult(ErrorCode.OFFSET_OUT_OF_RANGE, end, end, start)
-        records = log.read(offset, max_bytes, min_one_batch) if offset < end else b""
-        return FetchResult(ErrorCode.NONE, end, end, start, records)
+            return FetchResult(ErrorCode.OFFSET_OUT_OF_RANGE, end, stable, start)
+        limit = stable if read_committed else end
+        records = log.read(offset, max_bytes, min_one_batch) if offset < limit else b""
+        if not read_committed:
+            return FetchResult(ErrorCode.NONE, end, stable, start, records)
+        cut = 0
+        last = offset
+        for pos, header in iter_batches(records):
+            if header.base_offset >= stable:
+                break
+            cut = pos + header.size
+            last = header.last_offset
+        records = records[:cut]
+        aborted = tuple(log.aborted_transactions(offset, last)) if records else ()
+        return FetchResult(ErrorCode.NONE, end, stable, start, records, aborted)
+
+    def write_marker(self, tp: TopicPartition, producer_id: int, producer_epoch: int, commit: bool, now_ms: int) -> ErrorCode:
+        """Append a transaction marker; an abort goes into the aborted transaction index."""
+        log = self._log(tp)
+        if log is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        state = self._producer_state(tp, log)
+        batch = marker_batch(producer_id, producer_epoch, commit, now_ms, self._checksum)
+        validated = validate_batches(batch, self._checksum, len(batch))
+        (header,) = assign_offsets(validated, log.log_end_offset, LEADER_EPOCH, self._checksum)
+        log.append(validated.buffer, [header])
+        first = state.end_transaction(producer_id, producer_epoch, header.base_offset)
+        if not commit and first is not None:
+            log.record_aborted_transaction(
+                AbortedTxn(producer_id, first, header.base_offset, self.last_stable_offset(tp, log))
+            )
+        return ErrorCode.NONE
 
     def watermarks(self, tp: TopicPartition) -> tuple[int, int] | None:
         """(log start offset, high watermark), or None for an unknown partition."""
@@ -180,14 +226,14 @@ class ReplicaManager:
                     moved[tp] = log.log_start_offset
         return moved
 
-    def list_offset(self, tp: TopicPartition, timestamp: int) -> OffsetResult:
+    def list_offset(self, tp: TopicPartition, timestamp: int, read_committed: bool = False) -> OffsetResult:
         log = self._log(tp)
         if log is None:
             return OffsetResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return OffsetResult(offset=log.log_start_offset)
         if timestamp == LATEST_TIMESTAMP:
-            return OffsetResult(offset=log.log_end_offset)
+            return OffsetResult(offset=self.last_stable_offset(tp, log) if read_committed else log.log_end_offset)
         if timestamp == MAX_TIMESTAMP:
             batch = log.batch_with_max_timestamp()
             if batch is None:

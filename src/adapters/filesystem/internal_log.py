@@ -13,7 +13,7 @@ from domain.batch import assign_offsets, validate_batches
 from domain.topics import Topic, TopicPartition
 
 from .log_store import FileLogStore
-from .partition_log import FilePartitionLog
+from .partition_log import FilePartitionLog, read_partition_metadata
 from .records import build_batch, iter_records
 
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Kafka's fixed id for __cluster_metadata
@@ -30,7 +30,8 @@ class InternalLog:
     ) -> None:
         self._checksum = checksum
         self._clock_ms = clock_ms
-        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, topic_id, 1, {}))
+        existing = read_partition_metadata(logs.logdir.partition_path(tp))  # keep the id it was created with
+        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, {}))
 
     def append(self, records: list[tuple[bytes | None, bytes | None]]) -> None:
         if not records:

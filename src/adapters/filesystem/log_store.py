@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from domain.configs import TOPIC_CONFIG_DEFAULTS
 from domain.topics import Topic, TopicPartition
 
-from .layout import LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir
-from .partition_log import FilePartitionLog, LogConfig, write_partition_metadata
+from .layout import LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir, parse_partition_dir
+from .partition_log import FilePartitionLog, LogConfig, read_partition_metadata, write_partition_metadata
 
 log = logging.getLogger("trafka.storage")
 
@@ -69,16 +69,31 @@ class FileLogStore:
 
     def create(self, tp: TopicPartition, topic: Topic) -> FilePartitionLog:
         path = self.logdir.partition_path(tp)
-        os.makedirs(path, exist_ok=True)
+        if os.path.exists(path):  # a leftover of a deleted topic is never reused
+            log.warning("removing stray log dir %s before creating %s", path, tp)
+            shutil.rmtree(path)
+        self._log_starts.pop(tp, None)
+        os.makedirs(path)
         write_partition_metadata(path, topic.topic_id)
         return self._open(tp, topic.configs)
 
     def open(self, tp: TopicPartition, topic: Topic) -> FilePartitionLog:
         if tp in self._logs:
             return self._logs[tp]
-        if not os.path.isdir(self.logdir.partition_path(tp)):
+        path = self.logdir.partition_path(tp)
+        on_disk = read_partition_metadata(path) if os.path.isdir(path) else None
+        if on_disk != topic.topic_id:  # missing, or another topic's: start this partition afresh
             return self.create(tp, topic)
         return self._open(tp, topic.configs)
+
+    def remove_stray(self) -> None:
+        """Delete partition dirs that belong to no topic in the catalog (as Kafka does with stray logs)."""
+        for name in os.listdir(self.logdir.path):
+            tp = parse_partition_dir(name)
+            path = os.path.join(self.logdir.path, name)
+            if tp is not None and tp not in self._logs and os.path.isdir(path):
+                log.warning("removing stray log dir %s: its topic is not in the metadata log", path)
+                shutil.rmtree(path)
 
     def get(self, tp: TopicPartition) -> FilePartitionLog | None:
         return self._logs.get(tp)

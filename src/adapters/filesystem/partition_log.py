@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import attrs
 
 from domain.batch import BatchHeader
+from domain.control import AbortedTxn
 from domain.retention import SegmentInfo
 
 from .segment import Segment
@@ -81,7 +82,7 @@ class FilePartitionLog:
             int(name[:-4]) for name in os.listdir(self.directory) if name.endswith(".log") and name[:-4].isdigit()
         )
         for name in os.listdir(self.directory):
-            if name.endswith((".index", ".timeindex")) and int(name.split(".")[0]) not in bases:
+            if name.endswith((".index", ".timeindex", ".txnindex")) and int(name.split(".")[0]) not in bases:
                 os.remove(os.path.join(self.directory, name))
         corrupt = False
         for i, base in enumerate(bases):
@@ -101,6 +102,8 @@ class FilePartitionLog:
         self._segments[-1].created_ms = self._clock_ms()
         if self._log_start_offset < self._segments[0].base_offset:
             self._log_start_offset = self._segments[0].base_offset
+        for segment in self._segments:
+            segment.drop_aborted_after(self.log_end_offset)
 
     # -- the PartitionLog port -----------------------------------------------------------------------
 
@@ -173,6 +176,17 @@ class FilePartitionLog:
                 if header.last_offset >= self._log_start_offset:
                     yield header
 
+    def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
+        self._segments[-1].record_aborted(aborted)
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        return [
+            a
+            for segment in self._segments
+            for a in segment.aborted
+            if a.last_offset >= start_offset and a.first_offset <= end_offset
+        ]
+
     def batch_with_max_timestamp(self) -> bytes | None:
         best = None
         for segment in self._segments:
@@ -225,6 +239,7 @@ class FilePartitionLog:
             self._on_log_start_moved()
 
     def close(self) -> None:
+        self._segments[-1].seal()  # as Kafka's LogSegment.close: a final time index entry
         for segment in self._segments:
             segment.close()
 

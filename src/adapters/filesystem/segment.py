@@ -6,6 +6,8 @@
   last one; it maps the appended batch's last offset to the batch's start position.
 - `.timeindex`: 12-byte entries (max timestamp so far as int64, its offset - base as int32), appended
   with the offset index entry when the max timestamp grew.
+- `.txnindex`: aborted transactions whose marker is in this segment, 34-byte entries (version int16,
+  producer id, first offset, last offset, last stable offset).
 
 Reads look the fetch offset up in the offset index and walk batch headers from that position; the
 bytes are served as stored. Nothing here decodes records.
@@ -18,10 +20,12 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
-from domain.batch import HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, CRC_START
+from domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
+from domain.control import AbortedTxn
 
 INDEX_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
+TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first offset, last offset, last stable offset
 _LENGTH_AND_DELTA = struct.Struct(">qiibIhi")  # base offset .. last offset delta (27 bytes)
 
 
@@ -38,6 +42,9 @@ class Segment:
         self.log_path = stem + ".log"
         self.index_path = stem + ".index"
         self.time_index_path = stem + ".timeindex"
+        self.txn_index_path = stem + ".txnindex"
+        self.aborted: list[AbortedTxn] = self._load_txn_index()
+        new_segment = not os.path.exists(self.log_path)
         self._log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._log_fd).st_size
         self.next_offset = base_offset
@@ -50,6 +57,9 @@ class Segment:
         self._index_fd: int | None = None
         self._time_index_fd: int | None = None
         self._time_entries_on_disk = 0
+        if new_segment:  # Kafka creates both indexes with the segment; a missing one is rebuilt by load()
+            for path in (self.index_path, self.time_index_path):
+                open(path, "wb").close()
 
     # -- opening -----------------------------------------------------------------------------------
 
@@ -154,6 +164,30 @@ class Segment:
             self._append_index_entry()
         self._bytes_since_index += header.size
         self.next_offset = header.next_offset
+
+    def _load_txn_index(self) -> list[AbortedTxn]:
+        try:
+            with open(self.txn_index_path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return []
+        entries = [TXN_ENTRY.unpack_from(raw, i) for i in range(0, len(raw) - len(raw) % TXN_ENTRY.size, TXN_ENTRY.size)]
+        return [AbortedTxn(*entry[1:]) for entry in entries if entry[0] == 0]
+
+    def record_aborted(self, aborted: AbortedTxn) -> None:
+        self.aborted.append(aborted)
+        with open(self.txn_index_path, "ab") as f:
+            f.write(TXN_ENTRY.pack(0, aborted.producer_id, aborted.first_offset, aborted.last_offset,
+                                   aborted.last_stable_offset))
+
+    def drop_aborted_after(self, end_offset: int) -> None:
+        """After recovery cut the log, forget aborted transactions whose marker is gone."""
+        kept = [a for a in self.aborted if a.last_offset < end_offset]
+        if len(kept) != len(self.aborted):
+            self.aborted = kept
+            with open(self.txn_index_path, "wb") as f:
+                f.write(b"".join(TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset,
+                                                a.last_stable_offset) for a in kept))
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -260,7 +294,7 @@ class Segment:
 
     def delete(self) -> None:
         self.close()
-        for path in (self.log_path, self.index_path, self.time_index_path):
+        for path in (self.log_path, self.index_path, self.time_index_path, self.txn_index_path):
             try:
                 os.remove(path)
             except FileNotFoundError:

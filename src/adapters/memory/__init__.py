@@ -3,5 +3,6 @@
 from .catalog_store import MemoryCatalogStore
 from .log import MemoryLogStore, MemoryPartitionLog
 from .offset_store import MemoryOffsetStore
+from .transaction_store import MemoryTransactionStore
 
-__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog"]
+__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog", "MemoryTransactionStore"]

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from domain.batch import BatchHeader
 from domain.configs import TOPIC_CONFIG_DEFAULTS
+from domain.control import AbortedTxn
 from domain.retention import SegmentInfo
 from domain.topics import Topic, TopicPartition
 
@@ -30,6 +31,7 @@ class MemoryPartitionLog:
         self._segment_bases: list[int] = [0]  # base offset of each segment
         self._log_start_offset = 0
         self._log_end_offset = 0
+        self._aborted: list[AbortedTxn] = []
 
     @property
     def log_start_offset(self) -> int:
@@ -89,6 +91,12 @@ class MemoryPartitionLog:
     def batch_headers(self) -> Iterator[BatchHeader]:
         for batch in self._batches[self._first_batch_at(self._log_start_offset) :]:
             yield BatchHeader.parse(batch)
+
+    def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
+        self._aborted.append(aborted)
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        return [a for a in self._aborted if a.last_offset >= start_offset and a.first_offset <= end_offset]
 
     def roll(self) -> None:
         if len(self._batches) > self._segment_starts[-1]:

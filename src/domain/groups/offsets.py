@@ -68,6 +68,11 @@ class OffsetManager:
             self._store.commit(request.group_id, accepted)
         return results
 
+    def commit_transactional(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset], now: int) -> None:
+        """Offsets of a committed transaction: stored as they were sent with TxnOffsetCommit."""
+        self._coordinator.ensure_group(group_id)
+        self._store.commit(group_id, {tp: attrs.evolve(c, commit_timestamp_ms=now) for tp, c in offsets.items()})
+
     def fetch(
         self, group_id: str, partitions: Iterable[TopicPartition] | None
     ) -> dict[TopicPartition, CommittedOffset | None]:
@@ -98,6 +103,13 @@ class OffsetManager:
                 deletable.append(tp)
         self._store.delete(group_id, deletable)
         return ErrorCode.NONE, results
+
+    def forget_topic(self, topic: str) -> None:
+        """A deleted topic's committed offsets go with it, as in Kafka."""
+        for group_id in list(self._store.groups()):
+            gone = [tp for tp in self._store.fetch(group_id) if tp.topic == topic]
+            if gone:
+                self._store.delete(group_id, gone)
 
     def delete_group(self, group_id: str) -> ErrorCode:
         error = self._coordinator.delete(group_id)

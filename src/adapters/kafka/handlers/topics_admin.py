@@ -125,6 +125,7 @@ def handle_delete_topics(ctx: BrokerContext, request: DeleteTopicsRequest, versi
                 if topic is not None and topic.is_internal:
                     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Internal topic {name} cannot be deleted")
                 topic = ctx.catalog.delete(name)
+            ctx.groups.offsets.forget_topic(topic.name)
             results.append(DeleteResult(name=topic.name, topic_id=topic.topic_id, error_code=0, error_message=None))
         except KafkaError as error:
             results.append(

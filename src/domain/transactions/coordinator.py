@@ -1,0 +1,191 @@
+"""The transaction coordinator, sans-I/O: transactional ids, producer epochs and their transactions.
+
+Every call takes the current time and returns what must happen to partitions (`Marker`s to write,
+offsets to commit); `TransactionService` applies those. State changes are recorded through the
+`TransactionStore` port before they are answered, so they survive a restart. The rules follow Kafka's
+TransactionCoordinator: epochs fence zombies, EndTxn ends the transaction its producer started,
+InitProducerId aborts an ongoing transaction and bumps the epoch, a transaction open longer than its
+timeout is aborted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from ..errors import ErrorCode, KafkaError
+from ..topics import TopicPartition
+from .state import TxnEvent, TxnState, next_txn_state
+
+MAX_EPOCH = 32767
+MAX_TRANSACTION_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms
+
+
+@attrs.define
+class TxnMetadata:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: TxnState = TxnState.EMPTY
+    partitions: set[TopicPartition] = attrs.field(factory=set)
+    groups: set[str] = attrs.field(factory=set)
+    started_ms: int = -1
+    updated_ms: int = -1
+
+
+@attrs.frozen
+class Marker:
+    """A commit or abort marker for one partition of a transaction."""
+
+    tp: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        allocate_producer_id: Callable[[], int],
+        record: Callable[[TxnMetadata], None],
+        loaded: Iterable[TxnMetadata] = (),
+    ) -> None:
+        self._allocate = allocate_producer_id
+        self._record = record
+        self._txns: dict[str, TxnMetadata] = {t.transactional_id: t for t in loaded}
+
+    def get(self, transactional_id: str) -> TxnMetadata | None:
+        return self._txns.get(transactional_id)
+
+    def all(self) -> list[TxnMetadata]:
+        return sorted(self._txns.values(), key=lambda t: t.transactional_id)
+
+    def _transition(self, txn: TxnMetadata, event: TxnEvent, now: int) -> None:
+        txn.state = next_txn_state(txn.state, event)
+        txn.updated_ms = now
+        self._record(txn)
+
+    def _fenced(self, txn: TxnMetadata | None, producer_id: int, producer_epoch: int) -> ErrorCode | None:
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if txn.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if txn.producer_epoch != producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        return None
+
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, now: int, producer_id: int = -1, producer_epoch: int = -1
+    ) -> tuple[TxnMetadata, list[Marker]]:
+        """A producer id and (bumped) epoch; an ongoing transaction of the old epoch is aborted."""
+        if not transactional_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "empty transactional id")
+        if not 0 < timeout_ms <= MAX_TRANSACTION_TIMEOUT_MS:
+            raise KafkaError(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        txn = self._txns.get(transactional_id)
+        if txn is None:
+            txn = TxnMetadata(transactional_id, self._allocate(), 0, timeout_ms, updated_ms=now)
+            self._txns[transactional_id] = txn
+            self._record(txn)
+            return txn, []
+        if producer_id >= 0 and (producer_id, producer_epoch) != (txn.producer_id, txn.producer_epoch):
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, "the producer id and epoch are not current")
+        markers = self._abort(txn, now) if txn.state is TxnState.ONGOING else []
+        if txn.producer_epoch >= MAX_EPOCH - 1:
+            txn.producer_id, txn.producer_epoch = self._allocate(), 0
+        else:
+            txn.producer_epoch += 1
+        txn.timeout_ms = timeout_ms
+        self._transition(txn, TxnEvent.INIT, now)
+        return txn, markers
+
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition], now: int
+    ) -> ErrorCode:
+        txn = self._txns.get(transactional_id)
+        fenced = self._fenced(txn, producer_id, producer_epoch)
+        if fenced is not None:
+            return fenced
+        assert txn is not None
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if txn.state is not TxnState.ONGOING:
+            txn.started_ms = now
+        txn.partitions |= set(partitions)
+        self._transition(txn, TxnEvent.ADD, now)
+        return ErrorCode.NONE
+
+    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int) -> ErrorCode:
+        txn = self._txns.get(transactional_id)
+        fenced = self._fenced(txn, producer_id, producer_epoch)
+        if fenced is not None:
+            return fenced
+        assert txn is not None
+        if txn.state is not TxnState.ONGOING:
+            txn.started_ms = now
+        txn.groups.add(group_id)
+        self._transition(txn, TxnEvent.ADD, now)
+        return ErrorCode.NONE
+
+    def check_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> ErrorCode:
+        txn = self._txns.get(transactional_id)
+        fenced = self._fenced(txn, producer_id, producer_epoch)
+        if fenced is not None:
+            return fenced
+        assert txn is not None
+        if txn.state is not TxnState.ONGOING or group_id not in txn.groups:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    def end(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, now: int
+    ) -> tuple[list[Marker], set[str]]:
+        """EndTxn: the markers to write and the groups whose pending offsets to commit (or drop)."""
+        txn = self._txns.get(transactional_id)
+        fenced = self._fenced(txn, producer_id, producer_epoch)
+        if fenced is not None:
+            raise KafkaError(fenced)
+        assert txn is not None
+        done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        if txn.state is done:
+            return [], set()  # a retried EndTxn
+        if txn.state is TxnState.EMPTY and not commit:
+            return [], set()
+        if txn.state is not TxnState.ONGOING:
+            raise KafkaError(ErrorCode.INVALID_TXN_STATE, f"transaction is {txn.state.kafka_name}")
+        groups = set(txn.groups)
+        if commit:
+            self._transition(txn, TxnEvent.COMMIT, now)
+            markers = [Marker(tp, txn.producer_id, txn.producer_epoch, True) for tp in sorted(txn.partitions)]
+            self._complete(txn, now)
+            return markers, groups
+        return self._abort(txn, now), groups
+
+    def _abort(self, txn: TxnMetadata, now: int) -> list[Marker]:
+        self._transition(txn, TxnEvent.ABORT, now)
+        markers = [Marker(tp, txn.producer_id, txn.producer_epoch, False) for tp in sorted(txn.partitions)]
+        self._complete(txn, now)
+        return markers
+
+    def _complete(self, txn: TxnMetadata, now: int) -> None:
+        txn.partitions = set()
+        txn.groups = set()
+        self._transition(txn, TxnEvent.MARKERS_WRITTEN, now)
+
+    def expire(self, now: int) -> list[tuple[TxnMetadata, list[Marker]]]:
+        """Abort every transaction open longer than its timeout; the epoch is bumped to fence it."""
+        aborted = []
+        for txn in self._txns.values():
+            if txn.state is TxnState.ONGOING and now - txn.started_ms >= txn.timeout_ms:
+                markers = self._abort(txn, now)
+                txn.producer_epoch = min(txn.producer_epoch + 1, MAX_EPOCH)
+                self._record(txn)
+                aborted.append((txn, markers))
+        return aborted
+
+    def next_deadline(self) -> int | None:
+        return min(
+            (t.started_ms + t.timeout_ms for t in self._txns.values() if t.state is TxnState.ONGOING), default=None
+        )
