@@ -14,21 +14,31 @@ import attrs
 import crc32c
 
 from adapters.compression import decompress as inflate
-from adapters.filesystem import METADATA_TOPIC_ID, DataDirError, FileCatalogStore, FileLogStore, FileOffsetStore, InternalLog, LogDir
+from adapters.filesystem import (
+    METADATA_TOPIC_ID,
+    DataDirError,
+    FileCatalogStore,
+    FileLogStore,
+    FileOffsetStore,
+    FileTransactionStore,
+    InternalLog,
+    LogDir,
+)
 from adapters.kafka.context import BrokerContext, Endpoint
 from adapters.kafka.handlers import build_registry
 from adapters.kafka.server import ServerLimits
 from adapters.kafka.groups import GroupRuntime
-from adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore
+from adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore, MemoryTransactionStore
 from domain.batch import Checksum
 from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
 from domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from domain.ports import CatalogStore, LogStore, OffsetStore
+from domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
 from domain.producers import ProducerIdAllocator
 from domain.records import Decompress
 from domain.topics import TopicPartition
 from domain.replica_manager import ReplicaManager
+from domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
 
@@ -38,6 +48,7 @@ class Adapters:
     logs: LogStore
     catalog_store: CatalogStore
     offset_store: OffsetStore
+    transaction_store: TransactionStore
     clock_ms: Callable[[], int]
     new_topic_id: Callable[[], uuid.UUID]
     checksum: Checksum
@@ -65,7 +76,8 @@ def default_adapters(settings: Settings) -> Adapters:
     )
     if settings.storage.kind == "memory":
         return Adapters(
-            logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(), **common
+            logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
+            transaction_store=MemoryTransactionStore(), **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
@@ -74,6 +86,7 @@ def default_adapters(settings: Settings) -> Adapters:
     logs = FileLogStore(logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages)
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
     offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
+    txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
 
     def started() -> None:
         logs.remove_stray()
@@ -87,6 +100,7 @@ def default_adapters(settings: Settings) -> Adapters:
         logs=logs,
         catalog_store=FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id),
         offset_store=FileOffsetStore(offsets),
+        transaction_store=FileTransactionStore(txn_state),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -139,6 +153,14 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     )
     coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog)
+    producer_ids = ProducerIdAllocator(
+        adapters.catalog_store.next_producer_id(),
+        lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
+    )
+    transactions = TransactionService(
+        TransactionCoordinator(producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load()),
+        catalog, replicas, offsets,
+    )
     adapters.started()
     return BrokerContext(
         catalog=catalog,
@@ -146,10 +168,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         policy=policy,
         registry=build_registry(),
         groups=GroupRuntime(coordinator, offsets, adapters.clock_ms),
-        producer_ids=ProducerIdAllocator(
-            adapters.catalog_store.next_producer_id(),
-            lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
-        ),
+        producer_ids=producer_ids,
+        transactions=transactions,
         clock_ms=adapters.clock_ms,
         advertised=advertised_endpoint(settings, settings.server.port),
     )

@@ -76,6 +76,8 @@ async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) 
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)
+        for transactional_id in ctx.transactions.expire(now):
+            log.info("transaction %s timed out and was aborted", transactional_id)
         if now >= next_checkpoint:
             adapters.checkpoint()
             next_checkpoint = now + storage.checkpoint_interval_ms

@@ -15,7 +15,7 @@ from .catalog import TopicCatalog
 from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
-from .producers import PartitionProducerState
+from .producers import PartitionProducerState, ProducerEntry
 from .records import Decompress, record_timestamps
 from .retention import retention_cut
 from .topics import TopicPartition
@@ -139,6 +139,13 @@ class ReplicaManager:
             log_append_time_ms=now_ms if log_append else -1,
             log_start_offset=log.log_start_offset,
         )
+
+    def active_producers(self, tp: TopicPartition) -> list[ProducerEntry] | None:
+        """DescribeProducers: the idempotent and transactional producers a partition knows."""
+        log = self._log(tp)
+        if log is None:
+            return None
+        return sorted(self._producer_state(tp, log).producers.values(), key=lambda p: p.producer_id)
 
     def last_stable_offset(self, tp: TopicPartition, log: PartitionLog) -> int:
         first_unstable = self._producer_state(tp, log).first_unstable_offset()

@@ -6,5 +6,6 @@ from .internal_log import METADATA_TOPIC_ID, InternalLog
 from .layout import DataDirError, LogDir
 from .log_store import FileLogStore
 from .offset_store import FileOffsetStore
+from .transaction_store import FileTransactionStore
 
-__all__ = ["DataDirError", "FileCatalogStore", "FileLogStore", "FileOffsetStore", "InternalLog", "LogDir", "METADATA_TOPIC_ID"]
+__all__ = ["DataDirError", "FileCatalogStore", "FileLogStore", "FileOffsetStore", "FileTransactionStore", "InternalLog", "LogDir", "METADATA_TOPIC_ID"]

@@ -14,6 +14,7 @@ import trio
 from domain.catalog import TopicCatalog
 from domain.configs import BrokerPolicy
 from domain.producers import ProducerIdAllocator
+from domain.transactions import TransactionService
 from domain.replica_manager import ReplicaManager
 
 from .groups import GroupRuntime
@@ -55,6 +56,7 @@ class BrokerContext:
     registry: HandlerRegistry
     groups: GroupRuntime
     producer_ids: ProducerIdAllocator
+    transactions: TransactionService
     clock_ms: Callable[[], int]
     advertised: Endpoint = Endpoint("localhost", 9092)
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

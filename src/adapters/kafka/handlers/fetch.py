@@ -20,6 +20,7 @@ from ..context import BrokerContext, ClientInfo
 from ..registry import Deferred, HandlerRegistry
 
 VERSIONS = (4, 17)
+READ_COMMITTED = 1
 FINAL_EPOCH = -1
 
 TopicResponse = FetchResponse.FetchableTopicResponse
@@ -51,6 +52,7 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
                     part.fetch_offset,
                     min(part.partition_max_bytes, max(budget - gathered, 0)),
                     min_one_batch=gathered == 0,
+                    read_committed=request.isolation_level == READ_COMMITTED,
                 )
             errors |= result.error is not ErrorCode.NONE
             gathered += len(result.records)
@@ -61,13 +63,22 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
                     high_watermark=result.high_watermark,
                     last_stable_offset=result.last_stable_offset,
                     log_start_offset=result.log_start_offset,
-                    aborted_transactions=None if request.isolation_level == 0 else [],
+                    aborted_transactions=_aborted(result),
                     preferred_read_replica=-1,
                     records=result.records,
                 )
             )
         topics.append(TopicResponse(topic=topic.topic, topic_id=topic.topic_id or ZERO_UUID, partitions=partitions))
     return topics, gathered, errors
+
+
+def _aborted(result: FetchResult) -> list | None:
+    if result.aborted is None:
+        return None
+    return [
+        PartitionData.AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
+        for a in result.aborted
+    ]
 
 
 def _response(version: int, topics: list[TopicResponse], error: ErrorCode = ErrorCode.NONE) -> FetchResponse:

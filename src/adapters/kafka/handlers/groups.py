@@ -37,9 +37,7 @@ TRANSACTION_KEY = 1
 
 
 def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
-    if key_type == TRANSACTION_KEY:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported by this broker yet"
-    if key_type != GROUP_KEY:
+    if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
     return ErrorCode.NONE, None
 

@@ -25,7 +25,10 @@ def handle_list_offsets(ctx: BrokerContext, request: ListOffsetsRequest, version
     for topic in request.topics:
         partitions = []
         for part in topic.partitions:
-            result = ctx.replicas.list_offset(TopicPartition(topic.name, part.partition_index), part.timestamp)
+            result = ctx.replicas.list_offset(
+                TopicPartition(topic.name, part.partition_index), part.timestamp,
+                read_committed=version >= 2 and request.isolation_level == 1,
+            )
             partitions.append(
                 PartitionResponse(
                     partition_index=part.partition_index,

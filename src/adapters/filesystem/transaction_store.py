@@ -1,0 +1,59 @@
+"""Transaction coordinator state in `__transaction_state-0`, in Kafka's key and value format.
+
+Keys are TransactionLogKey v0 (the transactional id), values TransactionLogValue v0 (producer id and
+epoch, timeout, status, partitions, timestamps). Every state change is one record; the latest per
+transactional id wins on replay. The groups of an ongoing transaction are not in Kafka's value
+format and are not kept: after a restart an ongoing transaction times out and aborts.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from domain.topics import TopicPartition
+from domain.transactions import TxnMetadata, TxnState
+
+from .internal_log import InternalLog
+from .records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned
+
+
+class FileTransactionStore:
+    def __init__(self, txn_log: InternalLog) -> None:
+        self._log = txn_log
+
+    def load(self) -> list[TxnMetadata]:
+        latest: dict[str, TxnMetadata | None] = {}
+        for _, key, value in self._log.records():
+            if key is None:
+                continue
+            txn_id = decode_versioned(TransactionLogKey, key).transactional_id
+            if value is None:
+                latest[txn_id] = None
+                continue
+            v = decode_versioned(TransactionLogValue, value)
+            partitions = {
+                TopicPartition(p.topic, i) for p in (v.transaction_partitions or []) for i in p.partition_ids
+            }
+            latest[txn_id] = TxnMetadata(
+                txn_id, v.producer_id, v.producer_epoch, v.transaction_timeout_ms, TxnState(v.transaction_status),
+                partitions, set(), v.transaction_start_timestamp_ms, v.transaction_last_update_timestamp_ms,
+            )
+        return [t for t in latest.values() if t is not None]
+
+    def record(self, txn: TxnMetadata) -> None:
+        key = encode_versioned(TransactionLogKey(version=0, transactional_id=txn.transactional_id), 0)
+        by_topic = groupby(sorted(txn.partitions), key=lambda tp: tp.topic)
+        value = TransactionLogValue(
+            version=0,
+            producer_id=txn.producer_id,
+            producer_epoch=txn.producer_epoch,
+            transaction_timeout_ms=txn.timeout_ms,
+            transaction_status=int(txn.state),
+            transaction_partitions=[
+                TransactionLogValue.PartitionsSchema(topic=topic, partition_ids=[tp.partition for tp in tps])
+                for topic, tps in by_topic
+            ],
+            transaction_last_update_timestamp_ms=txn.updated_ms,
+            transaction_start_timestamp_ms=txn.started_ms,
+        )
+        self._log.append([(key, encode_versioned(value, 0))])
