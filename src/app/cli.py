@@ -79,6 +79,7 @@ async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) 
         for transactional_id in ctx.transactions.expire(now):
             log.info("transaction %s timed out and was aborted", transactional_id)
         if now >= next_checkpoint:
+            ctx.replicas.snapshot_producers()
             adapters.checkpoint()
             next_checkpoint = now + storage.checkpoint_interval_ms
         if now >= next_retention:
@@ -116,5 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {exc}", file=sys.stderr)
         return 1
     finally:
+        ctx.replicas.snapshot_producers()
         adapters.stop()
     return 0

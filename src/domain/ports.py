@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
 from .control import AbortedTxn
+from .producers import ProducerSnapshotEntry
 from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
@@ -50,6 +51,12 @@ class PartitionLog(Protocol):
 
     def batch_headers(self) -> Iterator[BatchHeader]:
         """Every batch's header from the log start, in offset order (producer state is rebuilt from them)."""
+
+    def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:
+        """Producer state as of `offset` (every batch below it), in `<offset>.snapshot`."""
+
+    def latest_producer_snapshot(self) -> tuple[int, list[ProducerSnapshotEntry]] | None:
+        """The newest usable snapshot: (offset, entries)."""
 
     def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
         """Add to the aborted transaction index (`.txnindex`)."""

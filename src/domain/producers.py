@@ -59,6 +59,20 @@ def batch_last_sequence(header: BatchHeader) -> int:
     return next_sequence(header.base_sequence, header.last_offset_delta)
 
 
+@attrs.frozen
+class ProducerSnapshotEntry:
+    """One producer in a snapshot: its last batch and open transaction (Kafka's ProducerSnapshot)."""
+
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
+
+
 class PartitionProducerState:
     """The producers of one partition, rebuilt from batch headers and kept as batches are appended."""
 
@@ -123,6 +137,34 @@ class PartitionProducerState:
         entry.current_txn_first_offset = None
         entry.epoch = max(entry.epoch, producer_epoch)
         return first
+
+    def snapshot(self) -> list[ProducerSnapshotEntry]:
+        entries = []
+        for p in sorted(self.producers.values(), key=lambda e: e.producer_id):
+            last = p.batches[-1] if p.batches else None
+            entries.append(
+                ProducerSnapshotEntry(
+                    p.producer_id, p.epoch,
+                    last.last_sequence if last else -1, last.last_offset if last else -1,
+                    (last.last_offset - last.first_offset) if last else 0, last.max_timestamp if last else -1, 0,
+                    p.current_txn_first_offset if p.current_txn_first_offset is not None else -1,
+                )
+            )
+        return entries
+
+    def restore(self, entries: list[ProducerSnapshotEntry]) -> None:
+        """State from a snapshot: each producer's last batch (as Kafka keeps it) and open transaction."""
+        for e in entries:
+            entry = self.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch)
+            if e.last_sequence >= 0:
+                entry.batches.append(
+                    BatchMetadata(
+                        next_sequence(e.last_sequence, -e.offset_delta) if e.last_sequence >= e.offset_delta
+                        else e.last_sequence - e.offset_delta,
+                        e.last_sequence, e.last_offset - e.offset_delta, e.last_offset, e.timestamp,
+                    )
+                )
+            entry.current_txn_first_offset = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction: the last stable offset, if any is open."""

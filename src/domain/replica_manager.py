@@ -75,8 +75,13 @@ class ReplicaManager:
         if cached is not None and cached[0] is log:
             return cached[1]
         state = PartitionProducerState()
+        snapshot = log.latest_producer_snapshot()
+        replay_from = 0
+        if snapshot is not None:
+            replay_from, entries = snapshot
+            state.restore(entries)
         for header in log.batch_headers():
-            if header.producer_id < 0:
+            if header.producer_id < 0 or header.base_offset < replay_from:
                 continue
             if header.is_control:
                 state.end_transaction(header.producer_id, header.producer_epoch, header.base_offset)
@@ -139,6 +144,12 @@ class ReplicaManager:
             log_append_time_ms=now_ms if log_append else -1,
             log_start_offset=log.log_start_offset,
         )
+
+    def snapshot_producers(self) -> None:
+        """Write each partition's producer state as of its log end (at shutdown and checkpoints)."""
+        for tp, (log, state) in list(self._producer_states.items()):
+            if self._logs.get(tp) is log and state.producers:
+                log.write_producer_snapshot(log.log_end_offset, state.snapshot())
 
     def active_producers(self, tp: TopicPartition) -> list[ProducerEntry] | None:
         """DescribeProducers: the idempotent and transactional producers a partition knows."""

@@ -73,3 +73,23 @@ def test_idempotent_producer_retries_across_a_broker_crash(tmp_path):
         assert _values(broker.bootstrap, "crashy", count) == [b"%05d" % i for i in range(count)]
     finally:
         assert broker.stop() == 0
+
+
+def test_a_clean_stop_writes_producer_snapshots_that_the_restart_uses(tmp_path):
+    data_dir = tmp_path / "logs"
+    broker = BrokerProcess(["--data-dir", str(data_dir)]).start()
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "log_level": 0})
+    for i in range(20):
+        producer.produce("snap", value=b"%d" % i, partition=0)
+    assert producer.flush(15) == 0
+    assert broker.stop() == 0
+    snapshots = sorted(p.name for p in (data_dir / "snap-0").iterdir() if p.name.endswith(".snapshot"))
+    assert snapshots == [f"{20:020d}.snapshot"]
+    broker = BrokerProcess(["--data-dir", str(data_dir)]).start()
+    try:
+        again = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "log_level": 0})
+        again.produce("snap", value=b"20", partition=0)
+        assert again.flush(15) == 0
+        assert _values(broker.bootstrap, "snap", 21) == [b"%d" % i for i in range(21)]
+    finally:
+        assert broker.stop() == 0

@@ -103,3 +103,20 @@ def test_no_batch_is_ever_appended_twice(actions):
     records = read_batches(cluster.replicas.fetch(TP, 0, 1 << 30, True).records)
     values = [m.value for b in records for m in list(b)]
     assert values == [b"%d" % i for i in range(next_seq)]
+
+
+def test_a_snapshot_restores_producer_state_and_only_the_tail_is_replayed():
+    cluster = fresh()
+    send(cluster, 0)
+    send(cluster, 2)
+    cluster.replicas.snapshot_producers()
+    log = cluster.logs.get(TP)
+    offset, entries = log.latest_producer_snapshot()
+    assert offset == 4 and [(e.producer_id, e.last_sequence, e.last_offset, e.offset_delta) for e in entries] == [
+        (7, 3, 3, 1)
+    ]
+    restarted = ReplicaManager(cluster.catalog, cluster.logs, cluster.policy, crc32c.crc32c, decompress)
+    retry = make_batch([(NOW, None, b"2"), (NOW, None, b"3")], producer_id=7, producer_epoch=0, base_sequence=2)
+    assert restarted.produce(TP, retry, NOW).base_offset == 2  # the snapshot's last batch
+    assert restarted.produce(TP, make_batch([(NOW, None, b"9")], producer_id=7, producer_epoch=0,
+                                            base_sequence=9), NOW).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER

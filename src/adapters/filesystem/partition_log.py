@@ -17,8 +17,10 @@ import attrs
 
 from domain.batch import BatchHeader
 from domain.control import AbortedTxn
+from domain.producers import ProducerSnapshotEntry
 from domain.retention import SegmentInfo
 
+from .producer_snapshot import latest_snapshot, write_snapshot
 from .segment import Segment
 
 PARTITION_METADATA = "partition.metadata"
@@ -175,6 +177,12 @@ class FilePartitionLog:
             for _, header in segment.headers():
                 if header.last_offset >= self._log_start_offset:
                     yield header
+
+    def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:
+        write_snapshot(self.directory, offset, entries, self._checksum)
+
+    def latest_producer_snapshot(self) -> tuple[int, list[ProducerSnapshotEntry]] | None:
+        return latest_snapshot(self.directory, self.log_end_offset, self._checksum)
 
     def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
         self._segments[-1].record_aborted(aborted)

@@ -24,6 +24,7 @@ class ConfigRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class ProducerIdsRecord(ApiData, load_json=schemas): pass  # noqa: E701
 class OffsetCommitKey(ApiData, load_json=schemas): pass  # noqa: E701
 class TransactionLogKey(ApiData, load_json=schemas): pass  # noqa: E701
+class ProducerSnapshot(ApiData, load_json=schemas): pass  # noqa: E701
 class TransactionLogValue(ApiData, load_json=schemas): pass  # noqa: E701
 class OffsetCommitValue(ApiData, load_json=schemas): pass  # noqa: E701
 

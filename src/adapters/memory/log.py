@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from domain.batch import BatchHeader
 from domain.configs import TOPIC_CONFIG_DEFAULTS
 from domain.control import AbortedTxn
+from domain.producers import ProducerSnapshotEntry
 from domain.retention import SegmentInfo
 from domain.topics import Topic, TopicPartition
 
@@ -32,6 +33,7 @@ class MemoryPartitionLog:
         self._log_start_offset = 0
         self._log_end_offset = 0
         self._aborted: list[AbortedTxn] = []
+        self._snapshot: tuple[int, list[ProducerSnapshotEntry]] | None = None
 
     @property
     def log_start_offset(self) -> int:
@@ -91,6 +93,12 @@ class MemoryPartitionLog:
     def batch_headers(self) -> Iterator[BatchHeader]:
         for batch in self._batches[self._first_batch_at(self._log_start_offset) :]:
             yield BatchHeader.parse(batch)
+
+    def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:
+        self._snapshot = (offset, list(entries))
+
+    def latest_producer_snapshot(self) -> tuple[int, list[ProducerSnapshotEntry]] | None:
+        return self._snapshot
 
     def record_aborted_transaction(self, aborted: AbortedTxn) -> None:
         self._aborted.append(aborted)
