@@ -12,24 +12,12 @@ import struct
 import attrs
 
 from .batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, Checksum
+from .varint import encode_varint, read_varint
 
 ABORT = 0
 COMMIT = 1
 _CONTROL_ATTRIBUTES = 0x30  # transactional | control
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-
-
-def _zigzag_varint(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def marker_batch(
@@ -39,13 +27,13 @@ def marker_batch(
     value = struct.pack(">hi", 0, coordinator_epoch)
     body = (
         b"\x00"  # record attributes
-        + _zigzag_varint(0)  # timestamp delta
-        + _zigzag_varint(0)  # offset delta
-        + _zigzag_varint(len(key)) + key
-        + _zigzag_varint(len(value)) + value
-        + _zigzag_varint(0)  # headers
+        + encode_varint(0)  # timestamp delta
+        + encode_varint(0)  # offset delta
+        + encode_varint(len(key)) + key
+        + encode_varint(len(value)) + value
+        + encode_varint(0)  # headers
     )
-    record = _zigzag_varint(len(body)) + body
+    record = encode_varint(len(body)) + body
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(record)
     header = bytearray(
         _HEADER.pack(0, batch_length, 0, 2, 0, _CONTROL_ATTRIBUTES, 0, timestamp_ms, timestamp_ms,
@@ -56,17 +44,11 @@ def marker_batch(
     return bytes(batch)
 
 
-def _skip_varint(buf: bytes, pos: int) -> int:
-    while buf[pos] & 0x80:
-        pos += 1
-    return pos + 1
-
-
 def control_type(batch: bytes) -> int:
     """ABORT or COMMIT for a control batch (the type in its first record's key)."""
-    pos = _skip_varint(batch, HEADER_SIZE) + 1  # record length, then the attributes byte
+    pos = read_varint(batch, HEADER_SIZE)[1] + 1  # record length, then the attributes byte
     for _ in range(3):  # timestamp delta, offset delta, key length
-        pos = _skip_varint(batch, pos)
+        pos = read_varint(batch, pos)[1]
     return struct.unpack_from(">h", batch, pos + 2)[0]
 
 

@@ -11,27 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from .batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
-from .errors import ErrorCode, KafkaError
+from .varint import read_varint
 
 Decompress = Callable[[int, bytes], bytes]
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """Zig-zag varint at `pos`, as Kafka's record format writes them."""
-    shift = 0
-    raw = 0
-    while True:
-        if pos >= len(buf):
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "truncated varint in record")
-        byte = buf[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "varint too long in record")
-    return (raw >> 1) ^ -(raw & 1), pos
 
 
 def record_timestamps(batch: bytes, decompress: Decompress) -> Iterator[tuple[int, int]]:
@@ -46,10 +28,10 @@ def record_timestamps(batch: bytes, decompress: Decompress) -> Iterator[tuple[in
         body = decompress(header.compression, body)
     pos = 0
     for _ in range(header.records_count):
-        length, pos = _varint(body, pos)
+        length, pos = read_varint(body, pos)
         end = pos + length
         pos += 1  # attributes
-        timestamp_delta, pos = _varint(body, pos)
-        offset_delta, pos = _varint(body, pos)
+        timestamp_delta, pos = read_varint(body, pos)
+        offset_delta, pos = read_varint(body, pos)
         yield header.base_offset + offset_delta, header.base_timestamp + timestamp_delta
         pos = end

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from kafka.protocol.api_data import ApiData
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
+from domain.varint import encode_uvarint, read_uvarint
+
 from . import schemas
 
 
@@ -38,39 +40,16 @@ TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
 FRAME_VERSION = 1
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
 def encode_metadata_record(record: ApiData, version: int) -> bytes:
-    header = _uvarint(FRAME_VERSION) + _uvarint(TYPE_OF[type(record)]) + _uvarint(version)
+    header = encode_uvarint(FRAME_VERSION) + encode_uvarint(TYPE_OF[type(record)]) + encode_uvarint(version)
     return header + bytes(record.encode(version=version, header=False))
 
 
 def decode_metadata_record(value: bytes) -> ApiData | None:
     """The record in a metadata log value, or None for a type trafka does not keep."""
-    _, pos = _read_uvarint(value, 0)
-    record_type, pos = _read_uvarint(value, pos)
-    version, pos = _read_uvarint(value, pos)
+    _, pos = read_uvarint(value, 0)
+    record_type, pos = read_uvarint(value, pos)
+    version, pos = read_uvarint(value, pos)
     cls = METADATA_TYPES.get(record_type)
     if cls is None or version > cls.max_version:
         return None
