@@ -14,20 +14,9 @@ from collections.abc import Callable, Hashable, Iterable
 import attrs
 
 from ..errors import ErrorCode
-from .model import (
-    Completion,
-    Group,
-    GroupDescription,
-    GroupListing,
-    JoinedMember,
-    JoinRequest,
-    JoinResult,
-    Member,
-    MemberDescription,
-    SyncRequest,
-    SyncResult,
-)
-from .state import GroupEvent, GroupState, next_state
+from .model import Completion, Group, JoinedMember, JoinRequest, JoinResult, Member, SyncRequest, SyncResult
+from .state import GroupEvent, GroupState
+from .table import GroupTable
 
 
 @attrs.frozen
@@ -37,60 +26,16 @@ class GroupSettings:
     initial_rebalance_delay_ms: int = 3_000
 
 
-class GroupCoordinator:
+class GroupCoordinator(GroupTable):
     def __init__(
         self,
         settings: GroupSettings,
         new_member_id: Callable[[str], str],
         known_groups: Iterable[str] = (),
     ) -> None:
+        super().__init__(known_groups)
         self._settings = settings
         self._new_member_id = new_member_id
-        self._groups: dict[str, Group] = {g: Group(g) for g in known_groups}
-
-    # -- queries -------------------------------------------------------------------------------
-
-    def group(self, group_id: str) -> Group | None:
-        return self._groups.get(group_id)
-
-    def list_groups(self) -> list[GroupListing]:
-        return [
-            GroupListing(g.group_id, g.protocol_type or "", g.state)
-            for g in sorted(self._groups.values(), key=lambda g: g.group_id)
-        ]
-
-    def describe(self, group_id: str) -> GroupDescription:
-        group = self._groups.get(group_id)
-        if group is None:
-            return GroupDescription(group_id, GroupState.DEAD, "", "", ())
-        stable = group.state is GroupState.STABLE
-        members = tuple(
-            MemberDescription(
-                m.member_id,
-                m.group_instance_id,
-                m.client_id,
-                m.client_host,
-                m.metadata_for(group.protocol_name) if stable else b"",
-                m.assignment if stable else b"",
-            )
-            for m in group.members.values()
-        )
-        return GroupDescription(
-            group_id, group.state, group.protocol_type or "", group.protocol_name or "", members
-        )
-
-    def next_deadline(self) -> int | None:
-        deadlines = []
-        for group in self._groups.values():
-            if group.state is GroupState.PREPARING_REBALANCE and group.rebalance_deadline_ms is not None:
-                deadlines.append(group.rebalance_deadline_ms)
-            if group.state is GroupState.COMPLETING_REBALANCE and group.sync_deadline_ms is not None:
-                deadlines.append(group.sync_deadline_ms)
-            deadlines.extend(group.pending_members.values())
-            for member in group.members.values():
-                if member.join_token is None and member.sync_token is None:
-                    deadlines.append(member.last_heartbeat_ms + member.session_timeout_ms)
-        return min(deadlines, default=None)
 
     # -- JoinGroup -----------------------------------------------------------------------------
 
@@ -207,9 +152,6 @@ class GroupCoordinator:
         if previous is None:
             return []
         return [Completion(previous, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id))]
-
-    def _transition(self, group: Group, event: GroupEvent) -> None:
-        group.state = next_state(group.state, event)
 
     def _prepare_rebalance(self, group: Group, now: int, new_member: bool = False) -> list[Completion]:
         completions = []
@@ -418,6 +360,19 @@ class GroupCoordinator:
 
     # -- time --------------------------------------------------------------------------------------
 
+    def next_deadline(self) -> int | None:
+        deadlines = []
+        for group in self._groups.values():
+            if group.state is GroupState.PREPARING_REBALANCE and group.rebalance_deadline_ms is not None:
+                deadlines.append(group.rebalance_deadline_ms)
+            if group.state is GroupState.COMPLETING_REBALANCE and group.sync_deadline_ms is not None:
+                deadlines.append(group.sync_deadline_ms)
+            deadlines.extend(group.pending_members.values())
+            for member in group.members.values():
+                if member.join_token is None and member.sync_token is None:
+                    deadlines.append(member.last_heartbeat_ms + member.session_timeout_ms)
+        return min(deadlines, default=None)
+
     def tick(self, now: int) -> list[Completion]:
         """Apply every timeout that has passed by `now`."""
         completions: list[Completion] = []
@@ -448,44 +403,3 @@ class GroupCoordinator:
                 completions += self._complete_join(group, now)
         return completions
 
-    # -- offsets commit fencing and deletion -----------------------------------------------------
-
-    def validate_offset_commit(
-        self, group_id: str, member_id: str, generation_id: int, now: int, group_instance_id: str | None = None
-    ) -> ErrorCode:
-        """Whether a commit from this member and generation may be stored (Kafka's fencing rules)."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        group = self._groups.get(group_id)
-        if group is None:
-            if generation_id < 0:
-                self._groups[group_id] = Group(group_id)
-                return ErrorCode.NONE
-            return ErrorCode.ILLEGAL_GENERATION
-        if generation_id < 0 and group.state is GroupState.EMPTY:
-            return ErrorCode.NONE
-        if group_instance_id is not None and group.static_members.get(group_instance_id) not in (None, member_id):
-            return ErrorCode.FENCED_INSTANCE_ID
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        if group.state is GroupState.COMPLETING_REBALANCE:
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        member.last_heartbeat_ms = now
-        return ErrorCode.NONE
-
-    def ensure_group(self, group_id: str) -> None:
-        """Make a group known (Empty) because it has committed offsets."""
-        self._groups.setdefault(group_id, Group(group_id))
-
-    def delete(self, group_id: str) -> ErrorCode:
-        group = self._groups.get(group_id)
-        if group is None:
-            return ErrorCode.GROUP_ID_NOT_FOUND
-        if group.state is not GroupState.EMPTY:
-            return ErrorCode.NON_EMPTY_GROUP
-        self._transition(group, GroupEvent.DELETED)
-        del self._groups[group_id]
-        return ErrorCode.NONE
