@@ -16,6 +16,7 @@ from adapters.kafka.context import BrokerContext
 from adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, bootstrap, default_adapters, limits_from
+from .check import run_check
 from .config import ConfigError, Settings, load_settings
 
 log = logging.getLogger("trafka")
@@ -34,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
     run.add_argument("--config", help="TOML configuration file")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    check = commands.add_parser("check", help="exit 0 if a broker answers an ApiVersions request")
+    check.add_argument("--host", help="broker host (default: the configured server host)")
+    check.add_argument("--port", type=int, help="broker port (default: the configured server port)")
+    check.add_argument("--config", help="TOML configuration file")
+    check.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
     return parser
 
 
@@ -43,17 +49,17 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         for key, value in (
             ("host", args.host),
             ("port", args.port),
-            ("advertised_host", args.advertised_host),
-            ("advertised_port", args.advertised_port),
+            ("advertised_host", getattr(args, "advertised_host", None)),
+            ("advertised_port", getattr(args, "advertised_port", None)),
         )
         if value is not None
     }
     out: dict[str, Any] = {"server": server}
-    if args.memory:
+    if getattr(args, "memory", False):
         out["storage"] = {"kind": "memory"}
-    elif args.data_dir:
+    elif getattr(args, "data_dir", None):
         out["storage"] = {"kind": "filesystem", "data_dir": args.data_dir}
-    if args.log_level:
+    if getattr(args, "log_level", None):
         out["log_level"] = args.log_level
     return out
 
@@ -101,6 +107,13 @@ async def _stop_on_signals(ctx: BrokerContext) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "check":
+        try:
+            settings = load_settings(args.config, os.environ, _overrides(args))
+        except ConfigError as exc:
+            print(f"trafka: {exc}", file=sys.stderr)
+            return 2
+        return run_check(settings.server.host, settings.server.port, args.timeout)
     try:
         settings = load_settings(args.config, os.environ, _overrides(args))
         logging.basicConfig(

@@ -177,6 +177,15 @@ class TopicCatalog:
             self._logs.reconfigure(tp, altered)
         return altered
 
+    def replace_configs(self, name: str, configs: Mapping[str, str | None], validate_only: bool = False) -> Topic:
+        """AlterConfigs (the legacy API): the given overrides replace every existing one."""
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        changes: dict[str, tuple[AlterOp, str | None]] = {k: (AlterOp.DELETE, None) for k in topic.configs}
+        changes.update({k: (AlterOp.SET, v) if v is not None else (AlterOp.DELETE, None) for k, v in configs.items()})
+        return self.alter_configs(name, changes, validate_only)
+
     def delete(self, name: str) -> Topic:
         topic = self._by_name.get(name)
         if topic is None:

@@ -76,3 +76,18 @@ def test_a_bad_config_names_the_key_and_exits_non_zero(tmp_path):
     with pytest.raises(RuntimeError, match="prot"):
         broker.start()
     assert broker.process.wait(5) == 2
+
+
+def test_trafka_check_answers_0_for_a_live_broker_and_1_otherwise(broker):
+    import subprocess
+    import sys
+
+    live = subprocess.run([sys.executable, "-m", "app", "check", "--host", "127.0.0.1", "--port", str(broker.port)],
+                          capture_output=True, text=True, timeout=30)
+    assert live.returncode == 0 and "is up" in live.stdout
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    dead = subprocess.run([sys.executable, "-m", "app", "check", "--host", "127.0.0.1", "--port", str(free),
+                           "--timeout", "2"], capture_output=True, text=True, timeout=30)
+    assert dead.returncode == 1 and "not answering" in dead.stderr

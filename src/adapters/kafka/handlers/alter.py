@@ -1,8 +1,10 @@
-"""IncrementalAlterConfigs (topic configs) and DeleteRecords (move a partition's log start offset)."""
+"""IncrementalAlterConfigs and AlterConfigs (topic configs), DeleteRecords (move a log start offset)."""
 
 from __future__ import annotations
 
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     IncrementalAlterConfigsRequest,
@@ -37,6 +39,31 @@ def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[Error
     except KafkaError as error:
         return error.code, error.message
     return ErrorCode.NONE, None
+
+
+def _replace_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    if resource.resource_type != TOPIC_RESOURCE:
+        return ErrorCode.INVALID_REQUEST, "Only topic configs can be altered; broker configs are static in trafka"
+    try:
+        ctx.catalog.replace_configs(resource.resource_name, {c.name: c.value for c in resource.configs}, validate_only)
+    except KafkaError as error:
+        return error.code, error.message
+    return ErrorCode.NONE, None
+
+
+def handle_alter_configs(
+    ctx: BrokerContext, request: AlterConfigsRequest, version: int, client: ClientInfo
+) -> AlterConfigsResponse:
+    responses = []
+    for resource in request.resources:
+        error, message = _replace_one(ctx, resource, request.validate_only)
+        responses.append(
+            AlterConfigsResponse.AlterConfigsResourceResponse(
+                error_code=error, error_message=message, resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return AlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
 
 
 def handle_incremental_alter_configs(
@@ -77,3 +104,4 @@ def register(registry: HandlerRegistry) -> None:
         IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, (0, 1), handle_incremental_alter_configs
     )
     registry.register(DeleteRecordsRequest, DeleteRecordsResponse, (0, 2), handle_delete_records)
+    registry.register(AlterConfigsRequest, AlterConfigsResponse, (0, 2), handle_alter_configs)
