@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -9,9 +10,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
+
+DATA_DIR_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
 
 class BrokerProcess:
@@ -61,3 +64,16 @@ class BrokerProcess:
 
     def log(self) -> str:
         return "".join(self.output)
+
+
+@contextlib.contextmanager
+def running(data_dir, env: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
+    """A broker on the data dir `data_dir` (with DATA_DIR_ENV and `env`); killed on the way out
+    unless the test stopped it."""
+    broker = BrokerProcess(["--data-dir", str(data_dir)], env={**DATA_DIR_ENV, **(env or {})}).start()
+    try:
+        yield broker
+    finally:
+        if broker.process.poll() is None:
+            broker.process.kill()
+            broker.process.wait(10)

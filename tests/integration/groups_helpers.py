@@ -1,4 +1,5 @@
-"""Shared helpers for the consumer group integration tests.
+"""Shared helpers for the consumer group integration tests (unique names, topic creation and client
+logs are in `clients`).
 
 Group tests run against their own broker with a short initial rebalance delay (Kafka's
 `group.initial.rebalance.delay.ms`), so a group forms quickly without the 3 s default. Every wait is
@@ -16,11 +17,9 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from .broker import BrokerProcess
 
@@ -37,20 +36,6 @@ def group_broker() -> Iterator[BrokerProcess]:
         yield process
     finally:
         assert process.stop() == 0, process.log()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
-
-
-def quiet_logger(name: str, path) -> logging.Logger:
-    """A logger writing to a file only, for librdkafka's `logger` setting."""
-    logger = logging.getLogger(name)
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    if not logger.handlers:
-        logger.addHandler(logging.FileHandler(path))
-    return logger
 
 
 def wait_until(
@@ -76,15 +61,6 @@ def wait_until(
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
         if step is None:
             time.sleep(0.05)  # pacing a poll loop, not synchronisation
-
-
-def create_topic(bootstrap: str, name: str, partitions: int, logger: logging.Logger | None = None) -> None:
-    conf: dict = {"bootstrap.servers": bootstrap}
-    if logger is not None:
-        conf["logger"] = logger
-    admin = AdminClient(conf)  # kept alive until the result: a collected client cancels its requests
-    futures = admin.create_topics([NewTopic(name, num_partitions=partitions)])
-    assert futures[name].result(TIMEOUT) is None
 
 
 def produce(

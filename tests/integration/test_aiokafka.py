@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -18,6 +17,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka import errors as Errors
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+from .clients import aiokafka_admin, client_log_fixture
 
 pytestmark = pytest.mark.integration
 
@@ -31,19 +32,7 @@ DYNAMIC_TOPIC_CONFIG = 1
 DEFAULT_CONFIG = 5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def aiokafka_logs(tmp_path_factory):
-    """aiokafka's log lines go to a file, never to the test output."""
-    logger = logging.getLogger("aiokafka")
-    handler = logging.FileHandler(tmp_path_factory.mktemp("aiokafka") / "client.log")
-    saved = logger.propagate, logger.level
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    logger.addHandler(handler)
-    yield
-    logger.removeHandler(handler)
-    handler.close()
-    logger.propagate, logger.level = saved
+aiokafka_logs = client_log_fixture("aiokafka", autouse=True)
 
 
 def run(scenario: Callable[..., Awaitable[None]], *args) -> None:
@@ -51,16 +40,6 @@ def run(scenario: Callable[..., Awaitable[None]], *args) -> None:
         await asyncio.wait_for(scenario(*args), SCENARIO_TIMEOUT)
 
     asyncio.run(bounded())
-
-
-@contextlib.asynccontextmanager
-async def admin_client(bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
-    await admin.start()
-    try:
-        yield admin
-    finally:
-        await admin.close()
 
 
 @contextlib.asynccontextmanager
@@ -121,7 +100,7 @@ def now_ms() -> int:
 
 def test_create_topic_shows_in_metadata(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, partitions=3)
 
             assert topic_name in await admin.list_topics()
@@ -135,7 +114,7 @@ def test_create_topic_shows_in_metadata(bootstrap, topic_name):
 
 def test_create_topic_errors(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name)
             assert await create_error_code(admin, topic_name) == TOPIC_ALREADY_EXISTS
             assert await create_error_code(admin, "bad/name") == INVALID_TOPIC_EXCEPTION
@@ -146,7 +125,7 @@ def test_create_topic_errors(bootstrap, topic_name):
 
 def test_create_topic_validate_only_creates_nothing(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             assert await create_error_code(admin, topic_name, validate_only=True) == 0
 
             # Only list_topics: aiokafka's describe_topics sends Metadata with
@@ -158,7 +137,7 @@ def test_create_topic_validate_only_creates_nothing(bootstrap, topic_name):
 
 def test_delete_topic(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, partitions=2)
 
             response = await admin.delete_topics([topic_name])
@@ -173,7 +152,7 @@ def test_delete_topic(bootstrap, topic_name):
 
 def test_create_partitions_grows_topic(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, partitions=1)
 
             await admin.create_partitions({topic_name: NewPartitions(4)})
@@ -207,7 +186,7 @@ def test_produce_consume_every_codec(bootstrap, topic_name, codec):
             )
 
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, partitions=2)
         async with producer_client(bootstrap, compression_type=codec, linger_ms=20) as producer:
             futures = [await producer.send(topic_name, **record) for record in records]
@@ -243,7 +222,7 @@ def test_every_acks_level_delivers(bootstrap, topic_name, acks):
     values = [f"acks-{acks}-{i}".encode() for i in range(5)]
 
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name)
         async with producer_client(bootstrap, acks=acks) as producer:
             for offset, value in enumerate(values):
@@ -265,7 +244,7 @@ def test_producing_to_unknown_topic_auto_creates_it(bootstrap, topic_name):
         async with producer_client(bootstrap) as producer:
             metadata = await producer.send_and_wait(topic_name, key=b"k", value=b"auto")
         assert (metadata.partition, metadata.offset) == (0, 0)
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             topic = await describe_topic(admin, topic_name)
         assert topic["error_code"] == 0
         assert [p["partition"] for p in topic["partitions"]] == [0]  # num.partitions=1
@@ -275,7 +254,7 @@ def test_producing_to_unknown_topic_auto_creates_it(bootstrap, topic_name):
 
 def test_long_poll_fetch_wakes_on_append(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name)
         tp = TopicPartition(topic_name, 0)
         async with (
@@ -306,7 +285,7 @@ def test_watermarks_and_offsets_for_times(bootstrap, topic_name):
     stamps = [base + i * 1000 for i in range(5)]
 
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, partitions=2)
         async with producer_client(bootstrap) as producer:
             for ts in stamps:  # one batch each, so the index lookup has to find the right batch
@@ -332,7 +311,7 @@ def test_watermarks_and_offsets_for_times(bootstrap, topic_name):
 
 def test_fetch_past_end_without_reset_raises_out_of_range(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name)
         async with producer_client(bootstrap) as producer:
             await producer.send_and_wait(topic_name, b"only", partition=0)
@@ -348,7 +327,7 @@ def test_fetch_past_end_without_reset_raises_out_of_range(bootstrap, topic_name)
 
 def test_fetch_past_end_resets_to_earliest(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name)
         async with producer_client(bootstrap) as producer:
             for i in range(3):
@@ -376,7 +355,7 @@ def _configs(response) -> dict[str, tuple]:
 
 def test_describe_topic_configs(bootstrap, topic_name):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             await create_topic(admin, topic_name, configs={"retention.ms": "3600000"})
             [response] = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)])
         configs = _configs(response)
@@ -389,7 +368,7 @@ def test_describe_topic_configs(bootstrap, topic_name):
 
 def test_describe_broker_configs(bootstrap):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             [response] = await admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")])
         configs = _configs(response)
         assert configs["num.partitions"][0] == "1"
@@ -401,7 +380,7 @@ def test_describe_broker_configs(bootstrap):
 
 def test_describe_cluster(bootstrap, broker):
     async def scenario():
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             cluster = await admin.describe_cluster()
         assert cluster["cluster_id"]
         assert cluster["controller_id"] == 1

@@ -6,7 +6,6 @@ groups (those have their own suite), so the group.id is there only because librd
 
 from __future__ import annotations
 
-import logging
 import time
 
 import pytest
@@ -29,23 +28,15 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from .clients import client_log_fixture, confluent_admin
+
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 10.0
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
-@pytest.fixture(scope="module")
-def rdkafka_logger(tmp_path_factory) -> logging.Logger:
-    """librdkafka's log lines go to a file, never to the test output."""
-    logger = logging.getLogger("trafka.tests.librdkafka")
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    handler = logging.FileHandler(tmp_path_factory.mktemp("librdkafka") / "client.log")
-    logger.addHandler(handler)
-    yield logger
-    logger.removeHandler(handler)
-    handler.close()
+rdkafka_logger = client_log_fixture("trafka.tests.librdkafka")
 
 
 @pytest.fixture
@@ -54,8 +45,8 @@ def conf(bootstrap, rdkafka_logger) -> dict:
 
 
 @pytest.fixture
-def admin(conf) -> AdminClient:
-    return AdminClient(conf)
+def admin(bootstrap, rdkafka_logger) -> AdminClient:
+    return confluent_admin(bootstrap, rdkafka_logger)
 
 
 def make_consumer(conf: dict, **extra) -> Consumer:

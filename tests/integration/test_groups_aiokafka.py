@@ -9,24 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
 
-from .groups_helpers import (
-    SESSION_TIMEOUT_MS,
-    TIMEOUT,
-    create_topic,
-    group_broker,
-    is_disjoint_cover,
-    quiet_logger,
-    unique,
-)
+from .clients import aiokafka_admin, client_log_fixture, create_topic, unique
+from .groups_helpers import SESSION_TIMEOUT_MS, TIMEOUT, group_broker, is_disjoint_cover
 
 pytestmark = pytest.mark.integration
 
@@ -39,24 +30,8 @@ def gbroker():
         yield process
 
 
-@pytest.fixture(scope="module", autouse=True)
-def aiokafka_logs(tmp_path_factory):
-    """aiokafka's log lines go to a file, never to the test output."""
-    logger = logging.getLogger("aiokafka")
-    handler = logging.FileHandler(tmp_path_factory.mktemp("aiokafka-groups") / "client.log")
-    saved = logger.propagate, logger.level
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    logger.addHandler(handler)
-    yield
-    logger.removeHandler(handler)
-    handler.close()
-    logger.propagate, logger.level = saved
-
-
-@pytest.fixture(scope="module")
-def rdkafka_logger(tmp_path_factory):
-    return quiet_logger("trafka.tests.groups.aio.librdkafka", tmp_path_factory.mktemp("librdkafka") / "client.log")
+aiokafka_logs = client_log_fixture("aiokafka", autouse=True)
+rdkafka_logger = client_log_fixture("trafka.tests.groups.aio.librdkafka")
 
 
 @pytest.fixture
@@ -156,19 +131,9 @@ async def produce(bootstrap: str, topic: str, partitions, per_partition: int, ta
     return sent
 
 
-@contextlib.asynccontextmanager
-async def admin_client(bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
-    await admin.start()
-    try:
-        yield admin
-    finally:
-        await admin.close()
-
-
 def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_logger):
     topic, group = unique("aio-resume"), unique("g")
-    create_topic(bootstrap, topic, 2, rdkafka_logger)
+    create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
 
     async def scenario() -> None:
         first = await produce(bootstrap, topic, range(2), 5, "first")
@@ -195,7 +160,7 @@ def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_log
 
 def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_logger):
     topic, group = unique("aio-none"), unique("g")
-    create_topic(bootstrap, topic, 2, rdkafka_logger)
+    create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
 
     async def scenario() -> None:
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
@@ -209,7 +174,7 @@ def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_lo
             assert await consumer.committed(TopicPartition(topic, 1)) == 2
         finally:
             await consumer.stop()
-        async with admin_client(bootstrap) as admin:
+        async with aiokafka_admin(bootstrap) as admin:
             offsets = await admin.list_consumer_group_offsets(
                 group, partitions=[TopicPartition(topic, 0), TopicPartition(topic, 1)]
             )
@@ -221,12 +186,12 @@ def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_lo
 
 def test_two_members_split_partitions_and_admin_sees_them(bootstrap, rdkafka_logger):
     topic, group = unique("aio-split"), unique("g")
-    create_topic(bootstrap, topic, 4, rdkafka_logger)
+    create_topic(bootstrap, topic, 4, logger=rdkafka_logger)
 
     async def scenario() -> None:
         a = Member(bootstrap, topic, group, client_id="aio-member-a")
         b = Member(bootstrap, topic, group, client_id="aio-member-b")
-        async with started(a, b), admin_client(bootstrap) as admin:
+        async with started(a, b), aiokafka_admin(bootstrap) as admin:
             await until(
                 lambda: bool(a.partitions()) and bool(b.partitions())
                 and is_disjoint_cover([a.partitions(), b.partitions()], 4),
@@ -261,7 +226,7 @@ def test_two_members_split_partitions_and_admin_sees_them(bootstrap, rdkafka_log
 def test_static_member_restart_keeps_its_partitions(bootstrap, rdkafka_logger):
     """aiokafka with group_instance_id: a restarted static member gets its partitions back."""
     topic, group = unique("aio-static"), unique("g")
-    create_topic(bootstrap, topic, 4, rdkafka_logger)
+    create_topic(bootstrap, topic, 4, logger=rdkafka_logger)
 
     async def scenario() -> None:
         a = Member(bootstrap, topic, group, group_instance_id="aio-a")

@@ -21,16 +21,14 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
+from .clients import client_log_fixture, confluent_admin, create_topic, unique
 from .groups_helpers import (
     SESSION_TIMEOUT_MS,
     TIMEOUT,
     ChildConsumer,
-    create_topic,
     group_broker,
     is_disjoint_cover,
     produce,
-    quiet_logger,
-    unique,
     wait_until,
 )
 
@@ -45,9 +43,7 @@ def gbroker():
         yield process
 
 
-@pytest.fixture(scope="module")
-def logger(tmp_path_factory):
-    return quiet_logger("trafka.tests.groups.librdkafka", tmp_path_factory.mktemp("librdkafka") / "client.log")
+logger = client_log_fixture("trafka.tests.groups.librdkafka")
 
 
 @pytest.fixture
@@ -57,7 +53,7 @@ def bootstrap(gbroker) -> str:
 
 @pytest.fixture
 def admin(bootstrap, logger) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap, "logger": logger})
+    return confluent_admin(bootstrap, logger)
 
 
 class Member:
@@ -176,7 +172,7 @@ def received_all(members: list[Member], expected: set[tuple[int, str]]) -> bool:
 
 def test_two_consumers_split_four_partitions_without_overlap(bootstrap, admin, members, logger):
     topic, group = unique("split"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     a, b = members(topic, group), members(topic, group)
 
     wait_for_split([a, b], 4)
@@ -196,7 +192,7 @@ def test_two_consumers_split_four_partitions_without_overlap(bootstrap, admin, m
 
 def test_third_consumer_joins_and_partitions_are_redistributed(bootstrap, admin, members, logger):
     topic, group = unique("third"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     a, b = members(topic, group), members(topic, group)
     wait_for_split([a, b], 4)
     before = {id(a): a.partitions(), id(b): b.partitions()}
@@ -220,7 +216,7 @@ def test_third_consumer_joins_and_partitions_are_redistributed(bootstrap, admin,
 def test_cooperative_sticky_members_give_up_only_the_partitions_that_move(bootstrap, admin, members, logger):
     """The incremental (cooperative) protocol runs over the classic group APIs with two rebalances."""
     topic, group = unique("coop"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     coop = {"partition.assignment.strategy": "cooperative-sticky"}
     a, b = members(topic, group, **coop), members(topic, group, **coop)
     wait_for_split([a, b], 4)
@@ -238,7 +234,7 @@ def test_cooperative_sticky_members_give_up_only_the_partitions_that_move(bootst
 
 def test_killed_consumer_partitions_move_to_survivors_after_session_timeout(bootstrap, admin, members, logger):
     topic, group = unique("kill"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     a, b = members(topic, group), members(topic, group)
     wait_for_split([a, b], 4)
 
@@ -276,7 +272,7 @@ def test_killed_consumer_partitions_move_to_survivors_after_session_timeout(boot
 
 def test_static_member_restart_keeps_its_partitions_without_rebalance(bootstrap, admin, members, logger):
     topic, group = unique("static"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     static = {"session.timeout.ms": 10_000}
     a = members(topic, group, **{"group.instance.id": "instance-a", **static})
     b = members(topic, group, **{"group.instance.id": "instance-b", **static})
@@ -309,7 +305,7 @@ def test_static_member_restart_keeps_its_partitions_without_rebalance(bootstrap,
 
 def test_new_consumers_resume_from_committed_offsets(bootstrap, admin, members, logger):
     topic, group = unique("resume"), unique("g")
-    create_topic(bootstrap, topic, 4, logger)
+    create_topic(bootstrap, topic, 4, logger=logger)
     a, b = members(topic, group), members(topic, group)
     wait_for_split([a, b], 4)
     first = produce(bootstrap, topic, range(4), 10, tag="first", logger=logger)
@@ -335,7 +331,7 @@ def test_new_consumers_resume_from_committed_offsets(bootstrap, admin, members, 
 
 def test_offset_fetch_for_uncommitted_partition_returns_no_offset(bootstrap, admin, logger):
     topic, group = unique("nocommit"), unique("g")
-    create_topic(bootstrap, topic, 2, logger)
+    create_topic(bootstrap, topic, 2, logger=logger)
     consumer = Consumer({"bootstrap.servers": bootstrap, "logger": logger, "group.id": group,
                          "enable.auto.commit": False})
     committed = consumer.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], TIMEOUT)
@@ -359,7 +355,7 @@ def test_offset_fetch_for_uncommitted_partition_returns_no_offset(bootstrap, adm
 
 def test_admin_lists_describes_and_manages_groups(bootstrap, admin, members, logger):
     topic, group = unique("admin"), unique("g")
-    create_topic(bootstrap, topic, 2, logger)
+    create_topic(bootstrap, topic, 2, logger=logger)
     a = members(topic, group, **{"client.id": "member-a"})
     b = members(topic, group, **{"client.id": "member-b"})
     wait_for_split([a, b], 2)
@@ -435,7 +431,7 @@ def test_admin_lists_describes_and_manages_groups(bootstrap, admin, members, log
 def test_group_emptied_by_its_members_leaving_is_still_a_consumer_group(bootstrap, admin, members, logger):
     """Kafka keeps an emptied group's protocol type: it lists as Empty, protocol type "consumer"."""
     topic, group = unique("emptied"), unique("g")
-    create_topic(bootstrap, topic, 2, logger)
+    create_topic(bootstrap, topic, 2, logger=logger)
     a, b = members(topic, group), members(topic, group)
     wait_for_split([a, b], 2)
     wait_for_described(admin, group, [a, b])
@@ -454,7 +450,7 @@ def test_group_emptied_by_its_members_leaving_is_still_a_consumer_group(bootstra
 
 def test_admin_alter_offsets_creates_a_simple_group(bootstrap, admin, logger):
     topic, group = unique("simple"), unique("g")
-    create_topic(bootstrap, topic, 1, logger)
+    create_topic(bootstrap, topic, 1, logger=logger)
     altered = admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 4)])]
     )[group].result(TIMEOUT)

@@ -8,7 +8,6 @@ alter_group_offsets, delete_group_offsets and delete_groups.
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import pytest
@@ -17,15 +16,13 @@ from kafka import errors as Errors
 from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 
+from .clients import client_log_fixture, create_topic, unique
 from .groups_helpers import (
     SESSION_TIMEOUT_MS,
     TIMEOUT,
-    create_topic,
     group_broker,
     is_disjoint_cover,
     produce,
-    quiet_logger,
-    unique,
     wait_until,
 )
 
@@ -38,24 +35,8 @@ def gbroker():
         yield process
 
 
-@pytest.fixture(scope="module", autouse=True)
-def kafka_python_logs(tmp_path_factory):
-    """kafka-python's log lines go to a file, never to the test output."""
-    logger = logging.getLogger("kafka")
-    handler = logging.FileHandler(tmp_path_factory.mktemp("kafka-python-groups") / "client.log")
-    saved = logger.propagate, logger.level
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    logger.addHandler(handler)
-    yield
-    logger.removeHandler(handler)
-    handler.close()
-    logger.propagate, logger.level = saved
-
-
-@pytest.fixture(scope="module")
-def rdkafka_logger(tmp_path_factory):
-    return quiet_logger("trafka.tests.groups.kp.librdkafka", tmp_path_factory.mktemp("librdkafka") / "client.log")
+kafka_python_logs = client_log_fixture("kafka", autouse=True)
+rdkafka_logger = client_log_fixture("trafka.tests.groups.kp.librdkafka")
 
 
 @pytest.fixture
@@ -170,7 +151,7 @@ def describe(admin: KafkaAdminClient, group: str) -> dict:
 
 def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_logger):
     topic, group = unique("kp-resume"), unique("g")
-    create_topic(bootstrap, topic, 2, rdkafka_logger)
+    create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
     first = produce(bootstrap, topic, range(2), 5, tag="first", logger=rdkafka_logger)
 
     consumer = KafkaConsumer(**consumer_config(bootstrap, group))
@@ -204,7 +185,7 @@ def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_log
 
 def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_logger):
     topic, group = unique("kp-none"), unique("g")
-    create_topic(bootstrap, topic, 2, rdkafka_logger)
+    create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
     consumer = KafkaConsumer(**consumer_config(bootstrap, group))
     try:
         assert consumer.committed(TopicPartition(topic, 0)) is None
@@ -219,7 +200,7 @@ def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_lo
 
 def test_two_members_split_partitions(bootstrap, admin, thread_members, rdkafka_logger):
     topic, group = unique("kp-split"), unique("g")
-    create_topic(bootstrap, topic, 4, rdkafka_logger)
+    create_topic(bootstrap, topic, 4, logger=rdkafka_logger)
     a, b = thread_members(topic, group), thread_members(topic, group)
 
     def split() -> bool:
@@ -244,7 +225,7 @@ def test_two_members_split_partitions(bootstrap, admin, thread_members, rdkafka_
 
 def test_admin_lists_describes_and_deletes_groups(bootstrap, admin, thread_members, rdkafka_logger):
     topic, group = unique("kp-admin"), unique("g")
-    create_topic(bootstrap, topic, 2, rdkafka_logger)
+    create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
     a = thread_members(topic, group, client_id="kp-member-a")
     b = thread_members(topic, group, client_id="kp-member-b")
     wait_until(lambda: bool(a.partitions()) and bool(b.partitions()), "both members to get a partition",
@@ -305,7 +286,7 @@ def test_admin_lists_describes_and_deletes_groups(bootstrap, admin, thread_membe
 def test_group_emptied_by_its_members_leaving_keeps_its_protocol_type(bootstrap, admin, thread_members, rdkafka_logger):
     """Kafka keeps an emptied group's protocol type ("consumer"); only the protocol name is cleared."""
     topic, group = unique("kp-emptied"), unique("g")
-    create_topic(bootstrap, topic, 1, rdkafka_logger)
+    create_topic(bootstrap, topic, 1, logger=rdkafka_logger)
     member = thread_members(topic, group)
     wait_until(lambda: member.partitions() == {0}, "the member's assignment", timeout=20)
     wait_until(lambda: describe(admin, group)["group_state"] == "Stable", "the group to be Stable")

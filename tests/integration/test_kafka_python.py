@@ -7,7 +7,6 @@ sequence checks); idempotent producers have their own suite.
 
 from __future__ import annotations
 
-import logging
 import time
 
 import pytest
@@ -15,25 +14,15 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as Errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec
 
+from .clients import client_log_fixture
+
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 10.0
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def kafka_python_logs(tmp_path_factory):
-    """kafka-python's log lines go to a file, never to the test output."""
-    logger = logging.getLogger("kafka")
-    handler = logging.FileHandler(tmp_path_factory.mktemp("kafka-python") / "client.log")
-    saved = logger.propagate, logger.level
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    logger.addHandler(handler)
-    yield
-    logger.removeHandler(handler)
-    handler.close()
-    logger.propagate, logger.level = saved
+kafka_python_logs = client_log_fixture("kafka", autouse=True)
 
 
 @pytest.fixture

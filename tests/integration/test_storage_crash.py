@@ -7,52 +7,37 @@ recovers the logs). Every wait is bounded by a deadline.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import signal
 import struct
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicCollection, TopicPartition
+from confluent_kafka import Consumer, TopicCollection, TopicPartition
 from confluent_kafka.admin import (
-    AdminClient,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
     NewPartitions,
-    NewTopic,
     ResourceType,
 )
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.record.default_records import DefaultRecordBatch
 
-from .broker import BrokerProcess
+from .broker import BrokerProcess, running
+from .clients import confluent_admin, confluent_producer, create_topic, produce_batches, read_partition, unique
 from .wire import WireClient
 
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 15.0
-BASE_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 CLEAN, KILL = "sigterm", "sigkill"
 
 
 # -- broker and client helpers ---------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def running(data_dir, env: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(["--data-dir", str(data_dir)], env={**BASE_ENV, **(env or {})}).start()
-    try:
-        yield broker
-    finally:
-        if broker.process.poll() is None:
-            broker.process.kill()
-            broker.process.wait(10)
 
 
 def stop(broker: BrokerProcess, how: str) -> None:
@@ -61,78 +46,6 @@ def stop(broker: BrokerProcess, how: str) -> None:
     else:
         broker.process.kill()
         assert broker.process.wait(10) == -signal.SIGKILL
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def admin(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-
-
-def create_topic(bootstrap: str, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
-    client = admin(bootstrap)  # kept referenced until the result is in: a collected client cancels it
-    futures = client.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=configs or {})],
-        operation_timeout=TIMEOUT, request_timeout=TIMEOUT,
-    )
-    futures[name].result(TIMEOUT)
-
-
-def producer(bootstrap: str, **extra) -> Producer:
-    return Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "log_level": 0,
-        "compression.type": "none", **extra,
-    })
-
-
-def produce_batches(
-    bootstrap: str, topic: str, batches: list[list[tuple[int, bytes | None, bytes]]], **extra
-) -> list[tuple[int, int, bytes | None, bytes]]:
-    """Produce each inner list as one flush (so as one or a few batches); return every delivery
-    report as (partition, offset, key, value), failing on any error or missing report."""
-    reports: list[tuple[int, int, bytes | None, bytes]] = []
-    errors: list = []
-
-    def on_delivery(err, msg) -> None:
-        if err is not None:
-            errors.append(err)
-        else:
-            reports.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
-
-    p = producer(bootstrap, **extra)
-    sent = 0
-    for batch in batches:
-        for partition, key, value in batch:
-            p.produce(topic, value=value, key=key, partition=partition, on_delivery=on_delivery)
-        sent += len(batch)
-        assert p.flush(TIMEOUT) == 0, "delivery reports did not all arrive in time"
-    assert not errors, errors
-    assert len(reports) == sent
-    return reports
-
-
-def read_partition(
-    bootstrap: str, topic: str, partition: int, start: int, count: int
-) -> list[tuple[int, bytes | None, bytes]]:
-    """`count` records from `start` with assign(); (offset, key, value) in the order consumed."""
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": unique("reader"), "enable.auto.commit": False,
-        "log_level": 0, "fetch.wait.max.ms": 100,
-    })
-    out: list[tuple[int, bytes | None, bytes]] = []
-    try:
-        consumer.assign([TopicPartition(topic, partition, start)])
-        deadline = time.monotonic() + TIMEOUT
-        while len(out) < count and time.monotonic() < deadline:
-            for message in consumer.consume(count - len(out), timeout=0.5):
-                if message.error():
-                    raise KafkaException(message.error())
-                out.append((message.offset(), message.key(), message.value()))
-    finally:
-        consumer.close()
-    return out
 
 
 def watermarks(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:
@@ -254,7 +167,7 @@ def test_records_acknowledged_before_a_kill_mid_stream_survive(tmp_path):
 
     with running(tmp_path) as broker:
         create_topic(broker.bootstrap, topic, partitions)
-        p = producer(broker.bootstrap, **{"linger.ms": 1, "message.timeout.ms": 3000, "retries": 0})
+        p = confluent_producer(broker.bootstrap, **{"linger.ms": 1, "message.timeout.ms": 3000, "retries": 0})
         produced = {}
         deadline = time.monotonic() + TIMEOUT
         i = 0
@@ -511,20 +424,20 @@ def test_committed_offsets_survive_compaction_of_the_offsets_log(tmp_path, how):
 
 
 def _topics(bootstrap: str) -> dict[str, int]:
-    client = admin(bootstrap)
+    client = confluent_admin(bootstrap)
     metadata = client.list_topics(timeout=TIMEOUT)
     return {name: len(t.partitions) for name, t in metadata.topics.items() if not name.startswith("__")}
 
 
 def _configs(bootstrap: str, topic: str) -> dict[str, str]:
-    client = admin(bootstrap)
+    client = confluent_admin(bootstrap)
     futures = client.describe_configs([ConfigResource(ResourceType.TOPIC, topic)], request_timeout=TIMEOUT)
     [future] = futures.values()
     return {name: entry.value for name, entry in future.result(TIMEOUT).items() if not entry.is_default}
 
 
 def _topic_id(bootstrap: str, topic: str) -> str:
-    client = admin(bootstrap)
+    client = confluent_admin(bootstrap)
     futures = client.describe_topics(TopicCollection([topic]), request_timeout=TIMEOUT)
     return str(futures[topic].result(TIMEOUT).topic_id)
 
@@ -538,7 +451,7 @@ def test_topics_survive_a_restart(tmp_path, how):
         create_topic(b, "gone", 2)
         create_topic(b, "grown", 1)
         produce_batches(b, "gone", [[(0, None, b"doomed"), (1, None, b"doomed")]])
-        client = admin(b)
+        client = confluent_admin(b)
         client.delete_topics(["gone"], operation_timeout=TIMEOUT)["gone"].result(TIMEOUT)
         client.create_partitions([NewPartitions("grown", 4)], operation_timeout=TIMEOUT)["grown"].result(TIMEOUT)
         kept_id = _topic_id(b, "kept")
@@ -584,7 +497,7 @@ def test_a_deleted_topics_leftover_log_dir_does_not_come_back(tmp_path):
     shutil.copytree(tmp_path / "gone-0", leftover)
 
     with running(tmp_path) as broker:
-        client = admin(broker.bootstrap)
+        client = confluent_admin(broker.bootstrap)
         client.delete_topics(["gone"], operation_timeout=TIMEOUT)["gone"].result(TIMEOUT)
         stop(broker, KILL)
     assert not (tmp_path / "gone-0").exists()

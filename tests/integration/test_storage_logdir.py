@@ -6,7 +6,6 @@ refuses a directory it must not use without touching it.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import os
 import re
@@ -16,22 +15,18 @@ import stat
 import struct
 import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import TopicCollection
 from kafka.record.default_records import DefaultRecordBatch
 
-from .broker import BrokerProcess
+from .broker import DATA_DIR_ENV, BrokerProcess, running
+from .clients import confluent_admin, create_topic, produce_batches, read_partition
 
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 15.0
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "kafka-4.0-kraft-logdir")
-BASE_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 TOPIC_RECORD, PARTITION_RECORD = 2, 3
 
@@ -39,81 +34,16 @@ TOPIC_RECORD, PARTITION_RECORD = 2, 3
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def running(data_dir, env: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(["--data-dir", str(data_dir)], env={**BASE_ENV, **(env or {})}).start()
-    try:
-        yield broker
-    finally:
-        if broker.process.poll() is None:
-            broker.process.kill()
-            broker.process.wait(10)
-
-
 def stop_clean(broker: BrokerProcess) -> None:
     assert broker.stop(signal.SIGTERM) == 0, broker.log()
 
 
-def admin(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-
-
-def create_topic(bootstrap: str, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
-    client = admin(bootstrap)  # kept referenced until the result is in: a collected client cancels it
-    futures = client.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=configs or {})],
-        operation_timeout=TIMEOUT, request_timeout=TIMEOUT,
-    )
-    futures[name].result(TIMEOUT)
-
-
 def topic_id(bootstrap: str, topic: str) -> str:
     """The topic id the broker reports, in Kafka's text form (URL-safe base64, no padding)."""
-    client = admin(bootstrap)
+    client = confluent_admin(bootstrap)
     value = client.describe_topics(TopicCollection([topic]), request_timeout=TIMEOUT)[topic].result(TIMEOUT).topic_id
     msb, lsb = value.get_most_significant_bits(), value.get_least_significant_bits()
     return kafka_uuid(struct.pack(">qq", msb, lsb))
-
-
-def produce(bootstrap: str, topic: str, batches, **extra) -> list[tuple[int, int, bytes | None, bytes]]:
-    """Each inner list of (partition, key, value) is one flush; returns the delivery reports."""
-    reports, errors = [], []
-
-    def on_delivery(err, msg) -> None:
-        if err is not None:
-            errors.append(err)
-        else:
-            reports.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "log_level": 0, **extra})
-    for batch in batches:
-        for partition, key, value in batch:
-            producer.produce(topic, value=value, key=key, partition=partition, on_delivery=on_delivery)
-        assert producer.flush(TIMEOUT) == 0, "delivery reports did not all arrive in time"
-    assert not errors, errors
-    assert len(reports) == sum(len(b) for b in batches)
-    return reports
-
-
-def read_partition(
-    bootstrap: str, topic: str, partition: int, start: int, count: int
-) -> list[tuple[int, bytes | None, bytes]]:
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex[:8]}",
-        "enable.auto.commit": False, "log_level": 0, "fetch.wait.max.ms": 100,
-    })
-    out = []
-    try:
-        consumer.assign([TopicPartition(topic, partition, start)])
-        deadline = time.monotonic() + TIMEOUT
-        while len(out) < count and time.monotonic() < deadline:
-            for message in consumer.consume(count - len(out), timeout=0.5):
-                if message.error():
-                    raise KafkaException(message.error())
-                out.append((message.offset(), message.key(), message.value()))
-    finally:
-        consumer.close()
-    return out
 
 
 def read_batches(path: str) -> list[tuple[int, DefaultRecordBatch]]:
@@ -203,13 +133,13 @@ def test_serves_and_extends_a_kafka_4_0_log_dir(tmp_path):
         b = broker.bootstrap
         assert read_partition(b, "foo", 0, 0, 1) == [(0, None, b"Hello World!")]
         assert topic_id(b, "foo") == foo_id
-        reports = produce(b, "foo", [[(0, b"k", b"written by trafka")]])
+        reports = produce_batches(b, "foo", [[(0, b"k", b"written by trafka")]])
         assert [(p, o) for p, o, _, _ in reports] == [(0, 1)]
         assert read_partition(b, "foo", 0, 0, 2) == [(0, None, b"Hello World!"), (1, b"k", b"written by trafka")]
 
         create_topic(b, "bar", 3)
         bar_id = topic_id(b, "bar")
-        client = admin(b)
+        client = confluent_admin(b)
         assert client.describe_cluster(request_timeout=TIMEOUT).result(TIMEOUT).cluster_id == meta_before["cluster.id"]
         assert client.list_topics(timeout=TIMEOUT).cluster_id == meta_before["cluster.id"]
 
@@ -260,7 +190,7 @@ def test_segments_and_indexes_decode_independently(tmp_path):
                  for i in range(24)]
                 for b in range(8)
             ]
-            reports.extend(produce(bootstrap, topic, batches, **{"compression.type": codec}))
+            reports.extend(produce_batches(bootstrap, topic, batches, **{"compression.type": codec}))
 
     # Half the codecs, a kill -9 (so the next start recovers and rebuilds the indexes), the rest.
     with running(tmp_path) as broker:
@@ -347,9 +277,9 @@ def test_log_dir_layout_and_clean_shutdown_files(tmp_path):
     with running(data_dir) as broker:
         b = broker.bootstrap
         create_topic(b, "lay", 2)
-        produce(b, "lay", [[(p, None, b"v%d" % i) for p in counts for i in range(counts[p])]])
+        produce_batches(b, "lay", [[(p, None, b"v%d" % i) for p in counts for i in range(counts[p])]])
         lay_id = topic_id(b, "lay")
-        client = admin(b)
+        client = confluent_admin(b)
         reported_cluster_id = client.describe_cluster(request_timeout=TIMEOUT).result(TIMEOUT).cluster_id
 
         assert not (data_dir / ".kafka_cleanshutdown").exists(), "the clean shutdown marker exists while running"
@@ -484,7 +414,7 @@ def test_an_unusable_data_dir_is_refused_untouched(tmp_path, kind):
     try:
         result = subprocess.run(
             [*prefix, sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", path],
-            capture_output=True, text=True, timeout=20, env={**os.environ, **BASE_ENV},
+            capture_output=True, text=True, timeout=20, env={**os.environ, **DATA_DIR_ENV},
         )
         after = _snapshot(watched)
     finally:
