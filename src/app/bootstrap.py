@@ -6,6 +6,7 @@ the settings. Nothing is instantiated at import time.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -41,6 +42,8 @@ from domain.replica_manager import ReplicaManager
 from domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
+
+log = logging.getLogger("trafka")
 
 
 @attrs.frozen
@@ -89,16 +92,17 @@ def default_adapters(settings: Settings) -> Adapters:
     txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
 
     def started() -> None:
-        logs.remove_stray()
+        logs.remove_stray(catalog_store.removed_topic_ids)
         logdir.start()
 
     def stop() -> None:
         logs.close()
         logdir.mark_clean_shutdown()
 
+    catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     return Adapters(
         logs=logs,
-        catalog_store=FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id),
+        catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
         cluster_id=logdir.meta.cluster_id,
@@ -136,6 +140,7 @@ def limits_from(settings: Settings) -> ServerLimits:
     return ServerLimits(
         max_request_bytes=server.max_request_bytes,
         max_inflight_requests=server.max_inflight_requests,
+        max_queued_response_bytes=server.max_queued_response_bytes,
         shutdown_grace_seconds=server.shutdown_grace_seconds,
     )
 
@@ -161,6 +166,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         TransactionCoordinator(producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load()),
         catalog, replicas, offsets,
     )
+    for transactional_id in transactions.recover(adapters.clock_ms()):
+        log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
     return BrokerContext(
         catalog=catalog,

@@ -84,6 +84,7 @@ async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) 
         adapters.maintain(now)
         for transactional_id in ctx.transactions.expire(now):
             log.info("transaction %s timed out and was aborted", transactional_id)
+            ctx.appends.notify()
         if now >= next_checkpoint:
             ctx.replicas.snapshot_producers()
             adapters.checkpoint()
@@ -124,12 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2
+    status = 0
     try:
         trio.run(run_broker, settings, ctx, adapters)
-    except OSError as exc:
-        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {exc}", file=sys.stderr)
-        return 1
+    except* OSError as group:  # Trio's nurseries raise exception groups
+        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {group.exceptions[0]}",
+              file=sys.stderr)
+        status = 1
     finally:
         ctx.replicas.snapshot_producers()
         adapters.stop()
-    return 0
+    return status

@@ -29,6 +29,7 @@ class ServerSettings:
     advertised_port: int | None = None
     max_request_bytes: int = 100 * 1024 * 1024
     max_inflight_requests: int = 32
+    max_queued_response_bytes: int = 64 * 1024 * 1024
     shutdown_grace_seconds: float = 10.0
 
 

@@ -28,6 +28,7 @@ HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # base_offset + batch_length: the part of a batch that batch_length does not count
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 CRC_START = 21
+MIN_RECORD_SIZE = 7  # length, attributes, timestamp delta, offset delta, key length, value length, header count
 
 Checksum = Callable[[memoryview], int]
 
@@ -182,6 +183,13 @@ def validate_batches(
             )
         if checksum(view[pos + CRC_START : pos + header.size]) != header.crc:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch CRC does not match its contents")
+        if header.compression == Compression.NONE and header.records_count * MIN_RECORD_SIZE > (
+            header.batch_length - MIN_BATCH_LENGTH
+        ):
+            raise KafkaError(
+                ErrorCode.INVALID_RECORD,
+                f"{header.records_count} records cannot fit in a batch of {header.size} bytes",
+            )
         if header.last_offset_delta < 0 or header.records_count != header.last_offset_delta + 1:
             raise KafkaError(
                 ErrorCode.INVALID_RECORD,

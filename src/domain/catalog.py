@@ -16,7 +16,7 @@ import attrs
 from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, validate_topic_configs
 from .errors import ErrorCode, KafkaError
 from .ports import CatalogStore, LogStore
-from .topics import Topic, TopicPartition, validate_topic_name
+from .topics import Topic, TopicPartition, is_internal_topic, validate_topic_name
 
 MAX_PARTITIONS = 100_000
 
@@ -76,8 +76,16 @@ class TopicCatalog:
     ) -> Topic:
         """Create a topic as CreateTopics does; -1 means the broker default for either count."""
         validate_topic_name(name)
+        if is_internal_topic(name):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
         if name in self._by_name:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        collides = name.replace(".", "_")
+        for existing in self._by_name:
+            if existing.replace(".", "_") == collides:
+                raise KafkaError(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {existing}"
+                )
         if num_partitions == -1:
             num_partitions = self._policy.num_partitions
         if num_partitions <= 0 or num_partitions > MAX_PARTITIONS:

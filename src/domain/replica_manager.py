@@ -7,6 +7,8 @@ the fetch path hands back the stored bytes. Time comes in as `now_ms`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from .batch import Checksum, assign_offsets, iter_batches, validate_batches
@@ -68,6 +70,8 @@ class ReplicaManager:
         self._checksum = checksum
         self._decompress = decompress
         self._producer_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState]] = {}
+        # Set by the transaction service: may a transactional batch of (producer id, epoch) go to tp?
+        self.transaction_check: Callable[[int, int, TopicPartition], ErrorCode] | None = None
 
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
@@ -114,14 +118,19 @@ class ReplicaManager:
             )
         except KafkaError as error:
             return ProduceResult(error.code, message=error.message)
-        if any(h.is_control for _, h in batches.headers):
+        if len(batches.headers) != 1:  # as Kafka: one batch per partition from v3 on
+            return ProduceResult(ErrorCode.INVALID_RECORD, message="a produce request carries one batch per partition")
+        header = batches.headers[0][1]
+        if header.is_control:
             return ProduceResult(ErrorCode.INVALID_RECORD, message="clients may not produce control batches")
-        idempotent = batches.headers[0][1].producer_id >= 0
+        if header.is_transactional:
+            if self.transaction_check is None:
+                return ProduceResult(ErrorCode.INVALID_TXN_STATE)
+            verdict = self.transaction_check(header.producer_id, header.producer_epoch, tp)
+            if verdict is not ErrorCode.NONE:
+                return ProduceResult(verdict)
+        idempotent = header.producer_id >= 0
         if idempotent:
-            if len(batches.headers) != 1:
-                return ProduceResult(
-                    ErrorCode.INVALID_RECORD, message="an idempotent produce carries one batch per partition"
-                )
             try:
                 duplicate = self._producer_state(tp, log).check(batches.headers[0][1])
             except KafkaError as error:
@@ -135,7 +144,10 @@ class ReplicaManager:
         headers = assign_offsets(
             batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
         )
-        log.append(batches.buffer, headers)
+        try:
+            log.append(batches.buffer, headers)
+        except OSError as exc:
+            return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, message=f"the log could not be written: {exc}")
         if idempotent:
             self._producer_state(tp, log).record(headers[0])
         return ProduceResult(
@@ -252,19 +264,25 @@ class ReplicaManager:
             return OffsetResult(offset=log.log_start_offset)
         if timestamp == LATEST_TIMESTAMP:
             return OffsetResult(offset=self.last_stable_offset(tp, log) if read_committed else log.log_end_offset)
-        if timestamp == MAX_TIMESTAMP:
-            batch = log.batch_with_max_timestamp()
-            if batch is None:
-                return OffsetResult()
-            best = (-1, -1)
-            for offset, ts in record_timestamps(batch, self._decompress):
-                if ts > best[1]:
-                    best = (offset, ts)
-            return OffsetResult(offset=best[0], timestamp=best[1])
-        if timestamp < 0:
+        if timestamp < 0 and timestamp != MAX_TIMESTAMP:
             return OffsetResult(ErrorCode.INVALID_REQUEST)
-        for batch in log.batches_from_timestamp(timestamp):
-            for offset, ts in record_timestamps(batch, self._decompress):
-                if ts >= timestamp and offset >= log.log_start_offset:
-                    return OffsetResult(offset=offset, timestamp=ts)
+        limit = self.last_stable_offset(tp, log) if read_committed else log.log_end_offset
+        try:
+            if timestamp == MAX_TIMESTAMP:
+                batch = log.batch_with_max_timestamp()
+                if batch is None:
+                    return OffsetResult()
+                best = (-1, -1)
+                for offset, ts in record_timestamps(batch, self._decompress):
+                    if ts > best[1] and offset < limit:
+                        best = (offset, ts)
+                return OffsetResult(offset=best[0], timestamp=best[1])
+            for batch in log.batches_from_timestamp(timestamp):
+                for offset, ts in record_timestamps(batch, self._decompress):
+                    if offset >= limit:
+                        return OffsetResult()
+                    if ts >= timestamp and offset >= log.log_start_offset:
+                        return OffsetResult(offset=offset, timestamp=ts)
+        except KafkaError as error:  # a batch that cannot be read back: a partition error, not a crash
+            return OffsetResult(error.code)
         return OffsetResult()

@@ -39,8 +39,11 @@ def validate_topic_name(name: str | None) -> str:
     return name
 
 
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__cluster_metadata"})
+
+
 def is_internal_topic(name: str) -> bool:
-    return name in ("__consumer_offsets", "__transaction_state")
+    return name in INTERNAL_TOPICS
 
 
 @attrs.frozen(order=True)

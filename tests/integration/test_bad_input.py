@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
@@ -72,3 +73,43 @@ def test_pipelined_requests_are_answered_in_order(broker):
             response = client.receive(ApiVersionsResponse if v % 2 else MetadataResponse, v % 4 if v % 2 else 9)
             seen.append(response.header.correlation_id)
         assert seen == list(range(1, 41))
+
+
+def _rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_pipelines_large_fetches_without_reading_cannot_make_the_broker_hold_them_all():
+    from confluent_kafka import Producer
+    from kafka.protocol.consumer import FetchRequest, FetchResponse
+
+    from .broker import BrokerProcess
+
+    broker = BrokerProcess(["--memory"], env={"TRAFKA_SERVER_MAX_QUEUED_RESPONSE_BYTES": str(16 * 1024 * 1024)}).start()
+    try:
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "log_level": 0, "message.max.bytes": 1_000_000})
+        for _ in range(9):
+            producer.produce("big", value=b"x" * 900_000, partition=0)
+            producer.flush(10)
+        Topic = FetchRequest.FetchTopic
+        fetch = FetchRequest[11](
+            replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=50_000_000, isolation_level=0, session_id=0,
+            session_epoch=-1, rack_id="", forgotten_topics_data=[],
+            topics=[Topic(topic="big", partitions=[Topic.FetchPartition(
+                partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
+                partition_max_bytes=50_000_000)])],
+        )
+        before = _rss_bytes(broker.process.pid)
+        with WireClient(broker.bootstrap, timeout=30) as client:
+            client.send_raw(b"".join(client.frame(fetch, 11) for _ in range(40)))  # ~8 MB answer each
+            time.sleep(1.0)  # the broker handles what it will before the client reads anything
+            grown = _rss_bytes(broker.process.pid) - before
+            assert grown < 150 * 1024 * 1024, f"the broker grew by {grown / 2**20:.0f} MiB"
+            sizes = [len(client.receive(FetchResponse, 11).responses[0].partitions[0].records) for _ in range(40)]
+        assert all(size > 8_000_000 for size in sizes)
+    finally:
+        assert broker.stop() == 0

@@ -91,3 +91,15 @@ def test_trafka_check_answers_0_for_a_live_broker_and_1_otherwise(broker):
     dead = subprocess.run([sys.executable, "-m", "app", "check", "--host", "127.0.0.1", "--port", str(free),
                            "--timeout", "2"], capture_output=True, text=True, timeout=30)
     assert dead.returncode == 1 and "not answering" in dead.stderr
+
+
+def test_a_port_in_use_is_one_clear_error_and_exit_1(broker, tmp_path):
+    import subprocess
+    import sys
+
+    taken = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(broker.port), "--memory"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert taken.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{broker.port}" in taken.stderr and "Traceback" not in taken.stderr

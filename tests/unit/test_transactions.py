@@ -106,8 +106,10 @@ def test_init_producer_id_bumps_the_epoch_aborts_the_open_transaction_and_fences
     t.service.add_partitions("tid", pid, 0, [TP], NOW)
     t.send(pid, 0, [b"zombie"])
     second = t.service.init_producer_id("tid", 60_000, NOW)
-    assert (second.producer_id, second.producer_epoch) == (pid, 1)
+    # As Kafka: the abort markers carry the fencing epoch 1; the new instance gets 2.
+    assert (second.producer_id, second.producer_epoch) == (pid, 2)
     assert t.read(read_committed=True) == []
+    assert t.send(pid, 0, [b"late zombie"]).error == ErrorCode.INVALID_PRODUCER_EPOCH
     assert t.service.end("tid", pid, 0, True, NOW) == ErrorCode.INVALID_PRODUCER_EPOCH
     assert t.service.add_partitions("tid", pid, 0, [TP], NOW) == {TP: ErrorCode.INVALID_PRODUCER_EPOCH}
 
@@ -176,3 +178,36 @@ def test_no_aborted_record_is_visible_to_read_committed(steps):
             t.service.end(name, producers[name], 0, False, NOW)
     visible = t.read(read_committed=True)
     assert sorted(visible) == sorted(v for v, o in outcome.items() if o == "commit")
+
+
+def test_a_transactional_batch_needs_its_partition_added_at_the_current_epoch():
+    t = Txns()
+    txn = t.service.init_producer_id("tid", 60_000, NOW)
+    assert t.send(txn.producer_id, 0, [b"x"]).error == ErrorCode.INVALID_TXN_STATE
+    assert t.send(999, 0, [b"x"]).error == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    t.service.add_partitions("tid", txn.producer_id, 0, [TP], NOW)
+    assert t.send(txn.producer_id, 0, [b"x"]).error == ErrorCode.NONE
+    assert t.cluster.replicas.watermarks(TP) == (0, 1)
+
+
+def test_startup_recovery_finishes_prepared_transactions_and_fences_ongoing_ones():
+    t = Txns()
+    committing = t.service.init_producer_id("committing", 60_000, NOW)
+    ongoing = t.service.init_producer_id("ongoing", 60_000, NOW)
+    for txn in (committing, ongoing):
+        t.service.add_partitions(txn.transactional_id, txn.producer_id, 0, [TP], NOW)
+        t.send(txn.producer_id, 0, [txn.transactional_id.encode()])
+    t.service.coordinator.end("committing", committing.producer_id, 0, True, NOW)  # crash before markers
+    assert t.store.load()[0].state is TxnState.PREPARE_COMMIT
+    # A restart: a new coordinator and service from what the store recorded, over the same logs.
+    allocator = ProducerIdAllocator(1000, lambda start, end: None)
+    restarted = TransactionService(
+        TransactionCoordinator(allocator.allocate, t.store.record, t.store.load()),
+        t.cluster.catalog, t.cluster.replicas, t.offsets,
+    )
+    assert sorted(restarted.recover(NOW)) == ["committing", "ongoing"]
+    states = {x.transactional_id: x for x in t.store.load()}
+    assert states["committing"].state is TxnState.COMPLETE_COMMIT
+    assert states["ongoing"].state is TxnState.COMPLETE_ABORT and states["ongoing"].producer_epoch == 1
+    assert t.read(read_committed=True) == [b"committing"]
+    assert restarted.end("ongoing", ongoing.producer_id, 0, True, NOW) == ErrorCode.INVALID_PRODUCER_EPOCH

@@ -34,6 +34,7 @@ class FileCatalogStore:
         self._node_id = node_id
         self._directory_id = directory_id
         self._next_producer_id = 0
+        self.removed_topic_ids: set[uuid.UUID] = set()
         if metadata_log.log.log_end_offset == 0:
             feature = FeatureLevelRecord(version=0, name="metadata.version", feature_level=METADATA_VERSION_LEVEL)
             self._log.append([(None, encode_metadata_record(feature, 0))])
@@ -52,9 +53,11 @@ class FileCatalogStore:
                 configs[record.name] = {}
             elif isinstance(record, PartitionRecord) and record.topic_id in partitions:
                 partitions[record.topic_id].add(record.partition_id)
-            elif isinstance(record, RemoveTopicRecord) and record.topic_id in names:
-                configs.pop(names.pop(record.topic_id), None)
-                partitions.pop(record.topic_id, None)
+            elif isinstance(record, RemoveTopicRecord):
+                self.removed_topic_ids.add(record.topic_id)
+                if record.topic_id in names:
+                    configs.pop(names.pop(record.topic_id), None)
+                    partitions.pop(record.topic_id, None)
             elif isinstance(record, ProducerIdsRecord):
                 self._next_producer_id = max(self._next_producer_id, record.next_producer_id)
             elif isinstance(record, ConfigRecord) and record.resource_type == TOPIC_RESOURCE:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import uuid
 from collections.abc import Callable, Mapping
 
 from domain.configs import TOPIC_CONFIG_DEFAULTS
@@ -68,6 +69,8 @@ class FileLogStore:
         return partition_log
 
     def create(self, tp: TopicPartition, topic: Topic) -> FilePartitionLog:
+        if tp in self._logs:
+            raise ValueError(f"{tp} is already open")
         path = self.logdir.partition_path(tp)
         if os.path.exists(path):  # a leftover of a deleted topic is never reused
             log.warning("removing stray log dir %s before creating %s", path, tp)
@@ -81,18 +84,27 @@ class FileLogStore:
         if tp in self._logs:
             return self._logs[tp]
         path = self.logdir.partition_path(tp)
-        on_disk = read_partition_metadata(path) if os.path.isdir(path) else None
-        if on_disk != topic.topic_id:  # missing, or another topic's: start this partition afresh
+        if not os.path.isdir(path):
             return self.create(tp, topic)
+        on_disk = read_partition_metadata(path)
+        if on_disk is not None and on_disk != topic.topic_id:  # another (deleted) topic's data
+            return self.create(tp, topic)
+        if on_disk is None:  # missing or unreadable: the data is this topic's, the file is rewritten
+            write_partition_metadata(path, topic.topic_id)
         return self._open(tp, topic.configs)
 
-    def remove_stray(self) -> None:
-        """Delete partition dirs that belong to no topic in the catalog (as Kafka does with stray logs)."""
+    def remove_stray(self, removed_topic_ids: set[uuid.UUID]) -> None:
+        """Delete partition dirs of topics the metadata log records as deleted (a crash between the
+        RemoveTopicRecord and the deletion leaves them). Anything else unknown is kept: a log dir Kafka
+        wrote may hold partitions trafka does not open (more `__consumer_offsets` partitions, topics
+        only in a KRaft snapshot), and deleting data on a guess is worse than leaving it."""
         for name in os.listdir(self.logdir.path):
             tp = parse_partition_dir(name)
             path = os.path.join(self.logdir.path, name)
-            if tp is not None and tp not in self._logs and os.path.isdir(path):
-                log.warning("removing stray log dir %s: its topic is not in the metadata log", path)
+            if tp is None or tp in self._logs or not os.path.isdir(path):
+                continue
+            if read_partition_metadata(path) in removed_topic_ids:
+                log.warning("removing log dir %s of a deleted topic", path)
                 shutil.rmtree(path)
 
     def get(self, tp: TopicPartition) -> FilePartitionLog | None:

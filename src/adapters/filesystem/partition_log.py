@@ -20,10 +20,12 @@ from domain.control import AbortedTxn
 from domain.producers import ProducerSnapshotEntry
 from domain.retention import SegmentInfo
 
+from .layout import kafka_uuid, parse_kafka_uuid
 from .producer_snapshot import latest_snapshot, write_snapshot
 from .segment import Segment
 
 PARTITION_METADATA = "partition.metadata"
+MAX_RELATIVE_OFFSET = 2**31 - 1
 
 
 @attrs.frozen
@@ -36,23 +38,33 @@ class LogConfig:
 
 
 def write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
-    import base64
-
-    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
-    with open(os.path.join(directory, PARTITION_METADATA), "w") as f:
-        f.write(f"version: 0\ntopic_id: {encoded}")  # no trailing newline, as Kafka writes it
+    """`partition.metadata` as Kafka writes it (no trailing newline), atomically and durably."""
+    path = os.path.join(directory, PARTITION_METADATA)
+    with open(path + ".tmp", "w") as f:
+        f.write(f"version: 0\ntopic_id: {kafka_uuid(topic_id)}")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+    fsync_dir(directory)
 
 
 def read_partition_metadata(directory: str) -> uuid.UUID | None:
-    import base64
-
+    """The topic id recorded for a partition dir; None if the file is missing or unreadable."""
     try:
         with open(os.path.join(directory, PARTITION_METADATA)) as f:
             fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
-    except FileNotFoundError:
+        return parse_kafka_uuid(fields["topic_id"])
+    except (OSError, KeyError, ValueError):
         return None
-    raw = fields.get("topic_id", "")
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+
+
+def fsync_dir(directory: str) -> None:
+    """Make a directory's new entries durable (new segments, new partition dirs)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class FilePartitionLog:
@@ -124,6 +136,7 @@ class FilePartitionLog:
         if active.size > 0 and (
             active.size + len(batches) > self.config.segment_bytes
             or self._clock_ms() - (active.created_ms or 0) >= self.config.segment_ms
+            or headers[-1].last_offset - active.base_offset > MAX_RELATIVE_OFFSET  # Kafka's canConvertToRelativeOffset
         ):
             active = self.roll()
         positions = []
@@ -145,6 +158,7 @@ class FilePartitionLog:
         segment = Segment(self.directory, active.next_offset, self.config.index_interval_bytes)
         segment.created_ms = self._clock_ms()
         self._segments.append(segment)
+        fsync_dir(self.directory)
         return segment
 
     def _segment_for(self, offset: int) -> int:

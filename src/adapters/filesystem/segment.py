@@ -196,8 +196,12 @@ class Segment:
         start = self.size
         written = 0
         view = memoryview(data)
-        while written < len(view):
-            written += os.write(self._log_fd, view[written:])
+        try:
+            while written < len(view):
+                written += os.write(self._log_fd, view[written:])
+        except OSError:
+            os.ftruncate(self._log_fd, start)  # nothing half-written stays behind (disk full, I/O error)
+            raise
         self.size += len(view)
         for pos, header in positions:
             self._track(start + pos, header)

@@ -41,18 +41,48 @@ RECEIVE_CHUNK = 256 * 1024
 class ServerLimits:
     max_request_bytes: int = 100 * 1024 * 1024
     max_inflight_requests: int = 32
+    max_queued_response_bytes: int = 64 * 1024 * 1024
     shutdown_grace_seconds: float = 10.0
+
+
+class _ResponseBudget:
+    """Bytes of responses a connection has waiting to be written.
+
+    The reader handles no further request while the budget is used up, so a client that pipelines
+    large fetches without reading cannot make the broker hold more than about one response over it.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.queued = 0
+        self._room = trio.Event()
+
+    def add(self, size: int) -> None:
+        self.queued += size
+
+    def release(self, size: int) -> None:
+        self.queued -= size
+        if self.queued < self.limit:
+            self._room.set()
+
+    async def wait_for_room(self) -> None:
+        while self.queued >= self.limit:
+            self._room = trio.Event()
+            await self._room.wait()
 
 
 @attrs.define
 class _Slot:
     """One response position on a connection, filled now or by a deferred task."""
 
+    budget: _ResponseBudget
     data: bytes | None = None
     done: trio.Event = attrs.field(factory=trio.Event)
 
     def fill(self, data: bytes | None) -> None:
         self.data = data
+        if data is not None:
+            self.budget.add(len(data))
         self.done.set()
 
 
@@ -104,12 +134,13 @@ class _ConnectionAborted(Exception):
 async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limits: ServerLimits) -> None:
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
+    budget = _ResponseBudget(limits.max_queued_response_bytes)
     try:
         async with stream, trio.open_nursery() as nursery:
-            nursery.start_soon(_write_responses, stream, receive_slots)
+            nursery.start_soon(_write_responses, stream, receive_slots, budget)
             async with send_slots, trio.open_nursery() as reading:
                 reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
-                await _read_requests(stream, send_slots, nursery, ctx, limits, peer)
+                await _read_requests(stream, send_slots, nursery, ctx, limits, peer, budget)
                 reading.cancel_scope.cancel()
             # The slot channel is closed: the writer drains what is queued, then the nursery ends.
     except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
@@ -136,6 +167,7 @@ async def _read_requests(
     ctx: BrokerContext,
     limits: ServerLimits,
     peer: str,
+    budget: _ResponseBudget,
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
     peer_host = peer.rsplit(":", 1)[0]
@@ -153,6 +185,7 @@ async def _read_requests(
                 return
             frames.feed(data)
             continue
+        await budget.wait_for_room()
         try:
             request = decode_request(frame, ctx.registry)
         except UnsupportedVersion as unsupported:
@@ -162,7 +195,7 @@ async def _read_requests(
                     peer, unsupported.api_version, unsupported.api_key,
                 )
                 return
-            slot = _Slot()
+            slot = _Slot(budget)
             slot.fill(encode_response(unsupported_version_response(), 0, unsupported.correlation_id))
             await _queue(slots, slot)
             continue
@@ -181,7 +214,7 @@ async def _read_requests(
             return
         if outcome is NO_RESPONSE:
             continue
-        slot = _Slot()
+        slot = _Slot(budget)
         if isinstance(outcome, Deferred):
             nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer)
         else:
@@ -219,8 +252,16 @@ def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | Non
         return None
 
 
-async def _write_responses(stream: trio.SocketStream, slots: trio.MemoryReceiveChannel[_Slot]) -> None:
+async def _write_responses(
+    stream: trio.SocketStream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
+) -> None:
     """Write each slot's bytes in order; a slot with no bytes (a handler failure) ends the connection."""
+
+    async def send(pending: list[bytes]) -> None:
+        if pending:
+            await stream.send_all(b"".join(pending))
+            budget.release(sum(map(len, pending)))
+
     async with slots:
         async for slot in slots:
             await slot.done.wait()
@@ -234,12 +275,11 @@ async def _write_responses(stream: trio.SocketStream, slots: trio.MemoryReceiveC
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
                 if not nxt.done.is_set():
-                    await stream.send_all(b"".join(pending))
+                    await send(pending)
                     pending = []
                     await nxt.done.wait()
                 if nxt.data is None:
-                    if pending:
-                        await stream.send_all(b"".join(pending))
+                    await send(pending)
                     raise _ConnectionAborted
                 pending.append(nxt.data)
-            await stream.send_all(b"".join(pending))
+            await send(pending)

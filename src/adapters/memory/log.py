@@ -30,6 +30,7 @@ class MemoryPartitionLog:
         self._max_timestamps: list[int] = []
         self._segment_starts: list[int] = [0]  # index into _batches where each segment begins
         self._segment_bases: list[int] = [0]  # base offset of each segment
+        self._active_size = 0
         self._log_start_offset = 0
         self._log_end_offset = 0
         self._aborted: list[AbortedTxn] = []
@@ -48,9 +49,9 @@ class MemoryPartitionLog:
             raise ValueError(
                 f"append at offset {headers[0].base_offset} but the log ends at {self._log_end_offset}"
             )
-        active_size = sum(len(b) for b in self._batches[self._segment_starts[-1] :])
-        if active_size and active_size + len(batches) > self.segment_bytes:
+        if self._active_size and self._active_size + len(batches) > self.segment_bytes:
             self.roll()
+        self._active_size += len(batches)
         view = memoryview(batches)
         pos = 0
         for header in headers:
@@ -66,10 +67,12 @@ class MemoryPartitionLog:
     def read(self, offset: int, max_bytes: int, min_one_batch: bool) -> bytes:
         """Whole batches from the one holding `offset`, within one segment (as Kafka reads)."""
         index = self._first_batch_at(offset)
-        segment_end = next((s for s in self._segment_starts if s > index), len(self._batches))
+        following = bisect.bisect_right(self._segment_starts, index)
+        segment_end = self._segment_starts[following] if following < len(self._segment_starts) else len(self._batches)
         chosen: list[bytes] = []
         size = 0
-        for batch in self._batches[index:segment_end]:
+        for i in range(index, segment_end):
+            batch = self._batches[i]
             if size + len(batch) > max_bytes and (chosen or not min_one_batch):
                 break
             chosen.append(batch)
@@ -110,6 +113,7 @@ class MemoryPartitionLog:
         if len(self._batches) > self._segment_starts[-1]:
             self._segment_starts.append(len(self._batches))
             self._segment_bases.append(self._log_end_offset)
+            self._active_size = 0
 
     def segment_infos(self) -> list[SegmentInfo]:
         infos = []

@@ -76,6 +76,7 @@ class BrokerSource:
             "allow_auto_create_topics": False,
             "auto_offset_reset": "none",
             "max_poll_records": ROWS_PER_ARROW_BATCH,
+            "max_partition_fetch_bytes": 8 * 1024 * 1024,  # fewer, larger fetches of a backlog
             "bootstrap_timeout_ms": 10_000,
             **consumer_settings(settings),
         }

@@ -9,9 +9,13 @@ Option names are case-insensitive, as in Spark. What to read:
   `{"t":{"0":23,"1":-2}}` where -2 means earliest and -1 latest. Batch reads default to earliest ..
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
-- `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`,
-  `maxOffsetsPerTrigger` (streams), `kafkaConsumer.pollTimeoutMs`, and `kafka.*` settings passed to
-  the broker client.
+- `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`
+  (default 1,000,000, where Spark has no limit), `maxOffsetsPerTrigger` (streams),
+  `kafkaConsumer.pollTimeoutMs`, and `kafka.*` settings for the broker client (bootstrap only).
+
+Both sources read as Spark's Kafka source does by default (`read_uncommitted`): control records are
+skipped, records of aborted transactions are read. Through a broker, `kafka.isolation.level=
+read_committed` reads committed records only.
 """
 
 from __future__ import annotations
@@ -130,13 +134,15 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
         raise OptionError("exactly one of the options topic and subscribe must be set")
     topics = tuple(t.strip() for t in (topic if topic is not None else subscribe or "").split(",") if t.strip())
     if not topics or (topic is not None and len(topics) != 1):
-        raise OptionError(f"no topic to read: topic is {topic!r}" if topic is not None else f"no topic to read: subscribe is {subscribe!r}")
+        name, value = ("topic", topic) if topic is not None else ("subscribe", subscribe)
+        raise OptionError(f"no topic to read: {name} is {value!r}")
     bootstrap = options.get("bootstrap") or options.get("kafka.bootstrap.servers")
     data_dir = options.get("data_dir")
     if (bootstrap is None) == (data_dir is None):
         raise OptionError("exactly one of the options data_dir and bootstrap (kafka.bootstrap.servers) must be set")
 
-    starting = parse_offsets(options.get("startingoffsets", "latest" if streaming else "earliest"), "startingOffsets", topics)
+    default_start = "latest" if streaming else "earliest"
+    starting = parse_offsets(options.get("startingoffsets", default_start), "startingOffsets", topics)
     if streaming:
         if "endingoffsets" in options:
             raise OptionError("endingOffsets is not valid in streaming queries")
@@ -155,6 +161,16 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
                 if start >= 0 and end >= 0 and start > end:
                     raise OptionError(f"startingOffsets {start} is after endingOffsets {end} for {t}-{p}")
 
+    client_settings = {
+        key[len("kafka."):]: value
+        for key, value in options.items()
+        if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
+    }
+    if data_dir is not None and client_settings:
+        raise OptionError(
+            "kafka.* options configure the broker client; the data_dir source takes none "
+            f"(got kafka.{next(iter(client_settings))})"
+        )
     return ReadOptions(
         topics=topics,
         data_dir=data_dir,
@@ -167,9 +183,5 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
         max_records_per_partition=_positive(options, "maxRecordsPerPartition") or DEFAULT_MAX_RECORDS_PER_PARTITION,
         max_offsets_per_trigger=_positive(options, "maxOffsetsPerTrigger"),
         poll_timeout_ms=_positive(options, "kafkaConsumer.pollTimeoutMs") or DEFAULT_POLL_TIMEOUT_MS,
-        client_settings={
-            key[len("kafka."):]: value
-            for key, value in options.items()
-            if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
-        },
+        client_settings=client_settings,
     )

@@ -3,8 +3,9 @@
 Segment files hold batches exactly as producers sent them, so the data-dir source decodes records
 itself: the batch header with the domain's `BatchHeader`, a compressed body inflated with
 kafka-python's `kafka.codec` (gzip, snappy raw or xerial-framed, LZ4 frame, zstd), then each record's
-varint fields. This loop is the export's hot path; written out here it decodes about four times faster
-than iterating kafka-python's `DefaultRecordBatch` (which builds an object per record).
+varint fields (the domain's `read_varint`). This loop is the export's hot path; written out here it
+decodes about three times faster than iterating kafka-python's `DefaultRecordBatch`, which builds an
+object per record.
 
 Control batches (transaction markers) hold no user records and are skipped, as Kafka consumers do.
 Records outside the requested offset range (below the log start, or past the range end) are skipped
@@ -16,6 +17,8 @@ from __future__ import annotations
 from kafka import codec
 
 from domain.batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
+from domain.errors import KafkaError
+from domain.varint import read_varint
 
 from .errors import SourceError
 from .schema import RecordColumns
@@ -26,21 +29,6 @@ _INFLATE = {
     Compression.LZ4: codec.lz4_decode,
     Compression.ZSTD: codec.zstd_decode,
 }
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """The zig-zag varint at `pos` and the position after it."""
-    shift = 0
-    raw = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint longer than 10 bytes")
 
 
 def batch_body(batch: bytes | memoryview, header: BatchHeader) -> bytes:
@@ -67,7 +55,7 @@ def append_batch(batch: bytes | memoryview, columns: RecordColumns, from_offset:
     body = batch_body(batch, header)
     try:
         return _append_records(body, header, columns, from_offset, until_offset)
-    except (IndexError, ValueError, UnicodeDecodeError) as exc:
+    except (IndexError, ValueError, UnicodeDecodeError, KafkaError) as exc:
         raise SourceError(f"the batch at offset {header.base_offset} holds a malformed record: {exc}") from exc
 
 
@@ -83,22 +71,22 @@ def _append_records(
     appended = 0
     pos = 0
     for _ in range(header.records_count):
-        length, pos = _varint(buf, pos)
+        length, pos = read_varint(buf, pos)
         end = pos + length
         pos += 1  # record attributes: unused
-        timestamp_delta, pos = _varint(buf, pos)
-        offset_delta, pos = _varint(buf, pos)
+        timestamp_delta, pos = read_varint(buf, pos)
+        offset_delta, pos = read_varint(buf, pos)
         offset = base_offset + offset_delta
         if offset < from_offset or offset >= until_offset:
             pos = end
             continue
-        key_length, pos = _varint(buf, pos)
+        key_length, pos = read_varint(buf, pos)
         if key_length >= 0:
             key: bytes | None = buf[pos : pos + key_length]
             pos += key_length
         else:
             key = None
-        value_length, pos = _varint(buf, pos)
+        value_length, pos = read_varint(buf, pos)
         if value_length >= 0:
             value: bytes | None = buf[pos : pos + value_length]
             pos += value_length
@@ -106,14 +94,14 @@ def _append_records(
             value = None
         headers = None
         if want_headers:
-            count, pos = _varint(buf, pos)
+            count, pos = read_varint(buf, pos)
             if count:
                 headers = []
                 for _ in range(count):
-                    name_length, pos = _varint(buf, pos)
+                    name_length, pos = read_varint(buf, pos)
                     name = buf[pos : pos + name_length].decode()
                     pos += name_length
-                    header_length, pos = _varint(buf, pos)
+                    header_length, pos = read_varint(buf, pos)
                     if header_length >= 0:
                         headers.append((name, buf[pos : pos + header_length]))
                         pos += header_length

@@ -69,7 +69,9 @@ def plan(options: ReadOptions, open_log_dir: LogDirOpener | None) -> list[Offset
         return plan_batch(source, options.topics, options.starting, options.ending, options.fail_on_data_loss)
 
 
-def _read(options: ReadOptions, open_log_dir: LogDirOpener | None, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+def _read(
+    options: ReadOptions, open_log_dir: LogDirOpener | None, partition: InputPartition
+) -> Iterator[pa.RecordBatch]:
     assert isinstance(partition, OffsetRange)
     with open_source(options, open_log_dir) as source:
         yield from source.read(partition, options.include_headers, options.fail_on_data_loss)

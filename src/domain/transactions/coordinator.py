@@ -55,6 +55,7 @@ class TransactionCoordinator:
         self._allocate = allocate_producer_id
         self._record = record
         self._txns: dict[str, TxnMetadata] = {t.transactional_id: t for t in loaded}
+        self._by_producer: dict[int, TxnMetadata] = {t.producer_id: t for t in self._txns.values()}
 
     def get(self, transactional_id: str) -> TxnMetadata | None:
         return self._txns.get(transactional_id)
@@ -65,7 +66,20 @@ class TransactionCoordinator:
     def _transition(self, txn: TxnMetadata, event: TxnEvent, now: int) -> None:
         txn.state = next_txn_state(txn.state, event)
         txn.updated_ms = now
+        self._by_producer[txn.producer_id] = txn
         self._record(txn)
+
+    def check_produce(self, producer_id: int, producer_epoch: int, tp: TopicPartition) -> ErrorCode:
+        """May this transactional batch be appended? Only inside an ongoing transaction that added the
+        partition, at the current epoch (Kafka's transaction verification, KIP-890 part 1)."""
+        txn = self._by_producer.get(producer_id)
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if producer_epoch < txn.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if txn.state is not TxnState.ONGOING or producer_epoch != txn.producer_epoch or tp not in txn.partitions:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
 
     def _fenced(self, txn: TxnMetadata | None, producer_id: int, producer_epoch: int) -> ErrorCode | None:
         if txn is None:
@@ -88,18 +102,28 @@ class TransactionCoordinator:
         if txn is None:
             txn = TxnMetadata(transactional_id, self._allocate(), 0, timeout_ms, updated_ms=now)
             self._txns[transactional_id] = txn
+            self._by_producer[txn.producer_id] = txn
             self._record(txn)
             return txn, []
         if producer_id >= 0 and (producer_id, producer_epoch) != (txn.producer_id, txn.producer_epoch):
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, "the producer id and epoch are not current")
-        markers = self._abort(txn, now) if txn.state is TxnState.ONGOING else []
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        markers = []
+        if txn.state is TxnState.ONGOING:  # fence first: the abort markers carry the new epoch
+            self._bump_epoch(txn)
+            markers = self._prepare_abort(txn, now)
+        self._bump_epoch(txn)
+        txn.timeout_ms = timeout_ms
+        if not markers:
+            self._transition(txn, TxnEvent.INIT, now)
+        return txn, markers
+
+    def _bump_epoch(self, txn: TxnMetadata) -> None:
         if txn.producer_epoch >= MAX_EPOCH - 1:
             txn.producer_id, txn.producer_epoch = self._allocate(), 0
         else:
             txn.producer_epoch += 1
-        txn.timeout_ms = timeout_ms
-        self._transition(txn, TxnEvent.INIT, now)
-        return txn, markers
 
     def add_partitions(
         self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition], now: int
@@ -158,32 +182,45 @@ class TransactionCoordinator:
         groups = set(txn.groups)
         if commit:
             self._transition(txn, TxnEvent.COMMIT, now)
-            markers = [Marker(tp, txn.producer_id, txn.producer_epoch, True) for tp in sorted(txn.partitions)]
-            self._complete(txn, now)
-            return markers, groups
-        return self._abort(txn, now), groups
+            return self.markers(txn), groups
+        return self._prepare_abort(txn, now), groups
 
-    def _abort(self, txn: TxnMetadata, now: int) -> list[Marker]:
+    def _prepare_abort(self, txn: TxnMetadata, now: int) -> list[Marker]:
         self._transition(txn, TxnEvent.ABORT, now)
-        markers = [Marker(tp, txn.producer_id, txn.producer_epoch, False) for tp in sorted(txn.partitions)]
-        self._complete(txn, now)
-        return markers
+        return self.markers(txn)
 
-    def _complete(self, txn: TxnMetadata, now: int) -> None:
+    @staticmethod
+    def markers(txn: TxnMetadata) -> list[Marker]:
+        commit = txn.state is TxnState.PREPARE_COMMIT
+        return [Marker(tp, txn.producer_id, txn.producer_epoch, commit) for tp in sorted(txn.partitions)]
+
+    def complete(self, transactional_id: str, now: int) -> None:
+        """Every marker of a Prepare* transaction is written: it completes (recorded after the markers)."""
+        txn = self._txns[transactional_id]
         txn.partitions = set()
         txn.groups = set()
         self._transition(txn, TxnEvent.MARKERS_WRITTEN, now)
+
+    def pending_completion(self) -> list[TxnMetadata]:
+        """Transactions loaded in a Prepare state: their markers must be (re)written."""
+        return [t for t in self._txns.values() if t.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)]
+
+    def ongoing(self) -> list[TxnMetadata]:
+        return [t for t in self._txns.values() if t.state is TxnState.ONGOING]
 
     def expire(self, now: int) -> list[tuple[TxnMetadata, list[Marker]]]:
         """Abort every transaction open longer than its timeout; the epoch is bumped to fence it."""
         aborted = []
         for txn in self._txns.values():
             if txn.state is TxnState.ONGOING and now - txn.started_ms >= txn.timeout_ms:
-                markers = self._abort(txn, now)
-                txn.producer_epoch = min(txn.producer_epoch + 1, MAX_EPOCH)
-                self._record(txn)
-                aborted.append((txn, markers))
+                self._bump_epoch(txn)  # fence the producer: the markers carry the new epoch
+                aborted.append((txn, self._prepare_abort(txn, now)))
         return aborted
+
+    def fence_and_abort(self, txn: TxnMetadata, now: int) -> list[Marker]:
+        """Abort an ongoing transaction whose pending offsets did not survive a restart."""
+        self._bump_epoch(txn)
+        return self._prepare_abort(txn, now)
 
     def next_deadline(self) -> int | None:
         return min(

@@ -14,6 +14,7 @@ from ..groups.offsets import CommittedOffset, OffsetManager
 from ..replica_manager import ReplicaManager
 from ..topics import TopicPartition
 from .coordinator import Marker, TransactionCoordinator, TxnMetadata
+from .state import TxnState
 
 
 class TransactionService:
@@ -25,14 +26,32 @@ class TransactionService:
         self._replicas = replicas
         self._offsets = offsets
         self._pending: dict[tuple[str, str], dict[TopicPartition, CommittedOffset]] = {}
+        replicas.transaction_check = coordinator.check_produce
 
     def _apply(self, txn: TxnMetadata, markers: list[Marker], commit: bool, groups: Iterable[str], now: int) -> None:
+        """Write the markers, commit or drop the pending offsets, then record the transaction complete."""
         for marker in markers:
             self._replicas.write_marker(marker.tp, marker.producer_id, marker.producer_epoch, marker.commit, now)
         for group in groups:
             pending = self._pending.pop((txn.transactional_id, group), {})
             if commit and pending:
                 self._offsets.commit_transactional(group, pending, now)
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            self.coordinator.complete(txn.transactional_id, now)
+
+    def recover(self, now: int) -> list[str]:
+        """At startup: finish transactions caught between Prepare and Complete (their markers are
+        written again, harmlessly where they already are), and abort, fencing the producer, those that
+        were ongoing, since their pending offsets (kept in memory until EndTxn) are gone. A producer of
+        such a transaction gets INVALID_PRODUCER_EPOCH when it commits, instead of losing its offsets."""
+        recovered = []
+        for txn in self.coordinator.pending_completion():
+            self._apply(txn, self.coordinator.markers(txn), txn.state is TxnState.PREPARE_COMMIT, (), now)
+            recovered.append(txn.transactional_id)
+        for txn in self.coordinator.ongoing():
+            self._apply(txn, self.coordinator.fence_and_abort(txn, now), False, (), now)
+            recovered.append(txn.transactional_id)
+        return recovered
 
     def init_producer_id(
         self, transactional_id: str, timeout_ms: int, now: int, producer_id: int = -1, producer_epoch: int = -1

@@ -86,10 +86,11 @@ def _response(version: int, topics: list[TopicResponse], error: ErrorCode = Erro
 
 
 def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client: ClientInfo):
-    if version >= 7 and request.session_id != 0:
-        return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+    # No sessions are kept (each answer has session id 0, so clients send full requests). As Kafka:
+    # epoch 0 or -1 asks for a new session or closes one, so a full fetch is served; a later epoch
+    # refers to a session this broker never gave out.
     if version >= 7 and request.session_epoch not in (0, FINAL_EPOCH):
-        return _response(version, [], ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+        return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     wake = ctx.appends.next_append()
     topics, gathered, errors = _read(ctx, request, version)
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
