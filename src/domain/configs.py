@@ -80,6 +80,20 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "unclean.leader.election.enable": ("false", ConfigType.BOOLEAN),
 }
 
+# Kafka's ranges (its ConfigDef validators) for the numeric topic configs trafka acts on.
+_RANGES: Mapping[str, tuple[int, int]] = {
+    "segment.bytes": (14, 2**31 - 1),
+    "segment.ms": (1, 2**63 - 1),
+    "index.interval.bytes": (0, 2**31 - 1),
+    "max.message.bytes": (0, 2**31 - 1),
+    "retention.ms": (-1, 2**63 - 1),
+    "retention.bytes": (-1, 2**63 - 1),
+    "flush.messages": (1, 2**63 - 1),
+    "flush.ms": (0, 2**63 - 1),
+    "segment.index.bytes": (8, 2**31 - 1),
+    "min.insync.replicas": (1, 2**31 - 1),
+}
+
 _ENUMS = {
     "message.timestamp.type": {"CreateTime", "LogAppendTime"},
     "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
@@ -94,10 +108,11 @@ def _valid(name: str, value: str, config_type: ConfigType) -> bool:
         return bool(parts) and all(p in ("delete", "compact") for p in parts)
     if config_type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
         try:
-            int(value)
+            number = int(value)
         except ValueError:
             return False
-        return True
+        low, high = _RANGES.get(name, (-(2**63), 2**63 - 1))
+        return low <= number <= high
     if config_type is ConfigType.DOUBLE:
         try:
             float(value)

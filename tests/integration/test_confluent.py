@@ -431,3 +431,18 @@ def test_describe_cluster(admin, bootstrap):
     assert cluster.cluster_id
     assert cluster.controller is not None and cluster.controller.id == 1
     assert [(n.id, f"{n.host}:{n.port}") for n in cluster.nodes] == [(1, bootstrap)]
+
+
+def test_internal_topics_cannot_be_created_or_auto_created(bootstrap):
+    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    client = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    with pytest.raises(KafkaException, match="INVALID_REQUEST|prohibited"):
+        client.create_topics([NewTopic("__consumer_offsets", 1, 1)])["__consumer_offsets"].result(10)
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0, "message.timeout.ms": 2000})
+    failures = []
+    producer.produce("__cluster_metadata", b"x", on_delivery=lambda err, msg: failures.append(err))
+    producer.flush(10)
+    assert failures and failures[0] is not None
+    assert "__cluster_metadata" not in client.list_topics(timeout=10).topics

@@ -115,3 +115,25 @@ def test_a_catalog_rebuilt_from_its_store_has_the_same_topics(cluster: Cluster):
     reopened = Cluster(store=cluster.store)
     assert reopened.catalog.topics() == cluster.catalog.topics()
     assert reopened.logs.get(TopicPartition("kept", 2)) is not None
+
+
+@pytest.mark.parametrize(
+    "configs",
+    [{"segment.bytes": "3000000000"}, {"segment.bytes": "10"}, {"index.interval.bytes": "-1"}, {"retention.ms": "-2"},
+     {"flush.messages": "0"}],
+)
+def test_config_values_outside_kafkas_ranges_are_invalid_config(cluster: Cluster, configs):
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create("t", 1, 1, configs)
+    assert info.value.code == ErrorCode.INVALID_CONFIG
+
+
+def test_internal_and_colliding_topic_names_are_refused(cluster: Cluster):
+    for name in ("__consumer_offsets", "__transaction_state", "__cluster_metadata"):
+        with pytest.raises(KafkaError) as info:
+            cluster.catalog.create(name, 1, 1)
+        assert info.value.code == ErrorCode.INVALID_REQUEST
+    cluster.catalog.create("a.b", 1, 1)
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create("a_b", 1, 1)
+    assert info.value.code == ErrorCode.INVALID_TOPIC_EXCEPTION

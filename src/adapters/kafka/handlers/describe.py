@@ -87,16 +87,27 @@ def handle_describe_configs(
     )
 
 
+BROKERS_ENDPOINT = 1
+
+
 def handle_describe_cluster(
     ctx: BrokerContext, request: DescribeClusterRequest, version: int, client: ClientInfo
 ) -> DescribeClusterResponse:
     node = ctx.policy.node_id
+    if version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
+        # As a Kafka broker: controller endpoints are asked of controllers (UNSUPPORTED_ENDPOINT_TYPE).
+        return DescribeClusterResponse(
+            version=version, throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message="The broker does not support endpoint type " + str(request.endpoint_type),
+            endpoint_type=BROKERS_ENDPOINT, cluster_id=ctx.policy.cluster_id, controller_id=node, brokers=[],
+            authorized_operations=None,
+        )
     return DescribeClusterResponse(
         version=version,
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
         error_message=None,
-        endpoint_type=request.endpoint_type if version >= 1 else 1,
+        endpoint_type=BROKERS_ENDPOINT,
         cluster_id=ctx.policy.cluster_id,
         controller_id=node,
         brokers=[

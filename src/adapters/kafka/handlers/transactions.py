@@ -85,9 +85,17 @@ def handle_txn_offset_commit(
         for t in request.topics
         for p in t.partitions
     }
-    errors = ctx.transactions.txn_offset_commit(
-        request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, offsets
-    )
+    fencing = ErrorCode.NONE
+    if version >= 3 and request.generation_id >= 0:  # a group member's commit: its generation must be current
+        fencing = ctx.groups.coordinator.validate_offset_commit(
+            request.group_id, request.member_id, request.generation_id, ctx.clock_ms(), request.group_instance_id
+        )
+    if fencing is not ErrorCode.NONE:
+        errors = {tp: fencing for tp in offsets}
+    else:
+        errors = ctx.transactions.txn_offset_commit(
+            request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, offsets
+        )
     return TxnOffsetCommitResponse(
         version=version,
         throttle_time_ms=0,
