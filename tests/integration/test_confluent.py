@@ -446,3 +446,19 @@ def test_internal_topics_cannot_be_created_or_auto_created(bootstrap):
     producer.flush(10)
     assert failures and failures[0] is not None
     assert "__cluster_metadata" not in client.list_topics(timeout=10).topics
+
+
+def test_authorized_operations_are_reported_when_asked_as_without_an_authorizer(bootstrap, topic_name):
+    from confluent_kafka import TopicCollection
+    from confluent_kafka.admin import AclOperation, AdminClient, NewTopic
+
+    client = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    client.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(10)
+    described = client.describe_topics(
+        TopicCollection([topic_name]), include_authorized_operations=True
+    )[topic_name].result(10)
+    assert {AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE} <= set(described.authorized_operations)
+    cluster = client.describe_cluster(include_authorized_operations=True).result(10)
+    assert AclOperation.DESCRIBE in set(cluster.authorized_operations)
+    plain = client.describe_topics(TopicCollection([topic_name]))[topic_name].result(10)
+    assert not plain.authorized_operations

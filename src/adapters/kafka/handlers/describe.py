@@ -21,12 +21,12 @@ from domain.errors import ErrorCode
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
+from .authorized import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits, as_int32
 from .metadata import LEADER_EPOCH
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 BROKER_LOGGER_RESOURCE = 8
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 ConfigsResult = DescribeConfigsResponse.DescribeConfigsResult
 ConfigValue = ConfigsResult.DescribeConfigsResourceResult
@@ -115,7 +115,7 @@ def handle_describe_cluster(
                 broker_id=node, host=ctx.advertised.host, port=ctx.advertised.port, rack=None, is_fenced=False
             )
         ],
-        authorized_operations=None,  # kafka.protocol's bitfield: None encodes Kafka's "omitted"
+        authorized_operations=as_bits(CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else None),
     )
 
 
@@ -170,7 +170,7 @@ def handle_describe_topic_partitions(
                 topic_id=topic.topic_id,
                 is_internal=topic.is_internal,
                 partitions=partitions,
-                topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                topic_authorized_operations=as_int32(TOPIC_OPERATIONS),
             )
         )
         if last < topic.partition_count:

@@ -31,6 +31,7 @@ from domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncRe
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import Deferred, HandlerRegistry
+from .authorized import GROUP_OPERATIONS, as_bits
 
 GROUP_KEY = 0
 TRANSACTION_KEY = 1
@@ -173,7 +174,9 @@ def handle_describe_groups(ctx: BrokerContext, request: DescribeGroupsRequest, v
                     )
                     for m in d.members
                 ],
-                authorized_operations=None,  # kafka.protocol's bitfield: None encodes "omitted"
+                authorized_operations=as_bits(
+                    GROUP_OPERATIONS if version >= 3 and request.include_authorized_operations else None
+                ),
             )
         )
     return DescribeGroupsResponse(version=version, throttle_time_ms=0, groups=described)

@@ -13,6 +13,7 @@ from domain.topics import Topic, ZERO_UUID, is_internal_topic, validate_topic_na
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
+from .authorized import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
 
 VERSIONS = (0, 13)
 LEADER_EPOCH = 0
@@ -20,13 +21,14 @@ LEADER_EPOCH = 0
 Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
 
 
-def topic_entry(ctx: BrokerContext, topic: Topic) -> MetadataResponse.MetadataResponseTopic:
+def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataResponse.MetadataResponseTopic:
     node = ctx.policy.node_id
     return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=topic.is_internal,
+        authorized_operations=as_bits(operations),
         partitions=[
             Partition(
                 error_code=ErrorCode.NONE,
@@ -48,17 +50,17 @@ def _error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataRe
     )
 
 
-def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create: bool):
+def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create: bool, operations=None):
     if not name:
         if topic_id is not None and topic_id != ZERO_UUID:
             topic = ctx.catalog.by_id(topic_id)
             if topic is None:
                 return _error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
-            return topic_entry(ctx, topic)
+            return topic_entry(ctx, topic, operations)
         return _error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
     topic = ctx.catalog.get(name)
     if topic is not None:
-        return topic_entry(ctx, topic)
+        return topic_entry(ctx, topic, operations)
     try:
         validate_topic_name(name)
     except KafkaError as error:
@@ -66,18 +68,20 @@ def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create
     if not auto_create or not ctx.policy.auto_create_topics_enable or is_internal_topic(name):
         return _error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     try:
-        return topic_entry(ctx, ctx.catalog.auto_create(name))
+        return topic_entry(ctx, ctx.catalog.auto_create(name), operations)
     except KafkaError as error:
         return _error_entry(name, error.code)
 
 
 def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
     requested = request.topics
+    operations = TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations else None
     if requested is None or (version == 0 and not requested):
-        topics = [topic_entry(ctx, t) for t in ctx.catalog.topics()]
+        topics = [topic_entry(ctx, t, operations) for t in ctx.catalog.topics()]
     else:
         auto_create = request.allow_auto_topic_creation if version >= 4 else True
-        topics = [_requested_topic(ctx, t.name, t.topic_id, auto_create) for t in requested]
+        topics = [_requested_topic(ctx, t.name, t.topic_id, auto_create, operations) for t in requested]
+    asks_cluster = 8 <= version <= 10 and request.include_cluster_authorized_operations
     node = ctx.policy.node_id
     return MetadataResponse(
         version=version,
@@ -90,6 +94,7 @@ def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, 
         cluster_id=ctx.policy.cluster_id,
         controller_id=node,
         topics=topics,
+        authorized_operations=as_bits(CLUSTER_OPERATIONS if asks_cluster else None),
         error_code=ErrorCode.NONE,
     )
 
