@@ -17,6 +17,7 @@ from adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, bootstrap, default_adapters, limits_from
 from .check import run_check
+from .export import add_export_parser, run_export
 from .config import ConfigError, Settings, load_settings
 
 log = logging.getLogger("trafka")
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--port", type=int, help="broker port (default: the configured server port)")
     check.add_argument("--config", help="TOML configuration file")
     check.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
+    add_export_parser(commands)
     return parser
 
 
@@ -108,6 +110,8 @@ async def _stop_on_signals(ctx: BrokerContext) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "export":
+        return run_export(args)
     if args.command == "check":
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))

@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 
 FORMATS = ("parquet", "json", "csv", "orc")
+_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|(spark|k8s)://\S+|yarn")
 
 
 class ExportError(Exception):
@@ -108,6 +109,8 @@ class _Plan:
 
 
 def _prepare(args: argparse.Namespace) -> _Plan:
+    if not _MASTER.fullmatch(args.master):
+        raise ExportError(f"--master {args.master!r} is not a Spark master URL (local[*], local[4], spark://host:7077)")
     output = os.path.abspath(args.output)
     if os.path.lexists(output):
         raise ExportError(f"output {output} already exists; choose a new path")
@@ -168,7 +171,10 @@ def _write(plan: _Plan) -> None:
         file=sys.stderr,
     )
     owns_session = SparkSession.getActiveSession() is None
-    spark = build_session(args.master, "trafka export")
+    try:
+        spark = build_session(args.master, "trafka export")
+    except Exception as exc:  # no Java, a bad --master: the JVM's own words
+        raise ExportError(f"cannot start Spark with master {args.master}: {_one_line(exc)}") from None
     temporary = os.path.join(
         os.path.dirname(plan.output), f".{os.path.basename(plan.output)}.trafka-export-{uuid.uuid4().hex[:12]}"
     )
