@@ -1,4 +1,4 @@
-"""The data-dir source's reader (`app.spark_wiring.ReadOnlyLogDir`): read-only, torn tails, control
+"""The data-dir source's reader (`adapters.filesystem.read_only.ReadOnlyLogDir`): read-only, torn tails, control
 batches, index use, corruption, and a log dir Apache Kafka 4.0 wrote."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 import app.spark_wiring as wiring
+from adapters.filesystem import read_only
 from adapters.spark import SourceError
 from domain.batch import BatchHeader
 
@@ -82,7 +83,7 @@ def test_index_lookups_and_small_reads_give_the_same_batches(produced, copied, m
     for index in indexes:
         with open(index, "ab") as f:
             f.write(bytes(8 * 64))  # Kafka preallocates its index files with zeros
-    monkeypatch.setattr(wiring, "_READ_CHUNK", 100)
+    monkeypatch.setattr(read_only, "_READ_CHUNK", 100)
     for offset in range(0, produced.end_offsets()[0], 17):
         expected = [b for b, h in zip(everything, headers) if h.last_offset >= offset]
         assert list(wiring.open_log_dir(copied).batches(TOPIC, 0, offset)) == expected

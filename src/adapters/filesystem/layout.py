@@ -75,7 +75,7 @@ class LogDir:
                     f"data dir {path} is neither empty nor a Kafka or trafka log dir (no {META_PROPERTIES})"
                 )
             if entries:
-                meta = _read_meta(path)
+                meta = read_meta_properties(path)
                 if meta.node_id != node_id:
                     raise DataDirError(
                         f"data dir {path} belongs to node.id {meta.node_id}, but this broker is node {node_id}"
@@ -123,7 +123,7 @@ class LogDir:
         _atomic_write(os.path.join(self.path, name), "\n".join(lines) + "\n")
 
 
-def _read_meta(path: str) -> MetaProperties:
+def read_meta_properties(path: str) -> MetaProperties:
     file = os.path.join(path, META_PROPERTIES)
     try:
         with open(file) as f:
