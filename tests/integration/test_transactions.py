@@ -171,3 +171,49 @@ def test_transaction_state_survives_a_crash_and_an_abandoned_transaction_times_o
         assert _read(broker.bootstrap, "crash-txn", "read_committed", 3) == [b"done", b"later", b"resumed"]
     finally:
         assert broker.stop() == 0
+
+
+def test_describe_and_list_transactions_and_describe_producers(txn_broker, topic_name):
+    from kafka.protocol.admin import (
+        DescribeProducersRequest,
+        DescribeProducersResponse,
+        DescribeTransactionsRequest,
+        DescribeTransactionsResponse,
+        ListTransactionsRequest,
+        ListTransactionsResponse,
+    )
+
+    from .wire import WireClient
+
+    _create(txn_broker.bootstrap, topic_name)
+    producer = _producer(txn_broker.bootstrap, f"{topic_name}-ops")
+    producer.begin_transaction()
+    producer.produce(topic_name, b"open", partition=0)
+    producer.flush(10)
+    with WireClient(txn_broker.bootstrap) as client:
+        described = client.request(
+            DescribeTransactionsRequest[0](transactional_ids=[f"{topic_name}-ops", "nobody"]),
+            DescribeTransactionsResponse, 0,
+        )
+        ongoing, unknown = described.transaction_states
+        assert (ongoing.error_code, ongoing.transaction_state) == (0, "Ongoing")
+        assert [(t.topic, t.partitions) for t in ongoing.topics] == [(topic_name, [0])]
+        assert unknown.error_code == 105  # TRANSACTIONAL_ID_NOT_FOUND
+        listed = client.request(
+            ListTransactionsRequest[1](state_filters=["Ongoing"], producer_id_filters=[], duration_filter=-1),
+            ListTransactionsResponse, 1,
+        )
+        assert f"{topic_name}-ops" in [t.transactional_id for t in listed.transaction_states]
+        Topic = DescribeProducersRequest.TopicRequest
+        producers = client.request(
+            DescribeProducersRequest[0](topics=[Topic(name=topic_name, partition_indexes=[0])]),
+            DescribeProducersResponse, 0,
+        )
+        (active,) = producers.topics[0].partitions[0].active_producers
+        assert active.producer_id == ongoing.producer_id and active.current_txn_start_offset == 0
+    producer.commit_transaction(15)
+    with WireClient(txn_broker.bootstrap) as client:
+        described = client.request(
+            DescribeTransactionsRequest[0](transactional_ids=[f"{topic_name}-ops"]), DescribeTransactionsResponse, 0
+        )
+        assert described.transaction_states[0].transaction_state == "CompleteCommit"

@@ -1,0 +1,90 @@
+"""The filesystem log's time and flush policies, driven with a fake clock: segment.ms, flush.messages,
+flush.ms. fsync calls are counted, since a process crash cannot show whether one happened."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import crc32c
+import pytest
+
+from adapters.filesystem import FileLogStore, LogDir
+from domain.batch import assign_offsets, validate_batches
+from domain.topics import Topic, TopicPartition
+from tests.batches import make_batch
+
+TP = TopicPartition("t", 0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def open_log(tmp_path, configs: dict[str, str], clock: Clock):
+    logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    store = FileLogStore(logdir, crc32c.crc32c, clock)
+    return store.create(TP, Topic("t", uuid.UUID(int=3), 1, configs))
+
+
+def append(log, n: int = 1) -> None:
+    validated = validate_batches(make_batch([(0, None, b"x")] * n), crc32c.crc32c, 1 << 20)
+    log.append(validated.buffer, assign_offsets(validated, log.log_end_offset, 0, crc32c.crc32c))
+
+
+def test_segment_ms_rolls_the_active_segment(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path, {"segment.ms": "1000"}, clock)
+    append(log)
+    clock.now += 999
+    append(log)
+    assert len(log.segment_infos()) == 1
+    clock.now += 1
+    append(log)
+    assert [s.base_offset for s in log.segment_infos()] == [0, 2]
+
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+def test_flush_messages_fsyncs_after_that_many_messages(tmp_path, fsyncs):
+    log = open_log(tmp_path, {"flush.messages": "3"}, Clock())
+    fsyncs.clear()
+    append(log, 2)
+    assert fsyncs == []
+    append(log, 1)
+    assert fsyncs != []
+
+
+def test_flush_ms_fsyncs_unflushed_data_once_it_is_that_old(tmp_path, fsyncs):
+    clock = Clock()
+    log = open_log(tmp_path, {"flush.ms": "500"}, clock)
+    fsyncs.clear()
+    append(log)
+    clock.now += 499
+    log.flush_if_due(clock.now)
+    assert fsyncs == []
+    clock.now += 1
+    log.flush_if_due(clock.now)
+    assert fsyncs != []
+    fsyncs.clear()
+    clock.now += 10_000
+    log.flush_if_due(clock.now)
+    assert fsyncs == []  # nothing new to flush
+
+
+def test_by_default_nothing_is_fsynced_per_append(tmp_path, fsyncs):
+    log = open_log(tmp_path, {}, Clock())
+    fsyncs.clear()
+    for _ in range(20):
+        append(log)
+    assert fsyncs == []
