@@ -19,7 +19,7 @@ from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
 from .producers import PartitionProducerState, ProducerEntry
 from .records import Decompress, record_timestamps
-from .retention import retention_cut
+from .retention import active_segment_expired, retention_cut
 from .topics import TopicPartition
 
 LEADER_EPOCH = 0
@@ -250,6 +250,8 @@ class ReplicaManager:
                 log = self._logs.get(tp)
                 if log is None:
                     continue
+                if active_segment_expired(log.segment_infos(), retention_ms, now_ms):
+                    log.roll()
                 cut = retention_cut(log.segment_infos(), retention_ms, retention_bytes, now_ms)
                 if cut is not None:
                     log.delete_segments_before(cut)

@@ -1,8 +1,9 @@
 """Which whole segments retention deletes, by Kafka's rules (LogManager / UnifiedLog.deleteOldSegments).
 
 Time: from the oldest segment on, every segment whose largest timestamp is older than
-`now - retention.ms`. Size: from the oldest on, segments while the log stays at or above
-`retention.bytes` without them. The active (last) segment is never deleted. -1 disables either rule.
+`now - retention.ms`; when that reaches the active (last) segment, Kafka rolls it first so it can go
+too, and an idle topic empties (`active_segment_expired`). Size: from the oldest on, segments while
+the log stays at or above `retention.bytes` without them. -1 disables either rule.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ class SegmentInfo:
     next_offset: int
     size: int
     max_timestamp: int
+
+
+def active_segment_expired(segments: Sequence[SegmentInfo], retention_ms: int, now_ms: int) -> bool:
+    """Every segment, the active one included, is past retention.ms: roll, so all can be deleted."""
+    return (
+        retention_ms >= 0
+        and bool(segments)
+        and segments[-1].size > 0
+        and all(s.max_timestamp < now_ms - retention_ms for s in segments)
+    )
 
 
 def retention_cut(

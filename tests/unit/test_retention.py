@@ -40,8 +40,8 @@ def test_enforce_retention_on_a_topic(cluster: Cluster):
     tp = TopicPartition("t", 0)
     for i in range(6):
         cluster.replicas.produce(tp, make_batch([(NOW - 10_000 + i, None, b"x" * 100)]), NOW)
-    assert cluster.replicas.enforce_retention(NOW) == {tp: 5}
-    assert cluster.replicas.watermarks(tp) == (5, 6)
+    assert cluster.replicas.enforce_retention(NOW) == {tp: 6}  # all expired: the active segment goes too
+    assert cluster.replicas.watermarks(tp) == (6, 6)
     assert cluster.replicas.fetch(tp, 0, 1 << 20, True).error == ErrorCode.OFFSET_OUT_OF_RANGE
 
 
@@ -85,3 +85,15 @@ def test_alter_configs_set_delete_append_subtract(cluster: Cluster):
         assert info.value.code == code
     assert cluster.catalog.alter_configs("t", {"retention.ms": (AlterOp.SET, "7")}, validate_only=True)
     assert "retention.ms" not in cluster.catalog.get("t").configs
+
+
+def test_an_idle_topic_past_retention_ms_empties_its_active_segment_too(cluster: Cluster):
+    cluster.catalog.create("idle", 1, 1, {"retention.ms": "1000"})
+    tp = TopicPartition("idle", 0)
+    for i in range(3):
+        cluster.replicas.produce(tp, make_batch([(NOW - 10_000 + i, None, b"old")]), NOW)
+    assert cluster.replicas.enforce_retention(NOW) == {tp: 3}
+    assert cluster.replicas.watermarks(tp) == (3, 3)
+    cluster.replicas.produce(tp, make_batch([(NOW, None, b"fresh")]), NOW)
+    assert cluster.replicas.enforce_retention(NOW) == {}
+    assert cluster.replicas.watermarks(tp) == (3, 4)
