@@ -86,7 +86,7 @@ async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) 
         adapters.maintain(now)
         for transactional_id in ctx.transactions.expire(now):
             log.info("transaction %s timed out and was aborted", transactional_id)
-            ctx.appends.notify()
+            ctx.appends.notify_all()
         if now >= next_checkpoint:
             ctx.replicas.snapshot_producers()
             adapters.checkpoint()
@@ -104,7 +104,7 @@ async def _stop_on_signals(ctx: BrokerContext) -> None:
         async for signum in signals:
             log.info("received %s", signal.Signals(signum).name)
             ctx.shutting_down.set()
-            ctx.appends.notify()
+            ctx.appends.notify_all()
             return
 
 

@@ -1,12 +1,15 @@
 """What a request handler can reach: the domain services, the advertised endpoint, the clock.
 
 The composition root builds one `BrokerContext` per server. `AppendNotifier` is how a long-poll Fetch
-learns that data arrived: produce calls `notify()`, waiters hold the event they were given.
+learns that data arrived on one of its partitions: it registers an event for those partitions before
+reading, and produce sets the events of the partitions it appended to, so a parked fetch wakes only
+for its own partitions (as Kafka's delayed-fetch purgatory is keyed by partition). `notify_all` wakes
+every parked fetch (transaction markers moving last stable offsets, shutdown).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 import trio
@@ -16,6 +19,7 @@ from domain.configs import BrokerPolicy
 from domain.producers import ProducerIdAllocator
 from domain.transactions import TransactionService
 from domain.replica_manager import ReplicaManager
+from domain.topics import TopicPartition
 
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
@@ -23,15 +27,33 @@ from .registry import HandlerRegistry
 
 class AppendNotifier:
     def __init__(self) -> None:
-        self._event = trio.Event()
+        self._waiters: dict[TopicPartition, set[trio.Event]] = {}
 
-    def notify(self) -> None:
-        self._event.set()
-        self._event = trio.Event()
+    def waiter(self, partitions: Iterable[TopicPartition]) -> trio.Event:
+        """An event set by the next append to any of `partitions` (take it before reading the logs)."""
+        event = trio.Event()
+        for tp in partitions:
+            self._waiters.setdefault(tp, set()).add(event)
+        return event
 
-    def next_append(self) -> trio.Event:
-        """An event set by the next append (take it before checking the log, then wait on it)."""
-        return self._event
+    def forget(self, event: trio.Event, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            waiting = self._waiters.get(tp)
+            if waiting is not None:
+                waiting.discard(event)
+                if not waiting:
+                    del self._waiters[tp]
+
+    def notify(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            for event in self._waiters.pop(tp, ()):
+                event.set()
+
+    def notify_all(self) -> None:
+        waiters, self._waiters = self._waiters, {}
+        for events in waiters.values():
+            for event in events:
+                event.set()
 
 
 @attrs.frozen

@@ -108,7 +108,7 @@ async def serve(
                 accepting.cancel_scope.cancel()
             for listener in listeners:
                 await listener.aclose()
-            ctx.appends.notify()
+            ctx.appends.notify_all()
             ctx.groups.shutdown()
             connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
         background.cancel_scope.cancel()

@@ -34,6 +34,15 @@ def _topic_name(ctx: BrokerContext, topic, version: int) -> tuple[str | None, Er
     return topic.topic, ErrorCode.NONE
 
 
+def _partitions(ctx: BrokerContext, request: FetchRequest, version: int) -> list[TopicPartition]:
+    partitions = []
+    for topic in request.topics:
+        name, _ = _topic_name(ctx, topic, version)
+        if name is not None:
+            partitions += [TopicPartition(name, p.partition) for p in topic.partitions]
+    return partitions
+
+
 def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicResponse], int, bool]:
     """One pass over the requested partitions: (topic responses, bytes gathered, any error)."""
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
@@ -91,21 +100,26 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
     # refers to a session this broker never gave out.
     if version >= 7 and request.session_epoch not in (0, FINAL_EPOCH):
         return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
-    wake = ctx.appends.next_append()
+    partitions = _partitions(ctx, request, version)
+    wake = ctx.appends.waiter(partitions)
     topics, gathered, errors = _read(ctx, request, version)
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
+        ctx.appends.forget(wake, partitions)
         return _response(version, topics)
 
     async def long_poll() -> FetchResponse:
         nonlocal wake
-        with trio.move_on_after(request.max_wait_ms / 1000):
-            while not ctx.shutting_down.is_set():
-                await wake.wait()
-                wake = ctx.appends.next_append()
-                topics, gathered, errors = _read(ctx, request, version)
-                if gathered >= request.min_bytes or errors:
-                    return _response(version, topics)
-        return _response(version, _read(ctx, request, version)[0])
+        try:
+            with trio.move_on_after(request.max_wait_ms / 1000):
+                while not ctx.shutting_down.is_set():
+                    await wake.wait()
+                    wake = ctx.appends.waiter(partitions)
+                    topics, gathered, errors = _read(ctx, request, version)
+                    if gathered >= request.min_bytes or errors:
+                        return _response(version, topics)
+            return _response(version, _read(ctx, request, version)[0])
+        finally:
+            ctx.appends.forget(wake, partitions)
 
     return Deferred(long_poll)
 

@@ -28,7 +28,7 @@ def handle_init_producer_id(
             return InitProducerIdResponse(
                 version=version, throttle_time_ms=0, error_code=error.code, producer_id=-1, producer_epoch=-1
             )
-        ctx.appends.notify()  # an aborted transaction's markers may have moved a last stable offset
+        ctx.appends.notify_all()  # an aborted transaction's markers may have moved a last stable offset
         return InitProducerIdResponse(
             version=version, throttle_time_ms=0, error_code=ErrorCode.NONE,
             producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,

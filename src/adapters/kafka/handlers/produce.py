@@ -36,7 +36,7 @@ def _partition_response(index: int, result: ProduceResult) -> PartitionResponse:
 def handle_produce(ctx: BrokerContext, request: ProduceRequest, version: int, client: ClientInfo):
     acks = request.acks
     now = ctx.clock_ms()
-    appended = False
+    appended: list[TopicPartition] = []
     failed = False
     responses = []
     for topic in request.topic_data:
@@ -46,12 +46,13 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequest, version: int, cl
                 result = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
             else:
                 result = ctx.replicas.produce(TopicPartition(topic.name, data.index), data.records, now)
-            appended |= result.error is ErrorCode.NONE
+            if result.error is ErrorCode.NONE:
+                appended.append(TopicPartition(topic.name, data.index))
             failed |= result.error is not ErrorCode.NONE
             partitions.append(_partition_response(data.index, result))
         responses.append(TopicResponse(name=topic.name, partition_responses=partitions))
     if appended:
-        ctx.appends.notify()
+        ctx.appends.notify(appended)
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce failed")

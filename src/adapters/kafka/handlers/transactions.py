@@ -118,7 +118,7 @@ def handle_end_txn(ctx: BrokerContext, request: EndTxnRequest, version: int, cli
     error = ctx.transactions.end(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed, ctx.clock_ms()
     )
-    ctx.appends.notify()  # markers move the last stable offset: read_committed fetches wake
+    ctx.appends.notify_all()  # markers move the last stable offset: read_committed fetches wake
     return EndTxnResponse(version=version, throttle_time_ms=0, error_code=error)
 
 

@@ -1,0 +1,27 @@
+"""Parked fetches wake for their own partitions only, and leave nothing behind."""
+
+from adapters.kafka.context import AppendNotifier
+from domain.topics import TopicPartition
+
+A, B, C = TopicPartition("a", 0), TopicPartition("b", 0), TopicPartition("a", 1)
+
+
+async def test_an_append_wakes_only_fetches_waiting_on_that_partition():
+    notifier = AppendNotifier()
+    on_a = notifier.waiter([A, C])
+    on_b = notifier.waiter([B])
+    notifier.notify([TopicPartition("other", 0)])
+    assert not on_a.is_set() and not on_b.is_set()
+    notifier.notify([C])
+    assert on_a.is_set() and not on_b.is_set()
+    notifier.notify_all()
+    assert on_b.is_set()
+
+
+async def test_forgotten_waiters_leave_no_registration():
+    notifier = AppendNotifier()
+    event = notifier.waiter([A, B])
+    notifier.forget(event, [A, B])
+    assert notifier._waiters == {}
+    notifier.notify([A])
+    assert not event.is_set()
