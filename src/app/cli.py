@@ -80,7 +80,8 @@ async def run_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters)
 async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
     """Background storage work: flush.ms, recovery-point checkpoints, retention."""
     storage = settings.storage
-    next_checkpoint = next_retention = adapters.clock_ms()
+    next_checkpoint = adapters.clock_ms()
+    next_retention = next_checkpoint + storage.retention_initial_delay_ms
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)

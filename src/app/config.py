@@ -58,6 +58,7 @@ class StorageSettings:
     flush_messages: int | None = None  # overrides every topic's flush.messages; 1 = fsync each batch
     checkpoint_interval_ms: int = 60000  # flush and write recovery points (log.flush.offset.checkpoint.interval.ms)
     retention_check_interval_ms: int = 300000  # as Kafka's log.retention.check.interval.ms
+    retention_initial_delay_ms: int = 30000  # Kafka's LogManager starts its retention task 30 s in
 
 
 @attrs.frozen

@@ -136,3 +136,14 @@ class OffsetStore(Protocol):
     def delete_group(self, group_id: str) -> None: ...
 
     def groups(self) -> Iterable[str]: ...
+
+    def stage_transactional(
+        self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
+    ) -> None:
+        """TxnOffsetCommit: offsets that become committed only when the producer's transaction commits."""
+
+    def end_transactional(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
+        """The producer's transaction ended: its staged offsets are committed or dropped."""
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        """Whether a transaction has staged, still undecided, offsets for this group and partition."""

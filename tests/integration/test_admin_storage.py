@@ -23,7 +23,8 @@ from .broker import BrokerProcess
 def fs_broker(tmp_path_factory):
     data = tmp_path_factory.mktemp("logs")
     broker = BrokerProcess(
-        ["--data-dir", str(data)], env={"TRAFKA_STORAGE_RETENTION_CHECK_INTERVAL_MS": "500"}
+        ["--data-dir", str(data)],
+        env={"TRAFKA_STORAGE_RETENTION_CHECK_INTERVAL_MS": "500", "TRAFKA_STORAGE_RETENTION_INITIAL_DELAY_MS": "0"},
     ).start()
     broker.data_dir = data
     yield broker

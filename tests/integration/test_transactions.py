@@ -217,3 +217,44 @@ def test_describe_and_list_transactions_and_describe_producers(txn_broker, topic
             DescribeTransactionsRequest[0](transactional_ids=[f"{topic_name}-ops"]), DescribeTransactionsResponse, 0
         )
         assert described.transaction_states[0].transaction_state == "CompleteCommit"
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGKILL], ids=["clean", "kill-9"])
+def test_transactional_offsets_survive_a_broker_restart_before_the_commit(tmp_path, stop_signal):
+    from kafka.protocol.consumer import OffsetFetchRequest, OffsetFetchResponse
+
+    from .wire import WireClient
+
+    args = ["--data-dir", str(tmp_path / "logs")]
+    broker = BrokerProcess(args, env={"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}).start()
+    same_port = args + ["--port", str(broker.port)]
+    _create(broker.bootstrap, "etl-in")
+    _create(broker.bootstrap, "etl-out")
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "etl", "log_level": 0,
+                         "enable.auto.commit": False})
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "etl-tid", "log_level": 0,
+                         "transaction.timeout.ms": 60000, "reconnect.backoff.ms": 50})
+    producer.init_transactions(15)
+    producer.begin_transaction()
+    producer.produce("etl-out", b"derived", partition=0)
+    producer.send_offsets_to_transaction(
+        [TopicPartition("etl-in", 0, 42)], consumer.consumer_group_metadata(), 15
+    )
+    producer.flush(10)
+    with WireClient(broker.bootstrap) as client:
+        Topic = OffsetFetchRequest.OffsetFetchRequestTopic
+        request = OffsetFetchRequest[7](
+            group_id="etl", topics=[Topic(name="etl-in", partition_indexes=[0])], require_stable=True
+        )
+        staged = client.request(request, OffsetFetchResponse, 7).topics[0].partitions[0]
+        assert staged.error_code == 88  # UNSTABLE_OFFSET_COMMIT while the transaction decides
+    broker.stop(stop_signal)
+    broker = BrokerProcess(same_port, env={"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}).start()
+    try:
+        producer.commit_transaction(30)
+        committed = consumer.committed([TopicPartition("etl-in", 0)], timeout=15)
+        consumer.close()
+        assert committed[0].offset == 42
+        assert _read(broker.bootstrap, "etl-out", "read_committed", 1) == [b"derived"]
+    finally:
+        assert broker.stop() == 0

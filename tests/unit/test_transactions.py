@@ -145,7 +145,10 @@ def test_transactional_offsets_are_committed_with_the_transaction_only():
     pid = txn.producer_id
     for commit, offset in ((False, 5), (True, 9)):
         assert t.service.add_offsets("tid", pid, 0, "g", NOW) == ErrorCode.NONE
-        assert t.service.txn_offset_commit("tid", "g", pid, 0, {TP: CommittedOffset(offset)}) == {TP: ErrorCode.NONE}
+        assert t.service.txn_offset_commit("tid", "g", pid, 0, {TP: CommittedOffset(offset)}, NOW) == {
+            TP: ErrorCode.NONE
+        }
+        assert t.offsets.has_pending("g", TP)
         assert t.offsets.fetch("g", [TP]) == {TP: None}  # invisible until the transaction ends
         t.service.end("tid", pid, 0, commit, NOW)
     assert t.offsets.fetch("g", [TP])[TP].offset == 9
@@ -190,24 +193,29 @@ def test_a_transactional_batch_needs_its_partition_added_at_the_current_epoch():
     assert t.cluster.replicas.watermarks(TP) == (0, 1)
 
 
-def test_startup_recovery_finishes_prepared_transactions_and_fences_ongoing_ones():
+def test_startup_recovery_finishes_prepared_transactions_and_ongoing_ones_carry_on():
     t = Txns()
     committing = t.service.init_producer_id("committing", 60_000, NOW)
     ongoing = t.service.init_producer_id("ongoing", 60_000, NOW)
     for txn in (committing, ongoing):
         t.service.add_partitions(txn.transactional_id, txn.producer_id, 0, [TP], NOW)
         t.send(txn.producer_id, 0, [txn.transactional_id.encode()])
+    t.service.add_offsets("ongoing", ongoing.producer_id, 0, "g", NOW)
+    t.service.txn_offset_commit("ongoing", "g", ongoing.producer_id, 0, {TP: CommittedOffset(7)}, NOW)
     t.service.coordinator.end("committing", committing.producer_id, 0, True, NOW)  # crash before markers
-    assert t.store.load()[0].state is TxnState.PREPARE_COMMIT
-    # A restart: a new coordinator and service from what the store recorded, over the same logs.
+    assert {x.transactional_id: x.state for x in t.store.load()}["committing"] is TxnState.PREPARE_COMMIT
+    # A restart: a new coordinator and service from what the stores recorded, over the same logs.
     allocator = ProducerIdAllocator(1000, lambda start, end: None)
     restarted = TransactionService(
         TransactionCoordinator(allocator.allocate, t.store.record, t.store.load()),
         t.cluster.catalog, t.cluster.replicas, t.offsets,
     )
-    assert sorted(restarted.recover(NOW)) == ["committing", "ongoing"]
+    assert restarted.recover(NOW) == ["committing"]
     states = {x.transactional_id: x for x in t.store.load()}
     assert states["committing"].state is TxnState.COMPLETE_COMMIT
-    assert states["ongoing"].state is TxnState.COMPLETE_ABORT and states["ongoing"].producer_epoch == 1
-    assert t.read(read_committed=True) == [b"committing"]
-    assert restarted.end("ongoing", ongoing.producer_id, 0, True, NOW) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert states["ongoing"].state is TxnState.ONGOING
+    assert t.read(read_committed=True) == [b"committing"]  # the ongoing one (offset 1) holds the LSO
+    assert t.offsets.fetch("g", [TP]) == {TP: None}
+    assert restarted.end("ongoing", ongoing.producer_id, 0, True, NOW) == ErrorCode.NONE
+    assert sorted(t.read(read_committed=True)) == [b"committing", b"ongoing"]
+    assert t.offsets.fetch("g", [TP])[TP].offset == 7

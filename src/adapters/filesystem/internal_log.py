@@ -9,7 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 
-from domain.batch import assign_offsets, validate_batches
+from domain.batch import BatchHeader, assign_offsets, validate_batches
+from domain.control import marker_batch
 from domain.topics import Topic, TopicPartition
 
 from .log_store import FileLogStore
@@ -33,14 +34,31 @@ class InternalLog:
         existing = read_partition_metadata(logs.logdir.partition_path(tp))  # keep the id it was created with
         self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, {}))
 
-    def append(self, records: list[tuple[bytes | None, bytes | None]]) -> None:
+    def append(
+        self, records: list[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1
+    ) -> None:
+        """Records in one batch; with a producer id, a transactional batch (decided by a later marker)."""
         if not records:
             return
-        raw = build_batch(records, self._clock_ms())
+        raw = build_batch(records, self._clock_ms(), producer_id, producer_epoch)
+        self._append_raw(raw)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
+        self._append_raw(marker_batch(producer_id, producer_epoch, commit, self._clock_ms(), self._checksum))
+
+    def _append_raw(self, raw: bytes) -> None:
         batches = validate_batches(raw, self._checksum, len(raw))
         headers = assign_offsets(batches, self.log.log_end_offset, 0, self._checksum)
         self.log.append(batches.buffer, headers)
         self.log.flush()
+
+    def batches(self) -> Iterator[tuple[BatchHeader, bytes]]:
+        """Every batch from the log start, with its header (transactional and control ones included)."""
+        for segment in self.log.segments:
+            for _, batch in segment.batches():
+                header = BatchHeader.parse(batch)
+                if header.last_offset >= self.log.log_start_offset:
+                    yield header, batch
 
     def records(self) -> Iterator[tuple[int, bytes | None, bytes | None]]:
         for segment in self.log.segments:

@@ -1,7 +1,10 @@
 """Committed offsets in `__consumer_offsets-0`, in Kafka's key and value format.
 
 Keys are OffsetCommitKey v1 (group, topic, partition), values OffsetCommitValue v3 (offset, leader
-epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). The log is replayed
+epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). Offsets a
+transaction commits (TxnOffsetCommit) are written at once as a transactional batch of its producer
+and decided by the marker written when the transaction ends, as in Kafka; replay keeps undecided ones
+staged, so a transaction survives a restart. The log is replayed
 at startup, and compacted then if most of it is superseded: the live offsets are rewritten in a new
 segment and the older segments dropped, as log compaction would leave them.
 """
@@ -10,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from domain.control import COMMIT, control_type
 from domain.groups.offsets import CommittedOffset
 from domain.topics import TopicPartition
 
 from .internal_log import InternalLog
-from .records import OffsetCommitKey, OffsetCommitValue, decode_versioned, encode_versioned
+from .records import OffsetCommitKey, OffsetCommitValue, decode_versioned, encode_versioned, iter_records
 
 KEY_VERSION = 1
 VALUE_VERSION = 3
@@ -37,24 +41,39 @@ class FileOffsetStore:
     def __init__(self, offsets_log: InternalLog) -> None:
         self._log = offsets_log
         self._groups: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        # producer id -> group -> staged offsets (None: a staged deletion), decided by a marker
+        self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset | None]]] = {}
         replayed = 0
-        for _, key, value in offsets_log.records():
-            replayed += 1
-            if key is None or int.from_bytes(key[:2], "big") > KEY_VERSION:
-                continue  # group metadata records (key version 2) are not kept
-            k = decode_versioned(OffsetCommitKey, key)
-            tp = TopicPartition(k.topic, k.partition)
-            if value is None:
-                self._groups.get(k.group, {}).pop(tp, None)
+        for header, batch in offsets_log.batches():
+            if header.is_control:
+                if header.is_transactional:
+                    decided = self._staged.pop(header.producer_id, {})
+                    if control_type(batch) == COMMIT:
+                        for group_id, offsets in decided.items():
+                            self._apply(group_id, offsets)
                 continue
-            v = decode_versioned(OffsetCommitValue, value)
-            self._groups.setdefault(k.group, {})[tp] = CommittedOffset(
-                v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp
-            )
+            target = self._staged.setdefault(header.producer_id, {}) if header.is_transactional else None
+            for _, key, value in iter_records(batch):
+                replayed += 1
+                if key is None or int.from_bytes(key[:2], "big") > KEY_VERSION:
+                    continue  # group metadata records (key version 2) are not kept
+                group_id, tp, committed = _decode(key, value)
+                if target is not None:
+                    target.setdefault(group_id, {})[tp] = committed
+                else:
+                    self._apply(group_id, {tp: committed})
         self._groups = {g: offsets for g, offsets in self._groups.items() if offsets}
         live = sum(len(o) for o in self._groups.values())
-        if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live:
+        if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live and not self._staged:
             self._compact()
+
+    def _apply(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset | None]) -> None:
+        committed = self._groups.setdefault(group_id, {})
+        for tp, value in offsets.items():
+            if value is None:
+                committed.pop(tp, None)
+            else:
+                committed[tp] = value
 
     def _compact(self) -> None:
         start = self._log.log.log_end_offset
@@ -82,3 +101,31 @@ class FileOffsetStore:
 
     def groups(self) -> list[str]:
         return list(self._groups)
+
+    def stage_transactional(
+        self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
+    ) -> None:
+        """Written now as a transactional batch of the producer, as Kafka writes TxnOffsetCommit."""
+        self._log.append([(_key(group_id, tp), _value(c)) for tp, c in offsets.items()], producer_id, producer_epoch)
+        self._staged.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+
+    def end_transactional(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
+        decided = self._staged.pop(producer_id, None)
+        if decided is None:
+            return
+        self._log.append_marker(producer_id, producer_epoch, commit)
+        if commit:
+            for group_id, offsets in decided.items():
+                self._apply(group_id, offsets)
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        return any(tp in staged.get(group_id, {}) for staged in self._staged.values())
+
+
+def _decode(key: bytes, value: bytes | None) -> tuple[str, TopicPartition, CommittedOffset | None]:
+    k = decode_versioned(OffsetCommitKey, key)
+    tp = TopicPartition(k.topic, k.partition)
+    if value is None:
+        return k.group, tp, None
+    v = decode_versioned(OffsetCommitValue, value)
+    return k.group, tp, CommittedOffset(v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp)

@@ -65,10 +65,13 @@ def decode_versioned(cls, data: bytes) -> ApiData:
     return cls.decode(io.BytesIO(data), header=True)
 
 
-def build_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
+def build_batch(
+    records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int, producer_id: int = -1, producer_epoch: int = -1
+) -> bytes:
+    """A batch of records; with a producer id, a transactional one (as Kafka writes TxnOffsetCommit)."""
     builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0, is_transactional=False, producer_id=-1, producer_epoch=-1,
-        base_sequence=-1, batch_size=2**31 - 1,
+        magic=2, compression_type=0, is_transactional=producer_id >= 0, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=0 if producer_id >= 0 else -1, batch_size=2**31 - 1,
     )
     for delta, (key, value) in enumerate(records):
         builder.append(delta, timestamp=timestamp_ms, key=key, value=value, headers=[])

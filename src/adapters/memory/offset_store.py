@@ -11,6 +11,7 @@ from domain.topics import TopicPartition
 class MemoryOffsetStore:
     def __init__(self) -> None:
         self._groups: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset]]] = {}
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._groups.setdefault(group_id, {}).update(offsets)
@@ -28,3 +29,16 @@ class MemoryOffsetStore:
 
     def groups(self) -> list[str]:
         return list(self._groups)
+
+    def stage_transactional(
+        self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
+    ) -> None:
+        self._staged.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+
+    def end_transactional(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
+        for group_id, offsets in self._staged.pop(producer_id, {}).items():
+            if commit:
+                self.commit(group_id, offsets)
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        return any(tp in staged.get(group_id, {}) for staged in self._staged.values())

@@ -68,10 +68,20 @@ class OffsetManager:
             self._store.commit(request.group_id, accepted)
         return results
 
-    def commit_transactional(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset], now: int) -> None:
-        """Offsets of a committed transaction: stored as they were sent with TxnOffsetCommit."""
+    def stage_transactional(
+        self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset],
+        now: int,
+    ) -> None:
+        """TxnOffsetCommit: stored now, visible when the producer's transaction commits."""
         self._coordinator.ensure_group(group_id)
-        self._store.commit(group_id, {tp: attrs.evolve(c, commit_timestamp_ms=now) for tp, c in offsets.items()})
+        stamped = {tp: attrs.evolve(c, commit_timestamp_ms=now) for tp, c in offsets.items()}
+        self._store.stage_transactional(producer_id, producer_epoch, group_id, stamped)
+
+    def end_transactional(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
+        self._store.end_transactional(producer_id, producer_epoch, commit)
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        return self._store.has_pending(group_id, tp)
 
     def fetch(
         self, group_id: str, partitions: Iterable[TopicPartition] | None

@@ -217,11 +217,6 @@ class TransactionCoordinator:
                 aborted.append((txn, self._prepare_abort(txn, now)))
         return aborted
 
-    def fence_and_abort(self, txn: TxnMetadata, now: int) -> list[Marker]:
-        """Abort an ongoing transaction whose pending offsets did not survive a restart."""
-        self._bump_epoch(txn)
-        return self._prepare_abort(txn, now)
-
     def next_deadline(self) -> int | None:
         return min(
             (t.started_ms + t.timeout_ms for t in self._txns.values() if t.state is TxnState.ONGOING), default=None

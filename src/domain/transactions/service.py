@@ -1,12 +1,12 @@
 """Applies the transaction coordinator's decisions to partitions and committed offsets.
 
-On a single node this is synchronous: EndTxn writes every marker and commits (or drops) the
-transaction's pending offsets before it answers. Offsets from TxnOffsetCommit wait here until then.
+On a single node this is synchronous: EndTxn writes every marker and commits (or drops) the offsets
+the transaction staged with TxnOffsetCommit (kept durably by the offset store) before it answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from ..catalog import TopicCatalog
 from ..errors import ErrorCode, KafkaError
@@ -25,40 +25,35 @@ class TransactionService:
         self._catalog = catalog
         self._replicas = replicas
         self._offsets = offsets
-        self._pending: dict[tuple[str, str], dict[TopicPartition, CommittedOffset]] = {}
         replicas.transaction_check = coordinator.check_produce
 
-    def _apply(self, txn: TxnMetadata, markers: list[Marker], commit: bool, groups: Iterable[str], now: int) -> None:
-        """Write the markers, commit or drop the pending offsets, then record the transaction complete."""
+    def _apply(self, txn: TxnMetadata, markers: list[Marker], commit: bool, now: int) -> None:
+        """Write the markers, commit or drop the staged offsets, then record the transaction complete."""
         for marker in markers:
             self._replicas.write_marker(marker.tp, marker.producer_id, marker.producer_epoch, marker.commit, now)
-        for group in groups:
-            pending = self._pending.pop((txn.transactional_id, group), {})
-            if commit and pending:
-                self._offsets.commit_transactional(group, pending, now)
+        self._offsets.end_transactional(txn.producer_id, txn.producer_epoch, commit)
         if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             self.coordinator.complete(txn.transactional_id, now)
 
     def recover(self, now: int) -> list[str]:
         """At startup: finish transactions caught between Prepare and Complete (their markers are
-        written again, harmlessly where they already are), and abort, fencing the producer, those that
-        were ongoing, since their pending offsets (kept in memory until EndTxn) are gone. A producer of
-        such a transaction gets INVALID_PRODUCER_EPOCH when it commits, instead of losing its offsets."""
+        written again, harmlessly where they already are). Ongoing transactions simply go on, as in
+        Kafka: their staged offsets are in the offset store, and a timeout still aborts them."""
         recovered = []
         for txn in self.coordinator.pending_completion():
-            self._apply(txn, self.coordinator.markers(txn), txn.state is TxnState.PREPARE_COMMIT, (), now)
-            recovered.append(txn.transactional_id)
-        for txn in self.coordinator.ongoing():
-            self._apply(txn, self.coordinator.fence_and_abort(txn, now), False, (), now)
+            self._apply(txn, self.coordinator.markers(txn), txn.state is TxnState.PREPARE_COMMIT, now)
             recovered.append(txn.transactional_id)
         return recovered
 
     def init_producer_id(
         self, transactional_id: str, timeout_ms: int, now: int, producer_id: int = -1, producer_epoch: int = -1
     ) -> TxnMetadata:
-        groups = set(self.coordinator.get(transactional_id).groups) if self.coordinator.get(transactional_id) else set()
+        previous = self.coordinator.get(transactional_id)
+        aborted_producer = (previous.producer_id, previous.producer_epoch) if previous else None
         txn, markers = self.coordinator.init_producer_id(transactional_id, timeout_ms, now, producer_id, producer_epoch)
-        self._apply(txn, markers, False, groups, now)
+        self._apply(txn, markers, False, now)
+        if aborted_producer is not None and aborted_producer[0] != txn.producer_id:
+            self._offsets.end_transactional(*aborted_producer, False)  # epoch exhausted: a new producer id
         return txn
 
     def add_partitions(
@@ -76,7 +71,7 @@ class TransactionService:
 
     def txn_offset_commit(
         self, transactional_id: str, group_id: str, producer_id: int, producer_epoch: int,
-        offsets: Mapping[TopicPartition, CommittedOffset],
+        offsets: Mapping[TopicPartition, CommittedOffset], now: int,
     ) -> dict[TopicPartition, ErrorCode]:
         error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
         results = {}
@@ -86,25 +81,28 @@ class TransactionService:
             elif not self._catalog.has_partition(tp):
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                self._pending.setdefault((transactional_id, group_id), {})[tp] = committed
                 results[tp] = ErrorCode.NONE
+        staged = {tp: offsets[tp] for tp, e in results.items() if e is ErrorCode.NONE}
+        if staged:
+            txn = self.coordinator.get(transactional_id)
+            assert txn is not None
+            self._offsets.stage_transactional(txn.producer_id, txn.producer_epoch, group_id, staged, now)
         return results
 
     def end(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, now: int) -> ErrorCode:
         try:
-            markers, groups = self.coordinator.end(transactional_id, producer_id, producer_epoch, commit, now)
+            markers, _ = self.coordinator.end(transactional_id, producer_id, producer_epoch, commit, now)
         except KafkaError as error:
             return error.code
         txn = self.coordinator.get(transactional_id)
         assert txn is not None
-        self._apply(txn, markers, commit, groups, now)
+        self._apply(txn, markers, commit, now)
         return ErrorCode.NONE
 
     def expire(self, now: int) -> list[str]:
         """Abort transactions past their timeout; the transactional ids aborted."""
         expired = []
         for txn, markers in self.coordinator.expire(now):
-            groups = {g for (t, g) in self._pending if t == txn.transactional_id}
-            self._apply(txn, markers, False, groups, now)
+            self._apply(txn, markers, False, now)
             expired.append(txn.transactional_id)
         return expired

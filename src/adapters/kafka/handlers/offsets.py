@@ -65,14 +65,20 @@ def handle_offset_commit(
     )
 
 
-def _fetched(ctx: BrokerContext, group_id: str, topics) -> dict[str, list[tuple[int, CommittedOffset | None]]]:
+def _fetched(
+    ctx: BrokerContext, group_id: str, topics, require_stable: bool = False
+) -> dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]:
     """Committed offsets by topic for one group; `topics` None means every committed partition."""
     wanted = None
     if topics is not None:
         wanted = [TopicPartition(t.name, p) for t in topics for p in t.partition_indexes]
-    by_topic: dict[str, list[tuple[int, CommittedOffset | None]]] = {}
+    by_topic: dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]] = {}
     for tp, committed in sorted(ctx.groups.offsets.fetch(group_id, wanted).items()):
-        by_topic.setdefault(tp.topic, []).append((tp.partition, committed))
+        # require_stable (v7+): a transaction still deciding this offset makes it UNSTABLE_OFFSET_COMMIT.
+        unstable = require_stable and ctx.groups.offsets.has_pending(group_id, tp)
+        by_topic.setdefault(tp.topic, []).append(
+            (tp.partition, committed, ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else ErrorCode.NONE)
+        )
     if topics is not None:  # keep the requested order, including topics with no partitions
         return {t.name: by_topic.get(t.name, []) for t in topics}
     return by_topic
@@ -87,13 +93,13 @@ def handle_offset_fetch(
         Partition = Topic.OffsetFetchResponsePartitions
         groups = []
         for group in request.groups:
-            fetched = _fetched(ctx, group.group_id, group.topics)
+            fetched = _fetched(ctx, group.group_id, group.topics, request.require_stable)
             groups.append(
                 Group(
                     group_id=group.group_id,
                     error_code=ErrorCode.NONE,
                     topics=[
-                        Topic(name=name, partitions=[_partition(Partition, p, c) for p, c in parts])
+                        Topic(name=name, partitions=[_partition(Partition, p, c, e) for p, c, e in parts])
                         for name, parts in fetched.items()
                     ],
                 )
@@ -102,22 +108,22 @@ def handle_offset_fetch(
     Topic = OffsetFetchResponse.OffsetFetchResponseTopic
     Partition = Topic.OffsetFetchResponsePartition
     topics = request.topics if version >= 2 else (request.topics or [])
-    fetched = _fetched(ctx, request.group_id, topics)
+    fetched = _fetched(ctx, request.group_id, topics, version >= 7 and request.require_stable)
     return OffsetFetchResponse(
         version=version,
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
         topics=[
-            Topic(name=name, partitions=[_partition(Partition, p, c) for p, c in parts])
+            Topic(name=name, partitions=[_partition(Partition, p, c, e) for p, c, e in parts])
             for name, parts in fetched.items()
         ],
     )
 
 
-def _partition(cls, partition: int, committed: CommittedOffset | None):
-    if committed is None:
+def _partition(cls, partition: int, committed: CommittedOffset | None, error: ErrorCode = ErrorCode.NONE):
+    if committed is None or error is not ErrorCode.NONE:
         return cls(partition_index=partition, committed_offset=-1, committed_leader_epoch=-1, metadata="",
-                   error_code=ErrorCode.NONE)
+                   error_code=error)
     return cls(
         partition_index=partition,
         committed_offset=committed.offset,

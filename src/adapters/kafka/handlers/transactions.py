@@ -94,7 +94,8 @@ def handle_txn_offset_commit(
         errors = {tp: fencing for tp in offsets}
     else:
         errors = ctx.transactions.txn_offset_commit(
-            request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, offsets
+            request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, offsets,
+            ctx.clock_ms(),
         )
     return TxnOffsetCommitResponse(
         version=version,
