@@ -49,8 +49,9 @@ class PartitionLog(Protocol):
     def batch_with_max_timestamp(self) -> bytes | None:
         """The first batch holding the largest timestamp in the log, or None for an empty log."""
 
-    def batch_headers(self) -> Iterator[BatchHeader]:
-        """Every batch's header from the log start, in offset order (producer state is rebuilt from them)."""
+    def batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
+        """Batch headers from the batch holding `from_offset` (or the log start, if later), in offset
+        order: producer state is rebuilt from them, after a snapshot."""
 
     def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:
         """Producer state as of `offset` (every batch below it), in `<offset>.snapshot`."""

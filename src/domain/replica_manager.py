@@ -84,7 +84,7 @@ class ReplicaManager:
         if snapshot is not None:
             replay_from, entries = snapshot
             state.restore(entries)
-        for header in log.batch_headers():
+        for header in log.batch_headers(replay_from):
             if header.producer_id < 0 or header.base_offset < replay_from:
                 continue
             if header.is_control:
@@ -160,7 +160,7 @@ class ReplicaManager:
     def snapshot_producers(self) -> None:
         """Write each partition's producer state as of its log end (at shutdown and checkpoints)."""
         for tp, (log, state) in list(self._producer_states.items()):
-            if self._logs.get(tp) is log and state.producers:
+            if self._logs.get(tp) is log:  # an empty snapshot too: the next start need not scan
                 log.write_producer_snapshot(log.log_end_offset, state.snapshot())
 
     def active_producers(self, tp: TopicPartition) -> list[ProducerEntry] | None:

@@ -137,6 +137,11 @@ class StoresAgree(RuleBasedStateMachine):
             self.memory.batches_from_timestamp(target), None
         )
 
+    @rule(data=st.data())
+    def headers_from(self, data):
+        offset = data.draw(st.integers(0, self.memory.log_end_offset + 1))
+        assert list(self.file.log.batch_headers(offset)) == list(self.memory.batch_headers(offset))
+
     @rule()
     def roll(self):
         self.file.log.roll()

@@ -186,10 +186,18 @@ class FilePartitionLog:
                 started = True
                 yield batch
 
-    def batch_headers(self) -> Iterator[BatchHeader]:
-        for segment in self._segments[self._segment_for(self._log_start_offset) :]:
-            for _, header in segment.headers():
-                if header.last_offset >= self._log_start_offset:
+    def batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
+        start = max(from_offset, self._log_start_offset)
+        first = self._segment_for(start)
+        for segment in self._segments[first:]:
+            position = 0
+            if segment is self._segments[first]:
+                found = segment.position_of(start)  # the offset index: no scan of what came before
+                if found is None:
+                    continue
+                position = found[0]
+            for _, header in segment.headers(position):
+                if header.last_offset >= start:
                     yield header
 
     def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:

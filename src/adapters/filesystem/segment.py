@@ -179,6 +179,8 @@ class Segment:
         with open(self.txn_index_path, "ab") as f:
             f.write(TXN_ENTRY.pack(0, aborted.producer_id, aborted.first_offset, aborted.last_offset,
                                    aborted.last_stable_offset))
+            f.flush()
+            os.fsync(f.fileno())  # aborts are rare; read_committed depends on this entry
 
     def drop_aborted_after(self, end_offset: int) -> None:
         """After recovery cut the log, forget aborted transactions whose marker is gone."""
@@ -263,9 +265,9 @@ class Segment:
             end += size
         return chunk[:end]
 
-    def headers(self) -> Iterator[tuple[int, BatchHeader]]:
-        """(position, header) of each batch, reading headers only."""
-        return self._scan(0)
+    def headers(self, start: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each batch from `start`, reading headers only."""
+        return self._scan(start)
 
     def batches(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of each batch from `start`."""

@@ -93,8 +93,8 @@ class MemoryPartitionLog:
         return self._batches[best]
 
 
-    def batch_headers(self) -> Iterator[BatchHeader]:
-        for batch in self._batches[self._first_batch_at(self._log_start_offset) :]:
+    def batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
+        for batch in self._batches[self._first_batch_at(max(from_offset, self._log_start_offset)) :]:
             yield BatchHeader.parse(batch)
 
     def write_producer_snapshot(self, offset: int, entries: list[ProducerSnapshotEntry]) -> None:
