@@ -45,8 +45,10 @@ def admin(bootstrap: str) -> AdminClient:
 
 
 def create_topic(bootstrap: str, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+    """The records carry fixed, old timestamps: retention is off, or the broker would delete them."""
     client = admin(bootstrap)
-    futures = client.create_topics([NewTopic(name, partitions, 1, config=configs or {})], request_timeout=TIMEOUT)
+    configs = {"retention.ms": "-1", **(configs or {})}
+    futures = client.create_topics([NewTopic(name, partitions, 1, config=configs)], request_timeout=TIMEOUT)
     futures[name].result(TIMEOUT)
 
 
