@@ -133,14 +133,6 @@ class ValidatedBatches:
     buffer: bytearray
     headers: tuple[tuple[int, BatchHeader], ...]
 
-    @property
-    def record_count(self) -> int:
-        return sum(h.last_offset_delta + 1 for _, h in self.headers)
-
-    @property
-    def max_timestamp(self) -> int:
-        return max(h.max_timestamp for _, h in self.headers)
-
 
 def validate_batches(
     records: bytes | bytearray | memoryview,

@@ -48,10 +48,6 @@ class ConfigEntry:
     read_only: bool = False
     is_sensitive: bool = False
 
-    @property
-    def is_default(self) -> bool:
-        return self.source is ConfigSource.DEFAULT_CONFIG
-
 
 # name -> (default, type). Defaults are Kafka 4.0's.
 TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {

@@ -11,7 +11,7 @@ import struct
 
 import attrs
 
-from .batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, Checksum
+from .batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, Checksum
 from .varint import encode_varint, read_varint
 
 ABORT = 0
@@ -61,6 +61,3 @@ class AbortedTxn:
     last_offset: int
     last_stable_offset: int
 
-
-def is_marker(header: BatchHeader) -> bool:
-    return header.is_control and header.is_transactional

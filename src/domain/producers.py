@@ -16,7 +16,6 @@ import attrs
 from .batch import BatchHeader
 from .errors import ErrorCode, KafkaError
 
-NO_PRODUCER_ID = -1
 MAX_SEQUENCE = 2**31 - 1
 BATCHES_KEPT = 5
 
@@ -78,6 +77,16 @@ class PartitionProducerState:
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        # producer id -> first offset of its open transaction: the last stable offset is read on every
+        # fetch, so it must not cost a pass over every producer the partition has seen
+        self._open_transactions: dict[int, int] = {}
+
+    def _set_open(self, entry: ProducerEntry, first_offset: int | None) -> None:
+        entry.current_txn_first_offset = first_offset
+        if first_offset is None:
+            self._open_transactions.pop(entry.producer_id, None)
+        else:
+            self._open_transactions[entry.producer_id] = first_offset
 
     def check(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate an idempotent batch before appending: the original batch if it is a duplicate.
@@ -117,9 +126,9 @@ class PartitionProducerState:
         if entry is None or header.producer_epoch != entry.epoch:
             open_txn = entry.current_txn_first_offset if entry is not None else None
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_id, header.producer_epoch)
-            entry.current_txn_first_offset = open_txn
+            self._set_open(entry, open_txn)
         if header.is_transactional and entry.current_txn_first_offset is None:
-            entry.current_txn_first_offset = header.base_offset
+            self._set_open(entry, header.base_offset)
         entry.batches.append(
             BatchMetadata(
                 header.base_sequence, batch_last_sequence(header), header.base_offset, header.last_offset,
@@ -127,14 +136,13 @@ class PartitionProducerState:
             )
         )
 
-
-    def end_transaction(self, producer_id: int, producer_epoch: int, marker_offset: int) -> int | None:
+    def end_transaction(self, producer_id: int, producer_epoch: int) -> int | None:
         """A marker was appended: close the producer's open transaction; its first offset, if any."""
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry(producer_id, producer_epoch)
         first = entry.current_txn_first_offset
-        entry.current_txn_first_offset = None
+        self._set_open(entry, None)
         entry.epoch = max(entry.epoch, producer_epoch)
         return first
 
@@ -157,21 +165,17 @@ class PartitionProducerState:
         for e in entries:
             entry = self.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch)
             if e.last_sequence >= 0:
+                first_sequence = (e.last_sequence - e.offset_delta) % (MAX_SEQUENCE + 1)  # sequences wrap
                 entry.batches.append(
                     BatchMetadata(
-                        next_sequence(e.last_sequence, -e.offset_delta) if e.last_sequence >= e.offset_delta
-                        else e.last_sequence - e.offset_delta,
-                        e.last_sequence, e.last_offset - e.offset_delta, e.last_offset, e.timestamp,
+                        first_sequence, e.last_sequence, e.last_offset - e.offset_delta, e.last_offset, e.timestamp
                     )
                 )
-            entry.current_txn_first_offset = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+            self._set_open(entry, e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction: the last stable offset, if any is open."""
-        return min(
-            (e.current_txn_first_offset for e in self.producers.values() if e.current_txn_first_offset is not None),
-            default=None,
-        )
+        return min(self._open_transactions.values(), default=None)
 
 
 class ProducerIdAllocator:

@@ -88,7 +88,7 @@ class ReplicaManager:
             if header.producer_id < 0 or header.base_offset < replay_from:
                 continue
             if header.is_control:
-                state.end_transaction(header.producer_id, header.producer_epoch, header.base_offset)
+                state.end_transaction(header.producer_id, header.producer_epoch)
             else:
                 state.record(header)
         self._producer_states[tp] = (log, state)
@@ -132,7 +132,7 @@ class ReplicaManager:
         idempotent = header.producer_id >= 0
         if idempotent:
             try:
-                duplicate = self._producer_state(tp, log).check(batches.headers[0][1])
+                duplicate = self._producer_state(tp, log).check(header)
             except KafkaError as error:
                 return ProduceResult(error.code, message=error.message)
             if duplicate is not None:  # a retry of a batch already appended: its original offsets
@@ -212,7 +212,7 @@ class ReplicaManager:
         validated = validate_batches(batch, self._checksum, len(batch))
         (header,) = assign_offsets(validated, log.log_end_offset, LEADER_EPOCH, self._checksum)
         log.append(validated.buffer, [header])
-        first = state.end_transaction(producer_id, producer_epoch, header.base_offset)
+        first = state.end_transaction(producer_id, producer_epoch)
         if not commit and first is not None:
             log.record_aborted_transaction(
                 AbortedTxn(producer_id, first, header.base_offset, self.last_stable_offset(tp, log))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewPartitions
 

@@ -13,14 +13,6 @@ from domain.configs import BrokerPolicy
 from domain.replica_manager import ReplicaManager
 
 
-class FakeClock:
-    def __init__(self, now_ms: int = 1_700_000_000_000) -> None:
-        self.now_ms = now_ms
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-
 def sequential_ids():
     counter = itertools.count(1)
     return lambda: uuid.UUID(int=next(counter))

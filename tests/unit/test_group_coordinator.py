@@ -130,7 +130,7 @@ def test_a_member_that_stops_heartbeating_expires_and_the_group_rebalances():
     h = Harness()
     a, b = h.join_new(), h.join_new()
     ta, tb = h.join(a), h.join(b)
-    assert h.answers[ta].generation_id == 1
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 1
     h.sync(a, 1, [(a, b"A"), (b, b"B")])
     h.sync(b, 1)
     h.tick(SESSION - 1)

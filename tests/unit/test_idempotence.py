@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from adapters.compression import decompress
 from domain.errors import ErrorCode
-from domain.producers import MAX_SEQUENCE, ProducerIdAllocator, next_sequence
+from domain.batch import BatchHeader
+from domain.producers import (
+    MAX_SEQUENCE,
+    PartitionProducerState,
+    ProducerIdAllocator,
+    ProducerSnapshotEntry,
+    next_sequence,
+)
 from domain.replica_manager import ReplicaManager
 from domain.topics import TopicPartition
 from tests.batches import make_batch, read_batches
@@ -120,3 +127,13 @@ def test_a_snapshot_restores_producer_state_and_only_the_tail_is_replayed():
     assert restarted.produce(TP, retry, NOW).base_offset == 2  # the snapshot's last batch
     assert restarted.produce(TP, make_batch([(NOW, None, b"9")], producer_id=7, producer_epoch=0,
                                             base_sequence=9), NOW).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_a_restored_batch_whose_sequences_wrapped_is_still_recognised_as_a_duplicate():
+    # The last batch covered sequences 2^31-2 .. 1 (four records across the wrap) at offsets 10..13.
+    state = PartitionProducerState()
+    state.restore([ProducerSnapshotEntry(7, 0, 1, 13, 3, NOW, 0, -1)])
+    (batch,) = state.producers[7].batches
+    assert (batch.first_sequence, batch.last_sequence, batch.first_offset) == (MAX_SEQUENCE - 1, 1, 10)
+    retry = make_batch([(NOW, None, b"x")] * 4, producer_id=7, producer_epoch=0, base_sequence=MAX_SEQUENCE - 1)
+    assert state.check(BatchHeader.parse(retry)).first_offset == 10

@@ -283,9 +283,6 @@ class Segment:
         found = self.position_of(self.base_offset + rel)
         return found[0] if found else 0
 
-    def index_entries(self) -> list[tuple[int, int]]:
-        return list(self._index)
-
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def _close_index_fds(self) -> None:

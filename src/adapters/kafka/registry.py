@@ -59,15 +59,6 @@ class HandlerRegistry:
             raise ValueError(f"{request.__name__} registered twice")
         self._handlers[api_key] = ApiHandler(api_key, request, response, low, high, handle)
 
-    def handles(self, request: Any, response: Any, versions: tuple[int, int]) -> Callable[[Handle], Handle]:
-        """Decorator form of `register`."""
-
-        def decorate(handle: Handle) -> Handle:
-            self.register(request, response, versions, handle)
-            return handle
-
-        return decorate
-
     def get(self, api_key: int) -> ApiHandler | None:
         return self._handlers.get(api_key)
 

@@ -205,9 +205,6 @@ class TransactionCoordinator:
         """Transactions loaded in a Prepare state: their markers must be (re)written."""
         return [t for t in self._txns.values() if t.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)]
 
-    def ongoing(self) -> list[TxnMetadata]:
-        return [t for t in self._txns.values() if t.state is TxnState.ONGOING]
-
     def expire(self, now: int) -> list[tuple[TxnMetadata, list[Marker]]]:
         """Abort every transaction open longer than its timeout; the epoch is bumped to fence it."""
         aborted = []
