@@ -127,7 +127,7 @@ def spawn_trafka(profile: str | None, startup_timeout: float, src: str | None) -
     argv = [sys.executable]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
-    argv += ["-m", "app", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
+    argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
     broker = SpawnedBroker("trafka", argv, env)
     assert broker.proc.stdout is not None
     deadline = time.monotonic() + startup_timeout

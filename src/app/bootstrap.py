@@ -14,8 +14,8 @@ from collections.abc import Callable
 import attrs
 import crc32c
 
-from adapters.compression import decompress as inflate
-from adapters.filesystem import (
+from trafka.adapters.compression import decompress as inflate
+from trafka.adapters.filesystem import (
     METADATA_TOPIC_ID,
     DataDirError,
     FileCatalogStore,
@@ -25,21 +25,21 @@ from adapters.filesystem import (
     InternalLog,
     LogDir,
 )
-from adapters.kafka.context import BrokerContext, Endpoint
-from adapters.kafka.handlers import build_registry
-from adapters.kafka.server import ServerLimits
-from adapters.kafka.groups import GroupRuntime
-from adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore, MemoryTransactionStore
-from domain.batch import Checksum
-from domain.catalog import TopicCatalog
-from domain.configs import BrokerPolicy
-from domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
-from domain.producers import ProducerIdAllocator
-from domain.records import Decompress
-from domain.topics import TopicPartition
-from domain.replica_manager import ReplicaManager
-from domain.transactions import TransactionCoordinator, TransactionService
+from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.server import ServerLimits
+from trafka.adapters.kafka.groups import GroupRuntime
+from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore, MemoryTransactionStore
+from trafka.domain.batch import Checksum
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
+from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
+from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.records import Decompress
+from trafka.domain.topics import TopicPartition
+from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
 

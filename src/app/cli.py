@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -12,10 +13,10 @@ from typing import Any
 
 import trio
 
-from adapters.kafka.context import BrokerContext
-from adapters.kafka.server import serve
+from trafka.adapters.kafka.context import BrokerContext, Endpoint
 
-from .bootstrap import Adapters, advertised_endpoint, bootstrap, default_adapters, limits_from
+from .bootstrap import Adapters, bootstrap, default_adapters
+from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
 from .config import ConfigError, Settings, load_settings
@@ -36,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
     run.add_argument("--config", help="TOML configuration file")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    run.add_argument(
+        "--ready-file", metavar="F",
+        help="once listening, write the bound address to F as JSON (for test harnesses with --port 0)",
+    )
     check = commands.add_parser("check", help="exit 0 if a broker answers an ApiVersions request")
     check.add_argument("--host", help="broker host (default: the configured server host)")
     check.add_argument("--port", type=int, help="broker port (default: the configured server port)")
@@ -66,46 +71,37 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-async def run_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
+async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters, ready_file: str | None) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, ctx)
-        nursery.start_soon(_maintain, settings, ctx, adapters)
-        _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
-        ctx.advertised = advertised_endpoint(settings, port)
+        port = await nursery.start(run_broker, settings, ctx, adapters)
+        if ready_file:
+            write_ready_file(ready_file, settings.server.host, port, ctx.advertised)
         print(f"trafka listening on {settings.server.host}:{port}", flush=True)
         await ctx.shutting_down.wait()
-        log.info("shutting down")
 
 
-async def _maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
-    """Background storage work: flush.ms, recovery-point checkpoints, retention."""
-    storage = settings.storage
-    next_checkpoint = adapters.clock_ms()
-    next_retention = next_checkpoint + storage.retention_initial_delay_ms
-    while not ctx.shutting_down.is_set():
-        now = adapters.clock_ms()
-        adapters.maintain(now)
-        for transactional_id in ctx.transactions.expire(now):
-            log.info("transaction %s timed out and was aborted", transactional_id)
-            ctx.appends.notify_all()
-        if now >= next_checkpoint:
-            ctx.replicas.snapshot_producers()
-            adapters.checkpoint()
-            next_checkpoint = now + storage.checkpoint_interval_ms
-        if now >= next_retention:
-            for tp, start in ctx.replicas.enforce_retention(now).items():
-                log.info("retention: %s now starts at offset %d", tp, start)
-            next_retention = now + storage.retention_check_interval_ms
-        with trio.move_on_after(1):
-            await ctx.shutting_down.wait()
+def write_ready_file(path: str, host: str, port: int, advertised: Endpoint) -> None:
+    """The bound address as JSON, written whole (to a temporary name, then renamed) so that a harness
+    polling for the file never reads half of it."""
+    ready = {
+        "host": host,
+        "port": port,
+        "bootstrap_servers": f"{advertised.host}:{advertised.port}",
+        "pid": os.getpid(),
+    }
+    partial = f"{path}.{os.getpid()}.tmp"
+    with open(partial, "w") as file:
+        json.dump(ready, file)
+        file.write("\n")
+    os.replace(partial, path)
 
 
 async def _stop_on_signals(ctx: BrokerContext) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
             log.info("received %s", signal.Signals(signum).name)
-            ctx.shutting_down.set()
-            ctx.appends.notify_all()
+            request_shutdown(ctx)
             return
 
 
@@ -132,12 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     status = 0
     try:
-        trio.run(run_broker, settings, ctx, adapters)
+        trio.run(_run_cli_broker, settings, ctx, adapters, args.ready_file)
     except* OSError as group:  # Trio's nurseries raise exception groups
         print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {group.exceptions[0]}",
               file=sys.stderr)
         status = 1
     finally:
-        ctx.replicas.snapshot_producers()
-        adapters.stop()
+        close_broker(ctx, adapters)
     return status

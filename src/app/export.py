@@ -49,7 +49,7 @@ class ExportError(Exception):
 
 
 def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
-    """Add `export` to the subcommands of `trafka`'s parser (`app.cli.build_parser`)."""
+    """Add `export` to the subcommands of `trafka`'s parser (`trafka.app.cli.build_parser`)."""
     export = subcommands.add_parser(
         "export",
         help="write a topic's records to Parquet, JSON, CSV or ORC files with Spark",
@@ -120,7 +120,7 @@ def _prepare(args: argparse.Namespace) -> _Plan:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ExportError(f"output {output} cannot be created: {parent} is not writable")
     try:
-        from adapters.spark import OptionError, SourceError, plan, read_options
+        from trafka.adapters.spark import OptionError, SourceError, plan, read_options
 
         from .spark_wiring import open_log_dir
     except ImportError as exc:
@@ -314,7 +314,7 @@ class _Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m app.export ...`: the export command on its own."""
+    """`python -m trafka.app.export ...`: the export command on its own."""
     parser = argparse.ArgumentParser(prog="trafka")
     add_export_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["export", *(sys.argv[1:] if argv is None else argv)])

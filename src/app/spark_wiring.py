@@ -1,7 +1,7 @@
 """Wiring the Spark adapter to the filesystem store: a read-only log dir reader, and a session.
 
 The Spark adapter declares the `LogDirReader` port and cannot import the filesystem adapter; this
-module binds the filesystem adapter's read-only view (`adapters.filesystem.read_only`) into the data
+module binds the filesystem adapter's read-only view (`trafka.adapters.filesystem.read_only`) into the data
 source Spark pickles to executors: `TrafkaSource.log_dir_opener()` returns the module-level
 `open_log_dir`, which executors import here.
 """
@@ -17,10 +17,10 @@ from collections.abc import Iterator
 
 import crc32c
 
-from adapters.filesystem.layout import DataDirError
-from adapters.filesystem.read_only import ReadOnlyLogDir
-from adapters.spark import SourceError, TrafkaDataSource
-from adapters.spark.logdir import LogDirOpener
+from trafka.adapters.filesystem.layout import DataDirError
+from trafka.adapters.filesystem.read_only import ReadOnlyLogDir
+from trafka.adapters.spark import SourceError, TrafkaDataSource
+from trafka.adapters.spark.logdir import LogDirOpener
 
 
 class _SparkLogDir:

@@ -1,7 +1,7 @@
 """trafka's domain core: topics, partitions, offsets and the rules Kafka applies to them.
 
 Pure and I/O-free: it imports the standard library and attrs only. Bytes, requests and the current
-time come in as arguments; storage is reached through the ports in `domain.ports`.
+time come in as arguments; storage is reached through the ports in `trafka.domain.ports`.
 """
 
 from .batch import BatchHeader, Compression, TimestampType, ValidatedBatches, assign_offsets, iter_batches, validate_batches

@@ -1,6 +1,6 @@
 """What the domain needs from the outside world, as typing.Protocol classes.
 
-Adapters implement these: `adapters.memory` for tests and `--memory`, the filesystem adapter for
+Adapters implement these: `trafka.adapters.memory` for tests and `--memory`, the filesystem adapter for
 Kafka's on-disk format. The same contract tests run against every implementation.
 """
 

@@ -9,9 +9,9 @@ import uuid
 import crc32c
 import pytest
 
-from adapters.filesystem import FileLogStore, LogDir
-from domain.batch import assign_offsets, validate_batches
-from domain.topics import Topic, TopicPartition
+from trafka.adapters.filesystem import FileLogStore, LogDir
+from trafka.domain.batch import assign_offsets, validate_batches
+from trafka.domain.topics import Topic, TopicPartition
 from tests.batches import make_batch
 
 TP = TopicPartition("t", 0)

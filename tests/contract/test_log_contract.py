@@ -16,10 +16,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from adapters.filesystem import FileLogStore, LogDir
-from adapters.memory import MemoryLogStore
-from domain.batch import assign_offsets, iter_batches, validate_batches
-from domain.topics import Topic, TopicPartition
+from trafka.adapters.filesystem import FileLogStore, LogDir
+from trafka.adapters.memory import MemoryLogStore
+from trafka.domain.batch import assign_offsets, iter_batches, validate_batches
+from trafka.domain.topics import Topic, TopicPartition
 from tests.batches import make_batch
 
 TP = TopicPartition("t", 0)

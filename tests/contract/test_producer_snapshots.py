@@ -7,8 +7,8 @@ import struct
 
 import crc32c
 
-from adapters.filesystem.producer_snapshot import latest_snapshot, snapshot_offsets, write_snapshot
-from domain.producers import ProducerSnapshotEntry
+from trafka.adapters.filesystem.producer_snapshot import latest_snapshot, snapshot_offsets, write_snapshot
+from trafka.domain.producers import ProducerSnapshotEntry
 
 ENTRY = ProducerSnapshotEntry(7, 2, 41, 1000, 3, 123456, 0, -1)
 

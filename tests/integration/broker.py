@@ -31,7 +31,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> BrokerProcess:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "app", *self.args],
+            [sys.executable, "-m", "trafka", *self.args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

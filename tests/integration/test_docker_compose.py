@@ -1,7 +1,7 @@
 """docker-compose.yml and the Dockerfile against the current CLI, without a Docker engine.
 
-Every service's command is parsed by `app.cli.build_parser()` (compose's `${VAR:-default}` replaced
-by its default); `serve` commands are also loaded through `app.config`, so a flag or value the broker
+Every service's command is parsed by `trafka.app.cli.build_parser()` (compose's `${VAR:-default}` replaced
+by its default); `serve` commands are also loaded through `trafka.app.config`, so a flag or value the broker
 would refuse fails here. The Dockerfile's CMD is checked the same way, and its HEALTHCHECK is run
 against a real broker. Compose and Dockerfile must agree on the port, the data directory and volumes.
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import _overrides, build_parser
-from app.config import Settings, load_settings
+from trafka.app.cli import _overrides, build_parser
+from trafka.app.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -300,7 +300,7 @@ def test_the_export_service_uses_the_export_cli_shape(services) -> None:
     ]
     raw = [str(part) for part in services["spark-export"]["command"]]
     assert "${TOPIC:-events}" in raw and "/exports/${TOPIC:-events}" in raw
-    assert "export" in _subcommands(), "`trafka export` does not exist in app.cli yet"
+    assert "export" in _subcommands(), "`trafka export` does not exist in trafka.app.cli yet"
 
 
 def _subcommands() -> set[str]:
@@ -428,7 +428,7 @@ def _healthcheck_against(port: int) -> subprocess.CompletedProcess[str]:
     settings = broker_cmd_settings()
     if command[0] == "trafka":  # a future `trafka check`: run it with the port pointed at the test broker
         args = parse_trafka(command, "HEALTHCHECK")
-        run = [sys.executable, "-m", "app", *command[1:], "--port", str(port)]
+        run = [sys.executable, "-m", "trafka", *command[1:], "--port", str(port)]
         assert args.command != "serve"
     else:
         assert command[:2] == ["python", "-c"], command

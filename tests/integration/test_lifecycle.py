@@ -82,13 +82,13 @@ def test_trafka_check_answers_0_for_a_live_broker_and_1_otherwise(broker):
     import subprocess
     import sys
 
-    live = subprocess.run([sys.executable, "-m", "app", "check", "--host", "127.0.0.1", "--port", str(broker.port)],
+    live = subprocess.run([sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(broker.port)],
                           capture_output=True, text=True, timeout=30)
     assert live.returncode == 0 and "is up" in live.stdout
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
-    dead = subprocess.run([sys.executable, "-m", "app", "check", "--host", "127.0.0.1", "--port", str(free),
+    dead = subprocess.run([sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(free),
                            "--timeout", "2"], capture_output=True, text=True, timeout=30)
     assert dead.returncode == 1 and "not answering" in dead.stderr
 
@@ -98,7 +98,7 @@ def test_a_port_in_use_is_one_clear_error_and_exit_1(broker, tmp_path):
     import sys
 
     taken = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(broker.port), "--memory"],
+        [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", str(broker.port), "--memory"],
         capture_output=True, text=True, timeout=30,
     )
     assert taken.returncode == 1

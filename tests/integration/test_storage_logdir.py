@@ -26,7 +26,7 @@ from .clients import confluent_admin, create_topic, produce_batches, read_partit
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 15.0
-FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "kafka-4.0-kraft-logdir")
+FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "kafka-4.0-kraft-logdir")
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 TOPIC_RECORD, PARTITION_RECORD = 2, 3
 
@@ -413,7 +413,7 @@ def test_an_unusable_data_dir_is_refused_untouched(tmp_path, kind):
     before = _snapshot(watched)
     try:
         result = subprocess.run(
-            [*prefix, sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", path],
+            [*prefix, sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", path],
             capture_output=True, text=True, timeout=20, env={**os.environ, **DATA_DIR_ENV},
         )
         after = _snapshot(watched)

@@ -24,7 +24,7 @@ from .records import Produced, produce_everything  # noqa: E402
 
 @pytest.fixture(scope="session")
 def spark():
-    from app.spark_wiring import build_session
+    from trafka.app.spark_wiring import build_session
 
     session = build_session("local[2]", "trafka-tests")
     session.conf.set("spark.sql.shuffle.partitions", "2")

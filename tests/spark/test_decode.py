@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from adapters.spark import SourceError, arrow_schema, kafka_schema
-from adapters.spark.records import append_batch
-from adapters.spark.schema import RecordColumns
+from trafka.adapters.spark import SourceError, arrow_schema, kafka_schema
+from trafka.adapters.spark.records import append_batch
+from trafka.adapters.spark.schema import RecordColumns
 
 from .batches import CODECS, build_batch, commit_marker
 

@@ -1,4 +1,4 @@
-"""The data-dir source's reader (`adapters.filesystem.read_only.ReadOnlyLogDir`): read-only, torn tails, control
+"""The data-dir source's reader (`trafka.adapters.filesystem.read_only.ReadOnlyLogDir`): read-only, torn tails, control
 batches, index use, corruption, and a log dir Apache Kafka 4.0 wrote."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import shutil
 
 import pytest
 
-import app.spark_wiring as wiring
-from adapters.filesystem import read_only
-from adapters.spark import SourceError
-from domain.batch import BatchHeader
+import trafka.app.spark_wiring as wiring
+from trafka.adapters.filesystem import read_only
+from trafka.adapters.spark import SourceError
+from trafka.domain.batch import BatchHeader
 
 from .batches import build_batch, commit_marker
 from .records import TOPIC, collect
 
-KAFKA_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "kafka-4.0-kraft-logdir")
+KAFKA_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "kafka-4.0-kraft-logdir")
 
 
 def snapshot(directory) -> dict[str, str]:

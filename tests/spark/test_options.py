@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.spark import OptionError, SourceError, parse_offsets, read_options, split_ranges
-from adapters.spark.broker import consumer_settings
-from adapters.spark.options import EARLIEST, LATEST, OffsetSpec
-from adapters.spark.ranges import LogBounds, OffsetRange, initial_stream_offset, plan_batch, rate_limited
+from trafka.adapters.spark import OptionError, SourceError, parse_offsets, read_options, split_ranges
+from trafka.adapters.spark.broker import consumer_settings
+from trafka.adapters.spark.options import EARLIEST, LATEST, OffsetSpec
+from trafka.adapters.spark.ranges import LogBounds, OffsetRange, initial_stream_offset, plan_batch, rate_limited
 
 DIR = {"topic": "t", "data_dir": "/d"}
 

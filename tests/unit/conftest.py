@@ -6,11 +6,11 @@ import uuid
 import crc32c
 import pytest
 
-from adapters.compression import decompress
-from adapters.memory import MemoryCatalogStore, MemoryLogStore
-from domain.catalog import TopicCatalog
-from domain.configs import BrokerPolicy
-from domain.replica_manager import ReplicaManager
+from trafka.adapters.compression import decompress
+from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.replica_manager import ReplicaManager
 
 
 def sequential_ids():

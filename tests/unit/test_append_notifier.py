@@ -1,7 +1,7 @@
 """Parked fetches wake for their own partitions only, and leave nothing behind."""
 
-from adapters.kafka.context import AppendNotifier
-from domain.topics import TopicPartition
+from trafka.adapters.kafka.context import AppendNotifier
+from trafka.domain.topics import TopicPartition
 
 A, B, C = TopicPartition("a", 0), TopicPartition("b", 0), TopicPartition("a", 1)
 

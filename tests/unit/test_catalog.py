@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.configs import BrokerPolicy
-from domain.errors import ErrorCode, KafkaError
-from domain.topics import TopicPartition, validate_topic_name
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.topics import TopicPartition, validate_topic_name
 
 from .conftest import Cluster
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 
-from adapters.kafka.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
-from adapters.kafka.framing import FrameError, FrameReader
-from adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
+from trafka.adapters.kafka.framing import FrameError, FrameReader
+from trafka.adapters.kafka.handlers import build_registry
 
 REGISTRY = build_registry()
 
@@ -102,7 +102,7 @@ def test_frame_sizes_are_checked_before_the_body_arrives(size):
 
 
 def test_api_versions_is_computed_from_the_registry():
-    from adapters.kafka.handlers.api_versions import handle_api_versions
+    from trafka.adapters.kafka.handlers.api_versions import handle_api_versions
 
     class Ctx:
         registry = REGISTRY
@@ -116,7 +116,7 @@ def test_api_versions_is_computed_from_the_registry():
 
 
 def test_registry_refuses_versions_the_schema_lacks():
-    from adapters.kafka.registry import HandlerRegistry
+    from trafka.adapters.kafka.registry import HandlerRegistry
 
     with pytest.raises(ValueError):
         HandlerRegistry().register(ProduceRequest, None, (0, 11), lambda *a: None)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 import trio
 
-from adapters.kafka.codec import encode_response
-from adapters.kafka.context import ClientInfo
-from adapters.kafka.handlers import build_registry
-from adapters.kafka.registry import NO_RESPONSE, CloseConnection, Deferred
-from app.bootstrap import bootstrap, default_adapters
-from app.config import load_settings
+from trafka.adapters.kafka.codec import encode_response
+from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.registry import NO_RESPONSE, CloseConnection, Deferred
+from trafka.app.bootstrap import bootstrap, default_adapters
+from trafka.app.config import load_settings
 
 REGISTRY = build_registry()
 CASES = [(h.api_key, v) for _, low, high in REGISTRY.supported() for h in [REGISTRY.get(_)] for v in range(low, high + 1)]

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from domain.errors import ErrorCode
-from domain.groups import (
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import (
     GroupCoordinator,
     GroupSettings,
     GroupState,
@@ -18,7 +18,7 @@ from domain.groups import (
     SyncRequest,
     SyncResult,
 )
-from domain.groups.state import GroupEvent, next_state
+from trafka.domain.groups.state import GroupEvent, next_state
 
 G = "group"
 SESSION = 10_000

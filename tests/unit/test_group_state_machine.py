@@ -12,8 +12,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from domain.errors import ErrorCode
-from domain.groups import GroupState, JoinResult
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import GroupState, JoinResult
 
 from .test_group_coordinator import G, Harness
 

@@ -6,18 +6,18 @@ import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.compression import decompress
-from domain.errors import ErrorCode
-from domain.batch import BatchHeader
-from domain.producers import (
+from trafka.adapters.compression import decompress
+from trafka.domain.errors import ErrorCode
+from trafka.domain.batch import BatchHeader
+from trafka.domain.producers import (
     MAX_SEQUENCE,
     PartitionProducerState,
     ProducerIdAllocator,
     ProducerSnapshotEntry,
     next_sequence,
 )
-from domain.replica_manager import ReplicaManager
-from domain.topics import TopicPartition
+from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.topics import TopicPartition
 from tests.batches import make_batch, read_batches
 
 from .conftest import Cluster

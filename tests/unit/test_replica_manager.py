@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.configs import BrokerPolicy
-from domain.errors import ErrorCode
-from domain.topics import TopicPartition
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode
+from trafka.domain.topics import TopicPartition
 from tests.batches import make_batch, read_batches
 
 from .conftest import Cluster

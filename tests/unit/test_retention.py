@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.catalog import AlterOp
-from domain.errors import ErrorCode, KafkaError
-from domain.retention import SegmentInfo, retention_cut
-from domain.topics import TopicPartition
+from trafka.domain.catalog import AlterOp
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.retention import SegmentInfo, retention_cut
+from trafka.domain.topics import TopicPartition
 from tests.batches import make_batch
 
 from .conftest import Cluster

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.memory import MemoryOffsetStore, MemoryTransactionStore
-from domain.errors import ErrorCode, KafkaError
-from domain.groups import CommittedOffset, GroupCoordinator, GroupSettings, OffsetManager
-from domain.producers import ProducerIdAllocator
-from domain.topics import TopicPartition
-from domain.transactions import TransactionCoordinator, TransactionService, TxnState
-from domain.transactions.state import IllegalTxnTransition, TxnEvent, next_txn_state
+from trafka.adapters.memory import MemoryOffsetStore, MemoryTransactionStore
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.groups import CommittedOffset, GroupCoordinator, GroupSettings, OffsetManager
+from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.topics import TopicPartition
+from trafka.domain.transactions import TransactionCoordinator, TransactionService, TxnState
+from trafka.domain.transactions.state import IllegalTxnTransition, TxnEvent, next_txn_state
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from tests.batches import read_batches
 

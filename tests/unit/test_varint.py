@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.record.util import decode_varint, encode_varint as kafka_encode_varint
 
-from domain.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
+from trafka.domain.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 
 
 @given(st.integers(min_value=0, max_value=2**63 - 1))

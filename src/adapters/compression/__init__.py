@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from kafka import codec
 
-from domain.batch import Compression
-from domain.errors import ErrorCode, KafkaError
+from trafka.domain.batch import Compression
+from trafka.domain.errors import ErrorCode, KafkaError
 
 _DECODERS = {
     Compression.GZIP: codec.gzip_decode,

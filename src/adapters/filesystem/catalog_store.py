@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
-from domain.topics import Topic
+from trafka.domain.topics import Topic
 
 from .internal_log import InternalLog
 from .records import (

@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 
-from domain.batch import BatchHeader, assign_offsets, validate_batches
-from domain.control import marker_batch
-from domain.topics import Topic, TopicPartition
+from trafka.domain.batch import BatchHeader, assign_offsets, validate_batches
+from trafka.domain.control import marker_batch
+from trafka.domain.topics import Topic, TopicPartition
 
 from .log_store import FileLogStore
 from .partition_log import FilePartitionLog, read_partition_metadata

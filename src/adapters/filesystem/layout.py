@@ -19,7 +19,7 @@ import uuid
 
 import attrs
 
-from domain.topics import TopicPartition
+from trafka.domain.topics import TopicPartition
 
 META_PROPERTIES = "meta.properties"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"

@@ -13,8 +13,8 @@ import shutil
 import uuid
 from collections.abc import Callable, Mapping
 
-from domain.configs import TOPIC_CONFIG_DEFAULTS
-from domain.topics import Topic, TopicPartition
+from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+from trafka.domain.topics import Topic, TopicPartition
 
 from .layout import LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir, parse_partition_dir
 from .partition_log import FilePartitionLog, LogConfig, read_partition_metadata, write_partition_metadata

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from domain.control import COMMIT, control_type
-from domain.groups.offsets import CommittedOffset
-from domain.topics import TopicPartition
+from trafka.domain.control import COMMIT, control_type
+from trafka.domain.groups.offsets import CommittedOffset
+from trafka.domain.topics import TopicPartition
 
 from .internal_log import InternalLog
 from .records import OffsetCommitKey, OffsetCommitValue, decode_versioned, encode_versioned, iter_records

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
-from domain.batch import BatchHeader
-from domain.control import AbortedTxn
-from domain.producers import ProducerSnapshotEntry
-from domain.retention import SegmentInfo
+from trafka.domain.batch import BatchHeader
+from trafka.domain.control import AbortedTxn
+from trafka.domain.producers import ProducerSnapshotEntry
+from trafka.domain.retention import SegmentInfo
 
 from .layout import kafka_uuid, parse_kafka_uuid
 from .producer_snapshot import latest_snapshot, write_snapshot

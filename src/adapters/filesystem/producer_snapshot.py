@@ -12,7 +12,7 @@ import os
 import struct
 from collections.abc import Callable
 
-from domain.producers import ProducerSnapshotEntry
+from trafka.domain.producers import ProducerSnapshotEntry
 
 from .records import ProducerSnapshot
 

@@ -13,8 +13,8 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 
-from domain.batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, BatchHeader
-from domain.topics import TopicPartition
+from trafka.domain.batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, BatchHeader
+from trafka.domain.topics import TopicPartition
 
 from .catalog_store import FileCatalogStore
 from .layout import LOG_START_CHECKPOINT, META_PROPERTIES, DataDirError, LogDir, parse_partition_dir, read_meta_properties

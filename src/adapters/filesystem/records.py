@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from kafka.protocol.api_data import ApiData
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from domain.varint import encode_uvarint, read_uvarint
+from trafka.domain.varint import encode_uvarint, read_uvarint
 
 from . import schemas
 

@@ -20,8 +20,8 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
-from domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
-from domain.control import AbortedTxn
+from trafka.domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
+from trafka.domain.control import AbortedTxn
 
 INDEX_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from domain.topics import TopicPartition
-from domain.transactions import TxnMetadata, TxnState
+from trafka.domain.topics import TopicPartition
+from trafka.domain.transactions import TxnMetadata, TxnState
 
 from .internal_log import InternalLog
 from .records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned

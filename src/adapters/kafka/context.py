@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable
 import attrs
 import trio
 
-from domain.catalog import TopicCatalog
-from domain.configs import BrokerPolicy
-from domain.producers import ProducerIdAllocator
-from domain.transactions import TransactionService
-from domain.replica_manager import ReplicaManager
-from domain.topics import TopicPartition
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.transactions import TransactionService
+from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.topics import TopicPartition
 
 from .groups import GroupRuntime
 from .registry import HandlerRegistry

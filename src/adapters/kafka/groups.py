@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Iterable
 
 import trio
 
-from domain.errors import ErrorCode
-from domain.groups import Completion, GroupCoordinator, JoinRequest, JoinResult, OffsetManager, SyncRequest, SyncResult
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import Completion, GroupCoordinator, JoinRequest, JoinResult, OffsetManager, SyncRequest, SyncResult
 
 
 class _Waiter:

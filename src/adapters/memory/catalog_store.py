@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from domain.topics import Topic
+from trafka.domain.topics import Topic
 
 
 class MemoryCatalogStore:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 
-from domain.batch import BatchHeader
-from domain.configs import TOPIC_CONFIG_DEFAULTS
-from domain.control import AbortedTxn
-from domain.producers import ProducerSnapshotEntry
-from domain.retention import SegmentInfo
-from domain.topics import Topic, TopicPartition
+from trafka.domain.batch import BatchHeader
+from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+from trafka.domain.control import AbortedTxn
+from trafka.domain.producers import ProducerSnapshotEntry
+from trafka.domain.retention import SegmentInfo
+from trafka.domain.topics import Topic, TopicPartition
 
 
 def _segment_bytes(topic: Topic) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from domain.groups.offsets import CommittedOffset
-from domain.topics import TopicPartition
+from trafka.domain.groups.offsets import CommittedOffset
+from trafka.domain.topics import TopicPartition
 
 
 class MemoryOffsetStore:

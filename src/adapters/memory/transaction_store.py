@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from domain.transactions import TxnMetadata
+from trafka.domain.transactions import TxnMetadata
 
 
 class MemoryTransactionStore:

@@ -2,7 +2,7 @@
 
 Which files hold which batches is the filesystem store's knowledge, not this adapter's, so the source
 reads through a `LogDirReader`: the port this adapter declares for itself, implemented over the
-filesystem adapter by the composition root (`app.spark_wiring`), which also hands the opener to Spark
+filesystem adapter by the composition root (`trafka.app.spark_wiring`), which also hands the opener to Spark
 executors. Adapters never import each other; this module knows only the port.
 
 The reader promises to be read-only (no writes, locks or repairs, so a broker may run on the same dir)
@@ -17,7 +17,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from domain.batch import BatchHeader
+from trafka.domain.batch import BatchHeader
 
 from .errors import SourceError
 from .ranges import LogBounds, OffsetRange

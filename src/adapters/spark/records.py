@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from kafka import codec
 
-from domain.batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
-from domain.errors import KafkaError
-from domain.varint import read_varint
+from trafka.domain.batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
+from trafka.domain.errors import KafkaError
+from trafka.domain.varint import read_varint
 
 from .errors import SourceError
 from .schema import RecordColumns

@@ -7,7 +7,7 @@ including the log dir opener, so the opener must be a module-level function.
 
 The opener comes from `log_dir_opener()`, which returns None here: this adapter cannot import the
 filesystem adapter, so the composition root subclasses the source and supplies it
-(`app.spark_wiring.TrafkaSource`). Without it, only `bootstrap` reads work.
+(`trafka.app.spark_wiring.TrafkaSource`). Without it, only `bootstrap` reads work.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def open_source(options: ReadOptions, open_log_dir: LogDirOpener | None) -> Iter
         if open_log_dir is None:
             raise OptionError(
                 "data_dir needs a log dir reader from the composition root: register "
-                "app.spark_wiring.TrafkaSource (app.spark_wiring.register(spark)) instead of the bare adapter"
+                "trafka.app.spark_wiring.TrafkaSource (trafka.app.spark_wiring.register(spark)) instead of the bare adapter"
             )
         source: LogDirSource | BrokerSource = LogDirSource(open_log_dir(options.data_dir))
     else:

@@ -11,9 +11,9 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsResponse,
 )
 
-from domain.catalog import AlterOp
-from domain.errors import ErrorCode, KafkaError
-from domain.topics import TopicPartition
+from trafka.domain.catalog import AlterOp
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from domain.errors import ErrorCode
+from trafka.domain.errors import ErrorCode
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

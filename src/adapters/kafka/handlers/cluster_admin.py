@@ -21,8 +21,8 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsResponse,
 )
 
-from domain.errors import ErrorCode
-from domain.topics import TopicPartition
+from trafka.domain.errors import ErrorCode
+from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -16,8 +16,8 @@ from kafka.protocol.admin import (
     DescribeTopicPartitionsResponse,
 )
 
-from domain.configs import ConfigEntry, describe_topic_configs
-from domain.errors import ErrorCode
+from trafka.domain.configs import ConfigEntry, describe_topic_configs
+from trafka.domain.errors import ErrorCode
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -12,9 +12,9 @@ from __future__ import annotations
 import trio
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
-from domain.errors import ErrorCode
-from domain.replica_manager import FetchResult
-from domain.topics import ZERO_UUID, TopicPartition
+from trafka.domain.errors import ErrorCode
+from trafka.domain.replica_manager import FetchResult
+from trafka.domain.topics import ZERO_UUID, TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import Deferred, HandlerRegistry

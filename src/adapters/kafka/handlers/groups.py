@@ -26,8 +26,8 @@ from kafka.protocol.consumer import (
 )
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
-from domain.errors import ErrorCode
-from domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import Deferred, HandlerRegistry

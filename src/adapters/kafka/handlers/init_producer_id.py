@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse
 
-from domain.errors import ErrorCode, KafkaError
+from trafka.domain.errors import ErrorCode, KafkaError
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
-from domain.topics import TopicPartition
+from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from domain.errors import ErrorCode, KafkaError
-from domain.topics import Topic, ZERO_UUID, is_internal_topic, validate_topic_name
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.topics import Topic, ZERO_UUID, is_internal_topic, validate_topic_name
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

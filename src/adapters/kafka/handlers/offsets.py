@@ -15,9 +15,9 @@ from kafka.protocol.consumer import (
     OffsetFetchResponse,
 )
 
-from domain.errors import ErrorCode
-from domain.groups import CommitRequest, CommittedOffset
-from domain.topics import TopicPartition
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import CommitRequest, CommittedOffset
+from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

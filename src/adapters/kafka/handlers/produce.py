@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
-from domain.errors import ErrorCode
-from domain.replica_manager import ProduceResult
-from domain.topics import TopicPartition
+from trafka.domain.errors import ErrorCode
+from trafka.domain.replica_manager import ProduceResult
+from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import NO_RESPONSE, CloseConnection, HandlerRegistry

@@ -18,9 +18,9 @@ from kafka.protocol.admin import (
     DeleteTopicsResponse,
 )
 
-from domain.configs import describe_topic_configs
-from domain.errors import ErrorCode, KafkaError
-from domain.topics import ZERO_UUID
+from trafka.domain.configs import describe_topic_configs
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.topics import ZERO_UUID
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

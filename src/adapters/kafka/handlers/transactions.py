@@ -26,10 +26,10 @@ from kafka.protocol.producer import (
     TxnOffsetCommitResponse,
 )
 
-from domain.errors import ErrorCode
-from domain.groups import CommittedOffset
-from domain.topics import TopicPartition
-from domain.transactions import TxnState as TxnStates
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import CommittedOffset
+from trafka.domain.topics import TopicPartition
+from trafka.domain.transactions import TxnState as TxnStates
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -1,0 +1,38 @@
+"""trafka: a Kafka-compatible broker on Trio, and a real-on-the-wire Kafka for tests.
+
+The public face, kept small and stable:
+
+- `trafka.__version__`
+- `trafka.Broker`: an embeddable broker in a background thread (`with trafka.Broker() as broker:`).
+- `trafka.open_broker`: the same from Trio code (`async with trafka.open_broker() as broker:`).
+- `trafka.testing`: what tests use (the pytest fixtures `kafka_broker` and `kafka_broker_session`
+  are registered by the installed package, no conftest needed).
+
+Importing `trafka` starts nothing and imports the broker itself only when one of these is used.
+Everything else (`trafka.domain`, `trafka.adapters`, `trafka.app`) is internal and may change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+__all__ = ["Broker", "__version__", "open_broker", "testing"]
+
+if TYPE_CHECKING:
+    from . import testing
+    from .app.embedded import Broker, open_broker
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so `import trafka` stays cheap for code that only wants the version or the Spark source.
+    if name in ("Broker", "open_broker"):
+        from .app import embedded
+
+        return getattr(embedded, name)
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'trafka' has no attribute {name!r}")

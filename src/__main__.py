@@ -1,0 +1,7 @@
+"""`python -m trafka`: the `trafka` command."""
+
+import sys
+
+from trafka.app.cli import main
+
+sys.exit(main())
