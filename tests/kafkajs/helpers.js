@@ -2,7 +2,7 @@
 // Start and stop a real `trafka serve` process for one test file, and small bounded-wait helpers.
 //
 // The python that runs the broker is $TRAFKA_PYTHON, else `python3` (the README's test command runs
-// inside the activated venv, where `python3 -m app` is the installed broker).
+// inside the activated venv, where `python3 -m trafka` is the installed broker).
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -34,7 +34,7 @@ class Broker {
   async start() {
     this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'trafka-kafkajs-'))
     const python = process.env.TRAFKA_PYTHON || 'python3'
-    const args = ['-m', 'app', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', this.dataDir]
+    const args = ['-m', 'trafka', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', this.dataDir]
     // The broker refuses unknown TRAFKA_* variables, and TRAFKA_PYTHON is ours, not its.
     const { TRAFKA_PYTHON, ...inherited } = process.env
     this.process = spawn(python, args, {
