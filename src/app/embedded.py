@@ -135,7 +135,8 @@ class RunningBroker:
         return f"{self.ctx.advertised.host}:{self.ctx.advertised.port}"
 
     # -- topics and records ---------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
+    def create_topic(self, name: str, partitions: int = -1, config: Mapping[str, str] | None = None) -> None:
+        """Create a topic now; `partitions` defaults to the broker's num.partitions, as in CreateTopics."""
         try:
             self.ctx.catalog.create(name, partitions, -1, dict(config or {}))
         except KafkaError as exc:
@@ -375,7 +376,8 @@ class Broker:
             raise BrokerError("the broker is not running")
         return self._running
 
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
+    def create_topic(self, name: str, partitions: int = -1, config: Mapping[str, str] | None = None) -> None:
+        """Create a topic now; `partitions` defaults to the broker's num.partitions, as in CreateTopics."""
         self._call("create_topic", name, partitions, config)
 
     def topics(self) -> dict[str, int]:

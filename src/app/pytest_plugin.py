@@ -4,14 +4,19 @@ entry point so a project that installs trafka needs no conftest. See `trafka.tes
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .embedded import Broker
+if TYPE_CHECKING:
+    from .embedded import Broker
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # kafka-python 3.0 loads its protocol schemas with importlib.resources' legacy calls; their
+    # deprecation warnings are about that library, not the user's code.
+    config.addinivalue_line("filterwarnings", "ignore:read_text is deprecated:DeprecationWarning")
+    config.addinivalue_line("filterwarnings", "ignore:open_text is deprecated:DeprecationWarning")
     config.addinivalue_line(
         "markers",
         "kafka_broker(topics=None, partitions=None, **settings): configure the test's trafka broker "
@@ -41,6 +46,8 @@ def _options(base: dict[str, Any], marker: pytest.Mark | None) -> dict[str, Any]
 @pytest.fixture
 def kafka_broker(request: pytest.FixtureRequest, kafka_broker_options: dict[str, Any]) -> Iterator[Broker]:
     """A fresh trafka broker for this test; `broker.bootstrap_servers` is what clients take."""
+    from .embedded import Broker  # imported on first use, so a run without the fixtures pays nothing
+
     options = _options(kafka_broker_options, request.node.get_closest_marker("kafka_broker"))
     with Broker(**options) as broker:
         yield broker
@@ -49,5 +56,7 @@ def kafka_broker(request: pytest.FixtureRequest, kafka_broker_options: dict[str,
 @pytest.fixture(scope="session")
 def kafka_broker_session() -> Iterator[Broker]:
     """One trafka broker shared by the whole session (not cleared between tests)."""
+    from .embedded import Broker
+
     with Broker() as broker:
         yield broker

@@ -108,8 +108,16 @@ def _set_error_codes(message: DataContainer, error: int) -> None:
 
 def can_fail(handler: Any) -> bool:
     """Whether `fail_next` can answer this API with an error: read-only APIs, the ones built from the
-    request above, and any whose response has a top-level error code."""
-    return handler.name in _READ_ONLY or handler.name in _FROM_REQUEST or "error_code" in handler.response.fields
+    request above, and those whose response has a top-level error code at every served version.
+    ApiVersions is left out: it opens every connection, and its errors mean something else."""
+    if handler.name == "ApiVersions":
+        return False
+    if handler.name in _READ_ONLY or handler.name in _FROM_REQUEST:
+        return True
+    error_code = handler.response.fields.get("error_code")
+    return error_code is not None and all(
+        error_code.for_version_q(v) for v in range(handler.min_version, handler.max_version + 1)
+    )
 
 
 class Faults:
