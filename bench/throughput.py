@@ -120,7 +120,9 @@ class SpawnedBroker:
         return self.proc.returncode
 
 
-def spawn_trafka(profile: str | None, startup_timeout: float, src: str | None) -> SpawnedBroker:
+def spawn_trafka(
+    profile: str | None, startup_timeout: float, src: str | None, store: tuple[str, ...] = ("--memory",)
+) -> SpawnedBroker:
     env = None
     if src:  # benchmark another checkout's src/ (e.g. a `git archive` snapshot) instead of the installed one
         # src/ is the package `trafka` itself: import it through a link of that name.
@@ -130,7 +132,7 @@ def spawn_trafka(profile: str | None, startup_timeout: float, src: str | None) -
     argv = [sys.executable]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
-    argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
+    argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", *store]
     broker = SpawnedBroker("trafka", argv, env)
     assert broker.proc.stdout is not None
     deadline = time.monotonic() + startup_timeout
