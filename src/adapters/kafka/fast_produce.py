@@ -13,6 +13,7 @@ looks inside a record batch. Malformed input raises `ProtocolError`, as the gene
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Sequence
 
@@ -26,7 +27,8 @@ FLEXIBLE_FROM = 9
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _ACKS_TIMEOUT = struct.Struct(">hi")
-_HEAD = struct.Struct(">hhi")
+_ACKS_TIMEOUT_COUNT = struct.Struct(">hii")
+_HEAD_CLIENT = struct.Struct(">hhih")  # api key, version, correlation id, client id length
 _PARTITION_V5 = struct.Struct(">ihqqq")  # index, error code, base offset, log append time, log start offset
 _PARTITION_V3 = struct.Struct(">ihqq")  # (v3-4: no log start offset)
 _CORRELATION = struct.Struct(">ii")  # frame size, correlation id
@@ -61,6 +63,10 @@ class ProduceRequestView:
 
 
 # -- decoding --------------------------------------------------------------------------------------
+# Two straight-line decoders (classic v3-8, flexible v9-11): no per-field calls, so that a
+# one-partition request costs a handful of `unpack_from`s.
+
+_I32_I32 = struct.Struct(">ii")
 
 
 def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -77,6 +83,8 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _skip_tagged_fields(buf: bytes, pos: int) -> int:
+    if buf[pos] == 0:
+        return pos + 1
     count, pos = _uvarint(buf, pos)
     for _ in range(count):
         _, pos = _uvarint(buf, pos)
@@ -85,88 +93,120 @@ def _skip_tagged_fields(buf: bytes, pos: int) -> int:
     return pos
 
 
-class _Reader:
-    """Reads the fields of one version's layout; `flexible` picks compact lengths and tagged fields."""
+def _checked_end(frame: bytes, pos: int, size: int) -> int:
+    end = pos + size
+    if end > len(frame):
+        raise ProtocolError("field past the end of the frame")
+    return end
 
-    __slots__ = ("buf", "flexible")
 
-    def __init__(self, buf: bytes, flexible: bool) -> None:
-        self.buf = buf
-        self.flexible = flexible
+def _decode_classic(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
+    (size,) = _I16.unpack_from(frame, pos)
+    pos += 2
+    transactional_id = None
+    if size >= 0:
+        end = _checked_end(frame, pos, size)
+        transactional_id = frame[pos:end].decode()
+        pos = end
+    acks, timeout_ms, topic_count = _ACKS_TIMEOUT_COUNT.unpack_from(frame, pos)
+    pos += 10
+    if topic_count < 0:
+        return ProduceRequestView(transactional_id, acks, timeout_ms, None), pos
+    topics = []
+    for _ in range(topic_count):
+        (size,) = _I16.unpack_from(frame, pos)
+        pos += 2
+        name = None
+        if size >= 0:
+            end = _checked_end(frame, pos, size)
+            name = frame[pos:end].decode()
+            pos = end
+        (partition_count,) = _I32.unpack_from(frame, pos)
+        pos += 4
+        partitions = None
+        if partition_count >= 0:
+            partitions = []
+            for _ in range(partition_count):
+                index, size = _I32_I32.unpack_from(frame, pos)
+                pos += 8
+                records = None
+                if size >= 0:
+                    end = _checked_end(frame, pos, size)
+                    records = frame[pos:end]
+                    pos = end
+                partitions.append(PartitionProduceData(index, records))
+        topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
+    return ProduceRequestView(transactional_id, acks, timeout_ms, topics), pos
 
-    def length(self, pos: int, wide: bool) -> tuple[int, int]:
-        """A length prefix: -1 for null."""
-        if self.flexible:
-            value, pos = _uvarint(self.buf, pos)
-            return value - 1, pos
-        if wide:
-            return _I32.unpack_from(self.buf, pos)[0], pos + 4
-        return _I16.unpack_from(self.buf, pos)[0], pos + 2
 
-    def string(self, pos: int) -> tuple[str | None, int]:
-        size, pos = self.length(pos, False)
-        if size < 0:
-            return None, pos
-        end = pos + size
-        if end > len(self.buf):
-            raise ProtocolError("string past the end of the frame")
-        return self.buf[pos:end].decode(), end
+def _decode_flexible(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
+    size, pos = _uvarint(frame, pos)
+    transactional_id = None
+    if size:
+        end = _checked_end(frame, pos, size - 1)
+        transactional_id = frame[pos:end].decode()
+        pos = end
+    acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos)
+    topic_count, pos = _uvarint(frame, pos + 6)
+    if topic_count == 0:
+        return ProduceRequestView(transactional_id, acks, timeout_ms, None), _skip_tagged_fields(frame, pos)
+    topics = []
+    for _ in range(topic_count - 1):
+        size, pos = _uvarint(frame, pos)
+        name = None
+        if size:
+            end = _checked_end(frame, pos, size - 1)
+            name = frame[pos:end].decode()
+            pos = end
+        partition_count, pos = _uvarint(frame, pos)
+        partitions = None
+        if partition_count:
+            partitions = []
+            for _ in range(partition_count - 1):
+                (index,) = _I32.unpack_from(frame, pos)
+                size, pos = _uvarint(frame, pos + 4)
+                records = None
+                if size:
+                    end = _checked_end(frame, pos, size - 1)
+                    records = frame[pos:end]
+                    pos = end
+                pos = _skip_tagged_fields(frame, pos)
+                partitions.append(PartitionProduceData(index, records))
+        pos = _skip_tagged_fields(frame, pos)
+        topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
+    return ProduceRequestView(transactional_id, acks, timeout_ms, topics), _skip_tagged_fields(frame, pos)
 
 
 def decode_produce(frame: bytes, version: int) -> tuple[int, str | None, ProduceRequestView]:
     """(correlation id, client id, request) of a Produce frame (without its size prefix)."""
-    flexible = version >= FLEXIBLE_FROM
     try:
-        _, _, correlation_id = _HEAD.unpack_from(frame, 0)
         # The request header's client id is a non-compact nullable string in every header version.
-        client_id, pos = _Reader(frame, False).string(8)
-        if flexible:
-            pos = _skip_tagged_fields(frame, pos)
-        read = _Reader(frame, flexible)
-        transactional_id, pos = read.string(pos)
-        acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos)
-        pos += 6
-        topic_count, pos = read.length(pos, True)
-        topics: list[TopicProduceData] | None = None
-        if topic_count >= 0:
-            topics = []
-            for _ in range(topic_count):
-                name, pos = read.string(pos)
-                partition_count, pos = read.length(pos, True)
-                partitions: list[PartitionProduceData] | None = None
-                if partition_count >= 0:
-                    partitions = []
-                    for _ in range(partition_count):
-                        (index,) = _I32.unpack_from(frame, pos)
-                        size, pos = read.length(pos + 4, True)
-                        records = None
-                        if size >= 0:
-                            end = pos + size
-                            if end > len(frame):
-                                raise ProtocolError("records past the end of the frame")
-                            records = frame[pos:end]
-                            pos = end
-                        if flexible:
-                            pos = _skip_tagged_fields(frame, pos)
-                        partitions.append(PartitionProduceData(index, records))
-                if flexible:
-                    pos = _skip_tagged_fields(frame, pos)
-                topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
-        if flexible:
-            pos = _skip_tagged_fields(frame, pos)
+        _, _, correlation_id, size = _HEAD_CLIENT.unpack_from(frame, 0)
+        pos = 10
+        client_id = None
+        if size >= 0:
+            end = _checked_end(frame, pos, size)
+            client_id = frame[pos:end].decode()
+            pos = end
+        if version >= FLEXIBLE_FROM:
+            request, pos = _decode_flexible(frame, _skip_tagged_fields(frame, pos))
+        else:
+            request, pos = _decode_classic(frame, pos)
     except ProtocolError:
         raise
     except (struct.error, IndexError, UnicodeDecodeError, ValueError) as exc:
         raise ProtocolError(f"malformed ProduceRequest v{version}: {exc!r}") from exc
     if pos > len(frame):
         raise ProtocolError(f"truncated ProduceRequest v{version}")
-    return correlation_id, client_id, ProduceRequestView(transactional_id, acks, timeout_ms, topics)
+    return correlation_id, client_id, request
 
 
 # -- encoding --------------------------------------------------------------------------------------
 
 
 def _uvarint_bytes(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -175,11 +215,20 @@ def _uvarint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
+_SMALL = [bytes([n]) for n in range(0x80)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _name(value: str, flexible: bool) -> bytes:
+    """A topic name as a (compact) string; names repeat in every response, so they are cached."""
+    data = value.encode()
+    return (_uvarint_bytes(len(data) + 1) if flexible else _I16.pack(len(data))) + data
+
+
 def _string(value: str | None, flexible: bool) -> bytes:
     if value is None:
         return b"\x00" if flexible else b"\xff\xff"
-    data = value.encode()
-    return (_uvarint_bytes(len(data) + 1) if flexible else _I16.pack(len(data))) + data
+    return _name(value, flexible) if len(value) < 256 else _name.__wrapped__(value, flexible)
 
 
 def _count(n: int, flexible: bool) -> bytes:
@@ -189,6 +238,10 @@ def _count(n: int, flexible: bool) -> bytes:
 PartitionAnswer = tuple[int, int, int, int, int, str | None]
 """(index, error code, base offset, log append time, log start offset, error message)"""
 
+# What follows a partition's fixed fields: v8 adds record_errors (empty) and error_message (null is
+# the common case), flexible versions a tagged-field count after each struct.
+_NULL_TAIL = {False: b"\x00\x00\x00\x00\xff\xff", True: b"\x01\x00\x00"}
+
 
 def encode_produce_response(
     version: int, correlation_id: int, topics: Sequence[tuple[str, Sequence[PartitionAnswer]]], throttle_time_ms: int = 0
@@ -197,25 +250,31 @@ def encode_produce_response(
     (no record errors, no current leader, no node endpoints: a single broker never sends them)."""
     flexible = version >= FLEXIBLE_FROM
     parts = [b"\x00" if flexible else b"", _count(len(topics), flexible)]
-    partition = _PARTITION_V5 if version >= 5 else _PARTITION_V3
+    append = parts.append
+    fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V3
+    v5 = version >= 5
+    v8 = version >= 8
     for name, partitions in topics:
-        parts.append(_string(name, flexible))
-        parts.append(_count(len(partitions), flexible))
+        append(_string(name, flexible))
+        append(_count(len(partitions), flexible))
         for index, error, base_offset, append_time, start_offset, message in partitions:
-            if version >= 5:
-                parts.append(partition.pack(index, error, base_offset, append_time, start_offset))
+            if v5:
+                append(fixed.pack(index, error, base_offset, append_time, start_offset))
             else:
-                parts.append(partition.pack(index, error, base_offset, append_time))
-            if version >= 8:
-                parts.append(_count(0, flexible))  # record_errors
-                parts.append(_string(message, flexible))
+                append(fixed.pack(index, error, base_offset, append_time))
+            if v8:
+                if message is None:
+                    append(_NULL_TAIL[flexible])
+                    continue
+                append(_count(0, flexible))  # record_errors
+                append(_string(message, flexible))
             if flexible:
-                parts.append(b"\x00")
+                append(b"\x00")
         if flexible:
-            parts.append(b"\x00")
-    parts.append(_I32.pack(throttle_time_ms))
+            append(b"\x00")
+    append(_I32.pack(throttle_time_ms))
     if flexible:
-        parts.append(b"\x00")
+        append(b"\x00")
     body = b"".join(parts)
     return _CORRELATION.pack(len(body) + 4, correlation_id) + body
 

@@ -28,12 +28,13 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
     for topic in request.topic_data:
         partitions = []
         for data in topic.partition_data:
+            tp = TopicPartition(topic.name, data.index)
             if acks not in (0, 1, -1):
                 result = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
             else:
-                result = ctx.replicas.produce(TopicPartition(topic.name, data.index), data.records, now)
+                result = ctx.replicas.produce(tp, data.records, now)
             if result.error is ErrorCode.NONE:
-                appended.append(TopicPartition(topic.name, data.index))
+                appended.append(tp)
             failed |= result.error is not ErrorCode.NONE
             partitions.append((
                 data.index, result.error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
