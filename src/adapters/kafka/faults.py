@@ -205,19 +205,24 @@ class Faults:
         if handler.name in _READ_ONLY:
             outcome = handler.handle(ctx, body, version, client)
             if isinstance(outcome, Deferred):
-                return Deferred(_failing(outcome.wait, error))
-            _set_error_codes(outcome, error)
-            return outcome
+                return Deferred(_failing(outcome.wait, error, version))
+            return _failed(outcome, error, version)
         response = handler.response(version=version, error_code=error)
         if "throttle_time_ms" in response.fields:
             response.throttle_time_ms = 0
         return response
 
 
-def _failing(wait: Callable[[], Any], error: int) -> Callable[[], Any]:
+def _failed(response: Any, error: int, version: int) -> Any:
+    as_kafka_python = getattr(response, "as_kafka_python", None)  # a fast-path answer
+    if as_kafka_python is not None:
+        response = as_kafka_python(version)
+    _set_error_codes(response, error)
+    return response
+
+
+def _failing(wait: Callable[[], Any], error: int, version: int) -> Callable[[], Any]:
     async def wait_and_fail() -> Any:
-        response = await wait()
-        _set_error_codes(response, error)
-        return response
+        return _failed(await wait(), error, version)
 
     return wait_and_fail
