@@ -41,9 +41,14 @@ from trafka.domain.topics import TopicPartition
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
-from .config import ConfigError, Settings
+from .config import Settings
 
 log = logging.getLogger("trafka")
+
+
+class LogDirUnusable(Exception):
+    """The log dir cannot be opened (locked by another broker, not a log dir, not writable...); the
+    message names it. `trafka serve` exits 1, as Kafka does."""
 
 
 @attrs.frozen
@@ -85,7 +90,7 @@ def default_adapters(settings: Settings) -> Adapters:
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
     except DataDirError as exc:
-        raise ConfigError(str(exc)) from exc
+        raise LogDirUnusable(str(exc)) from exc
     logs = FileLogStore(logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages)
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
     offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
@@ -98,6 +103,7 @@ def default_adapters(settings: Settings) -> Adapters:
     def stop() -> None:
         logs.close()
         logdir.mark_clean_shutdown()
+        logdir.unlock()
 
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     return Adapters(

@@ -15,7 +15,7 @@ import trio
 
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 
-from .bootstrap import Adapters, bootstrap, default_adapters
+from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
@@ -123,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         adapters = default_adapters(settings)
         ctx = bootstrap(settings, adapters)
+    except LogDirUnusable as exc:
+        print(f"trafka: {exc}", file=sys.stderr)
+        return 1
     except (ConfigError, ValueError) as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2

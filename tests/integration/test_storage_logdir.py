@@ -381,6 +381,11 @@ def _bad_dir(kind: str, tmp_path) -> tuple[str, str, str, list[str]]:
         with open(path, "wb") as f:
             f.write(os.urandom(100))
         return path, path, r"not a directory", []
+    if kind == "a-file-where-a-partition-dir-should-be":
+        os.mkdir(path)
+        (tmp_path / "data" / "meta.properties").write_text(_meta())
+        (tmp_path / "data" / "orders-0").write_bytes(os.urandom(100))
+        return path, path, r"orders-0.*not a directory", []
     if kind == "another-node":
         os.mkdir(path)
         (tmp_path / "data" / "meta.properties").write_text(_meta(node_id=7))
@@ -405,7 +410,7 @@ def _bad_dir(kind: str, tmp_path) -> tuple[str, str, str, list[str]]:
 
 @pytest.mark.parametrize(
     "kind",
-    ["non-empty-without-meta", "a-regular-file", "another-node", "unsupported-meta-version", "not-writable",
+    ["non-empty-without-meta", "a-regular-file", "a-file-where-a-partition-dir-should-be", "another-node", "unsupported-meta-version", "not-writable",
      "parent-not-writable"],
 )
 def test_an_unusable_data_dir_is_refused_untouched(tmp_path, kind):
@@ -421,8 +426,9 @@ def test_an_unusable_data_dir_is_refused_untouched(tmp_path, kind):
         for p in (path, watched):
             if os.path.isdir(p):
                 os.chmod(p, 0o755)  # so pytest can clean up
-    assert result.returncode != 0, f"trafka accepted {path}:\n{result.stdout}{result.stderr}"
+    assert result.returncode == 1, f"trafka accepted {path} or failed otherwise:\n{result.stdout}{result.stderr}"
     assert "listening" not in result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert path in result.stderr, f"stderr does not name {path}:\n{result.stderr}"
     assert re.search(problem, result.stderr, re.I), f"stderr does not say what is wrong:\n{result.stderr}"
     assert "Traceback" not in result.stderr, result.stderr

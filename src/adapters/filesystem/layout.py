@@ -4,14 +4,17 @@
 - `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint`: "0", a count, then one
   "<topic> <partition> <offset>" line per partition.
 - `.kafka_cleanshutdown`: present only after a clean shutdown; removed at startup.
+- `.lock`: held with an exclusive `flock` for the life of the broker, as Kafka's LogManager holds it,
+  so a second broker on the same dir stops before touching anything. Readers take no lock.
 
 `LogDir.open` checks a directory before writing anything to it: it must be empty, or already hold
-a `meta.properties` (a Kafka or trafka log dir), and be readable and writable.
+a `meta.properties` (a Kafka or trafka log dir), and be readable and writable; then it takes the lock.
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import re
@@ -25,6 +28,7 @@ META_PROPERTIES = "meta.properties"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+LOCK = ".lock"
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 
 
@@ -55,11 +59,48 @@ class MetaProperties:
     directory_id: uuid.UUID
 
 
+_SEGMENT_FILE = re.compile(r"^\d{20}\.(log|index|timeindex|snapshot|txnindex)$")
+
+
+def _check_partition_dirs(path: str, entries: list[str]) -> None:
+    """A file where a partition dir should be, or a directory where a segment file should be, stops
+    the broker before it writes anything (Kafka would take the log dir offline at the first write)."""
+    for name in entries:
+        if parse_partition_dir(name) is None:
+            continue
+        partition = os.path.join(path, name)
+        if not os.path.isdir(partition):
+            raise DataDirError(f"data dir {path}: {partition} is not a directory, but names a partition")
+        for file in os.listdir(partition):
+            if _SEGMENT_FILE.match(file) and not os.path.isfile(os.path.join(partition, file)):
+                raise DataDirError(f"data dir {path}: {os.path.join(partition, file)} is not a regular file")
+
+
+def lock_log_dir(path: str) -> int:
+    """Take the log dir's `.lock` (an exclusive, non-blocking flock); returns the fd that holds it."""
+    fd = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataDirError(
+            f"data dir {path} is in use by another process (it holds {os.path.join(path, LOCK)})"
+        ) from None
+    return fd
+
+
 class LogDir:
-    def __init__(self, path: str, meta: MetaProperties, clean_shutdown: bool) -> None:
+    def __init__(self, path: str, meta: MetaProperties, clean_shutdown: bool, lock_fd: int | None = None) -> None:
         self.path = path
         self.meta = meta
         self.clean_shutdown = clean_shutdown
+        self._lock_fd = lock_fd
+
+    def unlock(self) -> None:
+        """Release the `.lock` (after the last write, at shutdown)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     @classmethod
     def open(cls, path: str, node_id: int, new_cluster_id: uuid.UUID, new_directory_id: uuid.UUID) -> LogDir:
@@ -69,7 +110,7 @@ class LogDir:
         if os.path.isdir(path):
             if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
                 raise DataDirError(f"data dir {path} cannot be read and written by this user")
-            entries = os.listdir(path)
+            entries = [e for e in os.listdir(path) if e != LOCK]
             if entries and META_PROPERTIES not in entries:
                 raise DataDirError(
                     f"data dir {path} is neither empty nor a Kafka or trafka log dir (no {META_PROPERTIES})"
@@ -80,16 +121,18 @@ class LogDir:
                     raise DataDirError(
                         f"data dir {path} belongs to node.id {meta.node_id}, but this broker is node {node_id}"
                     )
+                _check_partition_dirs(path, entries)
                 clean = os.path.exists(os.path.join(path, CLEAN_SHUTDOWN))
-                return cls(path, meta, clean)
+                return cls(path, meta, clean, lock_log_dir(path))
         else:
             parent = os.path.dirname(path) or "."
             if not os.access(parent, os.W_OK):
                 raise DataDirError(f"data dir {path} cannot be created: {parent} is not writable")
         os.makedirs(path, exist_ok=True)
+        lock_fd = lock_log_dir(path)
         meta = MetaProperties(kafka_uuid(new_cluster_id), node_id, new_directory_id)
         _write_meta(path, meta)
-        return cls(path, meta, clean_shutdown=True)
+        return cls(path, meta, clean_shutdown=True, lock_fd=lock_fd)
 
     def partition_path(self, tp: TopicPartition) -> str:
         return os.path.join(self.path, f"{tp.topic}-{tp.partition}")
