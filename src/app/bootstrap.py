@@ -25,6 +25,7 @@ from trafka.adapters.filesystem import (
     InternalLog,
     LogDir,
 )
+from trafka.adapters.filesystem.fileio import LogDirHealth
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.server import ServerLimits
@@ -67,6 +68,7 @@ class Adapters:
     stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
     maintain: Callable[[int], None] = lambda now_ms: None  # every second: flush.ms
     checkpoint: Callable[[], None] = lambda: None  # periodically: flush and write recovery points
+    health: LogDirHealth | None = None  # the log dir's write failures (filesystem store only)
 
 
 def wall_clock_ms() -> int:
@@ -102,7 +104,8 @@ def default_adapters(settings: Settings) -> Adapters:
 
     def stop() -> None:
         logs.close()
-        logdir.mark_clean_shutdown()
+        if logs.clean:  # after a failed write, the next start recovers the logs
+            logdir.mark_clean_shutdown()
         logdir.unlock()
 
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
@@ -116,6 +119,7 @@ def default_adapters(settings: Settings) -> Adapters:
         stop=stop,
         maintain=logs.maintain,
         checkpoint=logs.checkpoint,
+        health=logs.health,
         **common,
     )
 

@@ -138,4 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = 1
     finally:
         close_broker(ctx, adapters)
+    if adapters.health is not None and adapters.health.offline is not None:
+        print(f"trafka: stopped because log dir {adapters.health.path} failed: {adapters.health.offline}", file=sys.stderr)
+        status = 1
     return status

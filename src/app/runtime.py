@@ -28,6 +28,8 @@ async def run_broker(
     *,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    if adapters.health is not None:  # a failed log dir stops the broker, as Kafka halts
+        adapters.health.on_offline = lambda: request_shutdown(ctx)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(maintain, settings, ctx, adapters)
         _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))

@@ -52,6 +52,7 @@ class FileStore:
         else:
             for pl in self.store.logs().values():
                 pl.close()
+        self.logdir.unlock()  # as the process ending would
         self.open()
 
 
@@ -114,6 +115,7 @@ class StoresAgree(RuleBasedStateMachine):
     def teardown(self) -> None:
         for pl in self.file.store.logs().values():
             pl.close()
+        self.file.logdir.unlock()
         shutil.rmtree(self.dir)
 
     @rule(count=st.integers(1, 5), size=st.integers(0, 300))

@@ -18,8 +18,11 @@ DATA_DIR_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
 
 class BrokerProcess:
-    def __init__(self, args: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, args: Sequence[str] = (), env: dict[str, str] | None = None, prefix: Sequence[str] = ()
+    ) -> None:
         self.args = ["serve", "--host", "127.0.0.1", "--port", "0", *args]
+        self.prefix = list(prefix)  # a command the broker runs under (e.g. in a mount namespace)
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
@@ -31,7 +34,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> BrokerProcess:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "trafka", *self.args],
+            [*self.prefix, sys.executable, "-m", "trafka", *self.args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

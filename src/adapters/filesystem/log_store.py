@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
 from trafka.domain.topics import Topic, TopicPartition
 
+from .fileio import LogDirHealth
 from .layout import LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir, parse_partition_dir
 from .partition_log import FilePartitionLog, LogConfig, read_partition_metadata, write_partition_metadata
 
@@ -48,6 +49,7 @@ class FileLogStore:
         self._clock_ms = clock_ms
         self._flush_messages = flush_messages
         self._logs: dict[TopicPartition, FilePartitionLog] = {}
+        self.health = LogDirHealth(logdir.path)
         clean = logdir.clean_shutdown
         self._recovery_points = logdir.read_checkpoint(RECOVERY_POINT_CHECKPOINT) if clean else {}
         self._log_starts = logdir.read_checkpoint(LOG_START_CHECKPOINT)
@@ -58,6 +60,7 @@ class FileLogStore:
             path, log_config(configs, self._flush_messages), self._checksum, self._clock_ms,
             log_start_offset=self._log_starts.get(tp, 0),
             on_log_start_moved=self._write_log_starts,
+            health=self.health,
         )
         partition_log.open(self._recovery_points.get(tp))
         if partition_log.truncated_bytes:
@@ -125,8 +128,13 @@ class FileLogStore:
         return dict(self._logs)
 
     def maintain(self, now_ms: int) -> None:
-        for partition_log in self._logs.values():
-            partition_log.flush_if_due(now_ms)
+        if self.health.offline is not None:
+            return
+        try:
+            for partition_log in self._logs.values():
+                partition_log.flush_if_due(now_ms)
+        except OSError as exc:
+            self.health.write_failed("a flush (flush.ms)", exc)
 
     def _write_log_starts(self) -> None:
         starts = dict(self._log_starts)
@@ -134,16 +142,32 @@ class FileLogStore:
         self.logdir.write_checkpoint(LOG_START_CHECKPOINT, starts)
 
     def checkpoint(self) -> None:
-        """Flush every log and record how far each is durable, and where each starts."""
-        for partition_log in self._logs.values():
-            partition_log.flush()
-        self.logdir.write_checkpoint(
-            RECOVERY_POINT_CHECKPOINT, {tp: pl.log_end_offset for tp, pl in self._logs.items()}
-        )
-        self._write_log_starts()
+        """Flush every log and record how far each is durable, and where each starts. A failure is
+        the log dir's health's to report (disk full: retried at the next checkpoint)."""
+        if self.health.offline is not None:
+            return
+        try:
+            for partition_log in self._logs.values():
+                partition_log.flush()
+            self.logdir.write_checkpoint(
+                RECOVERY_POINT_CHECKPOINT, {tp: pl.log_end_offset for tp, pl in self._logs.items()}
+            )
+            self._write_log_starts()
+        except OSError as exc:
+            self.health.write_failed("the recovery point checkpoint", exc)
+            return
+        self.health.write_succeeded()
+
+    @property
+    def clean(self) -> bool:
+        """Whether everything written is on disk as the checkpoints say (no failed flush or offline)."""
+        return self.health.offline is None and not self.health.full
 
     def close(self) -> None:
         self.checkpoint()
         for partition_log in self._logs.values():
-            partition_log.close()
+            try:
+                partition_log.close()
+            except OSError as exc:  # a final index entry on a full or failed disk: rebuilt at the next start
+                self.health.write_failed(f"the indexes of {os.path.basename(partition_log.directory)}", exc)
         self._logs.clear()

@@ -20,6 +20,7 @@ from trafka.domain.control import AbortedTxn
 from trafka.domain.producers import ProducerSnapshotEntry
 from trafka.domain.retention import SegmentInfo
 
+from .fileio import LogDirHealth
 from .layout import kafka_uuid, parse_kafka_uuid
 from .producer_snapshot import latest_snapshot, write_snapshot
 from .segment import Segment
@@ -76,8 +77,10 @@ class FilePartitionLog:
         clock_ms: Callable[[], int],
         log_start_offset: int = 0,
         on_log_start_moved: Callable[[], None] = lambda: None,
+        health: LogDirHealth | None = None,
     ) -> None:
         self.directory = directory
+        self._health = health if health is not None else LogDirHealth(os.path.dirname(directory))
         self.config = config
         self._checksum = checksum
         self._clock_ms = clock_ms
@@ -144,10 +147,16 @@ class FilePartitionLog:
         for header in headers:
             positions.append((pos, header))
             pos += header.size
-        active.append(batches, positions)
-        self._unflushed_messages += sum(h.last_offset_delta + 1 for h in headers)
-        if self._unflushed_messages >= self.config.flush_messages:
-            self.flush()
+        self._health.check_online()
+        try:
+            active.append(batches, positions)
+            self._unflushed_messages += sum(h.last_offset_delta + 1 for h in headers)
+            if self._unflushed_messages >= self.config.flush_messages:
+                self.flush()
+        except OSError as exc:
+            self._health.write_failed(f"partition {os.path.basename(self.directory)}", exc)
+            raise
+        self._health.write_succeeded()
 
     def roll(self) -> Segment:
         active = self._segments[-1]

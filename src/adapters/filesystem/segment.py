@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from trafka.domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
 from trafka.domain.control import AbortedTxn
 
+from . import fileio
+
 INDEX_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first offset, last offset, last stable offset
@@ -194,27 +196,47 @@ class Segment:
     # -- writing -----------------------------------------------------------------------------------
 
     def append(self, data: bytes | bytearray | memoryview, positions: list[tuple[int, BatchHeader]]) -> None:
-        """Append batches (already offset-patched); `positions` are (offset in data, header)."""
+        """Append batches (already offset-patched); `positions` are (offset in data, header).
+
+        All or nothing: if the log write or an index entry's write fails (disk full, I/O error), the
+        log and indexes are cut back to where they were and the segment's state is restored."""
         start = self.size
+        saved = (self.max_timestamp, self.offset_of_max_timestamp, len(self._index), len(self._time_index),
+                 self._bytes_since_index, self.next_offset, self._time_entries_on_disk)
         written = 0
         view = memoryview(data)
+        files = fileio.io()
         try:
             while written < len(view):
-                written += os.write(self._log_fd, view[written:])
+                written += files.write(self._log_fd, view[written:])
+            self.size += len(view)
+            for pos, header in positions:
+                self._track(start + pos, header)
         except OSError:
-            os.ftruncate(self._log_fd, start)  # nothing half-written stays behind (disk full, I/O error)
+            self._roll_back(start, saved)
             raise
-        self.size += len(view)
-        for pos, header in positions:
-            self._track(start + pos, header)
+
+    def _roll_back(self, size: int, saved: tuple) -> None:
+        files = fileio.io()
+        (self.max_timestamp, self.offset_of_max_timestamp, index_entries, time_entries,
+         self._bytes_since_index, self.next_offset, self._time_entries_on_disk) = saved
+        del self._index[index_entries:]
+        del self._time_index[time_entries:]
+        self.size = size
+        files.ftruncate(self._log_fd, size)  # nothing half-written stays behind
+        if self._index_fd is not None:
+            files.ftruncate(self._index_fd, index_entries * INDEX_ENTRY.size)
+        if self._time_index_fd is not None:
+            files.ftruncate(self._time_index_fd, self._time_entries_on_disk * TIME_ENTRY.size)
 
     def _append_index_entry(self) -> None:
         if self._index_fd is None:
             self._index_fd = os.open(self.index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self._time_index_fd = os.open(self.time_index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._index_fd, INDEX_ENTRY.pack(*self._index[-1]))
+        files = fileio.io()
+        files.write(self._index_fd, INDEX_ENTRY.pack(*self._index[-1]))
         if len(self._time_index) > self._time_entries_on_disk:
-            os.write(self._time_index_fd, TIME_ENTRY.pack(*self._time_index[-1]))
+            files.write(self._time_index_fd, TIME_ENTRY.pack(*self._time_index[-1]))
             self._time_entries_on_disk = len(self._time_index)
 
     def _write_indexes(self) -> None:
@@ -232,10 +254,11 @@ class Segment:
             self._write_indexes()
 
     def flush(self) -> None:
-        os.fsync(self._log_fd)
+        files = fileio.io()
+        files.fsync(self._log_fd)
         for fd in (self._index_fd, self._time_index_fd):
             if fd is not None:
-                os.fsync(fd)
+                files.fsync(fd)
 
     # -- reading -----------------------------------------------------------------------------------
 
