@@ -77,3 +77,33 @@ def test_a_full_disk_is_reported_once_loses_nothing_acknowledged_and_recovers(sm
     assert _count(broker.bootstrap, "kept") == 20
     assert any(" INFO " in line and "space again" in line for line in broker.log().splitlines()), broker.log()
     assert broker.stop() == 0, broker.log()
+
+
+async def test_an_io_error_stops_the_broker_as_kafka_halts_on_its_only_log_dir(tmp_path):
+    """EIO through the store's seam: the produce gets KAFKA_STORAGE_ERROR, the broker shuts down
+    (run_broker returns), and the log dir is left for recovery (no clean-shutdown marker)."""
+    import errno
+    import os
+
+    import trio
+
+    import trafka
+    from trafka.adapters.filesystem import fileio
+
+    class Failing(fileio.FileIO):
+        def write(self, fd, data):
+            raise OSError(errno.EIO, "injected I/O error")
+
+    data_dir = str(tmp_path / "logs")
+    errors = []
+    async with trafka.open_broker(data_dir=data_dir, topics=["t"]) as broker:
+        def produce() -> None:
+            _, failed = _produce(broker.bootstrap_servers, "t", b"v", 1)
+            errors.extend(failed)
+
+        with fileio.injected(Failing()):
+            await trio.to_thread.run_sync(produce)
+            with trio.fail_after(10):
+                await broker.ctx.shutting_down.wait()
+    assert [e.code() for e in errors] == [KafkaError.KAFKA_STORAGE_ERROR]
+    assert not os.path.exists(os.path.join(data_dir, ".kafka_cleanshutdown"))
