@@ -42,6 +42,8 @@ class BrokerSettings:
     default_replication_factor: int = 1
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
+    producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms (1 day)
+    producer_id_expiration_check_interval_ms: int = 600000  # producer.id.expiration.check.interval.ms
 
 
 @attrs.frozen

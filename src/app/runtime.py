@@ -53,8 +53,10 @@ def close_broker(ctx: BrokerContext, adapters: Adapters) -> None:
 async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -> None:
     """Background storage work: flush.ms, recovery-point checkpoints, retention, transaction timeouts."""
     storage = settings.storage
+    broker = settings.broker
     next_checkpoint = adapters.clock_ms()
     next_retention = next_checkpoint + storage.retention_initial_delay_ms
+    next_producer_expiry = next_checkpoint + broker.producer_id_expiration_check_interval_ms
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)
@@ -65,6 +67,11 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
             ctx.replicas.snapshot_producers()
             adapters.checkpoint()
             next_checkpoint = now + storage.checkpoint_interval_ms
+        if now >= next_producer_expiry:
+            removed = ctx.replicas.expire_producers(now, broker.producer_id_expiration_ms)
+            if removed:
+                log.info("expired %d producer id entries idle for producer.id.expiration.ms", removed)
+            next_producer_expiry = now + broker.producer_id_expiration_check_interval_ms
         if now >= next_retention:
             for tp, start in ctx.replicas.enforce_retention(now).items():
                 log.info("retention: %s now starts at offset %d", tp, start)

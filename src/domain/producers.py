@@ -42,6 +42,7 @@ class ProducerEntry:
     epoch: int
     batches: deque[BatchMetadata] = attrs.field(factory=lambda: deque(maxlen=BATCHES_KEPT))
     current_txn_first_offset: int | None = None  # set while a transaction of this producer is open
+    last_timestamp: int = -1  # of its last batch or marker: what producer.id.expiration.ms counts from
 
     @property
     def last_sequence(self) -> int | None:
@@ -129,6 +130,7 @@ class PartitionProducerState:
             self._set_open(entry, open_txn)
         if header.is_transactional and entry.current_txn_first_offset is None:
             self._set_open(entry, header.base_offset)
+        entry.last_timestamp = header.max_timestamp
         entry.batches.append(
             BatchMetadata(
                 header.base_sequence, batch_last_sequence(header), header.base_offset, header.last_offset,
@@ -136,7 +138,7 @@ class PartitionProducerState:
             )
         )
 
-    def end_transaction(self, producer_id: int, producer_epoch: int) -> int | None:
+    def end_transaction(self, producer_id: int, producer_epoch: int, timestamp: int = -1) -> int | None:
         """A marker was appended: close the producer's open transaction; its first offset, if any."""
         entry = self.producers.get(producer_id)
         if entry is None:
@@ -144,7 +146,20 @@ class PartitionProducerState:
         first = entry.current_txn_first_offset
         self._set_open(entry, None)
         entry.epoch = max(entry.epoch, producer_epoch)
+        entry.last_timestamp = max(entry.last_timestamp, timestamp)
         return first
+
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers idle for `expiration_ms` with no open transaction, as Kafka's
+        ProducerStateManager.removeExpiredProducers does; how many were removed. A producer that comes
+        back after this is treated as new (any sequence accepted), as Kafka treats it."""
+        expired = [
+            pid for pid, entry in self.producers.items()
+            if entry.current_txn_first_offset is None and now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for pid in expired:
+            del self.producers[pid]
+        return len(expired)
 
     def snapshot(self) -> list[ProducerSnapshotEntry]:
         entries = []
@@ -154,7 +169,7 @@ class PartitionProducerState:
                 ProducerSnapshotEntry(
                     p.producer_id, p.epoch,
                     last.last_sequence if last else -1, last.last_offset if last else -1,
-                    (last.last_offset - last.first_offset) if last else 0, last.max_timestamp if last else -1, 0,
+                    (last.last_offset - last.first_offset) if last else 0, p.last_timestamp, 0,
                     p.current_txn_first_offset if p.current_txn_first_offset is not None else -1,
                 )
             )
@@ -163,7 +178,7 @@ class PartitionProducerState:
     def restore(self, entries: list[ProducerSnapshotEntry]) -> None:
         """State from a snapshot: each producer's last batch (as Kafka keeps it) and open transaction."""
         for e in entries:
-            entry = self.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch)
+            entry = self.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch, last_timestamp=e.timestamp)
             if e.last_sequence >= 0:
                 first_sequence = (e.last_sequence - e.offset_delta) % (MAX_SEQUENCE + 1)  # sequences wrap
                 entry.batches.append(

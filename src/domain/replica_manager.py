@@ -88,7 +88,7 @@ class ReplicaManager:
             if header.producer_id < 0 or header.base_offset < replay_from:
                 continue
             if header.is_control:
-                state.end_transaction(header.producer_id, header.producer_epoch)
+                state.end_transaction(header.producer_id, header.producer_epoch, header.max_timestamp)
             else:
                 state.record(header)
         self._producer_states[tp] = (log, state)
@@ -157,6 +157,10 @@ class ReplicaManager:
             log_start_offset=log.log_start_offset,
         )
 
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """producer.id.expiration.ms: forget idle producers in every partition; how many went."""
+        return sum(state.expire(now_ms, expiration_ms) for _, state in self._producer_states.values())
+
     def snapshot_producers(self) -> None:
         """Write each partition's producer state as of its log end (at shutdown and checkpoints)."""
         for tp, (log, state) in list(self._producer_states.items()):
@@ -212,7 +216,7 @@ class ReplicaManager:
         validated = validate_batches(batch, self._checksum, len(batch))
         (header,) = assign_offsets(validated, log.log_end_offset, LEADER_EPOCH, self._checksum)
         log.append(validated.buffer, [header])
-        first = state.end_transaction(producer_id, producer_epoch)
+        first = state.end_transaction(producer_id, producer_epoch, now_ms)
         if not commit and first is not None:
             log.record_aborted_transaction(
                 AbortedTxn(producer_id, first, header.base_offset, self.last_stable_offset(tp, log))
