@@ -51,6 +51,8 @@ class GroupCoordinatorSettings:
     initial_rebalance_delay_ms: int = 3000
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1800000
+    offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
 
 
 @attrs.frozen

@@ -57,6 +57,8 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
     next_checkpoint = adapters.clock_ms()
     next_retention = next_checkpoint + storage.retention_initial_delay_ms
     next_producer_expiry = next_checkpoint + broker.producer_id_expiration_check_interval_ms
+    groups = settings.groups
+    next_offsets_expiry = next_checkpoint + groups.offsets_retention_check_interval_ms
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)
@@ -72,6 +74,11 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
             if removed:
                 log.info("expired %d producer id entries idle for producer.id.expiration.ms", removed)
             next_producer_expiry = now + broker.producer_id_expiration_check_interval_ms
+        if now >= next_offsets_expiry:
+            removed = ctx.groups.offsets.expire(now, groups.offsets_retention_minutes * 60_000)
+            if removed:
+                log.info("removed %d expired committed offsets (offsets.retention.minutes)", removed)
+            next_offsets_expiry = now + groups.offsets_retention_check_interval_ms
         if now >= next_retention:
             for tp, start in ctx.replicas.enforce_retention(now).items():
                 log.info("retention: %s now starts at offset %d", tp, start)

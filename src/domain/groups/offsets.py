@@ -45,6 +45,7 @@ class OffsetManager:
         self._coordinator = coordinator
         self._store = store
         self._catalog = catalog
+        self._empty_since: dict[str, int] = {}  # group id -> when the retention sweep first saw it empty
         for group_id in store.groups():
             coordinator.ensure_group(group_id)
 
@@ -113,6 +114,39 @@ class OffsetManager:
                 deletable.append(tp)
         self._store.delete(group_id, deletable)
         return ErrorCode.NONE, results
+
+    def expire(self, now: int, retention_ms: int) -> int:
+        """offsets.retention.minutes, as Kafka's group coordinator applies it: a group that has been
+        Empty for the retention loses its committed offsets; a group with no protocol (standalone
+        consumers committing with generation -1) loses each offset `retention_ms` after its commit.
+        An Empty group left with no offsets is removed. Returns how many offsets were removed.
+
+        "Empty since" is when this sweep first found the group empty (so within one check interval
+        of Kafka's state timestamp), and starts again at a restart."""
+        removed = 0
+        for group_id in list(self._store.groups()):
+            group = self._coordinator.group(group_id)
+            if group is not None and group.state is not GroupState.EMPTY:
+                self._empty_since.pop(group_id, None)
+                continue
+            committed = self._store.fetch(group_id)
+            if group is not None and group.protocol_type:
+                since = self._empty_since.setdefault(group_id, now)
+                expired = list(committed) if now - since >= retention_ms else []
+            else:
+                expired = [tp for tp, c in committed.items() if now - c.commit_timestamp_ms >= retention_ms]
+            expired = [tp for tp in expired if not self._store.has_pending(group_id, tp)]
+            if not expired:
+                continue
+            self._store.delete(group_id, expired)
+            removed += len(expired)
+            if len(expired) == len(committed):
+                self._empty_since.pop(group_id, None)
+                if self._coordinator.delete(group_id) is ErrorCode.NONE:
+                    self._store.delete_group(group_id)
+        for group_id in [g for g in self._empty_since if self._coordinator.group(g) is None]:
+            del self._empty_since[group_id]
+        return removed
 
     def forget_topic(self, topic: str) -> None:
         """A deleted topic's committed offsets go with it, as in Kafka."""
