@@ -44,6 +44,9 @@ class BrokerSettings:
     fetch_max_bytes: int = 57671680
     producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms (1 day)
     producer_id_expiration_check_interval_ms: int = 600000  # producer.id.expiration.check.interval.ms
+    transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms (7 days)
+    # transaction.remove.expired.transaction.cleanup.interval.ms
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
 
 
 @attrs.frozen

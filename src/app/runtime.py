@@ -57,6 +57,7 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
     next_checkpoint = adapters.clock_ms()
     next_retention = next_checkpoint + storage.retention_initial_delay_ms
     next_producer_expiry = next_checkpoint + broker.producer_id_expiration_check_interval_ms
+    next_transactional_id_expiry = next_checkpoint + broker.transaction_remove_expired_transaction_cleanup_interval_ms
     groups = settings.groups
     next_offsets_expiry = next_checkpoint + groups.offsets_retention_check_interval_ms
     while not ctx.shutting_down.is_set():
@@ -74,6 +75,11 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
             if removed:
                 log.info("expired %d producer id entries idle for producer.id.expiration.ms", removed)
             next_producer_expiry = now + broker.producer_id_expiration_check_interval_ms
+        if now >= next_transactional_id_expiry:
+            gone = ctx.transactions.coordinator.expire_transactional_ids(now, broker.transactional_id_expiration_ms)
+            if gone:
+                log.info("expired %d transactional ids (transactional.id.expiration.ms)", len(gone))
+            next_transactional_id_expiry = now + broker.transaction_remove_expired_transaction_cleanup_interval_ms
         if now >= next_offsets_expiry:
             removed = ctx.groups.offsets.expire(now, groups.offsets_retention_minutes * 60_000)
             if removed:

@@ -124,6 +124,9 @@ class TransactionStore(Protocol):
     def record(self, txn: TxnMetadata) -> None:
         """The transaction's new state; durable before it returns."""
 
+    def remove(self, transactional_id: str) -> None:
+        """The transactional id expired: forgotten (a tombstone in the transaction log)."""
+
 
 class OffsetStore(Protocol):
     """Committed consumer offsets by group (an internal `__consumer_offsets` log on disk)."""

@@ -40,8 +40,11 @@ class FileTransactionStore:
             )
         return [t for t in latest.values() if t is not None]
 
+    def remove(self, transactional_id: str) -> None:
+        self._log.append([(_key(transactional_id), None)])
+
     def record(self, txn: TxnMetadata) -> None:
-        key = encode_versioned(TransactionLogKey(version=0, transactional_id=txn.transactional_id), 0)
+        key = _key(txn.transactional_id)
         by_topic = groupby(sorted(txn.partitions), key=lambda tp: tp.topic)
         value = TransactionLogValue(
             version=0,
@@ -57,3 +60,7 @@ class FileTransactionStore:
             transaction_start_timestamp_ms=txn.started_ms,
         )
         self._log.append([(key, encode_versioned(value, 0))])
+
+
+def _key(transactional_id: str) -> bytes:
+    return encode_versioned(TransactionLogKey(version=0, transactional_id=transactional_id), 0)

@@ -16,3 +16,6 @@ class MemoryTransactionStore:
 
     def record(self, txn: TxnMetadata) -> None:
         self._txns[txn.transactional_id] = attrs.evolve(txn, partitions=set(txn.partitions), groups=set(txn.groups))
+
+    def remove(self, transactional_id: str) -> None:
+        self._txns.pop(transactional_id, None)

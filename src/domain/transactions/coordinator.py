@@ -45,15 +45,20 @@ class Marker:
     commit: bool
 
 
+_EXPIRABLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+
+
 class TransactionCoordinator:
     def __init__(
         self,
         allocate_producer_id: Callable[[], int],
         record: Callable[[TxnMetadata], None],
         loaded: Iterable[TxnMetadata] = (),
+        remove: Callable[[str], None] = lambda transactional_id: None,
     ) -> None:
         self._allocate = allocate_producer_id
         self._record = record
+        self._remove = remove
         self._txns: dict[str, TxnMetadata] = {t.transactional_id: t for t in loaded}
         self._by_producer: dict[int, TxnMetadata] = {t.producer_id: t for t in self._txns.values()}
 
@@ -213,6 +218,21 @@ class TransactionCoordinator:
                 self._bump_epoch(txn)  # fence the producer: the markers carry the new epoch
                 aborted.append((txn, self._prepare_abort(txn, now)))
         return aborted
+
+    def expire_transactional_ids(self, now: int, expiration_ms: int) -> list[str]:
+        """transactional.id.expiration.ms: forget transactional ids idle that long with no transaction
+        in flight (Empty, CompleteCommit, CompleteAbort, as Kafka allows), with a tombstone in the
+        transaction log; a producer that returns with one is a new producer to the coordinator."""
+        expired = [
+            t for t in self._txns.values()
+            if t.state in _EXPIRABLE and now - t.updated_ms >= expiration_ms
+        ]
+        for txn in expired:
+            del self._txns[txn.transactional_id]
+            if self._by_producer.get(txn.producer_id) is txn:
+                del self._by_producer[txn.producer_id]
+            self._remove(txn.transactional_id)
+        return [t.transactional_id for t in expired]
 
     def next_deadline(self) -> int | None:
         return min(
