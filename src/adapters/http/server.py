@@ -1,0 +1,50 @@
+"""Serving the ASGI app with hypercorn's Trio worker inside the broker's own nursery.
+
+Hypercorn parses HTTP/1.1 (h11) and HTTP/2 (h2); we give it a config and a shutdown trigger (the
+broker's shutdown event), so the HTTP listener stops gracefully with the broker. `task_status` reports
+the bound (host, port), which matters with port 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+log = logging.getLogger("trafka.http")
+
+GRACEFUL_TIMEOUT_SECONDS = 5.0
+
+
+def _config(host: str, port: int) -> Config:
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = log
+    config.graceful_timeout = GRACEFUL_TIMEOUT_SECONDS
+    config.keep_alive_timeout = 5
+    return config
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """hypercorn's "http://127.0.0.1:8080" or "http://[::1]:8080" as (host, port)."""
+    address = bind.split("://", 1)[-1]
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+async def serve_http(
+    app: Callable,
+    host: str,
+    port: int,
+    shutdown_trigger: Callable[[], Awaitable[None]],
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(partial(serve, app, _config(host, port), shutdown_trigger=shutdown_trigger))
+        task_status.started(parse_bind(binds[0]))
