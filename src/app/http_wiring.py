@@ -19,7 +19,8 @@ from trafka.adapters.kafka.context import BrokerContext
 from .config import Settings
 
 
-def broker_view(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
+def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
+    """The HTTP adapter's view of the broker; its metrics become the Kafka listener's observer."""
     def info() -> BrokerInfo:
         advertised = f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}"
         return BrokerInfo(
@@ -31,7 +32,7 @@ def broker_view(settings: Settings, ctx: BrokerContext, started_ms: int) -> Brok
             config=settings_with_sources(settings),
         )
 
-    return BrokerView(
+    view = BrokerView(
         catalog=ctx.catalog,
         replicas=ctx.replicas,
         coordinator=ctx.groups.coordinator,
@@ -39,6 +40,8 @@ def broker_view(settings: Settings, ctx: BrokerContext, started_ms: int) -> Brok
         clock_ms=ctx.clock_ms,
         info=info,
     )
+    ctx.observer = view.metrics
+    return view
 
 
 def settings_with_sources(settings: Settings) -> tuple[tuple[str, str, str], ...]:

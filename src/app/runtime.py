@@ -18,7 +18,7 @@ from trafka.adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, limits_from
 from .config import Settings
-from .http_wiring import broker_view, run_http
+from .http_wiring import observe_broker, run_http
 
 log = logging.getLogger("trafka")
 
@@ -36,7 +36,7 @@ async def run_broker(
         nursery.start_soon(maintain, settings, ctx, adapters)
         view = None
         if settings.http.port is not None:
-            view = broker_view(settings, ctx, adapters.clock_ms())
+            view = observe_broker(settings, ctx, adapters.clock_ms())
             view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
             await nursery.start(run_http, settings, view, ctx.shutting_down, http_started)
         _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))

@@ -77,3 +77,13 @@ async def test_readyz_is_503_until_the_kafka_listener_accepts():
         status, _ = await trio.to_thread.run_sync(get, f"http://{host}:{port}/readyz")
         assert status == 503
         stop.set()
+
+
+def test_the_kafka_and_http_adapters_do_not_import_each_other():
+    from pathlib import Path
+
+    adapters = Path(__file__).resolve().parents[2] / "src" / "adapters"
+    for name, other in (("kafka", "http"), ("http", "kafka")):
+        for module in (adapters / name).rglob("*.py"):
+            text = module.read_text()
+            assert f"adapters.{other}" not in text and f"..{other}" not in text, module

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .view import BrokerView
@@ -29,7 +30,13 @@ def build_app(view: BrokerView) -> Starlette:
         }
         return JSONResponse(body, status_code=200 if r.ready else 503)
 
+    view.metrics.watch(view)
+
+    async def metrics(request: Request) -> Response:
+        return Response(generate_latest(view.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
     routes = [
+        Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
     ]

@@ -15,6 +15,8 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups import GroupCoordinator, OffsetManager
 from trafka.domain.replica_manager import ReplicaManager
 
+from .metrics import BrokerMetrics
+
 
 @attrs.define
 class Readiness:
@@ -48,3 +50,4 @@ class BrokerView:
     clock_ms: Callable[[], int]
     info: Callable[[], BrokerInfo]
     readiness: Readiness = attrs.field(factory=Readiness)
+    metrics: BrokerMetrics = attrs.field(factory=BrokerMetrics)  # the Kafka listener's BrokerObserver

@@ -35,6 +35,7 @@ from .registry import NO_RESPONSE, CloseConnection, Deferred
 log = logging.getLogger("trafka.server")
 
 RECEIVE_CHUNK = 256 * 1024
+LISTENER_NAME = "PLAINTEXT"  # Kafka's name for this listener, as metrics label it
 
 
 @attrs.frozen
@@ -135,6 +136,7 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
+    ctx.observer.connection_opened(LISTENER_NAME)
     try:
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(_write_responses, stream, receive_slots, budget)
@@ -145,6 +147,8 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
             # The slot channel is closed: the writer drains what is queued, then the nursery ends.
     except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
         log.debug("connection %s closed", peer)
+    finally:
+        ctx.observer.connection_closed(LISTENER_NAME)
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -205,6 +209,7 @@ async def _read_requests(
             return
         try:
             client = ClientInfo(request.client_id or "", peer_host)
+            started = trio.current_time()
             outcome = request.handler.handle(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
@@ -213,12 +218,14 @@ async def _read_requests(
             log.exception("closing connection from %s: %s v%d failed", peer, request.handler.name, request.api_version)
             return
         if outcome is NO_RESPONSE:
+            _observe(ctx, request, started)
             continue
         slot = _Slot(budget)
         if isinstance(outcome, Deferred):
-            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer)
+            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer, ctx, started)
         else:
             slot.fill(_encode(outcome, request, peer))
+            _observe(ctx, request, started)
         await _queue(slots, slot)
 
 
@@ -234,7 +241,9 @@ async def _queue(slots: trio.MemorySendChannel[_Slot], slot: _Slot) -> None:
         await slots.send(slot)
 
 
-async def _complete_deferred(slot: _Slot, wait: Callable, request: DecodedRequest, peer: str) -> None:
+async def _complete_deferred(
+    slot: _Slot, wait: Callable, request: DecodedRequest, peer: str, ctx: BrokerContext, started: float
+) -> None:
     try:
         response = await wait()
     except Exception:
@@ -242,6 +251,11 @@ async def _complete_deferred(slot: _Slot, wait: Callable, request: DecodedReques
         slot.fill(None)
         return
     slot.fill(_encode(response, request, peer))
+    _observe(ctx, request, started)
+
+
+def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
+    ctx.observer.request_completed(request.handler.name, request.api_version, trio.current_time() - started)
 
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | None:

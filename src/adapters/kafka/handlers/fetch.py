@@ -43,12 +43,17 @@ def _partitions(ctx: BrokerContext, request: FetchRequest, version: int) -> list
     return partitions
 
 
-def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicResponse], int, bool]:
-    """One pass over the requested partitions: (topic responses, bytes gathered, any error)."""
+Tally = list[tuple[str, ErrorCode, int]]
+
+
+def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicResponse], int, bool, Tally]:
+    """One pass over the requested partitions: (topic responses, bytes gathered, any error, and per
+    partition (topic, error, bytes) for the metrics of the pass that is answered)."""
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
     gathered = 0
     errors = False
     topics = []
+    tally: Tally = []
     for topic in request.topics:
         name, topic_error = _topic_name(ctx, topic, version)
         partitions = []
@@ -65,6 +70,7 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
                 )
             errors |= result.error is not ErrorCode.NONE
             gathered += len(result.records)
+            tally.append((name or "", result.error, len(result.records)))
             partitions.append(
                 PartitionData(
                     partition_index=part.partition,
@@ -78,7 +84,13 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
                 )
             )
         topics.append(TopicResponse(topic=topic.topic, topic_id=topic.topic_id or ZERO_UUID, partitions=partitions))
-    return topics, gathered, errors
+    return topics, gathered, errors, tally
+
+
+def _answer(ctx: BrokerContext, version: int, topics: list[TopicResponse], tally: Tally) -> FetchResponse:
+    for topic, error, size in tally:
+        ctx.observer.partition_fetched(topic, error, size)
+    return _response(version, topics)
 
 
 def _aborted(result: FetchResult) -> list | None:
@@ -102,10 +114,10 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     partitions = _partitions(ctx, request, version)
     wake = ctx.appends.waiter(partitions)
-    topics, gathered, errors = _read(ctx, request, version)
+    topics, gathered, errors, tally = _read(ctx, request, version)
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
         ctx.appends.forget(wake, partitions)
-        return _response(version, topics)
+        return _answer(ctx, version, topics, tally)
 
     async def long_poll() -> FetchResponse:
         nonlocal wake
@@ -114,10 +126,11 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
                     wake = ctx.appends.waiter(partitions)
-                    topics, gathered, errors = _read(ctx, request, version)
+                    topics, gathered, errors, tally = _read(ctx, request, version)
                     if gathered >= request.min_bytes or errors:
-                        return _response(version, topics)
-            return _response(version, _read(ctx, request, version)[0])
+                        return _answer(ctx, version, topics, tally)
+            topics, _, _, tally = _read(ctx, request, version)
+            return _answer(ctx, version, topics, tally)
         finally:
             ctx.appends.forget(wake, partitions)
 

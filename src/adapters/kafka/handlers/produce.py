@@ -48,6 +48,8 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequest, version: int, cl
                 result = ctx.replicas.produce(TopicPartition(topic.name, data.index), data.records, now)
             if result.error is ErrorCode.NONE:
                 appended.append(TopicPartition(topic.name, data.index))
+            size = len(data.records) if result.records_count and data.records else 0
+            ctx.observer.partition_produced(topic.name, result.error, result.records_count, size)
             failed |= result.error is not ErrorCode.NONE
             partitions.append(_partition_response(data.index, result))
         responses.append(TopicResponse(name=topic.name, partition_responses=partitions))
