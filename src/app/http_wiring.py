@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from trafka import __version__
-from trafka.adapters.http import BrokerInfo, BrokerView, build_app, serve_http
+from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
 from trafka.adapters.kafka.context import BrokerContext
 
 from .config import Settings
@@ -69,8 +69,8 @@ async def run_http(
     assert settings.http.port is not None
     async with trio.open_nursery() as nursery:
         try:
-            host, port = await nursery.start(serve_http, build_app(view), settings.http.host, settings.http.port,
-                                             shutting_down.wait)
+            host, port = await nursery.start(run_listener, view, settings.http.host, settings.http.port,
+                                             shutting_down)
         except OSError as exc:
             raise OSError(exc.errno, f"HTTP listener on {settings.http.host}:{settings.http.port}: {exc.strerror}") from exc
         if started is not None:

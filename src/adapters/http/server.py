@@ -2,7 +2,7 @@
 
 Hypercorn parses HTTP/1.1 (h11) and HTTP/2 (h2); we give it a config and a shutdown trigger (the
 broker's shutdown event), so the HTTP listener stops gracefully with the broker. `task_status` reports
-the bound (host, port), which matters with port 0.
+the bound (host, port), which matters with port 0. `run_listener` adds the charts' sampler beside it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ from functools import partial
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
+
+from .app import build_app, new_history
+from .history import sample_forever
+from .view import BrokerView
 
 log = logging.getLogger("trafka.http")
 
@@ -48,3 +52,19 @@ async def serve_http(
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(partial(serve, app, _config(host, port), shutdown_trigger=shutdown_trigger))
         task_status.started(parse_bind(binds[0]))
+
+
+async def run_listener(
+    view: BrokerView,
+    host: str,
+    port: int,
+    stop: trio.Event,
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """The whole HTTP side of a broker: the app, served until `stop`, and the charts' sampler."""
+    history = new_history(view)
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(serve_http, build_app(view, history), host, port, stop.wait)
+        nursery.start_soon(sample_forever, history, view.clock_ms, stop)
+        task_status.started(bound)
