@@ -50,6 +50,9 @@ def test_history_keeps_an_hour_of_lag_and_15_minutes_of_throughput():
     history.sample(T0 + 5000)
     [rate] = history.rates()
     assert (rate.at_ms, rate.records, rate.bytes_in) == (T0 + 5000, 2.0, 200.0)
+    metrics.partition_fetched("t", ErrorCode.NONE, 500)
+    live = history.rates(T0 + 6000)[-1]
+    assert (live.at_ms, live.records, live.bytes_out) == (T0 + 6000, 0.0, 500.0)
     history.sample(T0 + THROUGHPUT_WINDOW_MS + 5001)
     assert [t for t, _ in history.totals] == [T0 + THROUGHPUT_WINDOW_MS + 5001]
     assert len(history.lag["g"]) == 3
@@ -62,6 +65,7 @@ def test_history_keeps_an_hour_of_lag_and_15_minutes_of_throughput():
 
 def test_charts_escape_labels_and_need_two_points():
     assert "Not enough samples" in line_chart([Series("x", [(0, 1)])])
+    assert "Not enough samples" in line_chart([Series("x", [(0, 1)]), Series("y", [(5, 1)])])
     svg = line_chart([Series("<script>", [(0, 1), (1000, 3)])])
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "<polyline" in svg
 

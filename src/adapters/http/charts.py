@@ -20,7 +20,7 @@ class Series:
 def line_chart(series: Sequence[Series], unit: str = "") -> str:
     """An SVG document fragment; the x axis is time, the y axis starts at 0."""
     points = [p for s in series for p in s.points]
-    if len(points) < 2:
+    if max((len(s.points) for s in series), default=0) < 2:
         return '<p class="muted">Not enough samples yet (one every 5 seconds).</p>'
     t0 = min(t for t, _ in points)
     t1 = max(max(t for t, _ in points), t0 + 1)
@@ -38,7 +38,7 @@ def line_chart(series: Sequence[Series], unit: str = "") -> str:
         f'<line class="axis" x1="{PAD}" y1="{y(0):.1f}" x2="{WIDTH - PAD}" y2="{y(0):.1f}"/>',
         f'<text class="tick" x="2" y="{y(top) + 4:.1f}">{_short(top)}{unit}</text>',
         f'<text class="tick" x="2" y="{y(0) + 4:.1f}">0</text>',
-        f'<text class="tick" x="{PAD}" y="{HEIGHT - 2}">-{(t1 - t0) // 60000} min</text>',
+        f'<text class="tick" x="{PAD}" y="{HEIGHT - 2}">-{_span(t1 - t0)}</text>',
         f'<text class="tick" x="{WIDTH - PAD - 20}" y="{HEIGHT - 2}">now</text>',
     ]
     for s in series:
@@ -53,3 +53,7 @@ def _short(value: float) -> str:
         if value >= size:
             return f"{value / size:.1f}{suffix}"
     return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def _span(ms: int) -> str:
+    return f"{ms // 60000} min" if ms >= 60000 else f"{ms // 1000} s"

@@ -164,9 +164,13 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         row = pages.group_row(view, group_id)
         if row is None:
             return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
-        points = list(history.lag.get(group_id, ()))
-        chart = line_chart([Series(f"total lag of {group_id}", points)], " records")
-        return page("group.html", group=row, chart=chart, plan=None, error=None, target="earliest", timestamp="")
+        return page("group.html", group=row, chart=lag_chart(row), plan=None, error=None, target="earliest",
+                    timestamp="")
+
+    def lag_chart(row: pages.GroupRow) -> str:
+        """The sampled history, ending with the lag as it is now."""
+        points = [*history.lag.get(row.group_id, ()), (view.clock_ms(), row.total_lag)]
+        return line_chart([Series(f"total lag of {row.group_id}", points)], " records")
 
     async def reset(request: Request) -> Response:
         form = await form_of(request)
@@ -177,7 +181,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         if row is None:
             return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
         target, timestamp = form.get("target", ""), form.get("timestamp", "").strip()
-        chart = line_chart([Series(f"total lag of {group_id}", list(history.lag.get(group_id, ())))], " records")
+        chart = lag_chart(row)
         try:
             plan = actions.plan_reset(view, group_id, target, _parse_time(timestamp) if timestamp else None)
             if form.get("confirm") == "yes":
@@ -189,7 +193,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         return page("group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp)
 
     async def broker(request: Request) -> Response:
-        rates = history.rates()
+        rates = history.rates(view.clock_ms())
         records = line_chart([Series("records in /s", [(r.at_ms, r.records) for r in rates])], "/s")
         traffic = line_chart([
             Series("bytes in /s", [(r.at_ms, r.bytes_in) for r in rates]),

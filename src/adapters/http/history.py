@@ -53,9 +53,12 @@ class History:
         while self.totals and self.totals[0][0] < now_ms - THROUGHPUT_WINDOW_MS:
             self.totals.popleft()
 
-    def rates(self) -> list[Rate]:
+    def rates(self, now_ms: int | None = None) -> list[Rate]:
+        """Rates between samples; with `now_ms`, one more from the last sample to the totals now."""
         out = []
         points = list(self.totals)
+        if now_ms is not None and points and now_ms > points[-1][0]:
+            points.append((now_ms, self._metrics.totals()))
         for (t0, a), (t1, b) in zip(points, points[1:]):
             seconds = max((t1 - t0) / 1000, 1e-3)
             out.append(Rate(t1, (b[0] - a[0]) / seconds, (b[1] - a[1]) / seconds, (b[2] - a[2]) / seconds))
