@@ -169,5 +169,19 @@ async def test_pages_and_forms_over_http(broker):
         for path in ("/groups", "/broker", "/static/console.css", "/metrics"):
             assert (await call(path))[0] == 200, path
         assert (await call("/static/nothing.js"))[0] == 404
+        # Bad input: a clear page, nothing changed, the broker goes on.
+        assert (await call("/topics/orders?partition=one"))[0] == 400
+        assert (await call("/topics/orders?limit=-5"))[0] == 200  # clamped to 1..500
+        status, html = await call("/topics", {"name": "big", "csrf": csrf, "configs": "x" * 70_000})
+        assert status == 403 and ctx.catalog.get("big") is None
+        status, html = await call("/topics", {"name": "cfg", "csrf": csrf, "configs": "no equals sign"})
+        assert status == 400 and "name=value" in html and ctx.catalog.get("cfg") is None
+        status, html = await call("/topics", {"name": "cfg", "csrf": csrf, "configs": "retention.ms=soon"})
+        assert status == 400 and ctx.catalog.get("cfg") is None
+        status, html = await call("/groups/reset", {"csrf": csrf, "group": "ghost", "target": "earliest"})
+        assert status == 404
+        status, html = await call("/topics/__consumer_offsets/delete", {"csrf": csrf})
+        assert status in (400, 404)
+        assert (await call("/healthz"))[0] == 200
         assert (await call("/groups/ghost"))[0] == 404
         stop.set()
