@@ -1,7 +1,8 @@
 """Prometheus metrics, named as the common Kafka JMX exporter configuration renders Kafka's MBeans.
 
 `BrokerMetrics` is the `BrokerObserver` the Kafka listener reports to: it counts per request and per
-partition of a request (record counts come from batch headers), never per record. Gauges that the
+partition of a request (record counts come from batch headers), never per record, in plain integers
+that a collector renders at scrape time. Gauges that the
 domain already knows (log sizes and offsets, consumer lag) are read at scrape time by
 `_LogAndGroupCollector`. Each broker has its own `CollectorRegistry`, so several brokers can share a
 process (tests, the embeddable broker).
@@ -14,11 +15,13 @@ process (tests, the embeddable broker).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from trafka.domain.errors import ErrorCode
@@ -31,40 +34,32 @@ if TYPE_CHECKING:
 # TotalTimeMs in milliseconds, as Kafka reports it; long-poll fetches land near their max_wait_ms.
 LATENCY_BUCKETS_MS = (0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
+# Per topic, in this order: (metric name under kafka_server_brokertopicmetrics_, help).
+TOPIC_COUNTERS = (
+    ("messagesin", "Records appended, from batch headers."),
+    ("bytesin", "Bytes of record batches appended."),
+    ("bytesout", "Bytes of record batches returned to consumers."),
+    ("totalproducerequests", "Produce requests, per partition."),
+    ("totalfetchrequests", "Fetch requests, per partition."),
+    ("failedproducerequests", "Produce partitions answered with an error."),
+    ("failedfetchrequests", "Fetch partitions answered with an error."),
+)
+MESSAGES_IN, BYTES_IN, BYTES_OUT, PRODUCE_REQUESTS, FETCH_REQUESTS, FAILED_PRODUCE, FAILED_FETCH = range(7)
+
 
 class BrokerMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry(auto_describe=True)
-        topic_counter = lambda name, doc: Counter(  # noqa: E731
-            f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=self.registry
-        )
-        self.messages_in = topic_counter("messagesin", "Records appended, from batch headers.")
-        self.bytes_in = topic_counter("bytesin", "Bytes of record batches appended.")
-        self.bytes_out = topic_counter("bytesout", "Bytes of record batches returned to consumers.")
-        self.produce_requests = topic_counter("totalproducerequests", "Produce requests, per partition.")
-        self.fetch_requests = topic_counter("totalfetchrequests", "Fetch requests, per partition.")
-        self.failed_produce = topic_counter("failedproducerequests", "Produce partitions that failed.")
-        self.failed_fetch = topic_counter("failedfetchrequests", "Fetch partitions that failed.")
-        self.requests = Counter(
-            "kafka_network_requestmetrics_requests", "Requests handled, by API and version.",
-            ["request", "version"], registry=self.registry,
-        )
-        self.total_time = Histogram(
-            "kafka_network_requestmetrics_totaltimems", "Time from a request's arrival to its response, in ms.",
-            ["request"], buckets=LATENCY_BUCKETS_MS, registry=self.registry,
-        )
-        self.errors = Counter(
-            "kafka_network_requestmetrics_errors", "Partition results of Produce and Fetch, by error code.",
-            ["request", "error"], registry=self.registry,
-        )
-        self.connections = Gauge(
-            "kafka_server_socket_server_metrics_connection_count", "Open client connections.",
-            ["listener"], registry=self.registry,
-        )
-        self.connections_created = Counter(
-            "kafka_server_socket_server_metrics_connection_creation", "Client connections accepted.",
-            ["listener"], registry=self.registry,
-        )
+    """Counts kept as plain integers in the broker's Trio thread (no locks, no label validation on
+    the request path: a few dict lookups and additions per request) and turned into Prometheus
+    metric families when /metrics is scraped."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._topics: dict[str, list[int]] = {}
+        self._requests: dict[tuple[str, int], int] = {}
+        self._latency: dict[str, list[float]] = {}  # per API: a count per bucket (+Inf last), then the sum
+        self._errors: dict[tuple[str, ErrorCode], int] = {}
+        self._connections: dict[str, list[int]] = {}  # per listener: [open, accepted]
+        self.registry.register(_ObservedCollector(self))
 
     def watch(self, view: BrokerView) -> None:
         """Add the scrape-time gauges read from the broker's domain services."""
@@ -73,42 +68,110 @@ class BrokerMetrics:
     # -- BrokerObserver --------------------------------------------------------------------------
 
     def connection_opened(self, listener: str) -> None:
-        self.connections.labels(listener).inc()
-        self.connections_created.labels(listener).inc()
+        counts = self._connections.setdefault(listener, [0, 0])
+        counts[0] += 1
+        counts[1] += 1
 
     def connection_closed(self, listener: str) -> None:
-        self.connections.labels(listener).dec()
+        self._connections[listener][0] -= 1
 
     def request_completed(self, api: str, version: int, seconds: float) -> None:
-        self.requests.labels(api, str(version)).inc()
-        self.total_time.labels(api).observe(seconds * 1000)
+        key = (api, version)
+        self._requests[key] = self._requests.get(key, 0) + 1
+        latency = self._latency.get(api)
+        if latency is None:
+            latency = self._latency[api] = [0] * (len(LATENCY_BUCKETS_MS) + 2)
+        ms = seconds * 1000
+        latency[bisect.bisect_left(LATENCY_BUCKETS_MS, ms)] += 1
+        latency[-1] += ms
 
     def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
-        self.produce_requests.labels(topic).inc()
-        self.errors.labels("Produce", error.name).inc()
+        counts = self._topic(topic)
+        counts[PRODUCE_REQUESTS] += 1
+        key = ("Produce", error)
+        self._errors[key] = self._errors.get(key, 0) + 1
         if error is not ErrorCode.NONE:
-            self.failed_produce.labels(topic).inc()
-        elif records:
-            self.messages_in.labels(topic).inc(records)
-            self.bytes_in.labels(topic).inc(size)
+            counts[FAILED_PRODUCE] += 1
+        else:
+            counts[MESSAGES_IN] += records
+            counts[BYTES_IN] += size
 
     def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
-        self.fetch_requests.labels(topic).inc()
-        self.errors.labels("Fetch", error.name).inc()
+        counts = self._topic(topic)
+        counts[FETCH_REQUESTS] += 1
+        key = ("Fetch", error)
+        self._errors[key] = self._errors.get(key, 0) + 1
         if error is not ErrorCode.NONE:
-            self.failed_fetch.labels(topic).inc()
-        elif size:
-            self.bytes_out.labels(topic).inc(size)
+            counts[FAILED_FETCH] += 1
+        else:
+            counts[BYTES_OUT] += size
+
+    def _topic(self, topic: str) -> list[int]:
+        counts = self._topics.get(topic)
+        if counts is None:
+            counts = self._topics[topic] = [0] * len(TOPIC_COUNTERS)
+        return counts
 
     # -- totals for the console's throughput chart ------------------------------------------------
 
     def totals(self) -> tuple[float, float, float]:
         """(records in, bytes in, bytes out) over every topic since the broker started."""
-        return (_sum(self.messages_in), _sum(self.bytes_in), _sum(self.bytes_out))
+        counts = self._topics.values()
+        return (sum(c[MESSAGES_IN] for c in counts), sum(c[BYTES_IN] for c in counts),
+                sum(c[BYTES_OUT] for c in counts))
 
 
-def _sum(counter: Counter) -> float:
-    return sum(s.value for m in counter.collect() for s in m.samples if s.name.endswith("_total"))
+class _ObservedCollector(Collector):
+    """The counts of `BrokerMetrics` as metric families, at scrape time."""
+
+    def __init__(self, metrics: BrokerMetrics) -> None:
+        self._m = metrics
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        m = self._m
+        for index, (name, doc) in enumerate(TOPIC_COUNTERS):
+            family = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", doc, labels=["topic"])
+            for topic, counts in sorted(m._topics.items()):
+                family.add_metric([topic], counts[index])
+            yield family
+        requests = CounterMetricFamily(
+            "kafka_network_requestmetrics_requests", "Requests handled, by API and version.",
+            labels=["request", "version"],
+        )
+        for (api, version), count in sorted(m._requests.items()):
+            requests.add_metric([api, str(version)], count)
+        yield requests
+        total_time = HistogramMetricFamily(
+            "kafka_network_requestmetrics_totaltimems", "Time from a request's arrival to its response, in ms.",
+            labels=["request"],
+        )
+        for api, latency in sorted(m._latency.items()):
+            cumulative = list(itertools.accumulate(latency[:-1]))
+            bounds = [*(str(float(b)) for b in LATENCY_BUCKETS_MS), "+Inf"]
+            total_time.add_metric([api], list(zip(bounds, cumulative)), latency[-1])
+        yield total_time
+        errors = CounterMetricFamily(
+            "kafka_network_requestmetrics_errors", "Produce and Fetch partition results, by error code.",
+            labels=["request", "error"],
+        )
+        for (api, error), count in sorted(m._errors.items(), key=lambda item: (item[0][0], item[0][1].name)):
+            errors.add_metric([api, error.name], count)
+        yield errors
+        open_connections = GaugeMetricFamily(
+            "kafka_server_socket_server_metrics_connection_count", "Open client connections.", labels=["listener"]
+        )
+        created = CounterMetricFamily(
+            "kafka_server_socket_server_metrics_connection_creation", "Client connections accepted.",
+            labels=["listener"],
+        )
+        for listener, (now_open, accepted) in sorted(m._connections.items()):
+            open_connections.add_metric([listener], now_open)
+            created.add_metric([listener], accepted)
+        yield open_connections
+        yield created
 
 
 class _LogAndGroupCollector(Collector):
