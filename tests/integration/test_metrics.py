@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.batches import make_batch
 
 from .broker import BrokerProcess
-from .clients import TIMEOUT, create_topic, produce_batches, read_partition, unique
+from .clients import TIMEOUT, confluent_admin, create_topic, produce_batches, read_partition, unique
 from .wire import WireClient
 
 PRODUCE_VERSION = 9
@@ -123,3 +123,18 @@ def test_connections_are_counted_while_open(http_broker):
         during = value(scrape(http_broker), "kafka_server_socket_server_metrics_connection_count",
                        listener="PLAINTEXT")
     assert during == before + 1
+
+
+def test_a_deleted_or_unknown_topic_has_no_per_topic_series(http_broker):
+    topic = unique("short-lived")
+    create_topic(http_broker.bootstrap, topic, 1)
+    produce_batches(http_broker.bootstrap, topic, [[(0, None, b"x")] * 3])
+    with WireClient(http_broker.bootstrap) as wire:
+        wire.request(produce_request("never-created", 0, make_batch([(0, None, b"x")])), ProduceResponse,
+                     PRODUCE_VERSION)
+    samples = scrape(http_broker)
+    assert value(samples, "kafka_server_brokertopicmetrics_messagesin_total", topic=topic) == 3
+    assert not [labels for _, labels in samples if ("topic", "never-created") in labels]
+    admin = confluent_admin(http_broker.bootstrap)
+    assert admin.delete_topics([topic], operation_timeout=TIMEOUT)[topic].result(TIMEOUT) is None
+    assert not [labels for _, labels in scrape(http_broker) if ("topic", topic) in labels]

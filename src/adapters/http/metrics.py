@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
@@ -59,11 +59,18 @@ class BrokerMetrics:
         self._latency: dict[str, list[float]] = {}  # per API: a count per bucket (+Inf last), then the sum
         self._errors: dict[tuple[str, ErrorCode], int] = {}
         self._connections: dict[str, list[int]] = {}  # per listener: [open, accepted]
+        self._exists: Callable[[str], bool] = lambda topic: True
         self.registry.register(_ObservedCollector(self))
 
     def watch(self, view: BrokerView) -> None:
-        """Add the scrape-time gauges read from the broker's domain services."""
+        """Add the scrape-time gauges read from the broker's domain services, and keep per-topic
+        series for topics in the catalog only (as Kafka drops a deleted topic's metrics)."""
+        self._exists = lambda topic: view.catalog.get(topic) is not None
         self.registry.register(_LogAndGroupCollector(view))
+
+    def _forget_deleted_topics(self) -> None:
+        for topic in [t for t in self._topics if not self._exists(t)]:
+            del self._topics[topic]
 
     # -- BrokerObserver --------------------------------------------------------------------------
 
@@ -109,7 +116,9 @@ class BrokerMetrics:
     def _topic(self, topic: str) -> list[int]:
         counts = self._topics.get(topic)
         if counts is None:
-            counts = self._topics[topic] = [0] * len(TOPIC_COUNTERS)
+            counts = [0] * len(TOPIC_COUNTERS)
+            if self._exists(topic):  # a client naming random topics cannot grow this table
+                self._topics[topic] = counts
         return counts
 
     # -- totals for the console's throughput chart ------------------------------------------------
@@ -132,6 +141,7 @@ class _ObservedCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         m = self._m
+        m._forget_deleted_topics()
         for index, (name, doc) in enumerate(TOPIC_COUNTERS):
             family = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", doc, labels=["topic"])
             for topic, counts in sorted(m._topics.items()):
