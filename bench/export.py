@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export throughput: rows/s for reading and exporting a 1,000,000-record topic through Spark.
 
-1. Starts trafka (`python -m app serve`, filesystem store in a fresh temporary data dir) on a free
+1. Starts trafka (`python -m trafka serve`, filesystem store in a fresh temporary data dir) on a free
    loopback port, or uses `--bootstrap` + `--data-dir` of a broker already running.
 2. Creates a topic (`--partitions`, default 3) and produces `--records` records with confluent-kafka:
    an 8-byte key, a 100-byte value (seeded, so the same bytes every run) and one header each.

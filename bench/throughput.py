@@ -120,14 +120,19 @@ class SpawnedBroker:
         return self.proc.returncode
 
 
-def spawn_trafka(profile: str | None, startup_timeout: float, src: str | None) -> SpawnedBroker:
+def spawn_trafka(
+    profile: str | None, startup_timeout: float, src: str | None, store: tuple[str, ...] = ("--memory",)
+) -> SpawnedBroker:
     env = None
-    if src:  # benchmark another checkout (e.g. a `git archive` snapshot) instead of the installed one
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    if src:  # benchmark another checkout's src/ (e.g. a `git archive` snapshot) instead of the installed one
+        # src/ is the package `trafka` itself: import it through a link of that name.
+        parent = tempfile.mkdtemp(prefix="trafka-src-")
+        os.symlink(os.path.abspath(src), os.path.join(parent, "trafka"))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [parent, os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
-    argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", "--memory"]
+    argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", *store]
     broker = SpawnedBroker("trafka", argv, env)
     assert broker.proc.stdout is not None
     deadline = time.monotonic() + startup_timeout
@@ -415,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         "topic": topic,
     }
     if args.spawn == "trafka":
-        result["broker_source"] = args.trafka_src or "installed trafka (import path of `app`)"
+        result["broker_source"] = args.trafka_src or "the installed trafka"
     elif args.spawn == "tansu":
         binary = find_tansu(args.tansu_bin)
         version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout

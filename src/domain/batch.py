@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import struct
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import attrs
 
@@ -53,8 +54,10 @@ class TimestampType(enum.IntEnum):
     LOG_APPEND_TIME = 1
 
 
-@attrs.frozen
-class BatchHeader:
+class BatchHeader(NamedTuple):
+    """A batch header's fields. A named tuple rather than an attrs class: the produce path builds two
+    per request, and a tuple is several times cheaper to build than a frozen attrs instance."""
+
     base_offset: int
     batch_length: int
     partition_leader_epoch: int
@@ -74,15 +77,11 @@ class BatchHeader:
         """Read the header at `pos`; CORRUPT_MESSAGE if fewer than 61 bytes remain."""
         if len(buf) - pos < HEADER_SIZE:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
-        return cls(*_HEADER.unpack_from(buf, pos))
+        return cls._make(_HEADER.unpack_from(buf, pos))
 
     def placed(self, base_offset: int, partition_leader_epoch: int) -> BatchHeader:
         """This header as it reads after offset assignment."""
-        return BatchHeader(
-            base_offset, self.batch_length, partition_leader_epoch, self.magic, self.crc, self.attributes,
-            self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
-            self.producer_epoch, self.base_sequence, self.records_count,
-        )
+        return self._replace(base_offset=base_offset, partition_leader_epoch=partition_leader_epoch)
 
     @property
     def size(self) -> int:
@@ -191,7 +190,7 @@ def validate_batches(
         if (
             now_ms is not None
             and timestamp_after_max_ms is not None
-            and header.timestamp_type is TimestampType.CREATE_TIME
+            and not header.attributes & 0x08  # CreateTime
             and header.max_timestamp > now_ms + timestamp_after_max_ms
         ):
             raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "record timestamp is too far in the future")
@@ -226,7 +225,7 @@ def assign_offsets(
             with memoryview(buf) as view:
                 crc = checksum(view[pos + CRC_START : pos + header.size])
             _CRC.pack_into(buf, pos + 17, crc)
-            header = attrs.evolve(header, attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
+            header = header._replace(attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
         header = header.placed(next_offset, leader_epoch)
         patched.append(header)
         next_offset = header.next_offset

@@ -1,23 +1,22 @@
 'use strict'
 // Start and stop a real `trafka serve` process for one test file, and small bounded-wait helpers.
 //
-// The python that runs the broker is $TRAFKA_PYTHON, else `python3` (the README's test command runs
+// The broker is started by `startTrafka` (./trafka.js, the README's Node example) with a data dir of its
+// own. The python that runs it is $TRAFKA_PYTHON, else `python3` (the README's test command runs
 // inside the activated venv, where `python3 -m trafka` is the installed broker).
 
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { Kafka, logLevel } = require('kafkajs')
-
-const LISTENING = /trafka listening on (\S+):(\d+)/
+const { startTrafka } = require('./trafka')
 
 class Broker {
   constructor({ env = {}, startTimeoutMs = 30000 } = {}) {
     this.env = env
     this.startTimeoutMs = startTimeoutMs
-    this.output = []
+    this.stderr = () => ''
     this.process = null
     this.port = 0
     this.dataDir = null
@@ -28,61 +27,29 @@ class Broker {
   }
 
   log() {
-    return this.output.join('')
+    return this.stderr()
   }
 
   async start() {
     this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'trafka-kafkajs-'))
     const python = process.env.TRAFKA_PYTHON || 'python3'
-    const args = ['-m', 'trafka', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', this.dataDir]
     // The broker refuses unknown TRAFKA_* variables, and TRAFKA_PYTHON is ours, not its.
     const { TRAFKA_PYTHON, ...inherited } = process.env
-    this.process = spawn(python, args, {
-      env: {
-        ...inherited,
-        TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS: '0',
-        TRAFKA_LOG_LEVEL: 'WARNING',
-        ...this.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    this.exited = new Promise(resolve => this.process.once('exit', (code, signal) => resolve({ code, signal })))
-    this.process.stderr.on('data', chunk => this.output.push(chunk.toString()))
-    await this.listening(python).catch(err => {
+    const env = { ...inherited, TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS: '0', TRAFKA_LOG_LEVEL: 'WARNING', ...this.env }
+    try {
+      const started = await startTrafka({ python, env, args: ['--data-dir', this.dataDir], timeoutMs: this.startTimeoutMs })
+      this.process = started.process
+      this.port = started.port
+      this.stderr = started.stderr
+    } catch (err) {
       fs.rmSync(this.dataDir, { recursive: true, force: true })
       throw err
+    }
+    this.exited = new Promise(resolve => {
+      if (this.process.exitCode !== null) resolve({ code: this.process.exitCode, signal: this.process.signalCode })
+      else this.process.once('exit', (code, signal) => resolve({ code, signal }))
     })
     return this
-  }
-
-  listening(python) {
-    return new Promise((resolve, reject) => {
-      let buffered = ''
-      const timer = setTimeout(() => {
-        this.process.kill('SIGKILL')
-        reject(new Error(`trafka did not start listening within ${this.startTimeoutMs} ms:\n${this.log()}`))
-      }, this.startTimeoutMs)
-      const onData = chunk => {
-        const text = chunk.toString()
-        this.output.push(text)
-        buffered += text
-        const match = LISTENING.exec(buffered)
-        if (match) {
-          clearTimeout(timer)
-          this.port = Number(match[2])
-          resolve()
-        }
-      }
-      this.process.stdout.on('data', onData)
-      this.process.once('error', err => {
-        clearTimeout(timer)
-        reject(new Error(`cannot run ${python}: ${err.message}`))
-      })
-      this.process.once('exit', code => {
-        clearTimeout(timer)
-        reject(new Error(`trafka exited (${code}) before listening:\n${this.log()}`))
-      })
-    })
   }
 
   /** SIGTERM, then the exit status (SIGKILL and an error after timeoutMs). */

@@ -24,7 +24,7 @@ from .records import Produced, produce_everything  # noqa: E402
 
 @pytest.fixture(scope="session")
 def spark():
-    from trafka.app.spark_wiring import build_session
+    from trafka.spark import build_session  # the public name the README shows
 
     session = build_session("local[2]", "trafka-tests")
     session.conf.set("spark.sql.shuffle.partitions", "2")

@@ -23,6 +23,7 @@ from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
+from .faults import Faults
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
 
@@ -104,4 +105,5 @@ class BrokerContext:
     advertised: Endpoint = Endpoint("localhost", 9092)
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
+    faults: Faults = attrs.field(factory=Faults)
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them

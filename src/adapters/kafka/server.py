@@ -136,19 +136,22 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
-    ctx.observer.connection_opened(LISTENER_NAME)
-    try:
-        async with stream, trio.open_nursery() as nursery:
-            nursery.start_soon(_write_responses, stream, receive_slots, budget)
-            async with send_slots, trio.open_nursery() as reading:
-                reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
-                await _read_requests(stream, send_slots, nursery, ctx, limits, peer, budget)
-                reading.cancel_scope.cancel()
-            # The slot channel is closed: the writer drains what is queued, then the nursery ends.
-    except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
-        log.debug("connection %s closed", peer)
-    finally:
-        ctx.observer.connection_closed(LISTENER_NAME)
+    with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
+        ctx.faults.connection_opened(connection)
+        ctx.observer.connection_opened(LISTENER_NAME)
+        try:
+            async with stream, trio.open_nursery() as nursery:
+                nursery.start_soon(_write_responses, stream, receive_slots, budget)
+                async with send_slots, trio.open_nursery() as reading:
+                    reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
+                    await _read_requests(stream, send_slots, nursery, ctx, limits, peer, budget)
+                    reading.cancel_scope.cancel()
+                # The slot channel is closed: the writer drains what is queued, then the nursery ends.
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
+            log.debug("connection %s closed", peer)
+        finally:
+            ctx.faults.connection_closed(connection)
+            ctx.observer.connection_closed(LISTENER_NAME)
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -210,7 +213,12 @@ async def _read_requests(
         try:
             client = ClientInfo(request.client_id or "", peer_host)
             started = trio.current_time()
-            outcome = request.handler.handle(ctx, request.body, request.api_version, client)
+            if ctx.faults.active:
+                if ctx.faults.paused:
+                    await ctx.faults.wait_resumed()
+                outcome = ctx.faults.handle(request.handler, ctx, request.body, request.api_version, client)
+            else:
+                outcome = request.handler.handle(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
             return

@@ -17,14 +17,12 @@ from trafka.domain.replica_manager import FetchResult
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
 from ..context import BrokerContext, ClientInfo
+from ..fast_fetch import FetchAnswer, TopicAnswer
 from ..registry import Deferred, HandlerRegistry
 
 VERSIONS = (4, 17)
 READ_COMMITTED = 1
 FINAL_EPOCH = -1
-
-TopicResponse = FetchResponse.FetchableTopicResponse
-PartitionData = TopicResponse.PartitionData
 
 
 def _topic_name(ctx: BrokerContext, topic, version: int) -> tuple[str | None, ErrorCode]:
@@ -46,7 +44,7 @@ def _partitions(ctx: BrokerContext, request: FetchRequest, version: int) -> list
 Tally = list[tuple[str, ErrorCode, int]]
 
 
-def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicResponse], int, bool, Tally]:
+def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicAnswer], int, bool, Tally]:
     """One pass over the requested partitions: (topic responses, bytes gathered, any error, and per
     partition (topic, error, bytes) for the metrics of the pass that is answered)."""
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
@@ -71,39 +69,23 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
             errors |= result.error is not ErrorCode.NONE
             gathered += len(result.records)
             tally.append((name or "", result.error, len(result.records)))
-            partitions.append(
-                PartitionData(
-                    partition_index=part.partition,
-                    error_code=result.error,
-                    high_watermark=result.high_watermark,
-                    last_stable_offset=result.last_stable_offset,
-                    log_start_offset=result.log_start_offset,
-                    aborted_transactions=_aborted(result),
-                    preferred_read_replica=-1,
-                    records=result.records,
-                )
-            )
-        topics.append(TopicResponse(topic=topic.topic, topic_id=topic.topic_id or ZERO_UUID, partitions=partitions))
+            aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
+            partitions.append((
+                part.partition, result.error, result.high_watermark, result.last_stable_offset,
+                result.log_start_offset, aborted, -1, result.records,
+            ))
+        topics.append((topic.topic, topic.topic_id or ZERO_UUID, partitions))
     return topics, gathered, errors, tally
 
 
-def _answer(ctx: BrokerContext, version: int, topics: list[TopicResponse], tally: Tally) -> FetchResponse:
+def _answer(ctx: BrokerContext, version: int, topics: list[TopicAnswer], tally: Tally) -> FetchAnswer:
     for topic, error, size in tally:
         ctx.observer.partition_fetched(topic, error, size)
     return _response(version, topics)
 
 
-def _aborted(result: FetchResult) -> list | None:
-    if result.aborted is None:
-        return None
-    return [
-        PartitionData.AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
-        for a in result.aborted
-    ]
-
-
-def _response(version: int, topics: list[TopicResponse], error: ErrorCode = ErrorCode.NONE) -> FetchResponse:
-    return FetchResponse(version=version, throttle_time_ms=0, error_code=error, session_id=0, responses=topics)
+def _response(version: int, topics: list[TopicAnswer], error: ErrorCode = ErrorCode.NONE) -> FetchAnswer:
+    return FetchAnswer(topics, error)
 
 
 def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client: ClientInfo):
@@ -119,7 +101,7 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         ctx.appends.forget(wake, partitions)
         return _answer(ctx, version, topics, tally)
 
-    async def long_poll() -> FetchResponse:
+    async def long_poll() -> FetchAnswer:
         nonlocal wake
         try:
             with trio.move_on_after(request.max_wait_ms / 1000):

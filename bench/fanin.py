@@ -1,0 +1,174 @@
+"""Many small producers, then several consumer groups: the broker's cost per request.
+
+    python bench/fanin.py --spawn trafka [--store filesystem] [--producers 4] [--records 20000]
+    python bench/fanin.py --spawn tansu
+    python bench/fanin.py --spawn trafka --profile /tmp/fanin.svg      # py-spy flame graph of the broker
+
+1. creates a topic of `--partitions` (8) partitions;
+2. **fan-in**: `--producers` (4) processes each send `--records` (20,000) records of `--size` (100)
+   bytes, one record per request (confluent-kafka, `batch.num.messages=1`, `linger.ms=0`, acks=all),
+   round robin over the partitions. The clock runs from a common start to the last acknowledgement;
+3. **fan-out**: `--groups` (4) processes, each one consumer in a group of its own, read everything.
+
+Per phase it prints records/s and the broker's CPU seconds per record (user + system, from
+`/proc/PID/stat`, only for a broker it spawned), and a machine line. `--runs K` repeats the whole
+thing against a fresh broker each time and prints the median; `--json` for `summarize`-style output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from throughput import find_tansu, machine_line, spawn_tansu, spawn_trafka
+
+TIMEOUT = 120.0
+
+
+def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: int, index: int, start: float) -> None:
+    producer = Producer({
+        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "batch.num.messages": 1,
+        "enable.idempotence": False, "delivery.report.only.error": True, "queue.buffering.max.messages": records + 10,
+    })
+    producer.list_topics(topic, timeout=30)  # metadata before the clock
+    payload = bytes([65 + index]) * size
+    failures = []
+    while time.time() < start:
+        time.sleep(0.001)
+    for n in range(records):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=n % partitions, on_delivery=lambda err, _: failures.append(err) if err else None)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        producer.poll(0)
+    if producer.flush(TIMEOUT) or failures:
+        raise SystemExit(f"producer {index}: {len(failures)} failed deliveries")
+
+
+def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float) -> None:
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+        "enable.auto.commit": False, "fetch.queue.backoff.ms": 0,
+    })
+    while time.time() < start:
+        time.sleep(0.001)
+    consumer.subscribe([topic])
+    seen = 0
+    deadline = time.monotonic() + TIMEOUT
+    while seen < expected and time.monotonic() < deadline:
+        for message in consumer.consume(10000, 0.5):
+            if message.error() is None:
+                seen += 1
+    consumer.close()
+    if seen < expected:
+        raise SystemExit(f"group {group}: {seen} of {expected} records")
+
+
+def _phase(target, argsets: list[tuple], broker) -> tuple[float, float | None]:
+    """Run one process per argument tuple from a common start; (seconds, broker CPU seconds)."""
+    start = time.time() + 2.0  # every process connected and waiting before the clock starts
+    ctx = multiprocessing.get_context("spawn")
+    processes = [ctx.Process(target=target, args=(*a, start)) for a in argsets]
+    for p in processes:
+        p.start()
+    while time.time() < start:
+        time.sleep(0.001)
+    cpu_before = broker.cpu_seconds() if broker else None
+    began = time.perf_counter()
+    for p in processes:
+        p.join()
+        if p.exitcode:
+            raise SystemExit(f"a bench process failed ({p.exitcode})")
+    elapsed = time.perf_counter() - began
+    cpu_after = broker.cpu_seconds() if broker else None
+    return elapsed, (cpu_after - cpu_before) if cpu_before is not None and cpu_after is not None else None
+
+
+def run_once(args: argparse.Namespace) -> dict:
+    if args.spawn == "tansu":
+        broker = spawn_tansu(find_tansu(args.tansu_bin), 30)
+        label = "tansu (memory)"
+    else:
+        store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-fanin-"))
+        broker = spawn_trafka(None, 30, args.trafka_src, store)
+        label = f"trafka ({args.store})"
+    profiler = None
+    try:
+        topic = f"fanin-{int(time.time() * 1000)}"
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        try:
+            admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result(30)
+        except KafkaException as exc:
+            raise SystemExit(f"cannot create {topic}: {exc}") from None
+        if args.profile:
+            fmt = ["--format", "raw"] if args.profile.endswith(".txt") else []  # collapsed stacks, or a flame graph
+            profiler = subprocess.Popen(["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", "200"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
+        total = args.producers * args.records
+        produce_s, produce_cpu = _phase(
+            _produce, [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)], broker
+        )
+        consume_s, consume_cpu = _phase(
+            _consume, [(broker.bootstrap, topic, total, f"fanout-{g}") for g in range(args.groups)], broker
+        )
+    finally:
+        if profiler is not None:
+            profiler.send_signal(2)
+            profiler.wait(60)
+        broker.stop()
+    result = {
+        "broker": label, "records": total,
+        "produce_records_per_s": total / produce_s,
+        "produce_cpu_us_per_record": None if produce_cpu is None else produce_cpu / total * 1e6,
+        "consume_records_per_s": total * args.groups / consume_s,
+        "consume_cpu_us_per_record": None if consume_cpu is None else consume_cpu / (total * args.groups) * 1e6,
+    }
+    return result
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spawn", choices=["trafka", "tansu"], required=True)
+    parser.add_argument("--store", choices=["memory", "filesystem"], default="memory", help="trafka's store")
+    parser.add_argument("--producers", type=int, default=4)
+    parser.add_argument("--records", type=int, default=20000, help="records per producer")
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--groups", type=int, default=4)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--profile", help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)")
+    parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
+    parser.add_argument("--tansu-bin")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    runs = [run_once(args) for _ in range(args.runs)]
+    keys = ["produce_records_per_s", "produce_cpu_us_per_record", "consume_records_per_s", "consume_cpu_us_per_record"]
+    median = {k: (statistics.median(r[k] for r in runs) if runs[0][k] is not None else None) for k in keys}
+    if args.json:
+        print(json.dumps({"broker": runs[0]["broker"], "runs": runs, "median": median, "machine": machine_line()}))
+        return
+    print(f"# {machine_line()}")
+    print(f"{runs[0]['broker']}: {args.producers} producers x {args.records} records (1 per request, acks=all), "
+          f"{args.partitions} partitions, {args.groups} groups; median of {len(runs)}")
+    print(f"  fan-in : {_fmt(median['produce_records_per_s'], 0)} records/s, broker CPU {_fmt(median['produce_cpu_us_per_record'])} us/record")
+    print(f"  fan-out: {_fmt(median['consume_records_per_s'], 0)} records/s, broker CPU {_fmt(median['consume_cpu_us_per_record'])} us/record")
+
+
+if __name__ == "__main__":
+    main()

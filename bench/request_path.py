@@ -1,0 +1,73 @@
+"""CPU per Produce request inside the broker, without sockets: decode, handle, encode.
+
+    python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem]
+
+Builds one-record batches as a producer with `batch.num.messages=1` sends them (kafka-python's
+record builder, CRC32C included), frames them as ProduceRequests for 8 partitions, then times
+`decode_request` -> the Produce handler -> `encode_response` over all of them with
+`time.process_time`. A repeatable view of the per-request Python cost that `bench/fanin.py` measures
+end to end (which adds Trio's socket and scheduling work and the clients sharing the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+
+from kafka.protocol.producer import ProduceRequest
+from kafka.record.memory_records import MemoryRecordsBuilder
+
+from trafka.adapters.kafka.codec import decode_request, encode_response
+from trafka.adapters.kafka.context import ClientInfo
+from trafka.app.bootstrap import bootstrap, default_adapters
+from trafka.app.config import load_settings
+
+
+def frames(count: int, version: int, partitions: int) -> list[bytes]:
+    out = []
+    data = ProduceRequest.TopicProduceData
+    for n in range(count):
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        builder.append(timestamp=1_700_000_000_000 + n, key=None, value=b"x" * 100, headers=[])
+        builder.close()
+        request = ProduceRequest[version](
+            transactional_id=None, acks=-1, timeout_ms=30000,
+            topic_data=[data(name="bench", partition_data=[data.PartitionProduceData(index=n % partitions, records=builder.buffer())])],
+        )
+        request.with_header(correlation_id=n, client_id="rdkafka")
+        out.append(bytes(request.encode(header=True, framed=False)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=50000)
+    parser.add_argument("--version", type=int, default=9)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--store", choices=["memory", "filesystem"], default="memory")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    storage = {"kind": "memory"} if args.store == "memory" else {"kind": "filesystem", "data_dir": tempfile.mkdtemp()}
+    settings = load_settings(overrides={"storage": storage})
+    adapters = default_adapters(settings)
+    ctx = bootstrap(settings, adapters)
+    ctx.catalog.create("bench", args.partitions, 1)
+    client = ClientInfo("rdkafka", "127.0.0.1")
+    samples = []
+    for _ in range(args.runs):
+        requests = frames(args.requests, args.version, args.partitions)
+        began = time.process_time()
+        for frame in requests:
+            decoded = decode_request(frame, ctx.registry)
+            outcome = decoded.handler.handle(ctx, decoded.body, decoded.api_version, client)
+            encode_response(outcome, decoded.api_version, decoded.correlation_id)
+        samples.append((time.process_time() - began) / args.requests * 1e6)
+    adapters.stop()
+    print(f"Produce v{args.version}, 1 record per request, {args.store} store: "
+          f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})")
+
+
+if __name__ == "__main__":
+    main()

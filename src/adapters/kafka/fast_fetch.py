@@ -1,0 +1,129 @@
+"""The Fetch response fast path: encoded with `struct` for versions 4-17, stored batches copied once.
+
+The second measured exception to "kafka-python encodes every message" (ADR 9): a Fetch response is
+mostly stored record batches, and kafka-python's encoder copies them through its buffers and builds
+an object per partition. Here the fixed parts are packed and the records appended as they came from
+the log, joined once. `tests/unit/test_fast_fetch.py` proves with hypothesis that the bytes equal
+kafka-python's `FetchResponse` encoding at every version served (topic names or ids, null and empty
+records, aborted transactions, errors); a version past `MAX_VERSION` is encoded by kafka-python.
+The request is still decoded by kafka-python: it is small and fetches are few next to produces.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Sequence
+
+from .fast_produce import _I32, _count, _string
+
+MIN_VERSION, MAX_VERSION = 4, 17
+FLEXIBLE_FROM = 12
+
+_FRAME = struct.Struct(">ii")  # frame size, correlation id
+_ERROR_SESSION = struct.Struct(">ihi")  # throttle time, error code, session id (v7+)
+_PARTITION_V5 = struct.Struct(">ihqqq")  # index, error, high watermark, last stable, log start
+_PARTITION_V4 = struct.Struct(">ihqq")
+_ABORTED = struct.Struct(">qq")
+_ABORTED_FLEXIBLE = struct.Struct(">qqb")  # ... and an empty tagged-field section
+
+AbortedTxn = tuple[int, int]  # producer id, first offset
+PartitionAnswer = tuple[int, int, int, int, int, Sequence[AbortedTxn] | None, int, bytes | None]
+"""(index, error code, high watermark, last stable offset, log start offset, aborted transactions,
+preferred read replica, records)"""
+TopicAnswer = tuple[str | None, uuid.UUID, Sequence[PartitionAnswer]]
+
+
+def encode_fetch_response(
+    version: int,
+    correlation_id: int,
+    topics: Sequence[TopicAnswer],
+    error_code: int = 0,
+    session_id: int = 0,
+    throttle_time_ms: int = 0,
+) -> bytes:
+    """The framed FetchResponse, byte for byte as kafka-python's `FetchResponse` encodes it (no
+    diverging epoch, current leader, snapshot id or node endpoints: a single broker sends none)."""
+    flexible = version >= FLEXIBLE_FROM
+    parts: list[bytes] = [b"\x00"] if flexible else []
+    append = parts.append
+    append(_ERROR_SESSION.pack(throttle_time_ms, error_code, session_id) if version >= 7 else _I32.pack(throttle_time_ms))
+    append(_count(len(topics), flexible))
+    fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V4
+    v5 = version >= 5
+    v11 = version >= 11
+    by_id = version >= 13
+    aborted_struct = _ABORTED_FLEXIBLE if flexible else _ABORTED
+    for name, topic_id, partitions in topics:
+        append(topic_id.bytes if by_id else _string(name, flexible))
+        append(_count(len(partitions), flexible))
+        for index, error, high_watermark, last_stable, log_start, aborted, preferred, records in partitions:
+            if v5:
+                append(fixed.pack(index, error, high_watermark, last_stable, log_start))
+            else:
+                append(fixed.pack(index, error, high_watermark, last_stable))
+            if aborted is None:
+                append(b"\x00" if flexible else b"\xff\xff\xff\xff")
+            else:
+                append(_count(len(aborted), flexible))
+                for producer_id, first_offset in aborted:
+                    append(aborted_struct.pack(producer_id, first_offset, 0) if flexible else aborted_struct.pack(producer_id, first_offset))
+            if v11:
+                append(_I32.pack(preferred))
+            if records is None:
+                append(b"\x00" if flexible else b"\xff\xff\xff\xff")
+            else:
+                append(_count(len(records), flexible))
+                append(records)
+            if flexible:
+                append(b"\x00")
+        if flexible:
+            append(b"\x00")
+    if flexible:
+        append(b"\x00")
+    body = b"".join(parts)
+    return _FRAME.pack(len(body) + 4, correlation_id) + body
+
+
+class FetchAnswer:
+    """A Fetch response the handler built, encoded here rather than by kafka-python."""
+
+    __slots__ = ("topics", "error_code")
+
+    def __init__(self, topics: list[TopicAnswer], error_code: int = 0) -> None:
+        self.topics = topics
+        self.error_code = error_code
+
+    def encode_frame(self, version: int, correlation_id: int) -> bytes:
+        if MIN_VERSION <= version <= MAX_VERSION:
+            return encode_fetch_response(version, correlation_id, self.topics, self.error_code)
+        return self.reference(version, correlation_id)
+
+    def as_kafka_python(self, version: int):
+        """The same response as kafka-python's `FetchResponse` (the reference, and for faults)."""
+        from kafka.protocol.consumer import FetchResponse
+
+        topic_class = FetchResponse.FetchableTopicResponse
+        partition_class = topic_class.PartitionData
+        return FetchResponse(
+            version=version, throttle_time_ms=0, error_code=self.error_code, session_id=0,
+            responses=[
+                topic_class(topic=name, topic_id=topic_id, partitions=[
+                    partition_class(
+                        partition_index=i, error_code=e, high_watermark=hw, last_stable_offset=lso,
+                        log_start_offset=start, preferred_read_replica=preferred, records=records,
+                        aborted_transactions=None if aborted is None else [
+                            partition_class.AbortedTransaction(producer_id=p, first_offset=f) for p, f in aborted
+                        ],
+                    )
+                    for i, e, hw, lso, start, aborted, preferred, records in partitions
+                ])
+                for name, topic_id, partitions in self.topics
+            ],
+        )
+
+    def reference(self, version: int, correlation_id: int) -> bytes:
+        response = self.as_kafka_python(version)
+        response.API_VERSION = version
+        response.with_header(correlation_id=correlation_id)
+        return bytes(response.encode(header=True, framed=True))

@@ -1,0 +1,313 @@
+"""The Produce fast path: request decode and response encode with `struct`, for versions 3-11.
+
+This is the one place a hand-written codec is allowed (see ADR 9): Produce is the request every
+producer sends for every batch, and building kafka-python message objects for it cost a third of the
+broker's time per request. kafka-python's classes stay the reference: `tests/unit/test_fast_produce.py`
+proves, with hypothesis, that this module decodes exactly what `ProduceRequest` decodes and encodes
+byte for byte what `ProduceResponse` encodes, at every version served (null and empty fields, tagged
+fields, unknown tagged fields). Any other API, and any version outside 3-11, goes through kafka-python.
+
+Decoding keeps each partition's records as a slice of the frame (one copy, as before); nothing here
+looks inside a record batch. Malformed input raises `ProtocolError`, as the generic decoder does.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from collections.abc import Sequence
+
+
+class ProtocolError(Exception):
+    """A malformed Produce frame (the codec reports it as its own ProtocolError)."""
+
+MIN_VERSION, MAX_VERSION = 3, 11
+FLEXIBLE_FROM = 9
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_ACKS_TIMEOUT = struct.Struct(">hi")
+_ACKS_TIMEOUT_COUNT = struct.Struct(">hii")
+_HEAD_CLIENT = struct.Struct(">hhih")  # api key, version, correlation id, client id length
+_PARTITION_V5 = struct.Struct(">ihqqq")  # index, error code, base offset, log append time, log start offset
+_PARTITION_V3 = struct.Struct(">ihqq")  # (v3-4: no log start offset)
+_CORRELATION = struct.Struct(">ii")  # frame size, correlation id
+
+
+class PartitionProduceData:
+    __slots__ = ("index", "records")
+
+    def __init__(self, index: int, records: bytes | None) -> None:
+        self.index = index
+        self.records = records
+
+
+class TopicProduceData:
+    __slots__ = ("name", "partition_data")
+
+    def __init__(self, name: str, partition_data: list[PartitionProduceData] | None) -> None:
+        self.name = name
+        self.partition_data = partition_data
+
+
+class ProduceRequestView:
+    """The fields of a ProduceRequest the broker uses, under kafka-python's attribute names."""
+
+    __slots__ = ("transactional_id", "acks", "timeout_ms", "topic_data")
+
+    def __init__(self, transactional_id: str | None, acks: int, timeout_ms: int, topic_data: list[TopicProduceData] | None) -> None:
+        self.transactional_id = transactional_id
+        self.acks = acks
+        self.timeout_ms = timeout_ms
+        self.topic_data = topic_data
+
+
+# -- decoding --------------------------------------------------------------------------------------
+# Two straight-line decoders (classic v3-8, flexible v9-11): no per-field calls, so that a
+# one-partition request costs a handful of `unpack_from`s.
+
+_I32_I32 = struct.Struct(">ii")
+
+
+def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 28:
+            raise ProtocolError("varint too long")
+
+
+def _skip_tagged_fields(buf: bytes, pos: int) -> int:
+    if buf[pos] == 0:
+        return pos + 1
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        _, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        pos += size
+    return pos
+
+
+def _checked_end(frame: bytes, pos: int, size: int) -> int:
+    end = pos + size
+    if end > len(frame):
+        raise ProtocolError("field past the end of the frame")
+    return end
+
+
+def _decode_classic(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
+    (size,) = _I16.unpack_from(frame, pos)
+    pos += 2
+    transactional_id = None
+    if size >= 0:
+        end = _checked_end(frame, pos, size)
+        transactional_id = frame[pos:end].decode()
+        pos = end
+    acks, timeout_ms, topic_count = _ACKS_TIMEOUT_COUNT.unpack_from(frame, pos)
+    pos += 10
+    if topic_count < 0:
+        return ProduceRequestView(transactional_id, acks, timeout_ms, None), pos
+    topics = []
+    for _ in range(topic_count):
+        (size,) = _I16.unpack_from(frame, pos)
+        pos += 2
+        name = None
+        if size >= 0:
+            end = _checked_end(frame, pos, size)
+            name = frame[pos:end].decode()
+            pos = end
+        (partition_count,) = _I32.unpack_from(frame, pos)
+        pos += 4
+        partitions = None
+        if partition_count >= 0:
+            partitions = []
+            for _ in range(partition_count):
+                index, size = _I32_I32.unpack_from(frame, pos)
+                pos += 8
+                records = None
+                if size >= 0:
+                    end = _checked_end(frame, pos, size)
+                    records = frame[pos:end]
+                    pos = end
+                partitions.append(PartitionProduceData(index, records))
+        topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
+    return ProduceRequestView(transactional_id, acks, timeout_ms, topics), pos
+
+
+def _decode_flexible(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
+    size, pos = _uvarint(frame, pos)
+    transactional_id = None
+    if size:
+        end = _checked_end(frame, pos, size - 1)
+        transactional_id = frame[pos:end].decode()
+        pos = end
+    acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos)
+    topic_count, pos = _uvarint(frame, pos + 6)
+    if topic_count == 0:
+        return ProduceRequestView(transactional_id, acks, timeout_ms, None), _skip_tagged_fields(frame, pos)
+    topics = []
+    for _ in range(topic_count - 1):
+        size, pos = _uvarint(frame, pos)
+        name = None
+        if size:
+            end = _checked_end(frame, pos, size - 1)
+            name = frame[pos:end].decode()
+            pos = end
+        partition_count, pos = _uvarint(frame, pos)
+        partitions = None
+        if partition_count:
+            partitions = []
+            for _ in range(partition_count - 1):
+                (index,) = _I32.unpack_from(frame, pos)
+                size, pos = _uvarint(frame, pos + 4)
+                records = None
+                if size:
+                    end = _checked_end(frame, pos, size - 1)
+                    records = frame[pos:end]
+                    pos = end
+                pos = _skip_tagged_fields(frame, pos)
+                partitions.append(PartitionProduceData(index, records))
+        pos = _skip_tagged_fields(frame, pos)
+        topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
+    return ProduceRequestView(transactional_id, acks, timeout_ms, topics), _skip_tagged_fields(frame, pos)
+
+
+def decode_produce(frame: bytes, version: int) -> tuple[int, str | None, ProduceRequestView]:
+    """(correlation id, client id, request) of a Produce frame (without its size prefix)."""
+    try:
+        # The request header's client id is a non-compact nullable string in every header version.
+        _, _, correlation_id, size = _HEAD_CLIENT.unpack_from(frame, 0)
+        pos = 10
+        client_id = None
+        if size >= 0:
+            end = _checked_end(frame, pos, size)
+            client_id = frame[pos:end].decode()
+            pos = end
+        if version >= FLEXIBLE_FROM:
+            request, pos = _decode_flexible(frame, _skip_tagged_fields(frame, pos))
+        else:
+            request, pos = _decode_classic(frame, pos)
+    except ProtocolError:
+        raise
+    except (struct.error, IndexError, UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"malformed ProduceRequest v{version}: {exc!r}") from exc
+    if pos > len(frame):
+        raise ProtocolError(f"truncated ProduceRequest v{version}")
+    return correlation_id, client_id, request
+
+
+# -- encoding --------------------------------------------------------------------------------------
+
+
+def _uvarint_bytes(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes([n]) for n in range(0x80)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _name(value: str, flexible: bool) -> bytes:
+    """A topic name as a (compact) string; names repeat in every response, so they are cached."""
+    data = value.encode()
+    return (_uvarint_bytes(len(data) + 1) if flexible else _I16.pack(len(data))) + data
+
+
+def _string(value: str | None, flexible: bool) -> bytes:
+    if value is None:
+        return b"\x00" if flexible else b"\xff\xff"
+    return _name(value, flexible) if len(value) < 256 else _name.__wrapped__(value, flexible)
+
+
+def _count(n: int, flexible: bool) -> bytes:
+    return _uvarint_bytes(n + 1) if flexible else _I32.pack(n)
+
+
+PartitionAnswer = tuple[int, int, int, int, int, str | None]
+"""(index, error code, base offset, log append time, log start offset, error message)"""
+
+# What follows a partition's fixed fields: v8 adds record_errors (empty) and error_message (null is
+# the common case), flexible versions a tagged-field count after each struct.
+_NULL_TAIL = {False: b"\x00\x00\x00\x00\xff\xff", True: b"\x01\x00\x00"}
+
+
+def encode_produce_response(
+    version: int, correlation_id: int, topics: Sequence[tuple[str, Sequence[PartitionAnswer]]], throttle_time_ms: int = 0
+) -> bytes:
+    """The framed ProduceResponse, byte for byte as kafka-python's `ProduceResponse` encodes it
+    (no record errors, no current leader, no node endpoints: a single broker never sends them)."""
+    flexible = version >= FLEXIBLE_FROM
+    parts = [b"\x00" if flexible else b"", _count(len(topics), flexible)]
+    append = parts.append
+    fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V3
+    v5 = version >= 5
+    v8 = version >= 8
+    for name, partitions in topics:
+        append(_string(name, flexible))
+        append(_count(len(partitions), flexible))
+        for index, error, base_offset, append_time, start_offset, message in partitions:
+            if v5:
+                append(fixed.pack(index, error, base_offset, append_time, start_offset))
+            else:
+                append(fixed.pack(index, error, base_offset, append_time))
+            if v8:
+                if message is None:
+                    append(_NULL_TAIL[flexible])
+                    continue
+                append(_count(0, flexible))  # record_errors
+                append(_string(message, flexible))
+            if flexible:
+                append(b"\x00")
+        if flexible:
+            append(b"\x00")
+    append(_I32.pack(throttle_time_ms))
+    if flexible:
+        append(b"\x00")
+    body = b"".join(parts)
+    return _CORRELATION.pack(len(body) + 4, correlation_id) + body
+
+
+class ProduceAnswer:
+    """A Produce response the handler built, encoded by this module rather than by kafka-python."""
+
+    __slots__ = ("topics",)
+
+    def __init__(self, topics: list[tuple[str, list[PartitionAnswer]]]) -> None:
+        self.topics = topics
+
+    def encode_frame(self, version: int, correlation_id: int) -> bytes:
+        if MIN_VERSION <= version <= MAX_VERSION:
+            return encode_produce_response(version, correlation_id, self.topics)
+        return self._reference(version, correlation_id)  # a version this module does not cover
+
+    def _reference(self, version: int, correlation_id: int) -> bytes:
+        from kafka.protocol.producer import ProduceResponse
+
+        topic = ProduceResponse.TopicProduceResponse
+        partition = topic.PartitionProduceResponse
+        response = ProduceResponse(
+            version=version, throttle_time_ms=0,
+            responses=[
+                topic(name=name, partition_responses=[
+                    partition(index=i, error_code=e, base_offset=b, log_append_time_ms=t, log_start_offset=s,
+                              record_errors=[], error_message=m)
+                    for i, e, b, t, s, m in partitions
+                ])
+                for name, partitions in self.topics
+            ],
+        )
+        response.API_VERSION = version
+        response.with_header(correlation_id=correlation_id)
+        return bytes(response.encode(header=True, framed=True))

@@ -1,0 +1,21 @@
+"""Testing your code against a real Kafka broker in process: what `trafka.testing` offers.
+
+With trafka installed, pytest has these fixtures with no conftest (the `pytest11` entry point):
+
+- `kafka_broker`: a fresh in-memory broker per test (`trafka.Broker`), stopped after it. Configure
+  it with a marker, `@pytest.mark.kafka_broker(topics={"orders": 3}, partitions=2, **settings)`
+  (`partitions` is the default partition count, `num_partitions`; other keywords are `Broker`'s), or
+  by overriding the `kafka_broker_options` fixture (a dict of the same keywords).
+- `kafka_broker_session`: one broker for the whole session, for suites that use unique topic names.
+
+A broker starts in about a millisecond once trafka is imported, so a fresh one per test is cheap.
+Helpers on the broker avoid writing consumers in assertions: `records(topic)`, `committed(group)`,
+`wait_for(topic, count, timeout)`, `create_topic(name, partitions)`; and faults real brokers do not
+offer on cue: `pause()`/`resume()`, `drop_connections()`, `fail_next(api, error, times)`.
+"""
+
+from __future__ import annotations
+
+from .app.embedded import Broker, BrokerError, Record, RunningBroker, open_broker
+
+__all__ = ["Broker", "BrokerError", "Record", "RunningBroker", "open_broker"]

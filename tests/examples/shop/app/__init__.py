@@ -1,0 +1,1 @@
+"""The shop's own `app` package: the name trafka no longer takes from anyone."""

@@ -1,0 +1,63 @@
+"""What `pip install trafka` puts into site-packages: the one package `trafka` and its dist-info."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = pathlib.Path(__file__).parent.parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(ROOT)],
+        check=True, capture_output=True, timeout=600,
+    )
+    [built] = out.glob("trafka-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_the_wheel_installs_only_the_trafka_package(wheel):
+    top = {name.split("/")[0] for name in wheel.namelist()}
+    [dist_info] = [t for t in top if t.endswith(".dist-info")]
+    assert top == {"trafka", dist_info}
+    names = set(wheel.namelist())
+    for module in ("trafka/__init__.py", "trafka/__main__.py", "trafka/testing.py", "trafka/spark.py", "trafka/py.typed",
+                   "trafka/domain/__init__.py", "trafka/adapters/kafka/server.py", "trafka/app/cli.py",
+                   "trafka/app/pytest_plugin.py", "trafka/adapters/filesystem/schemas/TopicRecord.json"):
+        assert module in names, module
+
+
+def test_the_wheel_declares_the_console_script_and_the_pytest_plugin(wheel):
+    [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    text = wheel.read(entry_points).decode()
+    assert "[console_scripts]\ntrafka = trafka.app.cli:main" in text
+    assert "[pytest11]\ntrafka = trafka.app.pytest_plugin" in text
+
+
+def test_importing_trafka_starts_nothing_and_names_its_public_api():
+    code = (
+        "import sys, threading, trafka; "
+        "assert threading.active_count() == 1; "
+        "assert 'trio' not in sys.modules and 'kafka' not in sys.modules, 'import trafka stays light'; "
+        "print(trafka.__version__, sorted(trafka.__all__)); "
+        "assert trafka.Broker is trafka.testing.Broker"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    version, api = run.stdout.split(" ", 1)
+    assert version.count(".") == 2
+    assert api.strip() == "['Broker', '__version__', 'open_broker', 'testing']"
+
+
+def test_python_dash_m_trafka_is_the_command():
+    run = subprocess.run([sys.executable, "-m", "trafka", "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "serve" in run.stdout

@@ -1,0 +1,40 @@
+"""The Fetch response fast path against kafka-python, its reference: byte for byte at every version
+served, for any topics, partitions, errors, watermarks, aborted transactions and records."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trafka.adapters.kafka import fast_fetch
+
+VERSIONS = range(fast_fetch.MIN_VERSION, fast_fetch.MAX_VERSION + 1)
+
+int16 = st.integers(-(2**15), 2**15 - 1)
+int32 = st.integers(-(2**31), 2**31 - 1)
+int64 = st.integers(-(2**63), 2**63 - 1)
+aborted = st.none() | st.lists(st.tuples(int64, int64), max_size=3)
+records = st.none() | st.binary(max_size=200)
+partitions = st.lists(st.tuples(int32, int16, int64, int64, int64, aborted, int32, records), max_size=3)
+topic_ids = st.builds(uuid.UUID, bytes=st.binary(min_size=16, max_size=16))
+topics = st.lists(st.tuples(st.text(max_size=10), topic_ids, partitions), max_size=3)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=80, deadline=None)
+@given(correlation_id=int32, answer=topics, error=int16)
+def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answer, error):
+    fetch = fast_fetch.FetchAnswer(answer, error)
+    assert fetch.encode_frame(version, correlation_id) == fetch.reference(version, correlation_id)
+
+
+def test_a_version_past_the_fast_path_is_encoded_by_kafka_python():
+    version = fast_fetch.MAX_VERSION + 1
+    fetch = fast_fetch.FetchAnswer([("t", uuid.uuid4(), [(0, 0, 5, 5, 0, None, -1, b"")])])
+    from kafka.protocol.consumer import FetchResponse
+
+    decoded = FetchResponse.decode(fetch.encode_frame(version, 3)[4:], version=version, header=True)
+    assert decoded.header.correlation_id == 3 and decoded.responses[0].partitions[0].high_watermark == 5
