@@ -14,6 +14,7 @@ from typing import Any
 
 import trio
 
+from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 
 from .bootstrap import Adapters, bootstrap, default_adapters
@@ -141,8 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trio.run(_run_cli_broker, settings, ctx, adapters, args.ready_file)
     except* OSError as group:  # Trio's nurseries raise exception groups
-        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {group.exceptions[0]}",
-              file=sys.stderr)
+        error = group.exceptions[0]
+        while isinstance(error, BaseExceptionGroup):
+            error = error.exceptions[0]
+        where = (f"{settings.http.host}:{settings.http.port} (HTTP)" if isinstance(error, HttpBindError)
+                 else f"{settings.server.host}:{settings.server.port}")
+        print(f"trafka: cannot listen on {where}: {error}", file=sys.stderr)
         status = 1
     finally:
         close_broker(ctx, adapters)

@@ -68,11 +68,7 @@ async def run_http(
 ) -> None:
     assert settings.http.port is not None
     async with trio.open_nursery() as nursery:
-        try:
-            host, port = await nursery.start(run_listener, view, settings.http.host, settings.http.port,
-                                             shutting_down)
-        except OSError as exc:
-            raise OSError(exc.errno, f"HTTP listener on {settings.http.host}:{settings.http.port}: {exc.strerror}") from exc
+        host, port = await nursery.start(run_listener, view, settings.http.host, settings.http.port, shutting_down)
         if started is not None:
             started(host, port)
         task_status.started((host, port))

@@ -87,3 +87,22 @@ def test_the_kafka_and_http_adapters_do_not_import_each_other():
         for module in (adapters / name).rglob("*.py"):
             text = module.read_text()
             assert f"adapters.{other}" not in text and f"..{other}" not in text, module
+
+
+def test_an_http_port_in_use_is_one_clear_error_and_exit_1():
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "trafka", "serve", "--memory", "--host", "127.0.0.1", "--port", "0",
+             "--http-port", str(port)],
+            capture_output=True, text=True, timeout=30,
+        )
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        f"trafka: cannot listen on 127.0.0.1:{port} (HTTP): [Errno 98] Address already in use"]

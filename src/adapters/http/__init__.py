@@ -6,7 +6,7 @@ never imports another adapter: what it knows of the Kafka listener comes in thro
 """
 
 from .app import build_app
-from .server import run_listener, serve_http
+from .server import HttpBindError, run_listener, serve_http
 from .view import BrokerInfo, BrokerView, Readiness
 
-__all__ = ["BrokerInfo", "BrokerView", "Readiness", "build_app", "run_listener", "serve_http"]
+__all__ = ["BrokerInfo", "HttpBindError", "BrokerView", "Readiness", "build_app", "run_listener", "serve_http"]

@@ -24,6 +24,10 @@ log = logging.getLogger("trafka.http")
 GRACEFUL_TIMEOUT_SECONDS = 5.0
 
 
+class HttpBindError(OSError):
+    """The HTTP listener could not bind its address (in use, not permitted, no such interface)."""
+
+
 def _config(host: str, port: int) -> Config:
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
@@ -49,9 +53,18 @@ async def serve_http(
     *,
     task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(partial(serve, app, _config(host, port), shutdown_trigger=shutdown_trigger))
-        task_status.started(parse_bind(binds[0]))
+    try:
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(partial(serve, app, _config(host, port), shutdown_trigger=shutdown_trigger))
+            task_status.started(parse_bind(binds[0]))
+    except ExceptionGroup as group:  # hypercorn's nursery wraps a bind failure
+        failed, rest = group.split(OSError)
+        if failed is None or rest is not None:
+            raise
+        leaf: BaseException = failed
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise HttpBindError(getattr(leaf, "errno", None), getattr(leaf, "strerror", None) or str(leaf)) from group
 
 
 async def run_listener(
