@@ -1,6 +1,6 @@
 """CPU per Produce request inside the broker, without sockets: decode, handle, encode.
 
-    python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem]
+    python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem] [--metrics]
 
 Builds one-record batches as a producer with `batch.num.messages=1` sends them (kafka-python's
 record builder, CRC32C included), frames them as ProduceRequests for 8 partitions, then times
@@ -48,12 +48,17 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--store", choices=["memory", "filesystem"], default="memory")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--metrics", action="store_true", help="count Prometheus metrics, as with --http-port")
     args = parser.parse_args()
     storage = {"kind": "memory"} if args.store == "memory" else {"kind": "filesystem", "data_dir": tempfile.mkdtemp()}
     settings = load_settings(overrides={"storage": storage})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
     ctx.catalog.create("bench", args.partitions, 1)
+    if args.metrics:
+        from trafka.adapters.http.metrics import BrokerMetrics
+
+        ctx.observer = BrokerMetrics()
     client = ClientInfo("rdkafka", "127.0.0.1")
     samples = []
     for _ in range(args.runs):
@@ -63,9 +68,11 @@ def main() -> None:
             decoded = decode_request(frame, ctx.registry)
             outcome = decoded.handler.handle(ctx, decoded.body, decoded.api_version, client)
             encode_response(outcome, decoded.api_version, decoded.correlation_id)
+            ctx.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
         samples.append((time.process_time() - began) / args.requests * 1e6)
     adapters.stop()
-    print(f"Produce v{args.version}, 1 record per request, {args.store} store: "
+    print(f"Produce v{args.version}, 1 record per request, {args.store} store"
+          f"{', metrics counted' if args.metrics else ''}: "
           f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})")
 
 

@@ -9,10 +9,12 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import trio
 
+from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 
 from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
@@ -35,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     store = run.add_mutually_exclusive_group()
     store.add_argument("--memory", action="store_true", help="keep everything in memory")
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
+    run.add_argument("--http-port", type=int, help="HTTP port for /metrics, /healthz and the console (default off)")
+    run.add_argument("--http-host", help="interface of the HTTP listener (default 127.0.0.1)")
     run.add_argument("--config", help="TOML configuration file")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     run.add_argument(
@@ -66,6 +70,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["storage"] = {"kind": "memory"}
     elif getattr(args, "data_dir", None):
         out["storage"] = {"kind": "filesystem", "data_dir": args.data_dir}
+    http = {key: value for key, value in (("host", getattr(args, "http_host", None)),
+                                           ("port", getattr(args, "http_port", None))) if value is not None}
+    if http:
+        out["http"] = http
     if getattr(args, "log_level", None):
         out["log_level"] = args.log_level
     return out
@@ -74,11 +82,15 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters, ready_file: str | None) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, ctx)
-        port = await nursery.start(run_broker, settings, ctx, adapters)
+        port = await nursery.start(partial(run_broker, settings, ctx, adapters, http_started=_print_http_address))
         if ready_file:
             write_ready_file(ready_file, settings.server.host, port, ctx.advertised)
         print(f"trafka listening on {settings.server.host}:{port}", flush=True)
         await ctx.shutting_down.wait()
+
+
+def _print_http_address(host: str, port: int) -> None:
+    print(f"trafka http listening on {host}:{port}", flush=True)
 
 
 def write_ready_file(path: str, host: str, port: int, advertised: Endpoint) -> None:
@@ -133,8 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trio.run(_run_cli_broker, settings, ctx, adapters, args.ready_file)
     except* OSError as group:  # Trio's nurseries raise exception groups
-        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {group.exceptions[0]}",
-              file=sys.stderr)
+        error = group.exceptions[0]
+        while isinstance(error, BaseExceptionGroup):
+            error = error.exceptions[0]
+        where = (f"{settings.http.host}:{settings.http.port} (HTTP)" if isinstance(error, HttpBindError)
+                 else f"{settings.server.host}:{settings.server.port}")
+        print(f"trafka: cannot listen on {where}: {error}", file=sys.stderr)
         status = 1
     finally:
         close_broker(ctx, adapters)

@@ -69,11 +69,20 @@ class StorageSettings:
 
 
 @attrs.frozen
+class HttpSettings:
+    """The HTTP listener (health, Prometheus metrics, the console); off unless a port is given."""
+
+    host: str = "127.0.0.1"  # loopback until the console has logins (#10): not exposed by accident
+    port: int | None = None  # 0 picks a free port
+
+
+@attrs.frozen
 class Settings:
     server: ServerSettings = ServerSettings()
     broker: BrokerSettings = BrokerSettings()
     storage: StorageSettings = StorageSettings()
     groups: GroupCoordinatorSettings = GroupCoordinatorSettings()
+    http: HttpSettings = HttpSettings()
     log_level: str = "INFO"
 
 
@@ -123,7 +132,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups"}
+    sections = {"server", "broker", "storage", "groups", "http"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):

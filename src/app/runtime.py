@@ -9,6 +9,7 @@ synchronous part of a stop, after the Trio loop has ended: producer snapshots an
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import trio
 
@@ -17,6 +18,7 @@ from trafka.adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, limits_from
 from .config import Settings
+from .http_wiring import observe_broker, run_http
 
 log = logging.getLogger("trafka")
 
@@ -26,16 +28,27 @@ async def run_broker(
     ctx: BrokerContext,
     adapters: Adapters,
     *,
+    http_started: Callable[[str, int], None] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    """With `http.port` set, the HTTP listener runs here too; `http_started(host, port)` once it is bound."""
     if adapters.health is not None:  # a failed log dir stops the broker, as Kafka halts
         adapters.health.on_offline = lambda: request_shutdown(ctx)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(maintain, settings, ctx, adapters)
+        view = None
+        if settings.http.port is not None:
+            view = observe_broker(settings, ctx, adapters.clock_ms())
+            view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
+            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started)
         _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
         ctx.advertised = advertised_endpoint(settings, port)
+        if view is not None:
+            view.readiness.listeners_accepting = True
         task_status.started(port)
         await ctx.shutting_down.wait()
+        if view is not None:
+            view.readiness.shutting_down = True
         log.info("shutting down")
 
 

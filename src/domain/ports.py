@@ -16,6 +16,7 @@ from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
+    from .errors import ErrorCode
     from .groups.offsets import CommittedOffset
     from .transactions.coordinator import TxnMetadata
 
@@ -151,3 +152,21 @@ class OffsetStore(Protocol):
 
     def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
         """Whether a transaction has staged, still undecided, offsets for this group and partition."""
+
+
+class BrokerObserver(Protocol):
+    """What the Kafka listener reports as it serves, for metrics: per connection, per request and per
+    partition of a request, never per record (record counts come from batch headers)."""
+
+    def connection_opened(self, listener: str) -> None: ...
+
+    def connection_closed(self, listener: str) -> None: ...
+
+    def request_completed(self, api: str, version: int, seconds: float) -> None:
+        """A request's response is ready (or, for acks=0, the request is handled)."""
+
+    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
+        """One partition of a Produce request: its error code and, when appended, records and bytes."""
+
+    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
+        """One partition of a Fetch response: its error code and the record bytes returned."""

@@ -19,7 +19,7 @@ from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
 from .producers import PartitionProducerState, ProducerEntry
 from .records import Decompress, record_timestamps
-from .retention import active_segment_expired, retention_cut
+from .retention import SegmentInfo, active_segment_expired, retention_cut
 from .topics import TopicPartition
 
 LEADER_EPOCH = 0
@@ -36,6 +36,7 @@ class ProduceResult:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     message: str | None = None
+    records_count: int = 0  # records appended, from the batch header (0 for a duplicate)
 
 
 @attrs.frozen
@@ -155,6 +156,7 @@ class ReplicaManager:
             base_offset=base_offset,
             log_append_time_ms=now_ms if log_append else -1,
             log_start_offset=log.log_start_offset,
+            records_count=header.records_count,
         )
 
     def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
@@ -229,6 +231,11 @@ class ReplicaManager:
         if log is None:
             return None
         return log.log_start_offset, log.log_end_offset
+
+    def segment_infos(self, tp: TopicPartition) -> list[SegmentInfo] | None:
+        """The partition's segments (sizes, offsets, timestamps), oldest first; None if unknown."""
+        log = self._log(tp)
+        return None if log is None else log.segment_infos()
 
     def delete_records(self, tp: TopicPartition, offset: int) -> OffsetResult:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark)."""

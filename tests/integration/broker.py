@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
+_HTTP_LISTENING = re.compile(r"trafka http listening on (\S+):(\d+)")
 
 DATA_DIR_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
@@ -31,6 +32,15 @@ class BrokerProcess:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def http_url(self) -> str:
+        """The HTTP listener's base URL (the broker must run with --http-port)."""
+        for line in self.output:
+            match = _HTTP_LISTENING.search(line)
+            if match:
+                return f"http://{match.group(1)}:{match.group(2)}"
+        raise RuntimeError("the broker has no HTTP listener:\n" + self.log())
 
     def start(self, timeout: float = 20.0) -> BrokerProcess:
         self.process = subprocess.Popen(

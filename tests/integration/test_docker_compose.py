@@ -260,12 +260,14 @@ def test_broker_ports_map_the_listening_port(services) -> None:
     broker = services["broker"]
     settings = serve_settings(parse_trafka(argv(broker["command"]), "broker"), environment_of(broker), "broker")
     published = [str(p).rsplit(":", 1) for p in substitute(broker["ports"])]
-    assert [container for _, container in published] == [str(settings.server.port)]
+    assert [container for _, container in published] == [str(settings.server.port), str(settings.http.port)]
     # Clients reach the advertised port on the host: the host side of the mapping is that port.
-    [(host_port, _)] = published
+    (host_port, _), (http_host_port, _) = published
     assert int(host_port) == settings.server.advertised_port
     raw_ports = [str(p) for p in broker["ports"]]
-    assert raw_ports == ["${TRAFKA_ADVERTISED_PORT:-9092}:9092"]
+    assert raw_ports == ["${TRAFKA_ADVERTISED_PORT:-9092}:9092", "127.0.0.1:8080:8080"]
+    # The console has no login yet: published on the host's loopback only.
+    assert http_host_port == "127.0.0.1:8080" and settings.http.host == "0.0.0.0"
 
 
 def test_named_volumes_are_declared_and_the_data_volume_is_shared_read_only(compose, services) -> None:

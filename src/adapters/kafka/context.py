@@ -16,6 +16,8 @@ import trio
 
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode
+from trafka.domain.ports import BrokerObserver
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
@@ -57,6 +59,25 @@ class AppendNotifier:
                 event.set()
 
 
+class UnobservedBroker:
+    """The `BrokerObserver` when nothing collects metrics."""
+
+    def connection_opened(self, listener: str) -> None:
+        pass
+
+    def connection_closed(self, listener: str) -> None:
+        pass
+
+    def request_completed(self, api: str, version: int, seconds: float) -> None:
+        pass
+
+    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
+        pass
+
+    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
+        pass
+
+
 @attrs.frozen
 class ClientInfo:
     """Who sent a request: the client id from its header and the peer's address."""
@@ -85,3 +106,4 @@ class BrokerContext:
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)
+    observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them

@@ -35,6 +35,7 @@ from .registry import NO_RESPONSE, CloseConnection, Deferred
 log = logging.getLogger("trafka.server")
 
 RECEIVE_CHUNK = 256 * 1024
+LISTENER_NAME = "PLAINTEXT"  # Kafka's name for this listener, as metrics label it
 
 
 @attrs.frozen
@@ -137,6 +138,7 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
     budget = _ResponseBudget(limits.max_queued_response_bytes)
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
+        ctx.observer.connection_opened(LISTENER_NAME)
         try:
             async with stream, trio.open_nursery() as nursery:
                 nursery.start_soon(_write_responses, stream, receive_slots, budget)
@@ -149,6 +151,7 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
             log.debug("connection %s closed", peer)
         finally:
             ctx.faults.connection_closed(connection)
+            ctx.observer.connection_closed(LISTENER_NAME)
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -209,6 +212,7 @@ async def _read_requests(
             return
         try:
             client = ClientInfo(request.client_id or "", peer_host)
+            started = trio.current_time()
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()
@@ -222,12 +226,14 @@ async def _read_requests(
             log.exception("closing connection from %s: %s v%d failed", peer, request.handler.name, request.api_version)
             return
         if outcome is NO_RESPONSE:
+            _observe(ctx, request, started)
             continue
         slot = _Slot(budget)
         if isinstance(outcome, Deferred):
-            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer)
+            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer, ctx, started)
         else:
             slot.fill(_encode(outcome, request, peer))
+            _observe(ctx, request, started)
         await _queue(slots, slot)
 
 
@@ -243,7 +249,9 @@ async def _queue(slots: trio.MemorySendChannel[_Slot], slot: _Slot) -> None:
         await slots.send(slot)
 
 
-async def _complete_deferred(slot: _Slot, wait: Callable, request: DecodedRequest, peer: str) -> None:
+async def _complete_deferred(
+    slot: _Slot, wait: Callable, request: DecodedRequest, peer: str, ctx: BrokerContext, started: float
+) -> None:
     try:
         response = await wait()
     except Exception:
@@ -251,6 +259,11 @@ async def _complete_deferred(slot: _Slot, wait: Callable, request: DecodedReques
         slot.fill(None)
         return
     slot.fill(_encode(response, request, peer))
+    _observe(ctx, request, started)
+
+
+def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
+    ctx.observer.request_completed(request.handler.name, request.api_version, trio.current_time() - started)
 
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | None:

@@ -41,12 +41,17 @@ def _partitions(ctx: BrokerContext, request: FetchRequest, version: int) -> list
     return partitions
 
 
-def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicAnswer], int, bool]:
-    """One pass over the requested partitions: (topic responses, bytes gathered, any error)."""
+Tally = list[tuple[str, ErrorCode, int]]
+
+
+def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list[TopicAnswer], int, bool, Tally]:
+    """One pass over the requested partitions: (topic responses, bytes gathered, any error, and per
+    partition (topic, error, bytes) for the metrics of the pass that is answered)."""
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
     gathered = 0
     errors = False
     topics = []
+    tally: Tally = []
     for topic in request.topics:
         name, topic_error = _topic_name(ctx, topic, version)
         partitions = []
@@ -63,13 +68,20 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
                 )
             errors |= result.error is not ErrorCode.NONE
             gathered += len(result.records)
+            tally.append((name or "", result.error, len(result.records)))
             aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
             partitions.append((
                 part.partition, result.error, result.high_watermark, result.last_stable_offset,
                 result.log_start_offset, aborted, -1, result.records,
             ))
         topics.append((topic.topic, topic.topic_id or ZERO_UUID, partitions))
-    return topics, gathered, errors
+    return topics, gathered, errors, tally
+
+
+def _answer(ctx: BrokerContext, version: int, topics: list[TopicAnswer], tally: Tally) -> FetchAnswer:
+    for topic, error, size in tally:
+        ctx.observer.partition_fetched(topic, error, size)
+    return _response(version, topics)
 
 
 def _response(version: int, topics: list[TopicAnswer], error: ErrorCode = ErrorCode.NONE) -> FetchAnswer:
@@ -84,10 +96,10 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     partitions = _partitions(ctx, request, version)
     wake = ctx.appends.waiter(partitions)
-    topics, gathered, errors = _read(ctx, request, version)
+    topics, gathered, errors, tally = _read(ctx, request, version)
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
         ctx.appends.forget(wake, partitions)
-        return _response(version, topics)
+        return _answer(ctx, version, topics, tally)
 
     async def long_poll() -> FetchAnswer:
         nonlocal wake
@@ -96,10 +108,11 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
                     wake = ctx.appends.waiter(partitions)
-                    topics, gathered, errors = _read(ctx, request, version)
+                    topics, gathered, errors, tally = _read(ctx, request, version)
                     if gathered >= request.min_bytes or errors:
-                        return _response(version, topics)
-            return _response(version, _read(ctx, request, version)[0])
+                        return _answer(ctx, version, topics, tally)
+            topics, _, _, tally = _read(ctx, request, version)
+            return _answer(ctx, version, topics, tally)
         finally:
             ctx.appends.forget(wake, partitions)
 

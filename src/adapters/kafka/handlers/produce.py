@@ -35,6 +35,8 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
                 result = ctx.replicas.produce(tp, data.records, now)
             if result.error is ErrorCode.NONE:
                 appended.append(tp)
+            size = len(data.records) if result.records_count and data.records else 0
+            ctx.observer.partition_produced(topic.name, result.error, result.records_count, size)
             failed |= result.error is not ErrorCode.NONE
             partitions.append((
                 data.index, result.error, result.base_offset, result.log_append_time_ms, result.log_start_offset,

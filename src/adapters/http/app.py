@@ -1,0 +1,75 @@
+"""The Starlette application: health, metrics, the console and its static assets.
+
+Every endpoint is `async def`: Starlette runs plain functions in a worker thread, and the domain
+services are not thread-safe, so nothing here may be synchronous. Static assets are read from the
+package once and served from memory (no file I/O in threads either).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from .console import console_routes
+from .history import History, total_lag_by_group
+from .view import BrokerView
+
+STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+
+def _static_assets() -> dict[str, tuple[bytes, str]]:
+    folder = importlib.resources.files(__package__) / "static"
+    return {
+        entry.name: (entry.read_bytes(), STATIC_TYPES[suffix])
+        for entry in folder.iterdir()
+        if (suffix := "." + entry.name.rsplit(".", 1)[-1]) in STATIC_TYPES
+    }
+
+
+def build_app(view: BrokerView, history: History | None = None) -> Starlette:
+    """The application; `history` feeds the charts (a fresh, unsampled one if not given)."""
+    if history is None:
+        history = new_history(view)
+    view.metrics.watch(view)
+    assets = _static_assets()
+
+    async def healthz(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok\n")
+
+    async def readyz(request: Request) -> JSONResponse:
+        r = view.readiness
+        body = {
+            "ready": r.ready,
+            "log_dir_recovered": r.log_dir_recovered,
+            "listeners_accepting": r.listeners_accepting,
+            "shutting_down": r.shutting_down,
+        }
+        return JSONResponse(body, status_code=200 if r.ready else 503)
+
+    async def metrics(request: Request) -> Response:
+        return Response(generate_latest(view.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def static(request: Request) -> Response:
+        found = assets.get(request.path_params["name"])
+        if found is None:
+            return PlainTextResponse("not found\n", status_code=404)
+        body, media_type = found
+        return Response(body, media_type=media_type, headers={"Cache-Control": "max-age=300"})
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+        *console_routes(view, history),
+    ]
+    return Starlette(routes=routes)
+
+
+def new_history(view: BrokerView) -> History:
+    return History(view.metrics, lambda: total_lag_by_group(view))

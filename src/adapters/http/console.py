@@ -1,0 +1,242 @@
+"""The web console's routes: server-rendered pages (Jinja2 templates shipped in the package) and the
+POST actions behind them.
+
+Every state-changing request is a POST carrying the console's CSRF token (a secret made at start and
+written only into the console's own pages, so another site cannot forge one). Deleting a topic and
+resetting offsets go through a confirmation page first. Handlers are `async def` and run on the
+broker's Trio thread (see app.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from urllib.parse import parse_qs, quote
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from trafka.domain.topics import TopicPartition
+
+from . import actions, pages
+from .charts import Series, line_chart
+from .history import History
+from .records import browse
+from .view import BrokerView
+
+MAX_FORM_BYTES = 64 * 1024
+MAX_PAGE_RECORDS = 500
+DEFAULT_PAGE_RECORDS = 50
+
+
+def _ts(ms: int) -> str:
+    if ms is None or ms < 0:
+        return "–"
+    moment = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _duration(ms: int) -> str:
+    if ms < 0:
+        return "forever"
+    seconds = ms // 1000
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s" if seconds else f"{ms} ms"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(__package__, "templates"),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(ts=_ts, size=_size, duration=_duration, q=lambda s: quote(str(s), safe=""))
+    return env
+
+
+def console_routes(view: BrokerView, history: History) -> list[Route]:
+    env = _environment()
+    csrf = secrets.token_urlsafe(32)
+
+    def page(template: str, status_code: int = 200, **values) -> HTMLResponse:
+        info = view.info()
+        html = env.get_template(template).render(csrf=csrf, broker=info, **values)
+        return HTMLResponse(html, status_code=status_code)
+
+    async def form_of(request: Request) -> dict[str, str] | None:
+        """The POSTed form, or None when it is too large or its CSRF token is wrong."""
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            return None
+        form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        if not secrets.compare_digest(form.get("csrf", ""), csrf):
+            return None
+        return form
+
+    def forbidden() -> HTMLResponse:
+        return page("message.html", 403, title="Forbidden", message="The form is stale or did not come from this console: reload the page and try again.")
+
+    async def topics(request: Request) -> Response:
+        return page("topics.html", rows=pages.topic_rows(view), error=None, form={})
+
+    async def create_topic(request: Request) -> Response:
+        form = await form_of(request)
+        if form is None:
+            return forbidden()
+        name = form.get("name", "").strip()
+        try:
+            partitions = int(form.get("partitions") or "-1")
+            configs = dict(
+                line.split("=", 1) for line in form.get("configs", "").splitlines() if line.strip()
+            )
+            actions.create_topic(view, name, partitions, {k.strip(): v.strip() for k, v in configs.items()})
+        except ValueError:
+            return page("topics.html", 400, rows=pages.topic_rows(view), form=form,
+                        error="Partitions is a number and each config line is name=value.")
+        except actions.ConsoleError as error:
+            return page("topics.html", 400, rows=pages.topic_rows(view), error=str(error), form=form)
+        return RedirectResponse(f"/topics/{quote(name, safe='')}", status_code=303)
+
+    async def topic(request: Request) -> Response:
+        name = request.path_params["name"]
+        found = view.catalog.get(name)
+        if found is None:
+            return page("message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+        row = pages.topic_row(view, found)
+        query = request.query_params
+        try:
+            partition = int(query.get("partition", "0"))
+            limit = min(max(int(query.get("limit", DEFAULT_PAGE_RECORDS)), 1), MAX_PAGE_RECORDS)
+            mode = query.get("mode", "latest")
+            position = query.get("position", "")
+        except ValueError:
+            return page("message.html", 400, title="Bad request", message="partition and limit are numbers.")
+        tp = TopicPartition(name, partition)
+        marks = view.replicas.watermarks(tp)
+        error = None
+        records = []
+        start = 0
+        if marks is None:
+            error = f"Partition {partition} does not exist."
+        else:
+            start, error = _start_offset(view, tp, marks, mode, position, limit)
+            if error is None:
+                records = browse(view, tp, start, limit)
+        return page(
+            "topic.html", topic=found, row=row, configs=pages.topic_configs(found), records=records,
+            partition=partition, limit=limit, mode=mode, position=position, start=start, marks=marks, error=error,
+        )
+
+    async def confirm_delete(request: Request) -> Response:
+        name = request.path_params["name"]
+        if view.catalog.get(name) is None:
+            return page("message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+        return page("confirm_delete.html", name=name, row=pages.topic_row(view, view.catalog.get(name)))
+
+    async def delete_topic(request: Request) -> Response:
+        form = await form_of(request)
+        if form is None:
+            return forbidden()
+        name = request.path_params["name"]
+        try:
+            actions.delete_topic(view, name)
+        except actions.ConsoleError as error:
+            return page("message.html", 400, title="Not deleted", message=str(error))
+        return RedirectResponse("/?deleted=" + quote(name, safe=""), status_code=303)
+
+    async def groups(request: Request) -> Response:
+        return page("groups.html", rows=pages.group_rows(view))
+
+    async def group(request: Request) -> Response:
+        group_id = request.path_params["group_id"]
+        row = pages.group_row(view, group_id)
+        if row is None:
+            return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
+        return page("group.html", group=row, chart=lag_chart(row), plan=None, error=None, target="earliest",
+                    timestamp="")
+
+    def lag_chart(row: pages.GroupRow) -> str:
+        """The sampled history, ending with the lag as it is now."""
+        points = [*history.lag.get(row.group_id, ()), (view.clock_ms(), row.total_lag)]
+        return line_chart([Series(f"total lag of {row.group_id}", points)], " records")
+
+    async def reset(request: Request) -> Response:
+        form = await form_of(request)
+        if form is None:
+            return forbidden()
+        group_id = form.get("group", "")
+        row = pages.group_row(view, group_id)
+        if row is None:
+            return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
+        target, timestamp = form.get("target", ""), form.get("timestamp", "").strip()
+        chart = lag_chart(row)
+        try:
+            plan = actions.plan_reset(view, group_id, target, _parse_time(timestamp) if timestamp else None)
+            if form.get("confirm") == "yes":
+                actions.reset_offsets(view, group_id, plan)
+                return RedirectResponse(f"/groups/{quote(group_id, safe='')}", status_code=303)
+        except (actions.ConsoleError, ValueError) as error:
+            return page("group.html", 400, group=row, chart=chart, plan=None, error=str(error),
+                        target=target, timestamp=timestamp)
+        return page("group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp)
+
+    async def broker(request: Request) -> Response:
+        rates = history.rates(view.clock_ms())
+        records = line_chart([Series("records in /s", [(r.at_ms, r.records) for r in rates])], "/s")
+        traffic = line_chart([
+            Series("bytes in /s", [(r.at_ms, r.bytes_in) for r in rates]),
+            Series("bytes out /s", [(r.at_ms, r.bytes_out) for r in rates], "s1"),
+        ], " B/s")
+        info = view.info()
+        uptime_s = max(view.clock_ms() - info.started_ms, 0) // 1000
+        return page("broker.html", uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
+                    records_chart=records, bytes_chart=traffic, http_url=f"{request.url.scheme}://{request.url.netloc}")
+
+    return [
+        Route("/", topics, methods=["GET"]),
+        Route("/topics", create_topic, methods=["POST"]),
+        Route("/topics/{name}", topic, methods=["GET"]),
+        Route("/topics/{name}/delete", confirm_delete, methods=["GET"]),
+        Route("/topics/{name}/delete", delete_topic, methods=["POST"]),
+        Route("/groups", groups, methods=["GET"]),
+        Route("/groups/reset", reset, methods=["POST"]),
+        Route("/groups/{group_id:path}", group, methods=["GET"]),
+        Route("/broker", broker, methods=["GET"]),
+    ]
+
+
+def _parse_time(text: str) -> int:
+    """Milliseconds since the epoch, or an ISO 8601 time (UTC unless it names a zone)."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    moment = datetime.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _start_offset(view: BrokerView, tp: TopicPartition, marks: tuple[int, int], mode: str, position: str,
+                  limit: int) -> tuple[int, str | None]:
+    start, end = marks
+    try:
+        if mode == "offset":
+            offset = int(position or start)
+            return min(max(offset, start), end), None
+        if mode == "timestamp":
+            found = view.replicas.list_offset(tp, _parse_time(position))
+            return (end if found.offset < 0 else found.offset), None
+    except ValueError:
+        return start, f"Not an offset or a time: {position!r}."
+    return max(start, end - limit), None

@@ -1,0 +1,230 @@
+"""Prometheus metrics, named as the common Kafka JMX exporter configuration renders Kafka's MBeans.
+
+`BrokerMetrics` is the `BrokerObserver` the Kafka listener reports to: it counts per request and per
+partition of a request (record counts come from batch headers), never per record, in plain integers
+that a collector renders at scrape time. Gauges that the
+domain already knows (log sizes and offsets, consumer lag) are read at scrape time by
+`_LogAndGroupCollector`. Each broker has its own `CollectorRegistry`, so several brokers can share a
+process (tests, the embeddable broker).
+
+    kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic=T  kafka_server_brokertopicmetrics_messagesin_total{topic}
+    kafka.network:type=RequestMetrics,name=TotalTimeMs,request=R        kafka_network_requestmetrics_totaltimems{request}
+    kafka.log:type=Log,name=LogEndOffset,topic=T,partition=P            kafka_log_log_logendoffset{topic,partition}
+    (consumer lag as kafka_exporter names it)                             kafka_consumergroup_lag{consumergroup,topic,partition}
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from trafka.domain.errors import ErrorCode
+
+from .lag import all_group_lag
+
+if TYPE_CHECKING:
+    from .view import BrokerView
+
+# TotalTimeMs in milliseconds, as Kafka reports it; long-poll fetches land near their max_wait_ms.
+LATENCY_BUCKETS_MS = (0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+# Per topic, in this order: (metric name under kafka_server_brokertopicmetrics_, help).
+TOPIC_COUNTERS = (
+    ("messagesin", "Records appended, from batch headers."),
+    ("bytesin", "Bytes of record batches appended."),
+    ("bytesout", "Bytes of record batches returned to consumers."),
+    ("totalproducerequests", "Produce requests, per partition."),
+    ("totalfetchrequests", "Fetch requests, per partition."),
+    ("failedproducerequests", "Produce partitions answered with an error."),
+    ("failedfetchrequests", "Fetch partitions answered with an error."),
+)
+MESSAGES_IN, BYTES_IN, BYTES_OUT, PRODUCE_REQUESTS, FETCH_REQUESTS, FAILED_PRODUCE, FAILED_FETCH = range(7)
+
+
+class BrokerMetrics:
+    """Counts kept as plain integers in the broker's Trio thread (no locks, no label validation on
+    the request path: a few dict lookups and additions per request) and turned into Prometheus
+    metric families when /metrics is scraped."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._topics: dict[str, list[int]] = {}
+        self._requests: dict[tuple[str, int], int] = {}
+        self._latency: dict[str, list[float]] = {}  # per API: a count per bucket (+Inf last), then the sum
+        self._errors: dict[tuple[str, ErrorCode], int] = {}
+        self._connections: dict[str, list[int]] = {}  # per listener: [open, accepted]
+        self._exists: Callable[[str], bool] = lambda topic: True
+        self.registry.register(_ObservedCollector(self))
+
+    def watch(self, view: BrokerView) -> None:
+        """Add the scrape-time gauges read from the broker's domain services, and keep per-topic
+        series for topics in the catalog only (as Kafka drops a deleted topic's metrics)."""
+        self._exists = lambda topic: view.catalog.get(topic) is not None
+        self.registry.register(_LogAndGroupCollector(view))
+
+    def _forget_deleted_topics(self) -> None:
+        for topic in [t for t in self._topics if not self._exists(t)]:
+            del self._topics[topic]
+
+    # -- BrokerObserver --------------------------------------------------------------------------
+
+    def connection_opened(self, listener: str) -> None:
+        counts = self._connections.setdefault(listener, [0, 0])
+        counts[0] += 1
+        counts[1] += 1
+
+    def connection_closed(self, listener: str) -> None:
+        self._connections[listener][0] -= 1
+
+    def request_completed(self, api: str, version: int, seconds: float) -> None:
+        key = (api, version)
+        self._requests[key] = self._requests.get(key, 0) + 1
+        latency = self._latency.get(api)
+        if latency is None:
+            latency = self._latency[api] = [0] * (len(LATENCY_BUCKETS_MS) + 2)
+        ms = seconds * 1000
+        latency[bisect.bisect_left(LATENCY_BUCKETS_MS, ms)] += 1
+        latency[-1] += ms
+
+    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
+        counts = self._topic(topic)
+        counts[PRODUCE_REQUESTS] += 1
+        key = ("Produce", error)
+        self._errors[key] = self._errors.get(key, 0) + 1
+        if error is not ErrorCode.NONE:
+            counts[FAILED_PRODUCE] += 1
+        else:
+            counts[MESSAGES_IN] += records
+            counts[BYTES_IN] += size
+
+    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
+        counts = self._topic(topic)
+        counts[FETCH_REQUESTS] += 1
+        key = ("Fetch", error)
+        self._errors[key] = self._errors.get(key, 0) + 1
+        if error is not ErrorCode.NONE:
+            counts[FAILED_FETCH] += 1
+        else:
+            counts[BYTES_OUT] += size
+
+    def _topic(self, topic: str) -> list[int]:
+        counts = self._topics.get(topic)
+        if counts is None:
+            counts = [0] * len(TOPIC_COUNTERS)
+            if self._exists(topic):  # a client naming random topics cannot grow this table
+                self._topics[topic] = counts
+        return counts
+
+    # -- totals for the console's throughput chart ------------------------------------------------
+
+    def totals(self) -> tuple[float, float, float]:
+        """(records in, bytes in, bytes out) over every topic since the broker started."""
+        counts = self._topics.values()
+        return (sum(c[MESSAGES_IN] for c in counts), sum(c[BYTES_IN] for c in counts),
+                sum(c[BYTES_OUT] for c in counts))
+
+
+class _ObservedCollector(Collector):
+    """The counts of `BrokerMetrics` as metric families, at scrape time."""
+
+    def __init__(self, metrics: BrokerMetrics) -> None:
+        self._m = metrics
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        m = self._m
+        m._forget_deleted_topics()
+        for index, (name, doc) in enumerate(TOPIC_COUNTERS):
+            family = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", doc, labels=["topic"])
+            for topic, counts in sorted(m._topics.items()):
+                family.add_metric([topic], counts[index])
+            yield family
+        requests = CounterMetricFamily(
+            "kafka_network_requestmetrics_requests", "Requests handled, by API and version.",
+            labels=["request", "version"],
+        )
+        for (api, version), count in sorted(m._requests.items()):
+            requests.add_metric([api, str(version)], count)
+        yield requests
+        total_time = HistogramMetricFamily(
+            "kafka_network_requestmetrics_totaltimems", "Time from a request's arrival to its response, in ms.",
+            labels=["request"],
+        )
+        for api, latency in sorted(m._latency.items()):
+            cumulative = list(itertools.accumulate(latency[:-1]))
+            bounds = [*(str(float(b)) for b in LATENCY_BUCKETS_MS), "+Inf"]
+            total_time.add_metric([api], list(zip(bounds, cumulative)), latency[-1])
+        yield total_time
+        errors = CounterMetricFamily(
+            "kafka_network_requestmetrics_errors", "Produce and Fetch partition results, by error code.",
+            labels=["request", "error"],
+        )
+        for (api, error), count in sorted(m._errors.items(), key=lambda item: (item[0][0], item[0][1].name)):
+            errors.add_metric([api, error.name], count)
+        yield errors
+        open_connections = GaugeMetricFamily(
+            "kafka_server_socket_server_metrics_connection_count", "Open client connections.", labels=["listener"]
+        )
+        created = CounterMetricFamily(
+            "kafka_server_socket_server_metrics_connection_creation", "Client connections accepted.",
+            labels=["listener"],
+        )
+        for listener, (now_open, accepted) in sorted(m._connections.items()):
+            open_connections.add_metric([listener], now_open)
+            created.add_metric([listener], accepted)
+        yield open_connections
+        yield created
+
+
+class _LogAndGroupCollector(Collector):
+    def __init__(self, view: BrokerView) -> None:
+        self._view = view
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        labels = ["topic", "partition"]
+        size = GaugeMetricFamily("kafka_log_log_size", "Bytes of the partition's segments.", labels=labels)
+        end = GaugeMetricFamily("kafka_log_log_logendoffset", "The partition's log end offset.", labels=labels)
+        start = GaugeMetricFamily("kafka_log_log_logstartoffset", "The partition's log start offset.", labels=labels)
+        segments = GaugeMetricFamily("kafka_log_log_numlogsegments", "Segments of the partition.", labels=labels)
+        partitions = 0
+        for topic in self._view.catalog.topics():
+            for tp in topic.topic_partitions():
+                marks = self._view.replicas.watermarks(tp)
+                infos = self._view.replicas.segment_infos(tp)
+                if marks is None or infos is None:
+                    continue
+                partitions += 1
+                key = [tp.topic, str(tp.partition)]
+                size.add_metric(key, sum(s.size for s in infos))
+                start.add_metric(key, marks[0])
+                end.add_metric(key, marks[1])
+                segments.add_metric(key, len(infos))
+        yield from (size, end, start, segments)
+        yield GaugeMetricFamily(
+            "kafka_server_replicamanager_partitioncount", "Partitions on this broker.", value=partitions
+        )
+        group_labels = ["consumergroup", "topic", "partition"]
+        current = GaugeMetricFamily(
+            "kafka_consumergroup_current_offset", "The group's committed offset.", labels=group_labels
+        )
+        lag = GaugeMetricFamily(
+            "kafka_consumergroup_lag", "Log end offset minus the group's committed offset.", labels=group_labels
+        )
+        for group_id, rows in all_group_lag(self._view).items():
+            for row in rows:
+                key = [group_id, row.tp.topic, str(row.tp.partition)]
+                current.add_metric(key, row.committed)
+                lag.add_metric(key, row.lag)
+        yield current
+        yield lag

@@ -1,0 +1,132 @@
+"""What each console page shows, read from the domain services: plain values the templates lay out.
+
+Nothing here writes; the actions (create, delete, reset offsets) are in `actions.py`.
+"""
+
+from __future__ import annotations
+
+import attrs
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS, ConfigEntry, ConfigSource, describe_topic_configs
+from trafka.domain.groups.state import GroupState
+from trafka.domain.topics import Topic, TopicPartition
+
+from .lag import PartitionLag, group_lag
+from .view import BrokerView
+
+
+@attrs.frozen
+class PartitionRow:
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    size: int
+    segments: int
+    last_write_ms: int  # the largest record timestamp of the newest segment holding records, or -1
+
+    @property
+    def messages(self) -> int:
+        return self.log_end_offset - self.log_start_offset
+
+
+@attrs.frozen
+class TopicRow:
+    name: str
+    internal: bool
+    partitions: tuple[PartitionRow, ...]
+    retention_ms: int
+
+    @property
+    def messages(self) -> int:
+        return sum(p.messages for p in self.partitions)
+
+    @property
+    def size(self) -> int:
+        return sum(p.size for p in self.partitions)
+
+    @property
+    def last_write_ms(self) -> int:
+        return max((p.last_write_ms for p in self.partitions), default=-1)
+
+
+def partition_row(view: BrokerView, tp: TopicPartition) -> PartitionRow | None:
+    marks = view.replicas.watermarks(tp)
+    infos = view.replicas.segment_infos(tp)
+    if marks is None or infos is None:
+        return None
+    written = [s.max_timestamp for s in infos if s.size > 0]
+    return PartitionRow(tp.partition, marks[0], marks[1], sum(s.size for s in infos), len(infos),
+                        max(written, default=-1))
+
+
+def topic_row(view: BrokerView, topic: Topic) -> TopicRow:
+    rows = tuple(r for tp in topic.topic_partitions() if (r := partition_row(view, tp)) is not None)
+    retention = int(topic.configs.get("retention.ms", TOPIC_CONFIG_DEFAULTS["retention.ms"][0]))
+    return TopicRow(topic.name, topic.is_internal, rows, retention)
+
+
+def topic_rows(view: BrokerView) -> list[TopicRow]:
+    return [topic_row(view, topic) for topic in view.catalog.topics()]
+
+
+def topic_configs(topic: Topic) -> list[ConfigEntry]:
+    """Every topic config with its value; overrides first, as a person looks for them first."""
+    entries = describe_topic_configs(topic.configs, None)
+    return sorted(entries, key=lambda e: (e.source is not ConfigSource.DYNAMIC_TOPIC_CONFIG, e.name))
+
+
+@attrs.frozen
+class MemberRow:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: tuple[TopicPartition, ...]
+
+
+@attrs.frozen
+class GroupRow:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol_name: str
+    members: tuple[MemberRow, ...]
+    lag: tuple[PartitionLag, ...]
+
+    @property
+    def total_lag(self) -> int:
+        return sum(row.lag for row in self.lag)
+
+    @property
+    def empty(self) -> bool:
+        return self.state == GroupState.EMPTY.name
+
+
+def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
+    """A consumer group member's ConsumerProtocolAssignment; () for other protocols or bad bytes."""
+    if len(data) < 2:
+        return ()
+    try:
+        version = min(int.from_bytes(data[:2], "big", signed=True), 3)
+        decoded = ConsumerProtocolAssignment.decode(data, version=max(version, 0))
+        return tuple(sorted(TopicPartition(t.topic, p) for t in decoded.assigned_partitions for p in t.partitions))
+    except Exception:  # another protocol's assignment is opaque bytes: shown as none
+        return ()
+
+
+def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
+    if view.coordinator.group(group_id) is None:
+        return None
+    described = view.coordinator.describe(group_id)
+    members = tuple(
+        MemberRow(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                  decode_assignment(m.assignment) if described.protocol_type == "consumer" else ())
+        for m in described.members
+    )
+    return GroupRow(group_id, described.state.name, described.protocol_type, described.protocol_name, members,
+                    tuple(group_lag(view, group_id)))
+
+
+def group_rows(view: BrokerView) -> list[GroupRow]:
+    return [row for listing in view.coordinator.list_groups() if (row := group_row(view, listing.group_id))]

@@ -1,0 +1,53 @@
+"""What the HTTP adapter may see of the broker: the domain services and a few facts about the process.
+
+The composition root builds one `BrokerView`. Every page and every metric reads the same objects the
+Kafka handlers use, in the same Trio thread, so nothing needs a lock and nothing loops back through a
+Kafka client. `Readiness` is set by the app once the Kafka listener accepts connections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.groups import GroupCoordinator, OffsetManager
+from trafka.domain.replica_manager import ReplicaManager
+
+from .metrics import BrokerMetrics
+
+
+@attrs.define
+class Readiness:
+    """/readyz: the log dir is recovered (true once the broker is built) and the Kafka listener is up."""
+
+    log_dir_recovered: bool = False
+    listeners_accepting: bool = False
+    shutting_down: bool = False
+
+    @property
+    def ready(self) -> bool:
+        return self.log_dir_recovered and self.listeners_accepting and not self.shutting_down
+
+
+@attrs.frozen
+class BrokerInfo:
+    version: str
+    node_id: int
+    cluster_id: str
+    started_ms: int
+    listeners: tuple[str, ...]  # "PLAINTEXT://host:port" as Kafka's advertised.listeners
+    config: tuple[tuple[str, str, str], ...]  # (name, value, source) of the broker's settings
+
+
+@attrs.define
+class BrokerView:
+    catalog: TopicCatalog
+    replicas: ReplicaManager
+    coordinator: GroupCoordinator
+    offsets: OffsetManager
+    clock_ms: Callable[[], int]
+    info: Callable[[], BrokerInfo]
+    readiness: Readiness = attrs.field(factory=Readiness)
+    metrics: BrokerMetrics = attrs.field(factory=BrokerMetrics)  # the Kafka listener's BrokerObserver

@@ -1,0 +1,74 @@
+"""Wiring the HTTP adapter to a built broker: its view of the domain services, and its place in the nursery.
+
+`run_http` is started by `run_broker` when `http.port` is set. It binds the HTTP listener before the
+Kafka listener starts, so /healthz answers at once and /readyz says 503 until Kafka clients can
+connect; it stops when the broker's shutdown event is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import trio
+
+from trafka import __version__
+from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
+from trafka.adapters.kafka.context import BrokerContext
+
+from .config import Settings
+
+
+def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
+    """The HTTP adapter's view of the broker; its metrics become the Kafka listener's observer."""
+    def info() -> BrokerInfo:
+        advertised = f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}"
+        return BrokerInfo(
+            version=__version__,
+            node_id=ctx.policy.node_id,
+            cluster_id=ctx.policy.cluster_id,
+            started_ms=started_ms,
+            listeners=(advertised,),
+            config=settings_with_sources(settings),
+        )
+
+    view = BrokerView(
+        catalog=ctx.catalog,
+        replicas=ctx.replicas,
+        coordinator=ctx.groups.coordinator,
+        offsets=ctx.groups.offsets,
+        clock_ms=ctx.clock_ms,
+        info=info,
+    )
+    ctx.observer = view.metrics
+    return view
+
+
+def settings_with_sources(settings: Settings) -> tuple[tuple[str, str, str], ...]:
+    """Every setting as ("section.key", value, "default" or "configured")."""
+    defaults = attrs.asdict(Settings())
+    rows = []
+    for section, values in attrs.asdict(settings).items():
+        if not isinstance(values, dict):
+            rows.append((section, str(values), "default" if values == defaults[section] else "configured"))
+            continue
+        for key, value in values.items():
+            source = "default" if value == defaults[section][key] else "configured"
+            rows.append((f"{section}.{key}", "" if value is None else str(value), source))
+    return tuple(rows)
+
+
+async def run_http(
+    settings: Settings,
+    view: BrokerView,
+    shutting_down: trio.Event,
+    started: Callable[[str, int], None] | None,
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    assert settings.http.port is not None
+    async with trio.open_nursery() as nursery:
+        host, port = await nursery.start(run_listener, view, settings.http.host, settings.http.port, shutting_down)
+        if started is not None:
+            started(host, port)
+        task_status.started((host, port))
