@@ -19,7 +19,7 @@ from .bootstrap import Adapters, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
-from .config import ConfigError, Settings, load_settings
+from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
 
 log = logging.getLogger("trafka")
 
@@ -35,7 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     store = run.add_mutually_exclusive_group()
     store.add_argument("--memory", action="store_true", help="keep everything in memory")
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
-    run.add_argument("--config", help="TOML configuration file")
+    run.add_argument("config_file", nargs="?", metavar="CONFIG",
+                     help="Kafka's server.properties (or a .toml file), as --config")
+    run.add_argument("--config", help="configuration file: Kafka's server.properties format, or TOML if it ends in .toml")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     run.add_argument(
         "--ready-file", metavar="F",
@@ -117,10 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run_check(settings.server.host, settings.server.port, args.timeout)
     try:
-        settings = load_settings(args.config, os.environ, _overrides(args))
+        loaded = load_configuration(config_path(args), os.environ, _overrides(args))
+        settings = loaded.settings
         logging.basicConfig(
             level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
+        log_ignored_kafka_keys(loaded)
         adapters = default_adapters(settings)
         ctx = bootstrap(settings, adapters)
     except (ConfigError, ValueError) as exc:

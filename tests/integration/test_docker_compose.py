@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from trafka.app.cli import _overrides, build_parser
-from trafka.app.config import Settings, load_settings
+from trafka.app.config import Settings, config_path, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -176,7 +176,7 @@ def parse_trafka(command: list[str], where: str) -> argparse.Namespace:
 
 def serve_settings(args: argparse.Namespace, environment: dict[str, str], where: str) -> Settings:
     try:
-        return load_settings(args.config, environment, _overrides(args))
+        return load_settings(config_path(args), environment, _overrides(args))
     except Exception as exc:  # ConfigError, or anything else the broker would stop on
         raise AssertionError(f"{where}: the broker would refuse its configuration: {exc}") from exc
 
