@@ -261,10 +261,15 @@ def _listeners(configs: Mapping[str, str], put: Callable[..., None]) -> None:
         put(("server", "advertised_port"), port, "advertised.listeners")
 
 
-def overrides_from_config_names(configs: Mapping[str, Any]) -> dict[str, Any]:
+def overrides_from_config_names(
+    configs: Mapping[str, Any], on_ignored: Callable[[tuple[str, ...]], None] | None = None
+) -> dict[str, Any]:
     """`num_partitions=3`, `group.initial.rebalance.delay.ms=0`: Kafka config names, with underscores
     allowed in place of dots (for Python keyword arguments), as the overrides `load_settings` takes.
-    Values may be Python values (`3`, `True`); they are checked as Kafka checks its config's values."""
+
+    Values may be Python values (`3`, `True`); they are checked as Kafka checks its configs' values. A
+    name that is no Kafka config raises `KafkaConfigError`, and so does a Kafka config trafka does not
+    implement, unless `on_ignored` is given: it is then called with those names (to log them)."""
     names = {}
     for name, value in configs.items():
         key = name if is_kafka_key(name) else name.replace("_", ".")
@@ -273,5 +278,7 @@ def overrides_from_config_names(configs: Mapping[str, Any]) -> dict[str, Any]:
         names[key] = str(value)
     mapped = map_kafka_configs(names)
     if mapped.ignored:
-        raise KafkaConfigError(f"trafka does not implement {', '.join(mapped.ignored)}")
+        if on_ignored is None:
+            raise KafkaConfigError(f"trafka does not implement {', '.join(mapped.ignored)}")
+        on_ignored(mapped.ignored)
     return mapped.overrides

@@ -285,3 +285,9 @@ def test_overrides_from_config_names_takes_dots_or_underscores():
         overrides_from_config_names({"num_partitionz": 3})
     with pytest.raises(KafkaConfigError, match="does not implement replica.lag.time.max.ms"):
         overrides_from_config_names({"replica_lag_time_max_ms": 3})
+    seen = []
+    assert overrides_from_config_names({"offsets.topic.replication.factor": 1, "num.partitions": 2}, seen.append) == {
+        "broker": {"num_partitions": 2}}
+    assert seen == [("offsets.topic.replication.factor",)]
+    with pytest.raises(KafkaConfigError, match="'x' for num.partitions"):
+        overrides_from_config_names({"num_partitions": "x"})
