@@ -20,6 +20,7 @@ from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
 from .cli_config import add_config_parser, run_config
+from .cli_operator import OPERATOR_COMMANDS, add_operator_parsers
 from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
 
 log = logging.getLogger("trafka")
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
     add_export_parser(commands)
     add_config_parser(commands)
+    add_operator_parsers(commands)
     return parser
 
 
@@ -115,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_export(args)
     if args.command == "config":
         return run_config(args, _overrides(args))
+    if args.command in OPERATOR_COMMANDS:
+        return OPERATOR_COMMANDS[args.command](args)
     if args.command == "check":
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))

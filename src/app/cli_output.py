@@ -31,7 +31,8 @@ def _cell(value: Any) -> str:
 
 
 def format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], width: int | None = None) -> str:
-    width = width or shutil.get_terminal_size((120, 24)).columns
+    """Aligned columns; with a `width`, the widest column is cut until lines fit it."""
+    width = width or 1 << 30
     cells = [[_cell(row.get(c)) for c in columns] for row in rows]
     widths = [max([len(c.upper())] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     while sum(widths) + 2 * (len(widths) - 1) > width:
@@ -53,7 +54,9 @@ def print_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], output
         json.dump(list(rows), out, indent=2, default=str)
         out.write("\n")
     else:
-        out.write(format_table(rows, columns) + "\n")
+        # Cut to the terminal's width only on a terminal: piped, every value is printed whole.
+        width = shutil.get_terminal_size().columns if out.isatty() else None
+        out.write(format_table(rows, columns, width) + "\n")
     out.flush()
 
 
