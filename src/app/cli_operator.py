@@ -1,4 +1,4 @@
-"""The operator commands (`topic`, `group`, `produce`, `consume`, `cluster`), one module each,
+"""The operator commands (`topic`, `group`, `produce`, `consume`, `cluster`, `dump-log`), one module each,
 registered here so that `cli.py` stays the broker's own entry point."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ from .cli_consume import add_consume_parser, run_consume
 from .cli_group import add_group_parser, run_group
 from .cli_produce import add_produce_parser, run_produce
 from .cli_topic import add_topic_parser, run_topic
+from .dump_log import add_dump_log_parser, run_dump_log
 
 OPERATOR_COMMANDS = {
     "topic": run_topic, "group": run_group, "produce": run_produce, "consume": run_consume, "cluster": run_cluster,
+    "dump-log": run_dump_log,
 }
 
 
@@ -22,3 +24,4 @@ def add_operator_parsers(commands: Any) -> None:
     add_produce_parser(commands)
     add_consume_parser(commands)
     add_cluster_parser(commands)
+    add_dump_log_parser(commands)
