@@ -29,12 +29,14 @@ from typing import Any
 import attrs
 
 KAFKA_ENV_PREFIX = "KAFKA_"
-# The image's launch scripts read these; they are never server.properties entries (KafkaDockerWrapper's
-# ExcludeServerPropsEnv, plus KAFKA_JMX_PORT, which its `launch` script turns into JVM options).
+# Kafka's scripts read these; they are never server.properties entries: KafkaDockerWrapper's
+# ExcludeServerPropsEnv, KAFKA_JMX_PORT (the image's `launch` script), the variables of
+# bin/kafka-run-class.sh, and KAFKA_HOME, which Kafka installations commonly export.
 KAFKA_ENV_NOT_CONFIGS = frozenset({
     "KAFKA_VERSION", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS",
     "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
-    "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME", "KAFKA_JMX_PORT",
+    "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME", "KAFKA_JMX_PORT", "KAFKA_DEBUG", "KAFKA_MODE",
+    "KAFKA_LOG4J_CMD_OPTS", "KAFKA_HOME",
 })
 # Families of Kafka keys named by prefix (per listener, per plugin, config providers).
 _KAFKA_KEY_PREFIXES = ("listener.name.", "rsm.config.", "rlmm.config.", "config.providers.")

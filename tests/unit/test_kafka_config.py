@@ -214,6 +214,7 @@ KAFKA_QUICKSTART_ENV = {
     "KAFKA_NUM_PARTITIONS": "3",
     "KAFKA_HEAP_OPTS": "-Xmx1G",  # read by the image's scripts, never a config
     "KAFKA_JMX_PORT": "9101",
+    "KAFKA_HOME": "/opt/kafka",
 }
 
 
