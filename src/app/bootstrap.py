@@ -181,7 +181,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
     )
     transactions = TransactionService(
-        TransactionCoordinator(producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load()),
+        TransactionCoordinator(
+            producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load(),
+            settings.broker.transaction_max_timeout_ms,
+        ),
         catalog, replicas, offsets,
     )
     for transactional_id in transactions.recover(adapters.clock_ms()):

@@ -52,6 +52,7 @@ class BrokerSettings:
     default_replication_factor: int = 1
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
+    transaction_max_timeout_ms: int = 900000  # a producer asking for a longer transaction.timeout.ms is refused
 
 
 @attrs.frozen

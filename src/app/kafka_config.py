@@ -119,6 +119,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "message.max.bytes": (("broker", "message_max_bytes"), _int(0)),
     "fetch.max.bytes": (("broker", "fetch_max_bytes"), _int(1024)),
     "socket.request.max.bytes": (("server", "max_request_bytes"), _int(1)),
+    "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), _int(1)),
     "log.retention.bytes": (("log", "retention_bytes"), _long()),
     "log.segment.bytes": (("log", "segment_bytes"), _int(14)),
     "log.index.interval.bytes": (("log", "index_interval_bytes"), _int(0)),

@@ -292,3 +292,17 @@ def test_overrides_from_config_names_takes_dots_or_underscores():
     assert seen == [("offsets.topic.replication.factor",)]
     with pytest.raises(KafkaConfigError, match="'x' for num.partitions"):
         overrides_from_config_names({"num_partitions": "x"})
+
+
+def test_transaction_max_timeout_reaches_the_coordinator():
+    from trafka.domain.errors import ErrorCode, KafkaError
+    from trafka.domain.transactions import TransactionCoordinator
+
+    settings = load_settings(None, {"KAFKA_TRANSACTION_MAX_TIMEOUT_MS": "1000"})
+    assert settings.broker.transaction_max_timeout_ms == 1000
+    coordinator = TransactionCoordinator(iter(range(100)).__next__, lambda txn: None, (),
+                                         settings.broker.transaction_max_timeout_ms)
+    coordinator.init_producer_id("short", 1000, now=0)
+    with pytest.raises(KafkaError) as info:
+        coordinator.init_producer_id("long", 1001, now=0)
+    assert info.value.code is ErrorCode.INVALID_TRANSACTION_TIMEOUT
