@@ -45,4 +45,10 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
     CMD ["trafka", "check", "--host", "127.0.0.1", "--port", "9092", "--timeout", "3"]
 # SIGTERM (docker stop) shuts down gracefully: requests answered, logs flushed, exit status 0.
 STOPSIGNAL SIGTERM
-CMD ["trafka", "serve", "--host", "0.0.0.0", "--port", "9092", "--data-dir", "/var/lib/trafka"]
+# Configured as the apache/kafka image is: KAFKA_* variables (KAFKA_ADVERTISED_LISTENERS,
+# KAFKA_NUM_PARTITIONS, KRaft ones accepted and ignored), so a compose service written for that image
+# runs this one unchanged. In a container trafka listens on every interface; its log dir is the volume
+# unless the service sets KAFKA_LOG_DIRS.
+ENV TRAFKA_SERVER_HOST=0.0.0.0 \
+    KAFKA_LOG_DIRS=/var/lib/trafka
+CMD ["trafka", "serve"]

@@ -86,14 +86,16 @@ def default_adapters(settings: Settings) -> Adapters:
     )
     if settings.storage.kind == "memory":
         return Adapters(
-            logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
+            logs=MemoryLogStore(topic_defaults_from(settings)), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
             transaction_store=MemoryTransactionStore(), **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
     except DataDirError as exc:
         raise LogDirUnusable(str(exc)) from exc
-    logs = FileLogStore(logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages)
+    logs = FileLogStore(
+        logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages, topic_defaults_from(settings)
+    )
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
     offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
     txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
@@ -124,6 +126,21 @@ def default_adapters(settings: Settings) -> Adapters:
     )
 
 
+def topic_defaults_from(settings: Settings) -> dict[str, str]:
+    """The broker's defaults for topic configs that the configuration sets (Kafka's log.* keys)."""
+    log_settings = settings.log
+    values = {
+        "retention.ms": log_settings.retention_ms,
+        "retention.bytes": log_settings.retention_bytes,
+        "segment.bytes": log_settings.segment_bytes,
+        "segment.ms": log_settings.roll_ms,
+        "flush.messages": log_settings.flush_interval_messages,
+        "flush.ms": log_settings.flush_interval_ms,
+        "index.interval.bytes": log_settings.index_interval_bytes,
+    }
+    return {name: str(value) for name, value in values.items() if value is not None}
+
+
 def policy_from(settings: Settings) -> BrokerPolicy:
     broker = settings.broker
     return BrokerPolicy(
@@ -134,6 +151,7 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         default_replication_factor=broker.default_replication_factor,
         message_max_bytes=broker.message_max_bytes,
         fetch_max_bytes=broker.fetch_max_bytes,
+        topic_defaults=topic_defaults_from(settings),
     )
 
 
@@ -175,7 +193,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     transactions = TransactionService(
         TransactionCoordinator(
             producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load(),
-            adapters.transaction_store.remove,
+            remove=adapters.transaction_store.remove,
+            max_timeout_ms=settings.broker.transaction_max_timeout_ms,
         ),
         catalog, replicas, offsets,
     )

@@ -21,7 +21,9 @@ from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
-from .config import ConfigError, Settings, load_settings
+from .cli_config import add_config_parser, run_config
+from .cli_operator import OPERATOR_COMMANDS, add_operator_parsers
+from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
 
 log = logging.getLogger("trafka")
 
@@ -39,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
     run.add_argument("--http-port", type=int, help="HTTP port for /metrics, /healthz and the console (default off)")
     run.add_argument("--http-host", help="interface of the HTTP listener (default 127.0.0.1)")
-    run.add_argument("--config", help="TOML configuration file")
+    run.add_argument("config_file", nargs="?", metavar="CONFIG",
+                     help="Kafka's server.properties (or a .toml file), as --config")
+    run.add_argument("--config", help="configuration file: Kafka's server.properties format, or TOML if it ends in .toml")
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     run.add_argument(
         "--ready-file", metavar="F",
@@ -51,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", help="TOML configuration file")
     check.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
     add_export_parser(commands)
+    add_config_parser(commands)
+    add_operator_parsers(commands)
     return parser
 
 
@@ -121,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "export":
         return run_export(args)
+    if args.command == "config":
+        return run_config(args, _overrides(args))
+    if args.command in OPERATOR_COMMANDS:
+        return OPERATOR_COMMANDS[args.command](args)
     if args.command == "check":
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))
@@ -129,10 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run_check(settings.server.host, settings.server.port, args.timeout)
     try:
-        settings = load_settings(args.config, os.environ, _overrides(args))
+        loaded = load_configuration(config_path(args), os.environ, _overrides(args))
+        settings = loaded.settings
         logging.basicConfig(
             level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
+        log_ignored_kafka_keys(loaded)
         adapters = default_adapters(settings)
         ctx = bootstrap(settings, adapters)
     except LogDirUnusable as exc:

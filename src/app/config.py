@@ -1,12 +1,18 @@
 """trafka's configuration: frozen attrs classes built by a cattrs converter that forbids extra keys.
 
-Sources, later ones winning: the defaults below, a TOML file (`--config`), `TRAFKA_<SECTION>_<KEY>`
-environment variables (`TRAFKA_BROKER_NUM_PARTITIONS=3`), then command-line flags. A key that does not
-exist or a value of the wrong type is a `ConfigError` whose message names the key's path.
+Sources, later ones winning: the defaults below, a config file (`--config`: TOML if it ends in `.toml`,
+otherwise Kafka's `server.properties` format), `KAFKA_<NAME>` environment variables as the
+`apache/kafka` image reads them, `TRAFKA_<SECTION>_<KEY>` environment variables
+(`TRAFKA_BROKER_NUM_PARTITIONS=3`), then command-line flags. Kafka's names are mapped by
+`kafka_config`; a properties file and the `KAFKA_*` variables are merged first, as the image merges
+them, so Kafka's own precedence (`log.retention.ms` over `.hours`) holds across the two. A key that does
+not exist or a value of the wrong type is a `ConfigError` whose message names the key.
+`load_configuration` also tells where each value came from (`trafka config show`).
 """
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -14,7 +20,11 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from .kafka_config import KafkaConfigError, kafka_environment, map_kafka_configs
+from .properties import PropertiesError, read_properties
+
 ENV_PREFIX = "TRAFKA_"
+log = logging.getLogger("trafka")
 
 
 class ConfigError(Exception):
@@ -47,6 +57,7 @@ class BrokerSettings:
     transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms (7 days)
     # transaction.remove.expired.transaction.cleanup.interval.ms
     transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
+    transaction_max_timeout_ms: int = 900000  # a producer asking for a longer transaction.timeout.ms is refused
 
 
 @attrs.frozen
@@ -77,12 +88,27 @@ class HttpSettings:
 
 
 @attrs.frozen
+class LogSettings:
+    """The broker's defaults for topic configs (Kafka's `log.*` keys); a topic's own config wins.
+    None is Kafka's default (`trafka.domain.configs.TOPIC_CONFIG_DEFAULTS`)."""
+
+    retention_ms: int | None = None  # retention.ms; log.retention.ms|minutes|hours
+    retention_bytes: int | None = None  # retention.bytes
+    segment_bytes: int | None = None  # segment.bytes
+    roll_ms: int | None = None  # segment.ms; log.roll.ms|hours
+    flush_interval_messages: int | None = None  # flush.messages
+    flush_interval_ms: int | None = None  # flush.ms
+    index_interval_bytes: int | None = None  # index.interval.bytes
+
+
+@attrs.frozen
 class Settings:
     server: ServerSettings = ServerSettings()
     broker: BrokerSettings = BrokerSettings()
     storage: StorageSettings = StorageSettings()
     groups: GroupCoordinatorSettings = GroupCoordinatorSettings()
     http: HttpSettings = HttpSettings()
+    log: LogSettings = LogSettings()
     log_level: str = "INFO"
 
 
@@ -132,7 +158,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups", "http"}
+    sections = {"server", "broker", "storage", "groups", "http", "log"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
@@ -148,20 +174,96 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+@attrs.frozen
+class LoadedConfiguration:
+    settings: Settings
+    sources: dict[str, str]  # "broker.num_partitions" -> "env KAFKA_NUM_PARTITIONS"; unlisted: default
+    ignored_kafka_keys: tuple[str, ...]  # Kafka configs given that trafka does not implement
+
+
+def _paths(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            out += _paths(value, f"{prefix}{key}.")
+        else:
+            out.append(prefix + key)
+    return out
+
+
+def _kafka_layers(
+    config_file: str | None, environ: Mapping[str, str] | None
+) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
+    """A properties file and the KAFKA_* variables, merged as the apache/kafka image merges them."""
+    configs: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    if config_file is not None and not config_file.endswith(".toml"):
+        try:
+            for key, value in read_properties(config_file).items():
+                configs[key], origin[key] = value, f"file {config_file}"
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from exc
+        except PropertiesError as exc:
+            raise ConfigError(f"config file {config_file}: {exc}") from exc
+    for key, (value, variable) in kafka_environment(environ or {}).items():
+        configs[key], origin[key] = value, f"env {variable}"
+    if not configs:
+        return {}, {}, ()
+    try:
+        mapped = map_kafka_configs(configs)
+    except KafkaConfigError as exc:
+        where = sorted({origin[key] for key in configs if key in str(exc)}) or sorted(set(origin.values()))
+        raise ConfigError(f"{', '.join(where)}: {exc}") from exc
+    sources = {path: f"{origin[key]} ({key})" if origin[key].startswith("file") else origin[key]
+               for path, key in mapped.decided_by.items()}
+    return mapped.overrides, sources, tuple(mapped.ignored)
+
+
+def load_configuration(
+    config_file: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LoadedConfiguration:
+    raw: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if config_file is not None and config_file.endswith(".toml"):
+        toml = read_toml(config_file)
+        raw = _merge(raw, toml)
+        sources.update({path: f"file {config_file}" for path in _paths(toml)})
+    kafka, kafka_sources, ignored = _kafka_layers(config_file, environ)
+    raw = _merge(raw, kafka)
+    sources.update(kafka_sources)
+    if environ is not None:
+        trafka_env = from_environment(environ)
+        raw = _merge(raw, trafka_env)
+        sources.update({path: f"env {ENV_PREFIX}{path.replace('.', '_').upper()}" for path in _paths(trafka_env)})
+    if overrides:
+        raw = _merge(raw, overrides)
+        sources.update({path: "flag" for path in _paths(overrides)})
+    try:
+        settings = CONVERTER.structure(raw, Settings)
+    except Exception as exc:
+        messages = cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
+        raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
+    return LoadedConfiguration(settings, sources, ignored)
+
+
 def load_settings(
     config_file: str | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> Settings:
-    raw: dict[str, Any] = {}
-    if config_file is not None:
-        raw = _merge(raw, read_toml(config_file))
-    if environ is not None:
-        raw = _merge(raw, from_environment(environ))
-    if overrides:
-        raw = _merge(raw, overrides)
-    try:
-        return CONVERTER.structure(raw, Settings)
-    except Exception as exc:
-        messages = cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
-        raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
+    return load_configuration(config_file, environ, overrides).settings
+
+
+def config_path(args: Any) -> str | None:
+    """`trafka serve FILE` or `--config FILE` (not both)."""
+    positional, option = getattr(args, "config_file", None), getattr(args, "config", None)
+    if positional and option and positional != option:
+        raise ConfigError(f"two config files given: {positional} and --config {option}")
+    return positional or option
+
+
+def log_ignored_kafka_keys(loaded: LoadedConfiguration) -> None:
+    if loaded.ignored_kafka_keys:
+        log.info("Kafka configs trafka does not implement, ignored: %s", ", ".join(loaded.ignored_kafka_keys))

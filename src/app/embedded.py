@@ -31,6 +31,7 @@ from trafka.domain.topics import TopicPartition
 
 from .bootstrap import Adapters, bootstrap, default_adapters
 from .config import Settings, load_settings
+from .kafka_config import is_kafka_key, overrides_from_config_names
 from .runtime import close_broker, request_shutdown, run_broker
 
 _FETCH_BYTES = 8 * 1024 * 1024
@@ -53,26 +54,14 @@ class BrokerError(Exception):
     """The embedded broker could not start, or a helper was asked for something it cannot do."""
 
 
-# Kafka config names whose trafka setting has another name (the rest match a field of one section).
-_KAFKA_NAMES = {
-    "group_initial_rebalance_delay_ms": ("groups", "initial_rebalance_delay_ms"),
-    "group_min_session_timeout_ms": ("groups", "min_session_timeout_ms"),
-    "group_max_session_timeout_ms": ("groups", "max_session_timeout_ms"),
-    "log_dirs": ("storage", "data_dir"),
-    "log_dir": ("storage", "data_dir"),
-    "log_flush_interval_messages": ("storage", "flush_messages"),
-    "socket_request_max_bytes": ("server", "max_request_bytes"),
-}
-
-
-def _section_of(name: str) -> tuple[str, str]:
-    key = name.replace(".", "_")
-    if key in _KAFKA_NAMES:
-        return _KAFKA_NAMES[key]
+def _trafka_field(name: str) -> tuple[str, str] | None:
+    """A trafka setting with no Kafka name (`shutdown_grace_seconds`...): (section, field)."""
+    defaults = Settings()
     for section in attrs.fields(Settings):
-        if attrs.has(section.type) and key in attrs.fields_dict(section.type):
-            return section.name, key
-    raise BrokerError(f"unknown broker setting {name!r}")
+        kind = type(getattr(defaults, section.name))
+        if attrs.has(kind) and name in attrs.fields_dict(kind):
+            return section.name, name
+    return None
 
 
 def embedded_settings(
@@ -91,10 +80,20 @@ def embedded_settings(
         "groups": {"initial_rebalance_delay_ms": 0},
         "storage": {"kind": "memory"} if data_dir is None else {"kind": "filesystem", "data_dir": str(data_dir)},
     }
+    kafka_names: dict[str, Any] = {}
     for name, value in (settings or {}).items():
-        section, key = _section_of(name)
-        overrides.setdefault(section, {})[key] = value
+        key = name.replace("_", ".")
+        field = None if is_kafka_key(name) or is_kafka_key(key) else _trafka_field(name)
+        if field is None:
+            kafka_names[name] = value
+        else:
+            overrides.setdefault(field[0], {})[field[1]] = value
     try:
+        for section, values in overrides_from_config_names(kafka_names).items():
+            if isinstance(values, Mapping):
+                overrides.setdefault(section, {}).update(values)
+            else:
+                overrides[section] = values
         return load_settings(None, None, overrides)
     except Exception as exc:
         raise BrokerError(str(exc)) from exc

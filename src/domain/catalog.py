@@ -156,7 +156,7 @@ class TopicCatalog:
         for config, (op, value) in changes.items():
             if config not in TOPIC_CONFIG_DEFAULTS:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {config}")
-            current = configs.get(config, TOPIC_CONFIG_DEFAULTS[config][0])
+            current = self._policy.topic_config(configs, config)
             if op is AlterOp.DELETE:
                 configs.pop(config, None)
                 recorded[config] = None

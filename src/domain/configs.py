@@ -2,7 +2,10 @@
 
 `TOPIC_CONFIG_DEFAULTS` is the set of topic-level configs trafka knows, with Kafka's defaults; a
 CreateTopics config outside it is INVALID_CONFIG, as in Kafka. `BrokerPolicy` is the part of the
-broker's settings the domain acts on (the app layer builds it from the user's configuration).
+broker's settings the domain acts on (the app layer builds it from the user's configuration). Its
+`topic_defaults` are the broker's own defaults for topic configs (Kafka's `log.retention.ms` for
+`retention.ms`...): a topic without an override of its own uses them, and DescribeConfigs reports them
+as STATIC_BROKER_CONFIG, as Kafka does.
 """
 
 from __future__ import annotations
@@ -134,13 +137,31 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
     return out
 
 
-def describe_topic_configs(overrides: Mapping[str, str], keys: list[str] | None) -> list[ConfigEntry]:
+# Topic config -> the broker config that sets its default (Kafka's ServerTopicConfigSynonyms).
+TOPIC_CONFIG_SYNONYMS: Mapping[str, str] = {
+    "retention.ms": "log.retention.ms",
+    "retention.bytes": "log.retention.bytes",
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "max.message.bytes": "message.max.bytes",
+}
+
+
+def describe_topic_configs(
+    overrides: Mapping[str, str], keys: list[str] | None, broker_defaults: Mapping[str, str] | None = None
+) -> list[ConfigEntry]:
+    broker_defaults = broker_defaults or {}
     entries = []
     for name, (default, config_type) in sorted(TOPIC_CONFIG_DEFAULTS.items()):
         if keys is not None and name not in keys:
             continue
         if name in overrides:
             entries.append(ConfigEntry(name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG, config_type))
+        elif name in broker_defaults:
+            entries.append(ConfigEntry(name, broker_defaults[name], ConfigSource.STATIC_BROKER_CONFIG, config_type))
         else:
             entries.append(ConfigEntry(name, default, ConfigSource.DEFAULT_CONFIG, config_type))
     return entries
@@ -157,17 +178,34 @@ class BrokerPolicy:
     default_replication_factor: int = 1
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
+    topic_defaults: Mapping[str, str] = attrs.field(factory=dict)  # e.g. {"retention.ms": "3600000"}
+
+    def topic_config(self, topic_configs: Mapping[str, str], name: str) -> str:
+        """A topic's value of `name`: its own override, else the broker's default, else Kafka's."""
+        if name in topic_configs:
+            return topic_configs[name]
+        return self.topic_defaults.get(name, TOPIC_CONFIG_DEFAULTS[name][0])
+
+    def describe_topic(self, topic_configs: Mapping[str, str], keys: list[str] | None) -> list[ConfigEntry]:
+        defaults = {**self.topic_defaults, "max.message.bytes": str(self.message_max_bytes)}
+        if self.message_max_bytes == int(TOPIC_CONFIG_DEFAULTS["max.message.bytes"][0]):
+            del defaults["max.message.bytes"]
+        return describe_topic_configs(topic_configs, keys, defaults)
 
     def describe(self, keys: list[str] | None) -> list[ConfigEntry]:
+        topic_level = {
+            broker_name: (self.topic_config({}, topic_name), TOPIC_CONFIG_DEFAULTS[topic_name][1])
+            for topic_name, broker_name in TOPIC_CONFIG_SYNONYMS.items()
+            if topic_name != "max.message.bytes"
+        }
         values = {
+            **topic_level,
             "auto.create.topics.enable": (str(self.auto_create_topics_enable).lower(), ConfigType.BOOLEAN),
             "broker.id": (str(self.node_id), ConfigType.INT),
             "node.id": (str(self.node_id), ConfigType.INT),
             "default.replication.factor": (str(self.default_replication_factor), ConfigType.INT),
             "message.max.bytes": (str(self.message_max_bytes), ConfigType.INT),
             "num.partitions": (str(self.num_partitions), ConfigType.INT),
-            "log.retention.ms": (TOPIC_CONFIG_DEFAULTS["retention.ms"][0], ConfigType.LONG),
-            "log.segment.bytes": (TOPIC_CONFIG_DEFAULTS["segment.bytes"][0], ConfigType.INT),
             "log.cleanup.policy": ("delete", ConfigType.LIST),
             "min.insync.replicas": ("1", ConfigType.INT),
         }

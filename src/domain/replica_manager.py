@@ -14,7 +14,7 @@ import attrs
 from .batch import Checksum, assign_offsets, iter_batches, validate_batches
 from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
-from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy
+from .configs import BrokerPolicy
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog
 from .producers import PartitionProducerState, ProducerEntry
@@ -253,8 +253,8 @@ class ReplicaManager:
         """Delete whole segments past retention.ms / retention.bytes; the new log start per partition."""
         moved = {}
         for topic in self._catalog.topics():
-            retention_ms = int(topic.configs.get("retention.ms", TOPIC_CONFIG_DEFAULTS["retention.ms"][0]))
-            retention_bytes = int(topic.configs.get("retention.bytes", TOPIC_CONFIG_DEFAULTS["retention.bytes"][0]))
+            retention_ms = int(self._policy.topic_config(topic.configs, "retention.ms"))
+            retention_bytes = int(self._policy.topic_config(topic.configs, "retention.bytes"))
             if "delete" not in topic.configs.get("cleanup.policy", "delete"):
                 continue
             for tp in topic.topic_partitions():

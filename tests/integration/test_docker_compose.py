@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from trafka.app.cli import _overrides, build_parser
-from trafka.app.config import Settings, load_settings
+from trafka.app.config import Settings, config_path, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -176,7 +176,7 @@ def parse_trafka(command: list[str], where: str) -> argparse.Namespace:
 
 def serve_settings(args: argparse.Namespace, environment: dict[str, str], where: str) -> Settings:
     try:
-        return load_settings(args.config, environment, _overrides(args))
+        return load_settings(config_path(args), environment, _overrides(args))
     except Exception as exc:  # ConfigError, or anything else the broker would stop on
         raise AssertionError(f"{where}: the broker would refuse its configuration: {exc}") from exc
 
@@ -364,11 +364,22 @@ def last(stage: list[tuple[str, str]], keyword: str) -> str | None:
     return found[-1] if found else None
 
 
-def broker_cmd_settings() -> Settings:
+def image_environment() -> dict[str, str]:
+    """The ENV of the broker image (its stage and the base), as a container starts with it."""
+    env: dict[str, str] = {}
+    for name in ("base", "broker"):
+        for keyword, rest in stages()[name]:
+            if keyword == "ENV":
+                env.update(dict(shlex.split(pair)[0].split("=", 1) for pair in shlex.split(rest)))
+    return env
+
+
+def broker_cmd_settings(service_environment: dict[str, str] | None = None) -> Settings:
+    """The settings `docker run` of the image gives, with a compose service's `environment` on top."""
     cmd = exec_form(last(stages()[""], "CMD") or "", "CMD")
     args = parse_trafka(cmd, "Dockerfile CMD")
     assert args.command == "serve"
-    return serve_settings(args, {}, "Dockerfile CMD")
+    return serve_settings(args, {**image_environment(), **(service_environment or {})}, "Dockerfile CMD")
 
 
 def healthcheck() -> list[str]:
@@ -479,3 +490,44 @@ def test_dockerignore_keeps_what_the_image_copies() -> None:
         assert needed in rules
     copied = [rest.split()[:-1] for k, rest in dockerfile() if k == "COPY"]
     assert sorted(p for paths in copied for p in paths) == ["README.md", "pyproject.toml", "src"]
+
+
+# Kafka's docker quickstart: the apache/kafka image's documented single-broker service (KRaft, one
+# PLAINTEXT listener and a controller listener), its environment exactly as compose passes it.
+KAFKA_QUICKSTART_SERVICE = """
+services:
+  broker:
+    image: apache/kafka:latest
+    container_name: broker
+    environment:
+      KAFKA_NODE_ID: 1
+      KAFKA_PROCESS_ROLES: broker,controller
+      KAFKA_LISTENERS: PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+      KAFKA_ADVERTISED_LISTENERS: PLAINTEXT://localhost:9092
+      KAFKA_CONTROLLER_LISTENER_NAMES: CONTROLLER
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+      KAFKA_CONTROLLER_QUORUM_VOTERS: 1@localhost:9093
+      KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR: 1
+      KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: 1
+      KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: 1
+      KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: 0
+      KAFKA_NUM_PARTITIONS: 3
+"""
+
+
+def test_an_apache_kafka_compose_service_configures_the_image_unchanged() -> None:
+    service = mini_yaml(KAFKA_QUICKSTART_SERVICE)["services"]["broker"]
+    settings = broker_cmd_settings(environment_of(service))
+    assert (settings.server.host, settings.server.port) == ("0.0.0.0", 9092)
+    assert (settings.server.advertised_host, settings.server.advertised_port) == ("localhost", 9092)
+    assert settings.broker.num_partitions == 3
+    assert settings.groups.initial_rebalance_delay_ms == 0
+    assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/var/lib/trafka")
+    logs = broker_cmd_settings({**environment_of(service), "KAFKA_LOG_DIRS": "/var/lib/kafka/data"})
+    assert logs.storage.data_dir == "/var/lib/kafka/data"
+
+
+def test_the_image_without_variables_serves_on_all_interfaces_into_its_volume() -> None:
+    settings = broker_cmd_settings()
+    assert (settings.server.host, settings.server.port) == ("0.0.0.0", 9092)
+    assert settings.storage.data_dir == "/var/lib/trafka"

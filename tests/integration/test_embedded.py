@@ -86,9 +86,9 @@ def test_settings_by_kafka_name_and_auto_creation_off():
 
 
 def test_a_wrong_setting_fails_where_the_broker_is_declared():
-    with pytest.raises(BrokerError, match="unknown broker setting 'no_such_setting'"):
+    with pytest.raises(BrokerError, match="no.such.setting"):
         trafka.Broker(no_such_setting=1)
-    with pytest.raises(BrokerError, match="num_partitions"):
+    with pytest.raises(BrokerError, match="num.partitions"):
         trafka.Broker(num_partitions="many")
 
 

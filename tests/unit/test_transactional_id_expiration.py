@@ -18,7 +18,7 @@ WEEK = 7 * 24 * 3_600_000
 
 def _coordinator(store) -> TransactionCoordinator:
     allocator = ProducerIdAllocator(0, lambda start, end: None)
-    return TransactionCoordinator(allocator.allocate, store.record, store.load(), store.remove)
+    return TransactionCoordinator(allocator.allocate, store.record, store.load(), remove=store.remove)
 
 
 def test_idle_ids_expire_and_ongoing_ones_stay():

@@ -23,9 +23,14 @@ from .partition_log import FilePartitionLog, LogConfig, read_partition_metadata,
 log = logging.getLogger("trafka.storage")
 
 
-def log_config(configs: Mapping[str, str], flush_messages: int | None = None) -> LogConfig:
+def log_config(
+    configs: Mapping[str, str], flush_messages: int | None = None, defaults: Mapping[str, str] | None = None
+) -> LogConfig:
+    """A partition's settings: the topic's configs, else the broker's `defaults`, else Kafka's."""
+    defaults = defaults or {}
+
     def value(name: str) -> int:
-        return int(configs.get(name, TOPIC_CONFIG_DEFAULTS[name][0]))
+        return int(configs.get(name, defaults.get(name, TOPIC_CONFIG_DEFAULTS[name][0])))
 
     return LogConfig(
         segment_bytes=value("segment.bytes"),
@@ -43,8 +48,10 @@ class FileLogStore:
         checksum: Callable[[memoryview], int],
         clock_ms: Callable[[], int],
         flush_messages: int | None = None,
+        topic_defaults: Mapping[str, str] | None = None,
     ) -> None:
         self.logdir = logdir
+        self._topic_defaults = dict(topic_defaults or {})
         self._checksum = checksum
         self._clock_ms = clock_ms
         self._flush_messages = flush_messages
@@ -57,7 +64,7 @@ class FileLogStore:
     def _open(self, tp: TopicPartition, configs: Mapping[str, str]) -> FilePartitionLog:
         path = self.logdir.partition_path(tp)
         partition_log = FilePartitionLog(
-            path, log_config(configs, self._flush_messages), self._checksum, self._clock_ms,
+            path, log_config(configs, self._flush_messages, self._topic_defaults), self._checksum, self._clock_ms,
             log_start_offset=self._log_starts.get(tp, 0),
             on_log_start_moved=self._write_log_starts,
             health=self.health,
@@ -115,7 +122,7 @@ class FileLogStore:
 
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
         if tp in self._logs:
-            self._logs[tp].reconfigure(log_config(topic.configs, self._flush_messages))
+            self._logs[tp].reconfigure(log_config(topic.configs, self._flush_messages, self._topic_defaults))
 
     def delete(self, tp: TopicPartition) -> None:
         self._log_starts.pop(tp, None)

@@ -8,7 +8,7 @@ retention deletes the same whole segments the filesystem store deletes.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from trafka.domain.batch import BatchHeader
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
@@ -18,8 +18,8 @@ from trafka.domain.retention import SegmentInfo
 from trafka.domain.topics import Topic, TopicPartition
 
 
-def _segment_bytes(topic: Topic) -> int:
-    return int(topic.configs.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0]))
+def _segment_bytes(topic: Topic, defaults: Mapping[str, str]) -> int:
+    return int(topic.configs.get("segment.bytes", defaults.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0])))
 
 
 class MemoryPartitionLog:
@@ -143,16 +143,17 @@ class MemoryPartitionLog:
 
 
 class MemoryLogStore:
-    def __init__(self) -> None:
+    def __init__(self, topic_defaults: Mapping[str, str] | None = None) -> None:
         self._logs: dict[TopicPartition, MemoryPartitionLog] = {}
+        self._topic_defaults = dict(topic_defaults or {})  # the broker's defaults for topic configs
 
     def create(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
-        log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic))
+        log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic, self._topic_defaults))
         return log
 
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
         if tp in self._logs:
-            self._logs[tp].segment_bytes = _segment_bytes(topic)
+            self._logs[tp].segment_bytes = _segment_bytes(topic, self._topic_defaults)
 
     def open(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
         return self._logs.get(tp) or self.create(tp, topic)

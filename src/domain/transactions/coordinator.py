@@ -54,8 +54,11 @@ class TransactionCoordinator:
         allocate_producer_id: Callable[[], int],
         record: Callable[[TxnMetadata], None],
         loaded: Iterable[TxnMetadata] = (),
+        *,
         remove: Callable[[str], None] = lambda transactional_id: None,
+        max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS,  # transaction.max.timeout.ms
     ) -> None:
+        self.max_timeout_ms = max_timeout_ms
         self._allocate = allocate_producer_id
         self._record = record
         self._remove = remove
@@ -101,7 +104,7 @@ class TransactionCoordinator:
         """A producer id and (bumped) epoch; an ongoing transaction of the old epoch is aborted."""
         if not transactional_id:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "empty transactional id")
-        if not 0 < timeout_ms <= MAX_TRANSACTION_TIMEOUT_MS:
+        if not 0 < timeout_ms <= self.max_timeout_ms:
             raise KafkaError(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         txn = self._txns.get(transactional_id)
         if txn is None:

@@ -16,7 +16,7 @@ from kafka.protocol.admin import (
     DescribeTopicPartitionsResponse,
 )
 
-from trafka.domain.configs import ConfigEntry, describe_topic_configs
+from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
 
 from ..context import BrokerContext, ClientInfo
@@ -57,7 +57,7 @@ def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsR
         if topic is None:
             error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.resource_name} does not exist"
         else:
-            entries = describe_topic_configs(topic.configs, keys)
+            entries = ctx.policy.describe_topic(topic.configs, keys)
     elif resource.resource_type == BROKER_RESOURCE:
         if resource.resource_name not in ("", str(ctx.policy.node_id)):
             error, message = ErrorCode.INVALID_REQUEST, f"Unexpected broker id {resource.resource_name}"

@@ -18,7 +18,6 @@ from kafka.protocol.admin import (
     DeleteTopicsResponse,
 )
 
-from trafka.domain.configs import describe_topic_configs
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import ZERO_UUID
 
@@ -81,7 +80,7 @@ def _create_one(ctx: BrokerContext, creatable, validate_only: bool, version: int
             CreateResult.CreatableTopicConfigs(
                 name=e.name, value=e.value, read_only=e.read_only, config_source=e.source, is_sensitive=False
             )
-            for e in describe_topic_configs(topic.configs, None)
+            for e in ctx.policy.describe_topic(topic.configs, None)
         ],
     )
 

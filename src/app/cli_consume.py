@@ -1,0 +1,122 @@
+"""`trafka consume TOPIC`: print records, as `kafka-console-consumer.sh`.
+
+Without `--group` the consumer assigns itself every partition (or `--partition P`) and starts at the
+end, at the beginning with `--from-beginning`, or at `--offset earliest|latest|N`; with `--group G`
+it joins that group and commits as it goes. `--format` is a Python format string over `key`, `value`,
+`headers`, `offset`, `timestamp`, `partition` and `topic` (bytes printed as UTF-8); `-o json` prints
+one JSON object per record. It follows the topic until Ctrl-C, `--max-messages N` or `--timeout-ms`
+without a record, then says on stderr how many it printed, as Kafka's tool does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from .cli_kafka import CommandError, add_connection_options, client_config, run_operator
+from .cli_output import OK, USAGE
+
+
+def add_consume_parser(commands: Any) -> None:
+    consume = commands.add_parser("consume", help="print the records of a topic")
+    consume.add_argument("topic", metavar="TOPIC")
+    consume.add_argument("--from-beginning", action="store_true")
+    consume.add_argument("-g", "--group", help="join this consumer group and commit offsets")
+    consume.add_argument("-p", "--partition", type=int)
+    consume.add_argument("--offset", help="earliest, latest or a number (with --partition)")
+    consume.add_argument("-f", "--format", default="{value}",
+                         help="e.g. '{offset} {key}={value} {headers}' (fields: key value headers offset timestamp partition topic)")
+    consume.add_argument("-n", "--max-messages", type=int)
+    consume.add_argument("--timeout-ms", type=int, help="stop after this long without a record")
+    add_connection_options(consume)
+
+
+def run_consume(args: argparse.Namespace) -> int:
+    return run_operator(_consume, args)
+
+
+def _text(value: bytes | None) -> str:
+    return "null" if value is None else value.decode("utf-8", errors="replace")
+
+
+def _start(consumer: Any, args: argparse.Namespace, partitions: list[int]) -> None:
+    from kafka import TopicPartition
+
+    if args.offset is not None and args.partition is None:
+        raise CommandError("--offset needs --partition", USAGE)
+    if args.partition is not None and args.partition not in partitions:
+        raise CommandError(f"topic {args.topic} has no partition {args.partition} (UNKNOWN_TOPIC_OR_PARTITION)")
+    if args.group and args.partition is None:
+        consumer.subscribe([args.topic])
+        return
+    tps = [TopicPartition(args.topic, p) for p in ([args.partition] if args.partition is not None else partitions)]
+    consumer.assign(tps)
+    offset = args.offset or ("earliest" if args.from_beginning else "latest")
+    if offset == "earliest":
+        consumer.seek_to_beginning(*tps)
+    elif offset == "latest":
+        consumer.seek_to_end(*tps)
+    else:
+        try:
+            number = int(offset)
+        except ValueError:
+            raise CommandError(f"--offset {offset!r}: expected earliest, latest or a number", USAGE) from None
+        if number < 0:
+            raise CommandError(f"--offset {offset!r}: must not be negative", USAGE)
+        for tp in tps:
+            consumer.seek(tp, number)
+
+
+def _consume(args: argparse.Namespace) -> int:
+    from kafka import KafkaConsumer
+
+    config = client_config(args)
+    consumer = KafkaConsumer(
+        **config, group_id=args.group, enable_auto_commit=bool(args.group),
+        auto_offset_reset="earliest" if args.from_beginning else "latest",
+    )
+    printed = 0
+    try:
+        partitions = consumer.partitions_for_topic(args.topic)
+        if not partitions:
+            raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
+        _start(consumer, args, sorted(partitions))
+        last_record = time.monotonic()
+        while args.max_messages is None or printed < args.max_messages:
+            batch = consumer.poll(timeout_ms=200, max_records=(args.max_messages - printed) if args.max_messages else 500)
+            records = sorted((r for rs in batch.values() for r in rs), key=lambda r: (r.partition, r.offset))
+            for record in records:
+                _print(record, args)
+                printed += 1
+            if records:
+                last_record = time.monotonic()
+            elif args.timeout_ms is not None and (time.monotonic() - last_record) * 1000 >= args.timeout_ms:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            if args.group:
+                consumer.commit()
+        finally:
+            consumer.close()
+        print(f"Processed a total of {printed} messages", file=sys.stderr)
+    return OK
+
+
+def _print(record: Any, args: argparse.Namespace) -> None:
+    headers = {k: _text(v) for k, v in (record.headers or [])}
+    fields = {
+        "key": _text(record.key), "value": _text(record.value), "headers": headers, "offset": record.offset,
+        "timestamp": record.timestamp, "partition": record.partition, "topic": record.topic,
+    }
+    if args.output == "json":
+        print(json.dumps(fields), flush=True)
+        return
+    try:
+        print(args.format.format(**fields), flush=True)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise CommandError(f"--format {args.format!r}: {exc!r} is not a record field", USAGE) from None

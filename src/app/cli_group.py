@@ -1,0 +1,201 @@
+"""`trafka group list|describe|reset-offsets|delete`, as `kafka-consumer-groups.sh`.
+
+`describe` shows, per partition the group has committed or been assigned, the committed offset, the
+log end offset, the lag and the member that holds it (consumer id, host, client id). `reset-offsets`
+plans new committed offsets (`--to-earliest`, `--to-latest`, `--to-datetime`, `--shift-by`,
+`--to-offset`), clamped to each partition's log start and end as Kafka's tool does, prints the plan,
+and commits it only with `--execute`; like Kafka's tool it refuses a group that has active members.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from typing import Any
+
+from .cli_kafka import CommandError, add_connection_options, admin_client, run_operator
+from .cli_output import OK, USAGE, print_rows
+
+_DESCRIBE_COLUMNS = ["group", "topic", "partition", "current_offset", "log_end_offset", "lag",
+                     "consumer_id", "host", "client_id"]
+
+
+def add_group_parser(commands: Any) -> None:
+    group = commands.add_parser("group", help="list, describe, reset and delete consumer groups")
+    verbs = group.add_subparsers(dest="verb", required=True)
+    listing = verbs.add_parser("list", help="every group with its state")
+    add_connection_options(listing)
+    describe = verbs.add_parser("describe", help="members, committed offsets, log end offsets and lag")
+    describe.add_argument("groups", nargs="+", metavar="GROUP")
+    add_connection_options(describe)
+    reset = verbs.add_parser("reset-offsets", help="move a group's committed offsets (a dry run unless --execute)")
+    reset.add_argument("group", metavar="GROUP")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--topic", action="append", metavar="TOPIC[:P,P...]")
+    scope.add_argument("--all-topics", action="store_true", help="every topic the group has offsets for")
+    mode = reset.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--to-earliest", action="store_true")
+    mode.add_argument("--to-latest", action="store_true")
+    mode.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss[+HH:MM]")
+    mode.add_argument("--shift-by", type=int, metavar="N")
+    mode.add_argument("--to-offset", type=int, metavar="N")
+    reset.add_argument("--execute", action="store_true", help="commit the plan (default: only print it)")
+    add_connection_options(reset)
+    delete = verbs.add_parser("delete", help="delete groups (they must have no members)")
+    delete.add_argument("groups", nargs="+", metavar="GROUP")
+    add_connection_options(delete)
+
+
+def run_group(args: argparse.Namespace) -> int:
+    return run_operator(_VERBS[args.verb], args)
+
+
+def _list(args: argparse.Namespace) -> int:
+    admin = admin_client(args)
+    try:
+        groups = admin.list_groups()
+    finally:
+        admin.close()
+    rows = sorted(({"group": g["group_id"], "state": g.get("group_state"), "protocol_type": g.get("protocol_type")}
+                   for g in groups), key=lambda row: row["group"])
+    print_rows(rows, ["group", "state", "protocol_type"], args.output)
+    return OK
+
+
+def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
+    described = admin.describe_groups([group_id])[group_id]
+    if described.get("error") not in (None, "NoError") or described.get("group_state") == "Dead":
+        raise CommandError(f"group {group_id} does not exist (GROUP_ID_NOT_FOUND)")
+    committed = admin.list_group_offsets({group_id: None})[group_id]
+    return described, committed
+
+
+def _describe(args: argparse.Namespace) -> int:
+    from kafka import TopicPartition
+    from kafka.admin import OffsetSpec
+
+    rows: list[dict[str, Any]] = []
+    admin = admin_client(args)
+    try:
+        for group_id in args.groups:
+            described, committed = _describe_group(admin, group_id)
+            owners = {}
+            for member in described.get("members") or []:
+                assignment = member.get("member_assignment") or {}
+                for assigned in assignment.get("assigned_partitions") or []:
+                    for partition in assigned["partitions"]:
+                        owners[TopicPartition(assigned["topic"], partition)] = member
+            tps = sorted(set(committed) | set(owners))
+            ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}) if tps else {}
+            if not tps:
+                rows.append({"group": group_id, "state": described.get("group_state")})
+            for tp in tps:
+                member = owners.get(tp, {})
+                current = committed[tp].offset if tp in committed else None
+                end = ends[tp].offset
+                rows.append({
+                    "group": group_id, "topic": tp.topic, "partition": tp.partition, "current_offset": current,
+                    "log_end_offset": end, "lag": None if current is None else end - current,
+                    "consumer_id": member.get("member_id"), "host": member.get("client_host"),
+                    "client_id": member.get("client_id"), "state": described.get("group_state"),
+                })
+    finally:
+        admin.close()
+    print_rows(rows, _DESCRIBE_COLUMNS, args.output)
+    return OK
+
+
+def _partitions(admin: Any, args: argparse.Namespace, committed: dict[Any, Any]) -> list[Any]:
+    from kafka import TopicPartition
+
+    if args.all_topics:
+        return sorted(committed)
+    out = []
+    for spec in args.topic:
+        topic, _, listed = spec.partition(":")
+        if listed:
+            try:
+                out += [TopicPartition(topic, int(p)) for p in listed.split(",")]
+            except ValueError:
+                raise CommandError(f"--topic {spec!r}: partitions must be numbers (TOPIC:0,1)", USAGE) from None
+            continue
+        [described] = admin.describe_topics([topic])
+        if described["error_code"]:
+            raise CommandError(f"topic {topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
+        out += [TopicPartition(topic, p["partition_index"]) for p in described["partitions"]]
+    return sorted(set(out))
+
+
+def parse_datetime_ms(text: str) -> int:
+    """Kafka's `--to-datetime` format, `YYYY-MM-DDTHH:mm:SS.sss` with an optional zone (default UTC)."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise CommandError(f"--to-datetime {text!r}: expected YYYY-MM-DDTHH:mm:SS.sss[+HH:MM]", USAGE) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def _reset(args: argparse.Namespace) -> int:
+    from kafka.admin import OffsetSpec
+    from kafka.structs import OffsetAndMetadata
+
+    timestamp = parse_datetime_ms(args.to_datetime) if args.to_datetime else None
+    admin = admin_client(args)
+    try:
+        described, committed = _describe_group(admin, args.group) if _exists(admin, args.group) else ({}, {})
+        if described.get("members"):
+            raise CommandError(
+                f"group {args.group} is {described.get('group_state')} with {len(described['members'])} member(s): "
+                "offsets can only be reset while it is inactive (stop its consumers)"
+            )
+        tps = _partitions(admin, args, committed)
+        if not tps:
+            raise CommandError(f"group {args.group} has no offsets to reset", USAGE)
+        earliest = {tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}).items()}
+        latest = {tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}).items()}
+        by_time = admin.list_partition_offsets({tp: timestamp for tp in tps}) if timestamp is not None else {}
+        plan = {}
+        for tp in tps:
+            if args.to_earliest:
+                target = earliest[tp]
+            elif args.to_latest:
+                target = latest[tp]
+            elif timestamp is not None:
+                target = by_time[tp].offset if by_time[tp].offset >= 0 else latest[tp]
+            elif args.shift_by is not None:
+                if tp not in committed:
+                    raise CommandError(f"--shift-by: group {args.group} has no committed offset for {tp.topic}-{tp.partition}", USAGE)
+                target = committed[tp].offset + args.shift_by
+            else:
+                target = args.to_offset
+            plan[tp] = min(max(target, earliest[tp]), latest[tp])
+        if args.execute:
+            admin.alter_group_offsets(args.group, {tp: OffsetAndMetadata(o, "", -1) for tp, o in plan.items()})
+    finally:
+        admin.close()
+    rows = [{"group": args.group, "topic": tp.topic, "partition": tp.partition, "new_offset": offset,
+             "executed": args.execute} for tp, offset in sorted(plan.items())]
+    print_rows(rows, ["group", "topic", "partition", "new_offset"], args.output)
+    return OK
+
+
+def _exists(admin: Any, group_id: str) -> bool:
+    return any(g["group_id"] == group_id for g in admin.list_groups())
+
+
+def _delete(args: argparse.Namespace) -> int:
+    admin = admin_client(args)
+    try:
+        results = admin.delete_groups(args.groups)
+    finally:
+        admin.close()
+    failed = {g: str(e) for g, e in results.items() if e not in (None, "NoError", "OK")}
+    if failed:
+        raise CommandError("; ".join(f"group {g}: {e}" for g, e in sorted(failed.items())))
+    print_rows([{"group": g, "deleted": True} for g in args.groups], ["group", "deleted"], args.output)
+    return OK
+
+
+_VERBS = {"list": _list, "describe": _describe, "reset-offsets": _reset, "delete": _delete}

@@ -1,0 +1,74 @@
+"""`trafka produce TOPIC`: one record per line of standard input, as `kafka-console-producer.sh`.
+
+`--key-separator SEP` splits each line at its first SEP into key and value (Kafka's
+`parse.key=true key.separator=SEP`; a line without it is an error naming its number), `--header K=V`
+adds headers to every record, `--partition` pins the partition. Records are sent with acks=all and
+flushed before exit; a record the broker refused makes the exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .cli_kafka import CommandError, add_connection_options, client_config, run_operator
+from .cli_output import ERROR, OK, USAGE
+from .cli_topic import key_values
+
+
+def add_produce_parser(commands: Any) -> None:
+    produce = commands.add_parser("produce", help="send the lines of standard input as records")
+    produce.add_argument("topic", metavar="TOPIC")
+    produce.add_argument("-k", "--key-separator", metavar="SEP", help="each line is KEY<SEP>VALUE")
+    produce.add_argument("-H", "--header", action="append", default=[], metavar="KEY=VALUE",
+                         help="a header on every record (repeatable)")
+    produce.add_argument("-p", "--partition", type=int)
+    add_connection_options(produce)
+
+
+def run_produce(args: argparse.Namespace) -> int:
+    return run_operator(_produce, args)
+
+
+def _records(args: argparse.Namespace) -> Any:
+    for number, line in enumerate(sys.stdin, 1):
+        line = line.rstrip("\n").rstrip("\r")
+        if args.key_separator is None:
+            yield None, line.encode()
+            continue
+        key, sep, value = line.partition(args.key_separator)
+        if not sep:
+            raise CommandError(f"line {number}: no key separator {args.key_separator!r}", USAGE)
+        yield key.encode(), value.encode()
+
+
+def _produce(args: argparse.Namespace) -> int:
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaTimeoutError
+
+    headers = [(k, v.encode()) for k, v in key_values(args.header, "--header").items()]
+    producer = KafkaProducer(**client_config(args), acks="all", linger_ms=5, max_block_ms=int(args.timeout * 1000))
+    sent, failures = [], []
+    try:
+        try:  # as Kafka's producer: the broker may create the topic (auto.create.topics.enable)
+            producer.partitions_for(args.topic)
+        except KafkaTimeoutError:
+            raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)") from None
+        for key, value in _records(args):
+            sent.append(producer.send(args.topic, value=value, key=key, headers=headers or None, partition=args.partition))
+        producer.flush(timeout=args.timeout)
+        for future in sent:
+            try:
+                metadata = future.get(timeout=args.timeout)
+            except Exception as exc:  # noqa: BLE001 - each failed record is reported, the rest still counted
+                failures.append(str(exc).split("\n")[0])
+                continue
+            if args.output == "json":
+                print(json.dumps({"topic": metadata.topic, "partition": metadata.partition, "offset": metadata.offset}))
+    finally:
+        producer.close(timeout=args.timeout)
+    if failures:
+        raise CommandError(f"{len(failures)} of {len(sent)} records were not produced: {failures[0]}", ERROR)
+    return OK

@@ -1,0 +1,295 @@
+"""Kafka's broker configuration, as Kafka writes it, mapped onto trafka's settings.
+
+`map_kafka_configs` takes Kafka config names and values (from a `server.properties` file, `KAFKA_*`
+environment variables, or an embedding program) and gives back the nested overrides that
+`trafka.app.config.load_settings` takes, plus the Kafka keys that were accepted but do nothing here.
+One table, `_SIMPLE`, maps each Kafka key trafka implements to a setting and Kafka's type and lower
+bound; the keys whose meaning spans several values are resolved after it, with Kafka's precedence:
+`log.retention.ms` over `.minutes` over `.hours`, `log.roll.ms` over `.hours`, `log.dirs` over
+`log.dir`, `log.flush.interval.ms` over `log.flush.scheduler.interval.ms`.
+
+`listeners`/`advertised.listeners` map onto the one host and port trafka serves until it has
+listeners of its own: controller listeners (`controller.listener.names`) are ignored, as is the
+controller quorum; one PLAINTEXT listener is served; any other is an error naming the key.
+
+A name that is no Kafka broker config at all (`kafka_broker_keys.txt`, generated from Kafka's source
+by `scripts/kafka_broker_keys.py`) is an error: a typo must not pass silently. A bad value is an error
+naming the key and the value. `KAFKA_<NAME>` variables are read as the `apache/kafka` image reads them
+(its `KafkaDockerWrapper`): `_` to `.`, then `...` to `-` and `..` to `_`, lower case.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any
+
+import attrs
+
+KAFKA_ENV_PREFIX = "KAFKA_"
+# Kafka's scripts read these; they are never server.properties entries: KafkaDockerWrapper's
+# ExcludeServerPropsEnv, KAFKA_JMX_PORT (the image's `launch` script), the variables of
+# bin/kafka-run-class.sh, and KAFKA_HOME, which Kafka installations commonly export.
+KAFKA_ENV_NOT_CONFIGS = frozenset({
+    "KAFKA_VERSION", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS",
+    "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
+    "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME", "KAFKA_JMX_PORT", "KAFKA_DEBUG", "KAFKA_MODE",
+    "KAFKA_LOG4J_CMD_OPTS", "KAFKA_HOME",
+})
+# Families of Kafka keys named by prefix (per listener, per plugin, config providers).
+_KAFKA_KEY_PREFIXES = ("listener.name.", "rsm.config.", "rlmm.config.", "config.providers.")
+_INT_MAX = 2**31 - 1
+_LONG_MAX = 2**63 - 1
+
+
+class KafkaConfigError(ValueError):
+    """A Kafka config that cannot be used; the message names the key (and the value)."""
+
+
+@functools.cache
+def kafka_broker_keys() -> frozenset[str]:
+    text = resources.files("trafka.app").joinpath("kafka_broker_keys.txt").read_text()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def is_kafka_key(name: str) -> bool:
+    return name in kafka_broker_keys() or name.startswith(_KAFKA_KEY_PREFIXES)
+
+
+def env_to_kafka_key(variable: str) -> str:
+    """`KAFKA_LOG_RETENTION_MS` -> `log.retention.ms`, exactly as KafkaDockerWrapper converts names."""
+    return (variable.replace(KAFKA_ENV_PREFIX, "").lower()
+            .replace("_", ".").replace("...", "-").replace("..", "_"))
+
+
+def kafka_environment(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The `KAFKA_*` variables as Kafka config name -> (value, the variable it came from).
+
+    As the image's `configure` script does, a broker given `KAFKA_ADVERTISED_LISTENERS` without
+    `KAFKA_LISTENERS` listens on those listeners with every host replaced by 0.0.0.0."""
+    out = {
+        env_to_kafka_key(name): (environ[name], name)
+        for name in sorted(environ)
+        if name.startswith(KAFKA_ENV_PREFIX) and name not in KAFKA_ENV_NOT_CONFIGS
+    }
+    roles = out.get("process.roles", ("", ""))[0]
+    if "advertised.listeners" in out and "listeners" not in out and roles != "controller":
+        advertised = out["advertised.listeners"][0]
+        listeners = re.sub(r"://[^:]*:", "://0.0.0.0:", advertised)
+        out["listeners"] = (listeners, "KAFKA_ADVERTISED_LISTENERS")
+    return out
+
+
+def _integer(low: int, high: int) -> Callable[[str, str], int]:
+    def parse(key: str, value: str) -> int:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            raise KafkaConfigError(f"invalid value {value!r} for {key}: not a number") from None
+        if not low <= number <= high:
+            raise KafkaConfigError(f"invalid value {value!r} for {key}: must be at least {low}"
+                                   + (f" and at most {high}" if high not in (_INT_MAX, _LONG_MAX) else ""))
+        return number
+    return parse
+
+
+def _boolean(key: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false"):
+        raise KafkaConfigError(f"invalid value {value!r} for {key}: expected true or false")
+    return lowered == "true"
+
+
+def _int(low: int = -_INT_MAX - 1) -> Callable[[str, str], int]:
+    return _integer(low, _INT_MAX)
+
+
+def _long(low: int = -_LONG_MAX - 1) -> Callable[[str, str], int]:
+    return _integer(low, _LONG_MAX)
+
+
+# Kafka key -> (trafka setting path, parser with Kafka's type and bounds).
+_SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
+    "node.id": (("broker", "node_id"), _int(0)),
+    "num.partitions": (("broker", "num_partitions"), _int(1)),
+    "auto.create.topics.enable": (("broker", "auto_create_topics_enable"), _boolean),
+    "default.replication.factor": (("broker", "default_replication_factor"), _integer(1, 1)),
+    "message.max.bytes": (("broker", "message_max_bytes"), _int(0)),
+    "fetch.max.bytes": (("broker", "fetch_max_bytes"), _int(1024)),
+    "socket.request.max.bytes": (("server", "max_request_bytes"), _int(1)),
+    "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), _int(1)),
+    "log.retention.bytes": (("log", "retention_bytes"), _long()),
+    "log.segment.bytes": (("log", "segment_bytes"), _int(14)),
+    "log.index.interval.bytes": (("log", "index_interval_bytes"), _int(0)),
+    "log.flush.interval.messages": (("log", "flush_interval_messages"), _long(1)),
+    "log.retention.check.interval.ms": (("storage", "retention_check_interval_ms"), _long(1)),
+    "log.flush.offset.checkpoint.interval.ms": (("storage", "checkpoint_interval_ms"), _int(0)),
+    "group.initial.rebalance.delay.ms": (("groups", "initial_rebalance_delay_ms"), _int()),
+    "group.min.session.timeout.ms": (("groups", "min_session_timeout_ms"), _int()),
+    "group.max.session.timeout.ms": (("groups", "max_session_timeout_ms"), _int()),
+    "offsets.retention.minutes": (("groups", "offsets_retention_minutes"), _int(1)),
+    "offsets.retention.check.interval.ms": (("groups", "offsets_retention_check_interval_ms"), _long(1)),
+    "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), _int(1)),
+    "producer.id.expiration.check.interval.ms": (("broker", "producer_id_expiration_check_interval_ms"), _int(1)),
+    "transactional.id.expiration.ms": (("broker", "transactional_id_expiration_ms"), _int(1)),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (
+        ("broker", "transaction_remove_expired_transaction_cleanup_interval_ms"), _int(1),
+    ),
+}
+# Resolved together below, with Kafka's precedence among them.
+_COMBINED = frozenset({
+    "broker.id", "log.dirs", "log.dir", "log.retention.ms", "log.retention.minutes", "log.retention.hours",
+    "log.roll.ms", "log.roll.hours", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
+    "listeners", "advertised.listeners", "controller.listener.names", "listener.security.protocol.map",
+    "process.roles",
+})
+IMPLEMENTED_KAFKA_KEYS = frozenset(_SIMPLE) | _COMBINED
+_DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+
+@attrs.frozen
+class KafkaSettings:
+    """What a set of Kafka configs means to trafka."""
+
+    overrides: dict[str, Any]  # nested, as load_settings takes them: {"broker": {"num_partitions": 3}}
+    decided_by: dict[str, str]  # "broker.num_partitions" -> the Kafka key that set it
+    ignored: tuple[str, ...]  # Kafka keys accepted that trafka does not implement
+
+
+def map_kafka_configs(configs: Mapping[str, str]) -> KafkaSettings:
+    """Kafka config names and string values -> trafka's settings; `KafkaConfigError` names a bad one."""
+    for key in configs:
+        if not is_kafka_key(key):
+            raise KafkaConfigError(f"unknown Kafka config {key!r}: no Apache Kafka broker has it")
+    overrides: dict[str, Any] = {}
+    decided_by: dict[str, str] = {}
+
+    def put(path: tuple[str, str], value: Any, key: str) -> None:
+        overrides.setdefault(path[0], {})[path[1]] = value
+        decided_by[".".join(path)] = key
+
+    for key, (path, parse) in _SIMPLE.items():
+        if key in configs:
+            put(path, parse(key, configs[key]), key)
+    _node_id(configs, put)
+    _log_dirs(configs, put)
+    _first_of(configs, put, ("log", "retention_ms"), [
+        ("log.retention.ms", _long(), 1), ("log.retention.minutes", _int(), 60_000),
+        ("log.retention.hours", _int(), 3_600_000)], negative_is_unlimited=True)
+    _first_of(configs, put, ("log", "roll_ms"), [("log.roll.ms", _long(1), 1), ("log.roll.hours", _int(1), 3_600_000)])
+    _first_of(configs, put, ("log", "flush_interval_ms"), [
+        ("log.flush.interval.ms", _long(), 1), ("log.flush.scheduler.interval.ms", _long(), 1)])
+    _listeners(configs, put)
+    ignored = tuple(sorted(key for key in configs if key not in IMPLEMENTED_KAFKA_KEYS))
+    return KafkaSettings(overrides, decided_by, ignored)
+
+
+def _node_id(configs: Mapping[str, str], put: Callable[..., None]) -> None:
+    roles = [r.strip() for r in configs.get("process.roles", "broker").split(",") if r.strip()]
+    if "broker" not in roles:
+        raise KafkaConfigError(f"invalid value {configs['process.roles']!r} for process.roles: trafka is a broker")
+    if "broker.id" not in configs:
+        return
+    broker_id = _int(0)("broker.id", configs["broker.id"])
+    if "node.id" in configs and int(configs["node.id"].strip()) != broker_id:
+        raise KafkaConfigError(f"broker.id {broker_id} must equal node.id {configs['node.id'].strip()}")
+    if "node.id" not in configs:
+        put(("broker", "node_id"), broker_id, "broker.id")
+
+
+def _log_dirs(configs: Mapping[str, str], put: Callable[..., None]) -> None:
+    key = "log.dirs" if "log.dirs" in configs else "log.dir" if "log.dir" in configs else None
+    if key is None:
+        return
+    dirs = [d.strip() for d in configs[key].split(",") if d.strip()]
+    if len(dirs) != 1:
+        raise KafkaConfigError(f"invalid value {configs[key]!r} for {key}: trafka serves exactly one log dir")
+    put(("storage", "data_dir"), dirs[0], key)
+    put(("storage", "kind"), "filesystem", key)
+
+
+def _first_of(
+    configs: Mapping[str, str], put: Callable[..., None], path: tuple[str, str],
+    variants: list[tuple[str, Callable[[str, str], int], int]], negative_is_unlimited: bool = False,
+) -> None:
+    """The first variant set wins, in the unit it is given in (Kafka's ms > minutes > hours)."""
+    for key, parse, to_ms in variants:
+        if key in configs:
+            millis = parse(key, configs[key]) * to_ms
+            put(path, -1 if negative_is_unlimited and millis < 0 else millis, key)
+            return
+
+
+def _parse_listeners(key: str, value: str) -> list[tuple[str, str, int]]:
+    listeners = []
+    for entry in (e.strip() for e in value.split(",")):
+        if not entry:
+            continue
+        name, sep, address = entry.partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not name:
+            raise KafkaConfigError(f"invalid value {value!r} for {key}: {entry!r} is not NAME://host:port")
+        host = host.strip("[]")
+        listeners.append((name.upper(), host, _integer(0, 65535)(key, port)))
+    return listeners
+
+
+def _listeners(configs: Mapping[str, str], put: Callable[..., None]) -> None:
+    controllers = {n.strip().upper() for n in configs.get("controller.listener.names", "").split(",") if n.strip()}
+    protocols = {}
+    for pair in configs.get("listener.security.protocol.map", _DEFAULT_PROTOCOL_MAP).split(","):
+        name, _, protocol = pair.strip().partition(":")
+        protocols[name.strip().upper()] = protocol.strip().upper()
+    served = None
+    if "listeners" in configs:
+        brokers = [lst for lst in _parse_listeners("listeners", configs["listeners"]) if lst[0] not in controllers]
+        for name, _, _ in brokers:
+            if protocols.get(name, name) != "PLAINTEXT":
+                raise KafkaConfigError(f"listeners: {name} uses {protocols.get(name, name)}; trafka serves PLAINTEXT only")
+        if len(brokers) > 1:
+            raise KafkaConfigError(
+                f"invalid value {configs['listeners']!r} for listeners: trafka serves one listener "
+                f"(here {', '.join(n for n, _, _ in brokers)}); controller listeners go in controller.listener.names"
+            )
+        if brokers:
+            served, host, port = brokers[0]
+            put(("server", "host"), host or "0.0.0.0", "listeners")  # an empty host binds every interface, as Kafka
+            put(("server", "port"), port, "listeners")
+    if "advertised.listeners" in configs:
+        advertised = [lst for lst in _parse_listeners("advertised.listeners", configs["advertised.listeners"])
+                      if lst[0] not in controllers]
+        matching = [lst for lst in advertised if served is None or lst[0] == served]
+        if len(matching) != 1 or len(advertised) != 1:
+            raise KafkaConfigError(
+                f"invalid value {configs['advertised.listeners']!r} for advertised.listeners: "
+                f"it must name the one listener trafka serves ({served or 'PLAINTEXT'})"
+            )
+        _, host, port = matching[0]
+        if host:
+            put(("server", "advertised_host"), host, "advertised.listeners")
+        put(("server", "advertised_port"), port, "advertised.listeners")
+
+
+def overrides_from_config_names(
+    configs: Mapping[str, Any], on_ignored: Callable[[tuple[str, ...]], None] | None = None
+) -> dict[str, Any]:
+    """`num_partitions=3`, `group.initial.rebalance.delay.ms=0`: Kafka config names, with underscores
+    allowed in place of dots (for Python keyword arguments), as the overrides `load_settings` takes.
+
+    Values may be Python values (`3`, `True`); they are checked as Kafka checks its configs' values. A
+    name that is no Kafka config raises `KafkaConfigError`, and so does a Kafka config trafka does not
+    implement, unless `on_ignored` is given: it is then called with those names (to log them)."""
+    names = {}
+    for name, value in configs.items():
+        key = name if is_kafka_key(name) else name.replace("_", ".")
+        if isinstance(value, bool):
+            value = str(value).lower()
+        names[key] = str(value)
+    mapped = map_kafka_configs(names)
+    if mapped.ignored:
+        if on_ignored is None:
+            raise KafkaConfigError(f"trafka does not implement {', '.join(mapped.ignored)}")
+        on_ignored(mapped.ignored)
+    return mapped.overrides

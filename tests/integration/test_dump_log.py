@@ -1,0 +1,191 @@
+"""`trafka dump-log` on segments written by Apache Kafka (the shared fixture) and by trafka, compared
+field by field with what kafka-python's record reader (`kafka.record`) decodes from the same bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.record import MemoryRecords
+
+from .broker import BrokerProcess
+
+KAFKA_LOGDIR = Path(__file__).resolve().parents[1] / "fixtures" / "kafka-4.0-kraft-logdir"
+
+
+def dump(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trafka", "dump-log", *args], capture_output=True, text=True, timeout=60)
+
+
+def dump_json(*args: str) -> list[dict]:
+    result = dump(*args, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def kafka_python_batches(path: Path) -> list:
+    records = MemoryRecords(path.read_bytes())
+    out = []
+    while (batch := records.next_batch()) is not None:
+        valid = batch.validate_crc()  # before iterating, as kafka.record requires
+        out.append((batch, list(batch), valid))
+    return out
+
+
+def assert_same_as_kafka_python(path: Path, dumped: dict) -> None:
+    expected = kafka_python_batches(path)
+    assert len(dumped["batches"]) == len(expected)
+    position = 0
+    for got, (batch, records, valid) in zip(dumped["batches"], expected):
+        assert (got["baseOffset"], got["lastOffset"], got["count"]) == (batch.base_offset, batch.last_offset, batch.records_count)
+        assert (got["producerId"], got["producerEpoch"], got["baseSequence"]) == (batch.producer_id, batch.producer_epoch, batch.base_sequence)
+        assert (got["partitionLeaderEpoch"], got["magic"], got["crc"]) == (batch.leader_epoch, batch.magic, batch.crc)
+        assert (got["isTransactional"], got["isControl"]) == (batch.is_transactional, batch.is_control_batch)
+        assert (got["timestamp"], got["size"], got["position"]) == (batch.max_timestamp, batch.size_in_bytes, position)
+        assert got["compresscodec"] == {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}[batch.compression_type]
+        assert got["isvalid"] is True and valid
+        position += batch.size_in_bytes
+        assert len(got["records"]) == len(records)
+        for dumped_record, record in zip(got["records"], records):
+            assert (dumped_record["offset"], dumped_record["timestamp"]) == (record.offset, record.timestamp)
+            assert dumped_record["headerKeys"] == [k for k, _ in record.headers]
+            assert dumped_record["keySize"] == (-1 if record.key is None else len(record.key))
+            assert dumped_record["valueSize"] == (-1 if record.value is None else len(record.value))
+            if not batch.is_control_batch and "payload" in dumped_record:
+                assert dumped_record["key"] == (None if record.key is None else record.key.decode())
+                assert dumped_record["payload"] == (None if record.value is None else record.value.decode())
+
+
+def test_a_segment_kafka_wrote_matches_kafka_python():
+    path = KAFKA_LOGDIR / "foo-0" / "00000000000000000000.log"
+    [dumped] = dump_json(str(path), "--print-data-log")
+    assert_same_as_kafka_python(path, dumped)
+    assert dumped["batches"][0]["records"][0]["payload"] == "Hello World!"
+
+
+def test_text_output_is_kafka_dump_logs():
+    path = KAFKA_LOGDIR / "foo-0" / "00000000000000000000.log"
+    result = dump(str(path), "--print-data-log")
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        f"Dumping {path}",
+        "Log starting offset: 0",
+        "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: 0 lastSequence: 0 producerId: 0 producerEpoch: 0 "
+        "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
+        "position: 0 CreateTime: 1726045973899 size: 80 magic: 2 compresscodec: none crc: 2565609683 isvalid: true",
+        "| offset: 0 CreateTime: 1726045973899 keySize: -1 valueSize: 12 sequence: 0 headerKeys: [] payload: Hello World!",
+    ]
+    assert "| offset" not in dump(str(path)).stdout  # batches only without --print-data-log
+
+
+def test_the_cluster_metadata_decoder_reads_kafkas_kraft_records():
+    path = KAFKA_LOGDIR / "__cluster_metadata-0" / "00000000000000000000.log"
+    [dumped] = dump_json(str(path), "--print-data-log", "--cluster-metadata-decoder")
+    payloads = [r["payload"] for b in dumped["batches"] for r in b["records"]]
+    topic = next(p for p in payloads if p["type"] == "TopicRecord")
+    assert topic["data"] == {"name": "foo", "topic_id": "bfd99e5e-3235-4552-81f8-d4af1741970c"}
+    assert any(p["type"] == "FeatureLevelRecord" and p["data"]["name"] == "metadata.version" for p in payloads)
+
+
+@pytest.fixture(scope="module")
+def trafka_logdir(tmp_path_factory):
+    data = tmp_path_factory.mktemp("dump")
+    broker = BrokerProcess(["--data-dir", str(data)], env={"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}).start()
+    try:
+        plain = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+        for i in range(30):
+            plain.send("dumped", key=b"k%d" % i, value=b"v" * 300, headers=[("h", b"1")]).get(10)
+        plain.close()
+        gzipped = KafkaProducer(bootstrap_servers=broker.bootstrap, compression_type="gzip", linger_ms=50)
+        for i in range(5):
+            gzipped.send("dumped", value=b"zipped %d" % i)
+        gzipped.flush()
+        gzipped.close()
+        txn = KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id="dumper")
+        txn.init_transactions()
+        txn.begin_transaction()
+        txn.send("dumped", value=b"in a transaction")
+        txn.commit_transaction()
+        txn.close()
+        consumer = KafkaConsumer("dumped", bootstrap_servers=broker.bootstrap, group_id="dump-group",
+                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        while not consumer.poll(500):
+            pass
+        consumer.commit()
+        consumer.close()
+    finally:
+        assert broker.stop() == 0, broker.log()
+    return data
+
+
+def test_a_segment_trafka_wrote_matches_kafka_python(trafka_logdir):
+    path = trafka_logdir / "dumped-0" / "00000000000000000000.log"
+    [dumped] = dump_json(str(path), "--print-data-log")
+    assert_same_as_kafka_python(path, dumped)
+    batches = dumped["batches"]
+    assert batches[0]["records"][0]["key"] == "k0" and batches[0]["records"][0]["headerKeys"] == ["h"]
+    assert any(b["compresscodec"] == "gzip" for b in batches)
+    control = [b for b in batches if b["isControl"]]
+    assert control and control[0]["isTransactional"] and control[0]["records"][0]["controlType"] == "COMMIT"
+
+
+def test_index_entries_point_at_the_batches_and_verify(trafka_logdir, tmp_path):
+    segment = trafka_logdir / "dumped-0"
+    [index] = dump_json(str(segment / "00000000000000000000.index"))
+    assert len(index["entries"]) >= 2 and index["mismatches"] == []
+    [log] = dump_json(str(segment / "00000000000000000000.log"))
+    last_offsets = {b["position"]: b["lastOffset"] for b in log["batches"]}
+    assert all(last_offsets[e["position"]] == e["offset"] for e in index["entries"])
+    [times] = dump_json(str(segment / "00000000000000000000.timeindex"))
+    assert times["entries"] and times["mismatches"] == []
+    verified = dump(str(segment / "00000000000000000000.index"), "--verify-index-only")
+    assert verified.returncode == 0 and verified.stdout.splitlines() == [f"Dumping {segment / '00000000000000000000.index'}"]
+
+    broken = tmp_path / "dumped-0"
+    shutil.copytree(segment, broken)
+    with open(broken / "00000000000000000000.index", "r+b") as index_file:
+        index_file.seek(8)
+        index_file.write(struct.pack(">ii", 999, index["entries"][1]["position"]))
+    bad = dump(str(broken / "00000000000000000000.index"), "--verify-index-only")
+    assert bad.returncode == 1
+    assert f"Index offset: 999, log offset: {index['entries'][1]['offset']}" in bad.stdout
+
+
+def test_offsets_and_transaction_log_decoders(trafka_logdir):
+    offsets = next((trafka_logdir / "__consumer_offsets-0").glob("*.log"))
+    [dumped] = dump_json(str(offsets), "--print-data-log", "--offsets-decoder")
+    commits = [r for b in dumped["batches"] for r in b["records"]]
+    assert any(r["key"]["data"]["group"] == "dump-group" and r["key"]["data"]["topic"] == "dumped"
+               and r["payload"]["data"]["offset"] > 0 for r in commits)
+    txn = next((trafka_logdir / "__transaction_state-0").glob("*.log"))
+    [dumped] = dump_json(str(txn), "--print-data-log", "--transaction-log-decoder")
+    states = [r for b in dumped["batches"] for r in b["records"]]
+    assert all(r["key"]["data"]["transactional_id"] == "dumper" for r in states)
+    assert {r["payload"]["data"]["transaction_status"] for r in states if r["payload"]} >= {0}
+
+
+def test_a_torn_tail_and_bad_files_are_reported(trafka_logdir, tmp_path):
+    torn = tmp_path / "00000000000000000000.log"
+    data = (trafka_logdir / "dumped-0" / "00000000000000000000.log").read_bytes()
+    torn.write_bytes(data + data[:30])
+    result = dump(str(torn))
+    assert result.returncode == 0 and "Found 30 invalid bytes at the end of 00000000000000000000.log" in result.stdout
+    corrupt = bytearray(data)
+    corrupt[70] ^= 0xFF
+    torn.write_bytes(bytes(corrupt))
+    [dumped] = dump_json(str(torn), "--print-data-log")
+    assert dumped["batches"][0]["isvalid"] is False and "records" not in dumped["batches"][0]
+    other = tmp_path / "notes.txt"
+    other.write_text("x")
+    result = dump(str(other))
+    assert result.returncode == 1 and result.stderr.startswith("trafka: ") and "not a .log" in result.stderr
+    missing = dump(str(tmp_path / "missing.log"))
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    assert os.path.exists(trafka_logdir / "dumped-0")
