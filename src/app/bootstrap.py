@@ -7,6 +7,7 @@ the settings. Nothing is instantiated at import time.
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
 from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.records import Decompress
 from trafka.domain.topics import TopicPartition
 from trafka.domain.replica_manager import ReplicaManager
@@ -127,12 +129,29 @@ def policy_from(settings: Settings) -> BrokerPolicy:
     )
 
 
-def advertised_endpoint(settings: Settings, bound_port: int) -> Endpoint:
+def listeners_from(settings: Settings) -> tuple[Listener, ...]:
+    """Kafka's `listeners`/`advertised.listeners`/`listener.security.protocol.map`, or, when `listeners`
+    is unset, one PLAINTEXT listener from the `--host/--port/--advertised-*` shorthand."""
     server = settings.server
-    host = server.advertised_host or server.host
-    if host in ("", "0.0.0.0", "::"):
-        host = "localhost"
-    return Endpoint(host, server.advertised_port or bound_port)
+    if server.listeners is None:
+        host = server.advertised_host or server.host
+        if host in ("", "0.0.0.0", "::"):
+            host = "localhost"
+        return (
+            Listener(
+                "PLAINTEXT", SecurityProtocol.PLAINTEXT, server.host, server.port, host, server.advertised_port or 0
+            ),
+        )
+    try:
+        return resolve_listeners(
+            server.listeners, server.advertised_listeners, server.listener_security_protocol_map, socket.getfqdn()
+        )
+    except ListenerConfigError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def advertised_endpoint(listener: Listener) -> Endpoint:
+    return Endpoint(listener.advertised_host, listener.advertised_port)
 
 
 def limits_from(settings: Settings) -> ServerLimits:
@@ -146,6 +165,7 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
+    first_listener = listeners_from(settings)[0]
     policy = policy_from(settings)
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
@@ -178,5 +198,5 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
-        advertised=advertised_endpoint(settings, settings.server.port),
+        advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )

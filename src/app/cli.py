@@ -14,6 +14,7 @@ from typing import Any
 import trio
 
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.domain.listeners import Listener
 
 from .bootstrap import Adapters, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
@@ -28,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker on Trio.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("serve", help="run the broker")
-    run.add_argument("--host", help="interface to listen on (default localhost)")
+    run.add_argument("--host", help="interface to listen on (default localhost; unused when `listeners` is set)")
     run.add_argument("--port", type=int, help="port to listen on (default 9092; 0 picks a free one)")
     run.add_argument("--advertised-host", help="host clients are told to connect to")
     run.add_argument("--advertised-port", type=int, help="port clients are told to connect to")
@@ -74,20 +75,33 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters, ready_file: str | None) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, ctx)
-        port = await nursery.start(run_broker, settings, ctx, adapters)
+        await nursery.start(run_broker, settings, ctx, adapters)
         if ready_file:
-            write_ready_file(ready_file, settings.server.host, port, ctx.advertised)
-        print(f"trafka listening on {settings.server.host}:{port}", flush=True)
+            write_ready_file(ready_file, ctx.listeners, ctx.advertised)
+        first, *others = ctx.listeners
+        print(f"trafka listening on {first.host or '0.0.0.0'}:{first.port}", flush=True)
+        for listener in others:
+            print(f"trafka listener {listener.name} on {listener.host or '0.0.0.0'}:{listener.port}", flush=True)
         await ctx.shutting_down.wait()
 
 
-def write_ready_file(path: str, host: str, port: int, advertised: Endpoint) -> None:
-    """The bound address as JSON, written whole (to a temporary name, then renamed) so that a harness
-    polling for the file never reads half of it."""
+def write_ready_file(path: str, listeners: Sequence[Listener], advertised: Endpoint) -> None:
+    """The bound addresses as JSON, written whole (to a temporary name, then renamed) so that a harness
+    polling for the file never reads half of it. `host`/`port`/`bootstrap_servers` are the first
+    listener's; `listeners` has every listener by name."""
     ready = {
-        "host": host,
-        "port": port,
+        "host": listeners[0].host,
+        "port": listeners[0].port,
         "bootstrap_servers": f"{advertised.host}:{advertised.port}",
+        "listeners": {
+            listener.name: {
+                "security_protocol": listener.security_protocol.value,
+                "host": listener.host,
+                "port": listener.port,
+                "advertised": f"{listener.advertised_host}:{listener.advertised_port}",
+            }
+            for listener in listeners
+        },
         "pid": os.getpid(),
     }
     partial = f"{path}.{os.getpid()}.tmp"
@@ -130,8 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trio.run(_run_cli_broker, settings, ctx, adapters, args.ready_file)
     except* OSError as group:  # Trio's nurseries raise exception groups
-        print(f"trafka: cannot listen on {settings.server.host}:{settings.server.port}: {group.exceptions[0]}",
-              file=sys.stderr)
+        where = settings.server.listeners or f"{settings.server.host}:{settings.server.port}"
+        print(f"trafka: cannot listen on {where}: {group.exceptions[0]}", file=sys.stderr)
         status = 1
     finally:
         close_broker(ctx, adapters)

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
+
 ENV_PREFIX = "TRAFKA_"
 
 
@@ -27,6 +29,10 @@ class ServerSettings:
     port: int = 9092
     advertised_host: str | None = None
     advertised_port: int | None = None
+    # Kafka's listener keys; `listeners` unset: one PLAINTEXT listener from host/port/advertised_* above.
+    listeners: str | None = None  # listeners, e.g. "PLAINTEXT://0.0.0.0:9092,INTERNAL://0.0.0.0:29092"
+    advertised_listeners: str | None = None  # advertised.listeners
+    listener_security_protocol_map: str = DEFAULT_SECURITY_PROTOCOL_MAP  # listener.security.protocol.map
     max_request_bytes: int = 100 * 1024 * 1024
     max_inflight_requests: int = 32
     max_queued_response_bytes: int = 64 * 1024 * 1024

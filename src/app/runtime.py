@@ -15,7 +15,7 @@ import trio
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.kafka.server import serve
 
-from .bootstrap import Adapters, advertised_endpoint, limits_from
+from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
 from .config import Settings
 
 log = logging.getLogger("trafka")
@@ -30,9 +30,9 @@ async def run_broker(
 ) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(maintain, settings, ctx, adapters)
-        _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
-        ctx.advertised = advertised_endpoint(settings, port)
-        task_status.started(port)
+        bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
+        ctx.advertised = advertised_endpoint(bound[0])
+        task_status.started(bound[0].port)
         await ctx.shutting_down.wait()
         log.info("shutting down")
 

@@ -16,6 +16,7 @@ import trio
 
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
+from trafka.domain.listeners import Listener
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
@@ -58,17 +59,20 @@ class AppendNotifier:
 
 
 @attrs.frozen
-class ClientInfo:
-    """Who sent a request: the client id from its header and the peer's address."""
-
-    client_id: str
-    host: str
-
-
-@attrs.frozen
 class Endpoint:
     host: str
     port: int
+
+
+@attrs.frozen
+class ClientInfo:
+    """Who sent a request: the client id from its header, the peer's address, and the listener it came in
+    on with that listener's advertised address (what Metadata and FindCoordinator answer with)."""
+
+    client_id: str
+    host: str
+    listener: str = "PLAINTEXT"
+    advertised: Endpoint = Endpoint("localhost", 9092)
 
 
 @attrs.define
@@ -81,7 +85,8 @@ class BrokerContext:
     producer_ids: ProducerIdAllocator
     transactions: TransactionService
     clock_ms: Callable[[], int]
-    advertised: Endpoint = Endpoint("localhost", 9092)
+    advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
+    listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)

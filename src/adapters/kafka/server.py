@@ -1,6 +1,7 @@
 """The Trio TCP server: a supervision tree of nurseries speaking Kafka's protocol.
 
-    serve ── accept loop per listener
+    serve ── accept loop per listener socket (Kafka's `listeners`: each a name, a security protocol,
+          │  an address, and the address it advertises)
           └─ connection nursery ── one task per connection
                                    ├─ reader: frames → decode → handler → ordered slots
                                    ├─ writer: slots → bytes, strictly in request order
@@ -19,15 +20,17 @@ written (waiting fetches wake and answer at once), then connections close, bound
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import trio
 
 from kafka.protocol.metadata import ApiVersionsRequest
 
+from trafka.domain.listeners import Listener
+
 from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
-from .context import BrokerContext, ClientInfo
+from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
 from .registry import NO_RESPONSE, CloseConnection, Deferred
@@ -88,26 +91,40 @@ class _Slot:
 
 async def serve(
     ctx: BrokerContext,
-    host: str,
-    port: int,
+    listeners: Sequence[Listener],
     limits: ServerLimits = ServerLimits(),
     *,
-    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[tuple[Listener, ...]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Listen on host:port until `ctx.shutting_down` is set; report (host, port) once accepting."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound_host, bound_port = listeners[0].socket.getsockname()[:2]
+    """Listen on every listener until `ctx.shutting_down` is set; report them bound once accepting.
+
+    A listener with port 0 gets a free port; the reported listeners carry the bound ports (and an
+    advertised port of 0 becomes the bound one). An empty host binds every interface.
+    """
+    sockets: list[tuple[trio.SocketListener, Listener]] = []
+    bound: list[Listener] = []
+    try:
+        for listener in listeners:
+            opened = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+            bound_listener = listener.advertise(opened[0].socket.getsockname()[1])
+            bound.append(bound_listener)
+            sockets.extend((socket, bound_listener) for socket in opened)
+    except BaseException:
+        for socket, _ in sockets:
+            await socket.aclose()
+        raise
+    ctx.listeners = tuple(bound)
     async with trio.open_nursery() as background:
         background.start_soon(ctx.groups.run)
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
-                for listener in listeners:
-                    accepting.start_soon(_accept_loop, listener, connections, ctx, limits)
-                task_status.started((bound_host, bound_port))
+                for socket, listener in sockets:
+                    accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits)
+                task_status.started(tuple(bound))
                 await ctx.shutting_down.wait()
                 accepting.cancel_scope.cancel()
-            for listener in listeners:
-                await listener.aclose()
+            for socket, _ in sockets:
+                await socket.aclose()
             ctx.appends.notify_all()
             ctx.groups.shutdown()
             connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
@@ -115,23 +132,26 @@ async def serve(
 
 
 async def _accept_loop(
-    listener: trio.SocketListener, connections: trio.Nursery, ctx: BrokerContext, limits: ServerLimits
+    socket: trio.SocketListener, listener: Listener, connections: trio.Nursery, ctx: BrokerContext,
+    limits: ServerLimits,
 ) -> None:
     while True:
         try:
-            stream = await listener.accept()
+            stream = await socket.accept()
         except OSError as exc:  # EMFILE and friends: back off instead of spinning
             log.warning("accept failed: %s", exc)
             await trio.sleep(0.1)
             continue
-        connections.start_soon(handle_connection, stream, ctx, limits)
+        connections.start_soon(handle_connection, stream, listener, ctx, limits)
 
 
 class _ConnectionAborted(Exception):
     """A handler failed; the connection ends after the responses before it."""
 
 
-async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limits: ServerLimits) -> None:
+async def handle_connection(
+    stream: trio.SocketStream, listener: Listener, ctx: BrokerContext, limits: ServerLimits
+) -> None:
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
@@ -142,7 +162,7 @@ async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limit
                 nursery.start_soon(_write_responses, stream, receive_slots, budget)
                 async with send_slots, trio.open_nursery() as reading:
                     reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
-                    await _read_requests(stream, send_slots, nursery, ctx, limits, peer, budget)
+                    await _read_requests(stream, listener, send_slots, nursery, ctx, limits, peer, budget)
                     reading.cancel_scope.cancel()
                 # The slot channel is closed: the writer drains what is queued, then the nursery ends.
         except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
@@ -166,6 +186,7 @@ def _peer_name(stream: trio.SocketStream) -> str:
 
 async def _read_requests(
     stream: trio.SocketStream,
+    listener: Listener,
     slots: trio.MemorySendChannel[_Slot],
     nursery: trio.Nursery,
     ctx: BrokerContext,
@@ -175,6 +196,7 @@ async def _read_requests(
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
     peer_host = peer.rsplit(":", 1)[0]
+    advertised = Endpoint(listener.advertised_host, listener.advertised_port)
     while True:
         try:
             frame = frames.next_frame()
@@ -208,7 +230,7 @@ async def _read_requests(
             log.debug("the frame began %s", frame[:256].hex())
             return
         try:
-            client = ClientInfo(request.client_id or "", peer_host)
+            client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised)
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()

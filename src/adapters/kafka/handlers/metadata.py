@@ -88,7 +88,7 @@ def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, 
         throttle_time_ms=0,
         brokers=[
             MetadataResponse.MetadataResponseBroker(
-                node_id=node, host=ctx.advertised.host, port=ctx.advertised.port, rack=None
+                node_id=node, host=client.advertised.host, port=client.advertised.port, rack=None
             )
         ],
         cluster_id=ctx.policy.cluster_id,
