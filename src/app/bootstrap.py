@@ -22,6 +22,7 @@ from trafka.adapters.filesystem import (
     FileCatalogStore,
     FileLogStore,
     FileOffsetStore,
+    FileScramCredentialStore,
     FileTransactionStore,
     InternalLog,
     LogDir,
@@ -30,20 +31,28 @@ from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.server import ServerLimits
 from trafka.adapters.kafka.groups import GroupRuntime
-from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore, MemoryTransactionStore
+from trafka.adapters.memory import (
+    MemoryCatalogStore,
+    MemoryLogStore,
+    MemoryOffsetStore,
+    MemoryScramCredentialStore,
+    MemoryTransactionStore,
+)
 from trafka.domain.batch import Checksum
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
+from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.records import Decompress
 from trafka.domain.topics import TopicPartition
 from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.security import UserScramCredentials
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
+from .security_wiring import authentication_from
 
 log = logging.getLogger("trafka")
 
@@ -59,6 +68,7 @@ class Adapters:
     checksum: Checksum
     decompress: Decompress
     new_member_id: Callable[[str], str]
+    scram_store: ScramCredentialStore
     cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
     started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
     stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
@@ -82,7 +92,7 @@ def default_adapters(settings: Settings) -> Adapters:
     if settings.storage.kind == "memory":
         return Adapters(
             logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
-            transaction_store=MemoryTransactionStore(), **common,
+            transaction_store=MemoryTransactionStore(), scram_store=MemoryScramCredentialStore(), **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
@@ -107,6 +117,7 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
+        scram_store=FileScramCredentialStore(metadata),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -165,7 +176,10 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
-    first_listener = listeners_from(settings)[0]
+    listeners = listeners_from(settings)
+    first_listener = listeners[0]
+    credentials = UserScramCredentials(adapters.scram_store)
+    authentication = authentication_from(settings, listeners, credentials)
     policy = policy_from(settings)
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
@@ -198,5 +212,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
+        credentials=credentials,
+        authentication=authentication,
         advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )

@@ -1,4 +1,4 @@
-"""The `trafka` command line: `trafka serve` runs the broker."""
+"""The `trafka` command line: `trafka serve` runs the broker; `check`, `export`, `user add` beside it."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from .bootstrap import Adapters, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
 from .export import add_export_parser, run_export
+from .users import add_user_parser, run_user
 from .config import ConfigError, Settings, load_settings
 
 log = logging.getLogger("trafka")
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", help="TOML configuration file")
     check.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
     add_export_parser(commands)
+    add_user_parser(commands)
     return parser
 
 
@@ -123,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "export":
         return run_export(args)
+    if args.command == "user":
+        return run_user(args)
     if args.command == "check":
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))

@@ -68,11 +68,29 @@ class StorageSettings:
 
 
 @attrs.frozen
+class ListenerNameSettings:
+    """Kafka's per-listener overrides, `listener.name.<listener>.<key>` (TOML: `[security.listener_name.<listener>]`)."""
+
+    sasl_enabled_mechanisms: str | None = None  # listener.name.<l>.sasl.enabled.mechanisms
+    plain_sasl_jaas_config: str | None = None  # listener.name.<l>.plain.sasl.jaas.config (user_<name>="<password>")
+
+
+@attrs.frozen
+class SecuritySettings:
+    """Kafka's security keys with dots as underscores (`sasl.enabled.mechanisms` -> sasl_enabled_mechanisms)."""
+
+    sasl_enabled_mechanisms: str = "GSSAPI"  # Kafka's default; trafka serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+    connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    listener_name: dict[str, ListenerNameSettings] = attrs.Factory(dict)
+
+
+@attrs.frozen
 class Settings:
     server: ServerSettings = ServerSettings()
     broker: BrokerSettings = BrokerSettings()
     storage: StorageSettings = StorageSettings()
     groups: GroupCoordinatorSettings = GroupCoordinatorSettings()
+    security: SecuritySettings = SecuritySettings()
     log_level: str = "INFO"
 
 
@@ -122,7 +140,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups"}
+    sections = {"server", "broker", "storage", "groups", "security"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):

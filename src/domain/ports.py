@@ -16,6 +16,7 @@ from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
+    from .security.scram import ScramCredential, ScramMechanism
     from .groups.offsets import CommittedOffset
     from .transactions.coordinator import TxnMetadata
 
@@ -148,3 +149,17 @@ class OffsetStore(Protocol):
 
     def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
         """Whether a transaction has staged, still undecided, offsets for this group and partition."""
+
+
+class ScramCredentialStore(Protocol):
+    """Where SCRAM credentials live (Kafka: UserScramCredentialRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[tuple[str, ScramMechanism], ScramCredential]:
+        """Every stored credential by (user, mechanism)."""
+
+    def credentials_changed(
+        self,
+        upserted: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        removed: Sequence[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Persist one alteration, durably, before it takes effect."""

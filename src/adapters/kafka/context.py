@@ -17,11 +17,13 @@ import trio
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.listeners import Listener
+from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentials
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
+from .authentication import Authentication
 from .faults import Faults
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
@@ -73,6 +75,7 @@ class ClientInfo:
     host: str
     listener: str = "PLAINTEXT"
     advertised: Endpoint = Endpoint("localhost", 9092)
+    principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
 
 
 @attrs.define
@@ -85,6 +88,8 @@ class BrokerContext:
     producer_ids: ProducerIdAllocator
     transactions: TransactionService
     clock_ms: Callable[[], int]
+    credentials: UserScramCredentials
+    authentication: Authentication
     advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
     listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

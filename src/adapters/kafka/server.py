@@ -28,6 +28,9 @@ import trio
 from kafka.protocol.metadata import ApiVersionsRequest
 
 from trafka.domain.listeners import Listener
+from trafka.domain.security import ANONYMOUS
+
+from .authentication import Failed, Reply
 
 from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
 from .context import BrokerContext, ClientInfo, Endpoint
@@ -87,6 +90,10 @@ class _Slot:
         if data is not None:
             self.budget.add(len(data))
         self.done.set()
+
+    def filled(self, data: bytes) -> _Slot:
+        self.fill(data)
+        return self
 
 
 async def serve(
@@ -197,6 +204,10 @@ async def _read_requests(
     frames = FrameReader(limits.max_request_bytes)
     peer_host = peer.rsplit(":", 1)[0]
     advertised = Endpoint(listener.advertised_host, listener.advertised_port)
+    principal = ANONYMOUS
+    authenticator = (
+        ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
+    )
     while True:
         try:
             frame = frames.next_frame()
@@ -212,6 +223,20 @@ async def _read_requests(
             frames.feed(data)
             continue
         await budget.wait_for_room()
+        if authenticator is not None and not authenticator.complete:
+            step = authenticator.receive(frame)
+            if isinstance(step, Failed):
+                log.info("closing connection from %s: %s", peer, step.reason)
+                await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
+                if step.response is not None:
+                    await _queue(slots, _Slot(budget).filled(step.response))
+                return
+            if authenticator.complete:
+                principal = authenticator.principal or ANONYMOUS
+                log.debug("connection from %s authenticated as %s", peer, principal)
+            if isinstance(step, Reply):
+                await _queue(slots, _Slot(budget).filled(step.response))
+                continue
         try:
             request = decode_request(frame, ctx.registry)
         except UnsupportedVersion as unsupported:
@@ -230,7 +255,7 @@ async def _read_requests(
             log.debug("the frame began %s", frame[:256].hex())
             return
         try:
-            client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised)
+            client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised, principal)
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()
