@@ -53,6 +53,7 @@ from trafka.domain.transactions import TransactionCoordinator, TransactionServic
 
 from .config import ConfigError, Settings
 from .security_wiring import authentication_from
+from .tls_wiring import tls_from
 
 log = logging.getLogger("trafka")
 
@@ -180,6 +181,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     first_listener = listeners[0]
     credentials = UserScramCredentials(adapters.scram_store)
     authentication = authentication_from(settings, listeners, credentials)
+    tls = tls_from(settings, listeners)
     policy = policy_from(settings)
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
@@ -214,5 +216,6 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         clock_ms=adapters.clock_ms,
         credentials=credentials,
         authentication=authentication,
+        tls=tls,
         advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )

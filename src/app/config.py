@@ -73,6 +73,15 @@ class ListenerNameSettings:
 
     sasl_enabled_mechanisms: str | None = None  # listener.name.<l>.sasl.enabled.mechanisms
     plain_sasl_jaas_config: str | None = None  # listener.name.<l>.plain.sasl.jaas.config (user_<name>="<password>")
+    ssl_keystore_type: str | None = None
+    ssl_keystore_location: str | None = None
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_keystore_key: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str | None = None
+    ssl_truststore_location: str | None = None
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str | None = None
 
 
 @attrs.frozen
@@ -81,6 +90,19 @@ class SecuritySettings:
 
     sasl_enabled_mechanisms: str = "GSSAPI"  # Kafka's default; trafka serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
     connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    # TLS for SSL and SASL_SSL listeners: PEM only (ssl.keystore.type=PEM), as a file holding the private
+    # key and the certificate chain (ssl.keystore.location) or inline (ssl.keystore.key and
+    # ssl.keystore.certificate.chain); ssl.key.password decrypts an encrypted key.
+    ssl_keystore_type: str = "JKS"  # Kafka's default; trafka reads PEM only
+    ssl_keystore_location: str | None = None
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_keystore_key: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str = "JKS"
+    ssl_truststore_location: str | None = None  # PEM CA certificates that sign client certificates
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str = "none"  # ssl.client.auth: required, requested or none
+    ssl_handshake_timeout_ms: int = 10000  # trafka's own: a TLS handshake not done by then closes the connection
     listener_name: dict[str, ListenerNameSettings] = attrs.Factory(dict)
 
 

@@ -9,7 +9,7 @@ every parked fetch (transaction markers moving last stable offsets, shutdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 import trio
@@ -25,6 +25,7 @@ from trafka.domain.topics import TopicPartition
 
 from .authentication import Authentication
 from .faults import Faults
+from .tls import ListenerTls
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
 
@@ -90,6 +91,7 @@ class BrokerContext:
     clock_ms: Callable[[], int]
     credentials: UserScramCredentials
     authentication: Authentication
+    tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
     advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
     listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

@@ -2,7 +2,9 @@
 
     serve ── accept loop per listener socket (Kafka's `listeners`: each a name, a security protocol,
           │  an address, and the address it advertises)
-          └─ connection nursery ── one task per connection
+          └─ connection nursery ── one task per connection: TLS handshake first on SSL/SASL_SSL
+                                   listeners (tls.py), SASL before any other request on SASL_*
+                                   listeners (authentication.py), then
                                    ├─ reader: frames → decode → handler → ordered slots
                                    ├─ writer: slots → bytes, strictly in request order
                                    └─ deferred handlers (long-poll Fetch) in their own tasks
@@ -28,7 +30,7 @@ import trio
 from kafka.protocol.metadata import ApiVersionsRequest
 
 from trafka.domain.listeners import Listener
-from trafka.domain.security import ANONYMOUS
+from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
 from .authentication import Failed, Reply
 
@@ -37,6 +39,7 @@ from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
 from .registry import NO_RESPONSE, CloseConnection, Deferred
+from .tls import accept_tls, tls_principal
 
 log = logging.getLogger("trafka.server")
 
@@ -162,20 +165,39 @@ async def handle_connection(
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
+    tls = ctx.tls.get(listener.name) if listener.security_protocol.uses_tls else None
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
         try:
-            async with stream, trio.open_nursery() as nursery:
-                nursery.start_soon(_write_responses, stream, receive_slots, budget)
+            transport: trio.abc.Stream = stream
+            principal = ANONYMOUS
+            if tls is not None:
+                secured = await accept_tls(stream, tls, peer)
+                if secured is None:
+                    await stream.aclose()
+                    return
+                transport, principal = secured, tls_principal(secured)
+            async with transport, trio.open_nursery() as nursery:
+                nursery.start_soon(_write_responses, transport, receive_slots, budget)
                 async with send_slots, trio.open_nursery() as reading:
                     reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
-                    await _read_requests(stream, listener, send_slots, nursery, ctx, limits, peer, budget)
+                    connection_info = _Connection(listener, peer, principal)
+                    await _read_requests(transport, connection_info, send_slots, nursery, ctx, limits, budget)
                     reading.cancel_scope.cancel()
                 # The slot channel is closed: the writer drains what is queued, then the nursery ends.
         except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
             log.debug("connection %s closed", peer)
         finally:
             ctx.faults.connection_closed(connection)
+
+
+@attrs.frozen
+class _Connection:
+    """Where a connection came in and who is on it before any SASL exchange (a TLS client certificate)."""
+
+    listener: Listener
+    peer: str
+    principal: KafkaPrincipal
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -192,19 +214,18 @@ def _peer_name(stream: trio.SocketStream) -> str:
 
 
 async def _read_requests(
-    stream: trio.SocketStream,
-    listener: Listener,
+    stream: trio.abc.Stream,
+    connection: _Connection,
     slots: trio.MemorySendChannel[_Slot],
     nursery: trio.Nursery,
     ctx: BrokerContext,
     limits: ServerLimits,
-    peer: str,
     budget: _ResponseBudget,
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
+    listener, peer, principal = connection.listener, connection.peer, connection.principal
     peer_host = peer.rsplit(":", 1)[0]
     advertised = Endpoint(listener.advertised_host, listener.advertised_port)
-    principal = ANONYMOUS
     authenticator = (
         ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
     )
@@ -309,7 +330,7 @@ def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | Non
 
 
 async def _write_responses(
-    stream: trio.SocketStream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
+    stream: trio.abc.Stream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
 ) -> None:
     """Write each slot's bytes in order; a slot with no bytes (a handler failure) ends the connection."""
 
