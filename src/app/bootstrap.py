@@ -21,6 +21,7 @@ from trafka.adapters.filesystem import (
     DataDirError,
     FileCatalogStore,
     FileLogStore,
+    FileAclStore,
     FileOffsetStore,
     FileScramCredentialStore,
     FileTransactionStore,
@@ -32,6 +33,7 @@ from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.server import ServerLimits
 from trafka.adapters.kafka.groups import GroupRuntime
 from trafka.adapters.memory import (
+    MemoryAclStore,
     MemoryCatalogStore,
     MemoryLogStore,
     MemoryOffsetStore,
@@ -42,7 +44,7 @@ from trafka.domain.batch import Checksum
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
+from trafka.domain.ports import AclStore, CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.records import Decompress
@@ -52,7 +54,7 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
-from .security_wiring import authentication_from
+from .security_wiring import authentication_from, authorization_from
 from .tls_wiring import tls_from
 
 log = logging.getLogger("trafka")
@@ -70,6 +72,7 @@ class Adapters:
     decompress: Decompress
     new_member_id: Callable[[str], str]
     scram_store: ScramCredentialStore
+    acl_store: AclStore
     cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
     started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
     stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
@@ -93,7 +96,8 @@ def default_adapters(settings: Settings) -> Adapters:
     if settings.storage.kind == "memory":
         return Adapters(
             logs=MemoryLogStore(), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
-            transaction_store=MemoryTransactionStore(), scram_store=MemoryScramCredentialStore(), **common,
+            transaction_store=MemoryTransactionStore(), scram_store=MemoryScramCredentialStore(),
+            acl_store=MemoryAclStore(), **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
@@ -119,6 +123,7 @@ def default_adapters(settings: Settings) -> Adapters:
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
         scram_store=FileScramCredentialStore(metadata),
+        acl_store=FileAclStore(metadata),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -182,6 +187,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     credentials = UserScramCredentials(adapters.scram_store)
     authentication = authentication_from(settings, listeners, credentials)
     tls = tls_from(settings, listeners)
+    authorization = authorization_from(settings, adapters.acl_store)
     policy = policy_from(settings)
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
@@ -217,5 +223,6 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         credentials=credentials,
         authentication=authentication,
         tls=tls,
+        authorization=authorization,
         advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )

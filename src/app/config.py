@@ -103,6 +103,10 @@ class SecuritySettings:
     ssl_truststore_certificates: str | None = None
     ssl_client_auth: str = "none"  # ssl.client.auth: required, requested or none
     ssl_handshake_timeout_ms: int = 10000  # trafka's own: a TLS handshake not done by then closes the connection
+    # Authorization: StandardAuthorizer's semantics when authorizer.class.name is set.
+    authorizer_class_name: str = ""  # authorizer.class.name (org.apache.kafka.metadata.authorizer.StandardAuthorizer)
+    super_users: str = ""  # super.users: "User:admin;User:ops"
+    allow_everyone_if_no_acl_found: bool = False  # allow.everyone.if.no.acl.found
     listener_name: dict[str, ListenerNameSettings] = attrs.Factory(dict)
 
 

@@ -12,13 +12,40 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 
+import uuid
+
 from trafka.adapters.kafka.authentication import Authentication, ListenerSasl
+from trafka.adapters.kafka.authorization import AuthorizationGate
 from trafka.domain.listeners import Listener
-from trafka.domain.security import JaasConfigError, UserScramCredentials, parse_jaas_config
+from trafka.domain.ports import AclStore
+from trafka.domain.security import JaasConfigError, KafkaPrincipal, UserScramCredentials, parse_jaas_config
+from trafka.domain.security.acls import Authorizer
 
 from .config import ConfigError, ListenerNameSettings, Settings
 
 SERVED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Kafka's authorizers, both served with StandardAuthorizer's semantics.
+AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
+
+def authorization_from(settings: Settings, store: AclStore) -> AuthorizationGate | None:
+    """The authorizer when `authorizer.class.name` names Kafka's, none when it is empty (as Kafka)."""
+    security = settings.security
+    if not security.authorizer_class_name:
+        return None
+    if security.authorizer_class_name not in AUTHORIZERS:
+        raise ConfigError(
+            f"invalid configuration: authorizer.class.name {security.authorizer_class_name} is not supported "
+            f"(use {AUTHORIZERS[0]})"
+        )
+    super_users = [u.strip() for u in security.super_users.split(";") if u.strip()]
+    for user in super_users:
+        try:
+            KafkaPrincipal.parse(user)
+        except ValueError as exc:
+            raise ConfigError(f"invalid configuration: super.users: {exc}") from exc
+    authorizer = Authorizer(store, uuid.uuid4, super_users, security.allow_everyone_if_no_acl_found)
+    return AuthorizationGate(authorizer)
 
 
 def new_scram_nonce() -> str:

@@ -16,6 +16,9 @@ from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
+    import uuid
+
+    from .security.acls import AclBinding
     from .security.scram import ScramCredential, ScramMechanism
     from .groups.offsets import CommittedOffset
     from .transactions.coordinator import TxnMetadata
@@ -163,3 +166,13 @@ class ScramCredentialStore(Protocol):
         removed: Sequence[tuple[str, ScramMechanism]],
     ) -> None:
         """Persist one alteration, durably, before it takes effect."""
+
+
+class AclStore(Protocol):
+    """Where ACLs live, each with an id (Kafka: AccessControlEntryRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[uuid.UUID, AclBinding]:
+        """Every stored ACL by id."""
+
+    def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
+        """Persist one change, durably, before it takes effect."""

@@ -30,7 +30,7 @@ def pki(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pki")
     ca = trustme.CA()
     server = ca.issue_cert("localhost", "127.0.0.1")
-    client = ca.issue_cert("client.test", common_name="svc-orders", organization_name="Example")
+    client = ca.issue_cert("client.test", common_name="svc-orders", organization_name="Example", organization_unit_name="eng")
     paths = {"ca": folder / "ca.pem", "server": folder / "server.pem", "client_cert": folder / "client.pem",
              "client_key": folder / "client.key"}
     ca.cert_pem.write_to_path(str(paths["ca"]))
@@ -52,6 +52,8 @@ ssl_truststore_type = "PEM"
 ssl_truststore_location = "{pki['ca']}"
 ssl_handshake_timeout_ms = {HANDSHAKE_TIMEOUT_MS}
 sasl_enabled_mechanisms = "SCRAM-SHA-512"
+authorizer_class_name = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+allow_everyone_if_no_acl_found = true
 
 [security.listener_name.ssl]
 ssl_client_auth = "required"
@@ -206,3 +208,29 @@ def test_a_half_finished_handshake_costs_one_connection_and_a_log_line(tls_broke
         assert stalled.recv(1) == b"", "the broker closes the stalled connection"
         assert time.monotonic() - started < HANDSHAKE_TIMEOUT_MS / 1000 + 5
     assert _logged(broker, before, f"TLS handshake not finished in {HANDSHAKE_TIMEOUT_MS / 1000:.1f} s")
+
+
+def test_the_client_certificate_subject_is_the_principal_acls_name(tls_broker, pki):
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
+    from kafka.errors import TopicAuthorizationFailedError
+
+    topic = unique("guarded")
+    admin = AdminClient({"bootstrap.servers": tls_broker["PLAINTEXT"]["bootstrap"], "log_level": 0})
+    assert admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(TIMEOUT) is None
+    deny = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:CN=svc-orders,OU=eng,O=Example", "*",
+                      AclOperation.WRITE, AclPermissionType.DENY)
+    everyone = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:*", "*",
+                          AclOperation.WRITE, AclPermissionType.ALLOW)
+    for future in admin.create_acls([deny, everyone]).values():
+        assert future.result(TIMEOUT) is None
+    others = Producer({"bootstrap.servers": tls_broker["SASL_SSL"]["bootstrap"], "security.protocol": "SASL_SSL",
+                       "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "carol", "sasl.password": SCRAM_USERS["carol"],
+                       "ssl.ca.location": str(pki["ca"]), "log_level": 0})
+    others.produce(topic, b"allowed")
+    assert others.flush(TIMEOUT) == 0, "User:carol may write"
+    producer = KafkaProducer(bootstrap_servers=tls_broker["SSL"]["bootstrap"], max_block_ms=5000, **kafka_python_ssl(pki))
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            producer.send(topic, b"x").get(TIMEOUT)
+    finally:
+        producer.close()

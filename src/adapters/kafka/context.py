@@ -10,6 +10,7 @@ every parked fetch (transaction markers moving last stable offsets, shutdown).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -26,6 +27,9 @@ from trafka.domain.topics import TopicPartition
 from .authentication import Authentication
 from .faults import Faults
 from .tls import ListenerTls
+
+if TYPE_CHECKING:
+    from .authorization import AuthorizationGate
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
 
@@ -92,6 +96,7 @@ class BrokerContext:
     credentials: UserScramCredentials
     authentication: Authentication
     tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
+    authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
     advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
     listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)

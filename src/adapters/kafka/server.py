@@ -21,6 +21,7 @@ written (waiting fetches wake and answer at once), then connections close, bound
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 
@@ -277,12 +278,15 @@ async def _read_requests(
             return
         try:
             client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised, principal)
+            handler = request.handler
+            if ctx.authorization is not None:  # every API through the authorization table first
+                handler = attrs.evolve(handler, handle=functools.partial(ctx.authorization.handle, request.handler))
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()
-                outcome = ctx.faults.handle(request.handler, ctx, request.body, request.api_version, client)
+                outcome = ctx.faults.handle(handler, ctx, request.body, request.api_version, client)
             else:
-                outcome = request.handler.handle(ctx, request.body, request.api_version, client)
+                outcome = handler.handle(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
             return
