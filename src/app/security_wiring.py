@@ -70,6 +70,7 @@ def authentication_from(
         new_nonce=new_scram_nonce,
         listeners=sasl,
         failed_authentication_delay_ms=security.connection_failed_authentication_delay_ms,
+        max_reauth_ms=security.connections_max_reauth_ms,
     )
 
 

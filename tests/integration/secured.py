@@ -18,7 +18,8 @@ JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " "
 ) + ";"
 
 
-def sasl_config(listeners: str, extra: str = "") -> str:
+def sasl_config(listeners: str, extra: str = "", security: str = "") -> str:
+    """Listeners with SASL: PLAIN users from JAAS, both SCRAMs; `security` lines go in [security]."""
     return f"""
 [server]
 listeners = "{listeners}"
@@ -26,6 +27,7 @@ listeners = "{listeners}"
 [security]
 sasl_enabled_mechanisms = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
 connection_failed_authentication_delay_ms = 100
+{security}
 
 [security.listener_name.sasl_plaintext]
 plain_sasl_jaas_config = '{JAAS}'

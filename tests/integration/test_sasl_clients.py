@@ -176,3 +176,24 @@ def test_aiokafka_with_scram_sha_256_produces_consumes_in_a_group_and_administer
             await consumer.stop()
 
     assert asyncio.run(scenario()) == [f"a{i}".encode() for i in range(5)]
+
+
+def test_librdkafka_re_authenticates_before_its_session_expires(tmp_path):
+    """KIP-368 with a real client: sessions of 2 s, a producer that lives through several of them."""
+    config = sasl_config("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", security="connections_max_reauth_ms = 2000")
+    with secured_broker(tmp_path, config, ("--memory", "--log-level", "DEBUG")) as listeners:
+        add_scram_users(listeners["PLAINTEXT"]["bootstrap"], SCRAM_USERS)
+        bootstrap, broker = listeners["SASL_PLAINTEXT"]["bootstrap"], listeners["SASL_PLAINTEXT"]["process"]
+        producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0, **confluent_sasl("carol", SCRAM_USERS["carol"])})
+        topic = unique("reauth")
+        deadline = time.monotonic() + TIMEOUT
+        sent = 0
+        while not any("re-authenticated as User:carol" in line for line in broker.output) and time.monotonic() < deadline:
+            producer.produce(topic, b"x")
+            sent += 1
+            assert producer.flush(TIMEOUT) == 0
+            time.sleep(0.2)
+        assert any("re-authenticated as User:carol" in line for line in broker.output), broker.log()[-3000:]
+        producer.produce(topic, b"after")
+        assert producer.flush(TIMEOUT) == 0
+        assert not any("expired without re-authentication" in line for line in broker.output)

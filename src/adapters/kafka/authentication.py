@@ -13,6 +13,11 @@ unsupported mechanism UNSUPPORTED_SASL_MECHANISM, a bad token SASL_AUTHENTICATIO
 Kafka's message: each a `Failed` step, whose response (if any) the server sends after
 `connection.failed.authentication.delay.ms` and then closes the connection.
 
+With `connections.max.reauth.ms` set, a successful SaslAuthenticate (v1+) tells the client its
+session lifetime; the client re-authenticates on the same connection with a new SaslHandshake
+(KIP-368), with the same mechanism and principal, and a connection whose session expired is closed
+at its next request, as Kafka does.
+
 The mechanisms themselves (PLAIN, SCRAM-SHA-256/512) are the domain's pure state machines.
 """
 
@@ -30,6 +35,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security import (
     KafkaPrincipal,
     PlainServer,
+    SaslAuthenticationFailed,
     SaslException,
     SaslServer,
     ScramMechanism,
@@ -61,6 +67,7 @@ class Authentication:
     new_nonce: Callable[[], str]
     listeners: Mapping[str, ListenerSasl] = attrs.field(factory=dict)
     failed_authentication_delay_ms: int = 100
+    max_reauth_ms: int = 0  # connections.max.reauth.ms: 0 never asks clients to re-authenticate
 
     def authenticator(self, listener: str, registry: HandlerRegistry) -> SaslAuthenticator:
         sasl = self.listeners.get(listener) or ListenerSasl(("GSSAPI",))
@@ -103,12 +110,37 @@ class SaslAuthenticator:
         self._raw_tokens = False
         self._server: SaslServer | None = None
         self.principal: KafkaPrincipal | None = None
+        self.session_expires_ms: int | None = None
+        self._previous: tuple[str, KafkaPrincipal] | None = None  # (mechanism, principal) while re-authenticating
+        self._bad_mechanism: str | None = None
+        self._mechanism = ""
+        self._now_ms = 0
+        self.completions = 0  # 1 after authentication, more after each re-authentication
 
     @property
     def complete(self) -> bool:
         return self.state is SaslState.COMPLETE
 
-    def receive(self, frame: bytes) -> Reply | Failed | object:
+    def intercepts(self, frame: bytes) -> bool:
+        """Whether this frame is the authenticator's: everything before authentication, and a
+        SaslHandshake starting a re-authentication (KIP-368) when `connections.max.reauth.ms` is set."""
+        if not self.complete:
+            return True
+        if self._authentication.max_reauth_ms <= 0 or len(frame) < _API_KEY.size:
+            return False
+        if _API_KEY.unpack_from(frame)[0] != SaslHandshakeRequest.API_KEY:
+            return False
+        assert self.principal is not None
+        self._previous = (self._mechanism, self.principal)
+        self.state = SaslState.HANDSHAKE
+        return True
+
+    def expired(self, now_ms: int) -> bool:
+        """The session lifetime told to the client has passed without a re-authentication: Kafka closes."""
+        return self.session_expires_ms is not None and now_ms > self.session_expires_ms
+
+    def receive(self, frame: bytes, now_ms: int = 0) -> Reply | Failed | object:
+        self._now_ms = now_ms
         if self.state is SaslState.AUTHENTICATE and self._raw_tokens:
             return self._raw_token(frame)
         if len(frame) < _API_KEY.size:
@@ -161,7 +193,13 @@ class SaslAuthenticator:
                 f"Unsupported SASL mechanism {mechanism}",
                 encode_response(response, request.api_version, request.correlation_id),
             )
+        if self._previous is not None and mechanism != self._previous[0]:
+            self._bad_mechanism = (
+                f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication "
+                f"of mechanism '{self._previous[0]}'"
+            )
         self._server = server
+        self._mechanism = mechanism
         self._raw_tokens = request.api_version == 0
         self.state = SaslState.AUTHENTICATE
         response = SaslHandshakeResponse(version=request.api_version, error_code=ErrorCode.NONE, mechanisms=enabled)
@@ -177,15 +215,32 @@ class SaslAuthenticator:
 
     def _evaluate(self, token: bytes) -> bytes | SaslException:
         assert self._server is not None
+        if self._bad_mechanism is not None:
+            return SaslAuthenticationFailed(self._bad_mechanism)
         try:
             response = self._server.evaluate(token)
         except SaslException as exc:
             return exc
         if self._server.complete:
             assert self._server.authorization_id is not None
-            self.principal = KafkaPrincipal.user(self._server.authorization_id)
+            principal = KafkaPrincipal.user(self._server.authorization_id)
+            if self._previous is not None and principal != self._previous[1]:
+                before = self._previous[1]
+                return SaslAuthenticationFailed(
+                    f"Cannot change principals during re-authentication from {before.principal_type}.{before.name}: "
+                    f"{principal.principal_type}.{principal.name}"
+                )
+            self.principal = principal
+            self._previous = None
             self.state = SaslState.COMPLETE
+            self.completions += 1
         return response
+
+    def _session_lifetime_ms(self, version: int) -> int:
+        """Kafka's session lifetime: connections.max.reauth.ms for clients that can re-authenticate (v1+)."""
+        lifetime = self._authentication.max_reauth_ms if version >= 1 and self.complete else 0
+        self.session_expires_ms = self._now_ms + lifetime if lifetime > 0 else None
+        return max(lifetime, 0)
 
     def _raw_token(self, frame: bytes) -> Reply | Failed:
         server = self._server
@@ -206,13 +261,15 @@ class SaslAuthenticator:
         if isinstance(outcome, SaslException):
             response = SaslAuthenticateResponse(
                 version=version, error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
-                error_message=client_message(outcome, server.mechanism_name), auth_bytes=b"", session_lifetime_ms=0,
+                error_message=client_message(outcome, server.mechanism_name, self._previous is not None),
+                auth_bytes=b"", session_lifetime_ms=0,
             )
             return self._fail(
                 f"{server.mechanism_name} authentication failed: {outcome}",
                 encode_response(response, version, correlation_id),
             )
         response = SaslAuthenticateResponse(
-            version=version, error_code=ErrorCode.NONE, error_message=None, auth_bytes=outcome, session_lifetime_ms=0,
+            version=version, error_code=ErrorCode.NONE, error_message=None, auth_bytes=outcome,
+            session_lifetime_ms=self._session_lifetime_ms(version) if self.complete else 0,
         )
         return Reply(encode_response(response, version, correlation_id))

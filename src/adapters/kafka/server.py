@@ -34,7 +34,6 @@ from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
 from .authentication import Failed, Reply
-
 from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
 from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
@@ -166,13 +165,17 @@ async def handle_connection(
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
-    tls = ctx.tls.get(listener.name) if listener.security_protocol.uses_tls else None
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
         try:
             transport: trio.abc.Stream = stream
             principal = ANONYMOUS
-            if tls is not None:
+            if listener.security_protocol.uses_tls:
+                tls = ctx.tls.get(listener.name)
+                if tls is None:  # never plaintext on a TLS listener
+                    log.error("closing connection from %s: listener %s has no TLS context", peer, listener.name)
+                    await stream.aclose()
+                    return
                 secured = await accept_tls(stream, tls, peer)
                 if secured is None:
                     await stream.aclose()
@@ -245,17 +248,21 @@ async def _read_requests(
             frames.feed(data)
             continue
         await budget.wait_for_room()
-        if authenticator is not None and not authenticator.complete:
-            step = authenticator.receive(frame)
+        if authenticator is not None and authenticator.expired(ctx.clock_ms()):
+            log.info("closing connection from %s: SASL session of %s expired without re-authentication", peer, principal)
+            return
+        if authenticator is not None and authenticator.intercepts(frame):
+            step = authenticator.receive(frame, ctx.clock_ms())
             if isinstance(step, Failed):
                 log.info("closing connection from %s: %s", peer, step.reason)
                 await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
                 if step.response is not None:
                     await _queue(slots, _Slot(budget).filled(step.response))
                 return
-            if authenticator.complete:
+            if authenticator.complete and isinstance(step, Reply):
                 principal = authenticator.principal or ANONYMOUS
-                log.debug("connection from %s authenticated as %s", peer, principal)
+                again = "re-" if authenticator.completions > 1 else ""
+                log.debug("connection from %s %sauthenticated as %s", peer, again, principal)
             if isinstance(step, Reply):
                 await _queue(slots, _Slot(budget).filled(step.response))
                 continue

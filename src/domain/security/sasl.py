@@ -22,11 +22,12 @@ class SaslAuthenticationFailed(SaslException):
     """An authentication failure whose message the client may see (Kafka's SaslAuthenticationException)."""
 
 
-def client_message(error: SaslException, mechanism: str) -> str:
+def client_message(error: SaslException, mechanism: str, reauthenticating: bool = False) -> str:
     """What SaslAuthenticate tells the client about `error`, as Kafka's SaslServerAuthenticator does."""
     if isinstance(error, SaslAuthenticationFailed):
         return str(error)
-    return f"Authentication failed during authentication due to invalid credentials with SASL mechanism {mechanism}"
+    during = "re-authentication" if reauthenticating else "authentication"
+    return f"Authentication failed during {during} due to invalid credentials with SASL mechanism {mechanism}"
 
 
 class SaslServer(Protocol):
