@@ -198,3 +198,20 @@ def test_acls_are_kept_in_the_metadata_log_across_a_restart(tmp_path):
         assert admin.describe_acls(flt).result(TIMEOUT) == [binding]
     [record] = [r for r in metadata_records(data_dir) if isinstance(r, AccessControlEntryRecord)]
     assert (record.resource_name, record.principal, record.operation) == ("kept", "User:alice", 3)
+
+
+def test_metadata_by_topic_id_or_v0_does_not_reveal_an_undescribable_topic(bootstrap):
+    with sasl_wire(bootstrap, "admin") as client:
+        everything = client.request(MetadataRequest[12](topics=None, allow_auto_topic_creation=False,
+                                                         include_topic_authorized_operations=False), MetadataResponse, 12)
+    secret_id = {t.name: t.topic_id for t in everything.topics}["team-secret"]
+    by_id = MetadataRequest[12](
+        topics=[MetadataRequest[12].MetadataRequestTopic(name=None, topic_id=secret_id)],
+        allow_auto_topic_creation=False, include_topic_authorized_operations=False,
+    )
+    with sasl_wire(bootstrap, "alice") as client:
+        [refused] = client.request(by_id, MetadataResponse, 12).topics
+        v0 = client.request(MetadataRequest[0](topics=[MetadataRequest[0].MetadataRequestTopic(name="team-secret")]),
+                            MetadataResponse, 0)
+    assert (refused.error_code, refused.name) == (KafkaError.TOPIC_AUTHORIZATION_FAILED, None)
+    assert [(t.name, t.error_code) for t in v0.topics] == [("team-secret", KafkaError.TOPIC_AUTHORIZATION_FAILED)]

@@ -252,8 +252,9 @@ def _merged(outcome: Any, add: Callable[[Any], None]) -> Any:
 
 
 def _metadata(gate: AuthorizationGate, handler, ctx, body, version, client):
+    explicit = body.topics is not None and not (version == 0 and not body.topics)
     refused = []
-    if body.topics is not None and not (version == 0 and not body.topics):
+    if explicit:
         kept = []
         auto_create = (body.allow_auto_topic_creation if version >= 4 else True) and ctx.policy.auto_create_topics_enable
         may_create_all = gate.allowed(client, Op.CREATE, Res.CLUSTER, CLUSTER_NAME)
@@ -268,12 +269,18 @@ def _metadata(gate: AuthorizationGate, handler, ctx, body, version, client):
                 kept.append(requested)
         body.topics = kept
     response = handler.handle(ctx, body, version, client)
-    if body.topics is None or (version == 0 and not body.topics and not refused):
-        response.topics = [t for t in response.topics if gate.allowed(client, Op.DESCRIBE, Res.TOPIC, t.name)]
-    response.topics.extend(refused)
+    if explicit and not body.topics:
+        response.topics = []  # everything refused (a v0 request with no topics would mean all of them)
+    shown = []
     for topic in response.topics:
+        if topic.name and topic.error_code == ErrorCode.NONE and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, topic.name):
+            if explicit:  # asked for by topic id: refused without its name, as Kafka
+                shown.append(error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic.topic_id))
+            continue
         if topic.authorized_operations is not None and topic.error_code == ErrorCode.NONE:
             topic.authorized_operations = gate.operations(client, Res.TOPIC, topic.name)
+        shown.append(topic)
+    response.topics = shown + refused
     if getattr(response, "authorized_operations", None) is not None:
         response.authorized_operations = gate.operations(client, Res.CLUSTER, CLUSTER_NAME)
     return response
