@@ -20,6 +20,18 @@ from trafka.domain.topics import TopicPartition
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
 
+TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
+
+
+def _reassign(ctx: BrokerContext, tp: TopicPartition, replicas) -> tuple[ErrorCode, str | None]:
+    if not ctx.catalog.has_partition(tp):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+    if replicas is None:
+        return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
+    if list(replicas) != [ctx.policy.node_id]:
+        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unknown broker ids in {list(replicas)}"
+    return ErrorCode.NONE, None
+
 
 def handle_alter_partition_reassignments(
     ctx: BrokerContext, request: AlterPartitionReassignmentsRequest, version: int, client: ClientInfo
