@@ -215,3 +215,32 @@ def test_metadata_by_topic_id_or_v0_does_not_reveal_an_undescribable_topic(boots
                             MetadataResponse, 0)
     assert (refused.error_code, refused.name) == (KafkaError.TOPIC_AUTHORIZATION_FAILED, None)
     assert [(t.name, t.error_code) for t in v0.topics] == [("team-secret", KafkaError.TOPIC_AUTHORIZATION_FAILED)]
+
+
+def test_fetch_and_list_offsets_answer_a_denied_topic_per_topic_and_serve_the_others(bootstrap):
+    from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
+
+    assert produce_error(bootstrap, "alice", "orders") is None
+    Topic, Partition = FetchRequest[11].FetchTopic, FetchRequest[11].FetchTopic.FetchPartition
+    fetch = FetchRequest[11](
+        replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
+        session_epoch=-1, rack_id="", forgotten_topics_data=[],
+        topics=[Topic(topic=t, partitions=[Partition(partition=0, current_leader_epoch=-1, fetch_offset=0,
+                                                      log_start_offset=-1, partition_max_bytes=1 << 20)])
+                for t in ("orders", "team-secret")],
+    )
+    LTopic = ListOffsetsRequest[5].ListOffsetsTopic
+    offsets = ListOffsetsRequest[5](
+        replica_id=-1, isolation_level=0,
+        topics=[LTopic(name=t, partitions=[LTopic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1,
+                                                                           timestamp=-1)])
+                for t in ("orders", "team-secret")],
+    )
+    with sasl_wire(bootstrap, "alice") as client:
+        fetched = {t.topic: t.partitions[0] for t in client.request(fetch, FetchResponse, 11).responses}
+        listed = {t.name: t.partitions[0] for t in client.request(offsets, ListOffsetsResponse, 5).topics}
+    assert fetched["orders"].error_code == 0 and fetched["orders"].records
+    assert fetched["team-secret"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert not fetched["team-secret"].records
+    assert listed["orders"].error_code == 0 and listed["orders"].offset >= 1
+    assert listed["team-secret"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED

@@ -8,8 +8,9 @@ authorizer is configured (`authorizer.class.name`):
 - a denied group, transactional id or cluster check answers the whole request with
   GROUP_/TRANSACTIONAL_ID_/CLUSTER_AUTHORIZATION_FAILED (`faults.error_response` builds the
   response, with no side effect);
-- denied topics in Produce and CreateTopics are answered TOPIC_AUTHORIZATION_FAILED one by one while
-  the others are served; in other APIs a denied topic fails the request with that code;
+- denied topics in Produce, CreateTopics, Fetch, ListOffsets, OffsetCommit and DescribeProducers are
+  answered TOPIC_AUTHORIZATION_FAILED one by one while the others are served; in the other APIs a
+  denied topic fails the request with that code;
 - CreateTopics needs CREATE on the cluster or on each topic;
 - Metadata leaves out topics the principal may not DESCRIBE (or answers TOPIC_AUTHORIZATION_FAILED
   for one it named), and does not auto-create a topic without CREATE;
@@ -222,7 +223,58 @@ def _create_topics_partially(handler, ctx, body, version, client, denied, error)
     return _merged(handler.handle(ctx, body, version, client), lambda response: response.topics.extend(failed.topics))
 
 
-_PARTIAL = {"Produce": _produce_partially, "CreateTopics": _create_topics_partially}
+def _fetch_entry(entry, version, ctx) -> str | None:
+    if version < 13:
+        return entry.topic
+    topic = ctx.catalog.by_id(entry.topic_id)
+    return topic.name if topic is not None else None
+
+
+# API -> (request list, response list, the topic name of a request entry): APIs whose denied topics are
+# answered with the error per topic from the same response shape, the others served.
+_TOPIC_LISTS: dict[str, tuple[str, str, Callable[[Any, int, Any], str | None]]] = {
+    "Fetch": ("topics", "responses", _fetch_entry),
+    "ListOffsets": ("topics", "topics", lambda entry, version, ctx: entry.name),
+    "OffsetCommit": ("topics", "topics", lambda entry, version, ctx: entry.name),
+    "DescribeProducers": ("topics", "topics", lambda entry, version, ctx: entry.name),
+}
+
+
+def _topics_partially(handler, ctx, body, version, client, denied, error):
+    field, answered, name_of = _TOPIC_LISTS[handler.name]
+    entries = getattr(body, field)
+    refused = [e for e in entries if name_of(e, version, ctx) in denied]
+    setattr(body, field, [e for e in entries if name_of(e, version, ctx) not in denied])
+    refused_request = _shallow(body, **{field: refused})
+    if handler.name == "Fetch":
+        refused_request.max_wait_ms = 0  # the refusal never waits for data it will not send
+    failed = error_response(handler, ctx, refused_request, version, client, error)
+    if not getattr(body, field):
+        return failed
+    return _combined(handler.handle(ctx, body, version, client), failed, answered)
+
+
+def _combined(outcome: Any, failed: Any, answered: str) -> Any:
+    """The served response with the refused entries of `failed` added to its `answered` list."""
+    if outcome is NO_RESPONSE:
+        return outcome
+    if not isinstance(outcome, Deferred) and not isinstance(failed, Deferred):
+        getattr(outcome, answered).extend(getattr(failed, answered))
+        return outcome
+
+    async def both() -> Any:
+        served = await outcome.wait() if isinstance(outcome, Deferred) else outcome
+        refused = await failed.wait() if isinstance(failed, Deferred) else failed
+        getattr(served, answered).extend(getattr(refused, answered))
+        return served
+
+    return Deferred(both)
+
+
+_PARTIAL = {
+    "Produce": _produce_partially, "CreateTopics": _create_topics_partially,
+    **{name: _topics_partially for name in _TOPIC_LISTS},
+}
 
 
 def _shallow(body: Any, **fields: Any) -> Any:
