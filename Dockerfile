@@ -39,7 +39,7 @@ RUN pip install /tmp/trafka-src && rm -rf /tmp/trafka-src
 USER trafka
 WORKDIR /home/trafka
 VOLUME /var/lib/trafka
-EXPOSE 9092 8080
+EXPOSE 9092 29092 8080
 # Healthy = the broker answers a Kafka ApiVersions request with error code 0 (`trafka check`).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
     CMD ["trafka", "check", "--host", "127.0.0.1", "--port", "9092", "--timeout", "3"]

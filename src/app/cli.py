@@ -1,4 +1,4 @@
-"""The `trafka` command line: `trafka serve` runs the broker."""
+"""The `trafka` command line: `trafka serve` runs the broker; `check`, `export`, `user add` beside it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import trio
 
 from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.domain.listeners import Listener
 
 from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
 from .runtime import close_broker, request_shutdown, run_broker
@@ -23,6 +24,7 @@ from .check import run_check
 from .export import add_export_parser, run_export
 from .cli_config import add_config_parser, run_config
 from .cli_operator import OPERATOR_COMMANDS, add_operator_parsers
+from .users import add_user_parser, run_user
 from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
 
 log = logging.getLogger("trafka")
@@ -32,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker on Trio.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("serve", help="run the broker")
-    run.add_argument("--host", help="interface to listen on (default localhost)")
+    run.add_argument("--host", help="interface to listen on (default localhost; unused when `listeners` is set)")
     run.add_argument("--port", type=int, help="port to listen on (default 9092; 0 picks a free one)")
     run.add_argument("--advertised-host", help="host clients are told to connect to")
     run.add_argument("--advertised-port", type=int, help="port clients are told to connect to")
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(commands)
     add_config_parser(commands)
     add_operator_parsers(commands)
+    add_user_parser(commands)
     return parser
 
 
@@ -88,10 +91,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters, ready_file: str | None) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, ctx)
-        port = await nursery.start(partial(run_broker, settings, ctx, adapters, http_started=_print_http_address))
+        await nursery.start(partial(run_broker, settings, ctx, adapters, http_started=_print_http_address))
         if ready_file:
-            write_ready_file(ready_file, settings.server.host, port, ctx.advertised)
-        print(f"trafka listening on {settings.server.host}:{port}", flush=True)
+            write_ready_file(ready_file, ctx.listeners, ctx.advertised)
+        first, *others = ctx.listeners
+        print(f"trafka listening on {first.host or '0.0.0.0'}:{first.port}", flush=True)
+        for listener in others:
+            print(f"trafka listener {listener.name} on {listener.host or '0.0.0.0'}:{listener.port}", flush=True)
         await ctx.shutting_down.wait()
 
 
@@ -99,13 +105,23 @@ def _print_http_address(host: str, port: int) -> None:
     print(f"trafka http listening on {host}:{port}", flush=True)
 
 
-def write_ready_file(path: str, host: str, port: int, advertised: Endpoint) -> None:
-    """The bound address as JSON, written whole (to a temporary name, then renamed) so that a harness
-    polling for the file never reads half of it."""
+def write_ready_file(path: str, listeners: Sequence[Listener], advertised: Endpoint) -> None:
+    """The bound addresses as JSON, written whole (to a temporary name, then renamed) so that a harness
+    polling for the file never reads half of it. `host`/`port`/`bootstrap_servers` are the first
+    listener's; `listeners` has every listener by name."""
     ready = {
-        "host": host,
-        "port": port,
+        "host": listeners[0].host,
+        "port": listeners[0].port,
         "bootstrap_servers": f"{advertised.host}:{advertised.port}",
+        "listeners": {
+            listener.name: {
+                "security_protocol": listener.security_protocol.value,
+                "host": listener.host,
+                "port": listener.port,
+                "advertised": f"{listener.advertised_host}:{listener.advertised_port}",
+            }
+            for listener in listeners
+        },
         "pid": os.getpid(),
     }
     partial = f"{path}.{os.getpid()}.tmp"
@@ -131,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_config(args, _overrides(args))
     if args.command in OPERATOR_COMMANDS:
         return OPERATOR_COMMANDS[args.command](args)
+    if args.command == "user":
+        return run_user(args)
     if args.command == "check":
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))
@@ -161,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         while isinstance(error, BaseExceptionGroup):
             error = error.exceptions[0]
         where = (f"{settings.http.host}:{settings.http.port} (HTTP)" if isinstance(error, HttpBindError)
-                 else f"{settings.server.host}:{settings.server.port}")
+                 else settings.server.listeners or f"{settings.server.host}:{settings.server.port}")
         print(f"trafka: cannot listen on {where}: {error}", file=sys.stderr)
         status = 1
     finally:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
 from .kafka_config import KafkaConfigError, kafka_environment, map_kafka_configs
 from .properties import PropertiesError, read_properties
 
@@ -37,6 +38,10 @@ class ServerSettings:
     port: int = 9092
     advertised_host: str | None = None
     advertised_port: int | None = None
+    # Kafka's listener keys; `listeners` unset: one PLAINTEXT listener from host/port/advertised_* above.
+    listeners: str | None = None  # listeners, e.g. "PLAINTEXT://0.0.0.0:9092,INTERNAL://0.0.0.0:29092"
+    advertised_listeners: str | None = None  # advertised.listeners
+    listener_security_protocol_map: str = DEFAULT_SECURITY_PROTOCOL_MAP  # listener.security.protocol.map
     max_request_bytes: int = 100 * 1024 * 1024
     max_inflight_requests: int = 32
     max_queued_response_bytes: int = 64 * 1024 * 1024
@@ -102,6 +107,50 @@ class LogSettings:
 
 
 @attrs.frozen
+class ListenerNameSettings:
+    """Kafka's per-listener overrides, `listener.name.<listener>.<key>` (TOML: `[security.listener_name.<listener>]`)."""
+
+    sasl_enabled_mechanisms: str | None = None  # listener.name.<l>.sasl.enabled.mechanisms
+    plain_sasl_jaas_config: str | None = None  # listener.name.<l>.plain.sasl.jaas.config (user_<name>="<password>")
+    ssl_keystore_type: str | None = None
+    ssl_keystore_location: str | None = None
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_keystore_key: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str | None = None
+    ssl_truststore_location: str | None = None
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str | None = None
+
+
+@attrs.frozen
+class SecuritySettings:
+    """Kafka's security keys with dots as underscores (`sasl.enabled.mechanisms` -> sasl_enabled_mechanisms)."""
+
+    sasl_enabled_mechanisms: str = "GSSAPI"  # Kafka's default; trafka serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+    connection_failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    connections_max_reauth_ms: int = 0  # connections.max.reauth.ms (KIP-368); 0: no re-authentication
+    # TLS for SSL and SASL_SSL listeners: PEM only (ssl.keystore.type=PEM), as a file holding the private
+    # key and the certificate chain (ssl.keystore.location) or inline (ssl.keystore.key and
+    # ssl.keystore.certificate.chain); ssl.key.password decrypts an encrypted key.
+    ssl_keystore_type: str = "JKS"  # Kafka's default; trafka reads PEM only
+    ssl_keystore_location: str | None = None
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_keystore_key: str | None = None
+    ssl_key_password: str | None = None
+    ssl_truststore_type: str = "JKS"
+    ssl_truststore_location: str | None = None  # PEM CA certificates that sign client certificates
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str = "none"  # ssl.client.auth: required, requested or none
+    ssl_handshake_timeout_ms: int = 10000  # trafka's own: a TLS handshake not done by then closes the connection
+    # Authorization: StandardAuthorizer's semantics when authorizer.class.name is set.
+    authorizer_class_name: str = ""  # authorizer.class.name (org.apache.kafka.metadata.authorizer.StandardAuthorizer)
+    super_users: str = ""  # super.users: "User:admin;User:ops"
+    allow_everyone_if_no_acl_found: bool = False  # allow.everyone.if.no.acl.found
+    listener_name: dict[str, ListenerNameSettings] = attrs.Factory(dict)
+
+
+@attrs.frozen
 class Settings:
     server: ServerSettings = ServerSettings()
     broker: BrokerSettings = BrokerSettings()
@@ -109,6 +158,7 @@ class Settings:
     groups: GroupCoordinatorSettings = GroupCoordinatorSettings()
     http: HttpSettings = HttpSettings()
     log: LogSettings = LogSettings()
+    security: SecuritySettings = SecuritySettings()
     log_level: str = "INFO"
 
 
@@ -158,7 +208,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups", "http", "log"}
+    sections = {"server", "broker", "storage", "groups", "http", "log", "security"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):

@@ -54,8 +54,12 @@ def kafka_broker_keys() -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
+# StandardAuthorizer's own configs, read by the authorizer rather than declared in the broker's ConfigDef.
+_AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
+
+
 def is_kafka_key(name: str) -> bool:
-    return name in kafka_broker_keys() or name.startswith(_KAFKA_KEY_PREFIXES)
+    return name in kafka_broker_keys() or name in _AUTHORIZER_KEYS or name.startswith(_KAFKA_KEY_PREFIXES)
 
 
 def env_to_kafka_key(variable: str) -> str:
@@ -102,6 +106,10 @@ def _boolean(key: str, value: str) -> bool:
     return lowered == "true"
 
 
+def _text(key: str, value: str) -> str:
+    return value
+
+
 def _int(low: int = -_INT_MAX - 1) -> Callable[[str, str], int]:
     return _integer(low, _INT_MAX)
 
@@ -129,6 +137,21 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "group.initial.rebalance.delay.ms": (("groups", "initial_rebalance_delay_ms"), _int()),
     "group.min.session.timeout.ms": (("groups", "min_session_timeout_ms"), _int()),
     "group.max.session.timeout.ms": (("groups", "max_session_timeout_ms"), _int()),
+    "sasl.enabled.mechanisms": (("security", "sasl_enabled_mechanisms"), _text),
+    "connection.failed.authentication.delay.ms": (("security", "connection_failed_authentication_delay_ms"), _int(0)),
+    "connections.max.reauth.ms": (("security", "connections_max_reauth_ms"), _long(0)),
+    "ssl.keystore.type": (("security", "ssl_keystore_type"), _text),
+    "ssl.keystore.location": (("security", "ssl_keystore_location"), _text),
+    "ssl.keystore.certificate.chain": (("security", "ssl_keystore_certificate_chain"), _text),
+    "ssl.keystore.key": (("security", "ssl_keystore_key"), _text),
+    "ssl.key.password": (("security", "ssl_key_password"), _text),
+    "ssl.truststore.type": (("security", "ssl_truststore_type"), _text),
+    "ssl.truststore.location": (("security", "ssl_truststore_location"), _text),
+    "ssl.truststore.certificates": (("security", "ssl_truststore_certificates"), _text),
+    "ssl.client.auth": (("security", "ssl_client_auth"), _text),
+    "authorizer.class.name": (("security", "authorizer_class_name"), _text),
+    "super.users": (("security", "super_users"), _text),
+    "allow.everyone.if.no.acl.found": (("security", "allow_everyone_if_no_acl_found"), _boolean),
     "offsets.retention.minutes": (("groups", "offsets_retention_minutes"), _int(1)),
     "offsets.retention.check.interval.ms": (("groups", "offsets_retention_check_interval_ms"), _long(1)),
     "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), _int(1)),
@@ -182,7 +205,8 @@ def map_kafka_configs(configs: Mapping[str, str]) -> KafkaSettings:
     _first_of(configs, put, ("log", "flush_interval_ms"), [
         ("log.flush.interval.ms", _long(), 1), ("log.flush.scheduler.interval.ms", _long(), 1)])
     _listeners(configs, put)
-    ignored = tuple(sorted(key for key in configs if key not in IMPLEMENTED_KAFKA_KEYS))
+    per_listener = _listener_name_keys(configs, overrides)
+    ignored = tuple(sorted(key for key in configs if key not in IMPLEMENTED_KAFKA_KEYS and key not in per_listener))
     return KafkaSettings(overrides, decided_by, ignored)
 
 
@@ -237,39 +261,42 @@ def _parse_listeners(key: str, value: str) -> list[tuple[str, str, int]]:
 
 
 def _listeners(configs: Mapping[str, str], put: Callable[..., None]) -> None:
+    """Kafka's listener keys onto trafka's (parsed and checked as Kafka does by `domain.listeners` when
+    the broker starts); listeners named in `controller.listener.names` are left out: trafka serves no
+    controller quorum."""
     controllers = {n.strip().upper() for n in configs.get("controller.listener.names", "").split(",") if n.strip()}
-    protocols = {}
-    for pair in configs.get("listener.security.protocol.map", _DEFAULT_PROTOCOL_MAP).split(","):
-        name, _, protocol = pair.strip().partition(":")
-        protocols[name.strip().upper()] = protocol.strip().upper()
-    served = None
-    if "listeners" in configs:
-        brokers = [lst for lst in _parse_listeners("listeners", configs["listeners"]) if lst[0] not in controllers]
-        for name, _, _ in brokers:
-            if protocols.get(name, name) != "PLAINTEXT":
-                raise KafkaConfigError(f"listeners: {name} uses {protocols.get(name, name)}; trafka serves PLAINTEXT only")
-        if len(brokers) > 1:
-            raise KafkaConfigError(
-                f"invalid value {configs['listeners']!r} for listeners: trafka serves one listener "
-                f"(here {', '.join(n for n, _, _ in brokers)}); controller listeners go in controller.listener.names"
-            )
-        if brokers:
-            served, host, port = brokers[0]
-            put(("server", "host"), host or "0.0.0.0", "listeners")  # an empty host binds every interface, as Kafka
-            put(("server", "port"), port, "listeners")
-    if "advertised.listeners" in configs:
-        advertised = [lst for lst in _parse_listeners("advertised.listeners", configs["advertised.listeners"])
-                      if lst[0] not in controllers]
-        matching = [lst for lst in advertised if served is None or lst[0] == served]
-        if len(matching) != 1 or len(advertised) != 1:
-            raise KafkaConfigError(
-                f"invalid value {configs['advertised.listeners']!r} for advertised.listeners: "
-                f"it must name the one listener trafka serves ({served or 'PLAINTEXT'})"
-            )
-        _, host, port = matching[0]
-        if host:
-            put(("server", "advertised_host"), host, "advertised.listeners")
-        put(("server", "advertised_port"), port, "advertised.listeners")
+    for key, setting in (("listeners", "listeners"), ("advertised.listeners", "advertised_listeners")):
+        if key not in configs:
+            continue
+        entries = _parse_listeners(key, configs[key])  # checks NAME://host:port
+        kept = [e.strip() for e in configs[key].split(",") if e.strip()]
+        served = [entry for entry, (name, _, _) in zip(kept, entries) if name not in controllers]
+        if served:
+            put(("server", setting), ",".join(served), key)
+    if "listener.security.protocol.map" in configs:
+        put(("server", "listener_security_protocol_map"), configs["listener.security.protocol.map"],
+            "listener.security.protocol.map")
+
+
+_LISTENER_NAME_KEYS = {
+    "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "ssl.keystore.type", "ssl.keystore.location",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.certificates", "ssl.client.auth",
+}
+
+
+def _listener_name_keys(configs: Mapping[str, str], overrides: dict[str, Any]) -> set[str]:
+    """`listener.name.<listener>.<key>` into `[security.listener_name.<listener>]`; the keys used."""
+    used = set()
+    for key, value in configs.items():
+        if not key.startswith("listener.name."):
+            continue
+        listener, _, rest = key[len("listener.name."):].partition(".")
+        if rest in _LISTENER_NAME_KEYS and listener:
+            section = overrides.setdefault("security", {}).setdefault("listener_name", {})
+            section.setdefault(listener.lower(), {})[rest.replace(".", "_")] = value
+            used.add(key)
+    return used
 
 
 def overrides_from_config_names(

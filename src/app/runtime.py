@@ -16,7 +16,7 @@ import trio
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.kafka.server import serve
 
-from .bootstrap import Adapters, advertised_endpoint, limits_from
+from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
 from .config import Settings
 from .http_wiring import observe_broker, run_http
 
@@ -41,11 +41,11 @@ async def run_broker(
             view = observe_broker(settings, ctx, adapters.clock_ms())
             view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
             await nursery.start(run_http, settings, view, ctx.shutting_down, http_started)
-        _, port = await nursery.start(serve, ctx, settings.server.host, settings.server.port, limits_from(settings))
-        ctx.advertised = advertised_endpoint(settings, port)
+        bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
+        ctx.advertised = advertised_endpoint(bound[0])
         if view is not None:
             view.readiness.listeners_accepting = True
-        task_status.started(port)
+        task_status.started(bound[0].port)
         await ctx.shutting_down.wait()
         if view is not None:
             view.readiness.shutting_down = True

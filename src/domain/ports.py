@@ -17,6 +17,10 @@ from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
     from .errors import ErrorCode
+    import uuid
+
+    from .security.acls import AclBinding
+    from .security.scram import ScramCredential, ScramMechanism
     from .groups.offsets import CommittedOffset
     from .transactions.coordinator import TxnMetadata
 
@@ -170,3 +174,25 @@ class BrokerObserver(Protocol):
 
     def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
         """One partition of a Fetch response: its error code and the record bytes returned."""
+class ScramCredentialStore(Protocol):
+    """Where SCRAM credentials live (Kafka: UserScramCredentialRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[tuple[str, ScramMechanism], ScramCredential]:
+        """Every stored credential by (user, mechanism)."""
+
+    def credentials_changed(
+        self,
+        upserted: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        removed: Sequence[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Persist one alteration, durably, before it takes effect."""
+
+
+class AclStore(Protocol):
+    """Where ACLs live, each with an id (Kafka: AccessControlEntryRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[uuid.UUID, AclBinding]:
+        """Every stored ACL by id."""
+
+    def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
+        """Persist one change, durably, before it takes effect."""

@@ -20,8 +20,15 @@ from typing import Any
 
 import pytest
 
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from trafka.app.bootstrap import listeners_from
 from trafka.app.cli import _overrides, build_parser
 from trafka.app.config import Settings, config_path, load_settings
+from trafka.domain.listeners import Listener
+
+from .broker import BrokerProcess
+from .wire import WireClient
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -243,31 +250,74 @@ def test_every_service_runs_a_valid_trafka_command(services) -> None:
             assert settings.storage.kind == "filesystem", f"service {name}: a broker in a container keeps its data"
 
 
-def test_the_broker_listens_on_all_interfaces_and_advertises_a_configurable_endpoint(services) -> None:
+def _broker_listeners(services) -> dict[str, Listener]:
+    broker = services["broker"]
+    settings = serve_settings(parse_trafka(argv(broker["command"]), "broker"), environment_of(broker), "broker")
+    return {listener.name: listener for listener in listeners_from(settings)}
+
+
+def test_the_broker_has_a_listener_for_the_host_and_one_for_the_compose_network(services) -> None:
     broker = services["broker"]
     assert "profiles" not in broker, "the broker starts with a plain `docker compose up`"
-    raw = " ".join(str(part) for part in broker["command"])
+    raw = " ".join(f"{k}={v}" for k, v in broker["environment"].items())
     assert "${TRAFKA_ADVERTISED_HOST:-localhost}" in raw
     assert "${TRAFKA_ADVERTISED_PORT:-9092}" in raw
+    listeners = _broker_listeners(services)
+    assert set(listeners) == {"PLAINTEXT", "INTERNAL"}
+    for listener in listeners.values():
+        assert listener.host == "0.0.0.0", f"{listener.name} listens on every interface of the container"
     settings = serve_settings(parse_trafka(argv(broker["command"]), "broker"), environment_of(broker), "broker")
-    assert settings.server.host == "0.0.0.0"
-    assert settings.server.port == 9092
-    assert (settings.server.advertised_host, settings.server.advertised_port) == ("localhost", 9092)
     assert settings.storage.data_dir == "/var/lib/trafka"
 
 
-def test_broker_ports_map_the_listening_port(services) -> None:
+def test_the_host_s_view_gets_a_published_address(services) -> None:
+    """A client on the host bootstraps from localhost:9092 and is told an address the host can reach:
+    the advertised port is published and maps onto that listener's port in the container."""
+    host_view = _broker_listeners(services)["PLAINTEXT"]
+    assert (host_view.advertised_host, host_view.advertised_port) == ("localhost", 9092)
+    raw_ports = [str(p) for p in services["broker"]["ports"]]
+    assert raw_ports == ["${TRAFKA_ADVERTISED_PORT:-9092}:9092", "127.0.0.1:8080:8080"]
+    kafka_port = str(substitute(services["broker"]["ports"])[0])
+    assert dict([kafka_port.rsplit(":", 1)]) == {str(host_view.advertised_port): str(host_view.port)}
+
+
+def test_the_console_is_published_on_the_host_s_loopback_only(services) -> None:
+    """The console has no login yet: it listens on every interface in the container, but the host
+    publishes it on its loopback only."""
     broker = services["broker"]
     settings = serve_settings(parse_trafka(argv(broker["command"]), "broker"), environment_of(broker), "broker")
-    published = [str(p).rsplit(":", 1) for p in substitute(broker["ports"])]
-    assert [container for _, container in published] == [str(settings.server.port), str(settings.http.port)]
-    # Clients reach the advertised port on the host: the host side of the mapping is that port.
-    (host_port, _), (http_host_port, _) = published
-    assert int(host_port) == settings.server.advertised_port
-    raw_ports = [str(p) for p in broker["ports"]]
-    assert raw_ports == ["${TRAFKA_ADVERTISED_PORT:-9092}:9092", "127.0.0.1:8080:8080"]
-    # The console has no login yet: published on the host's loopback only.
-    assert http_host_port == "127.0.0.1:8080" and settings.http.host == "0.0.0.0"
+    assert settings.http.host == "0.0.0.0" and settings.http.port == 8080
+    assert str(broker["ports"][1]) == "127.0.0.1:8080:8080"
+
+
+def test_a_client_container_s_view_gets_an_address_on_the_compose_network(services) -> None:
+    """A client in a container bootstraps from broker:29092 and is told broker:29092: the broker's
+    service name on the shared network and the INTERNAL listener's own port (no publishing needed)."""
+    network_view = _broker_listeners(services)["INTERNAL"]
+    assert network_view.advertised_host in {"broker", services["broker"].get("hostname")}
+    assert network_view.advertised_port == network_view.port == 29092
+    client = services["client"]
+    args = parse_trafka(argv(client["command"]), "client")
+    assert (args.host, args.port) == (network_view.advertised_host, network_view.advertised_port)
+    assert client.get("networks") == services["broker"].get("networks"), "client and broker share a network"
+
+
+def test_each_view_is_answered_with_its_own_address_by_a_running_broker(services, tmp_path) -> None:
+    """The compose listeners on a real broker (ports made ephemeral, names kept): a client coming in on
+    each listener is told that listener's advertised address, never the other's."""
+    environment = environment_of(services["broker"])
+    environment["TRAFKA_SERVER_LISTENERS"] = "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0"
+    ready = tmp_path / "ready.json"
+    broker = BrokerProcess(["--memory", "--ready-file", str(ready)], env=environment).start()
+    try:
+        bound = json.loads(ready.read_text())["listeners"]
+        expected = {name: f"{l.advertised_host}:{l.advertised_port}" for name, l in _broker_listeners(services).items()}
+        for name, listener in bound.items():
+            with WireClient(f"127.0.0.1:{listener['port']}") as client:
+                metadata = client.request(MetadataRequest[1](topics=[]), MetadataResponse, 1)
+            assert [f"{b.host}:{b.port}" for b in metadata.brokers] == [expected[name]]
+    finally:
+        assert broker.stop() == 0, broker.log()
 
 
 def test_named_volumes_are_declared_and_the_data_volume_is_shared_read_only(compose, services) -> None:
@@ -426,6 +476,7 @@ def test_the_dockerfile_exposes_the_port_compose_maps_and_declares_the_data_volu
     exposed = {p.split("/")[0] for k, rest in broker if k == "EXPOSE" for p in rest.split()}
     settings = broker_cmd_settings()
     assert str(settings.server.port) in exposed
+    assert {str(l.port) for l in _broker_listeners(services).values()} <= exposed
     published = {str(p).rsplit(":", 1)[1] for p in substitute(services["broker"]["ports"])}
     assert published <= exposed, f"compose maps {published}, the image exposes {exposed}"
     volumes = {v for k, rest in broker if k == "VOLUME" for v in (json.loads(rest) if rest.startswith("[") else rest.split())}
@@ -518,8 +569,8 @@ services:
 def test_an_apache_kafka_compose_service_configures_the_image_unchanged() -> None:
     service = mini_yaml(KAFKA_QUICKSTART_SERVICE)["services"]["broker"]
     settings = broker_cmd_settings(environment_of(service))
-    assert (settings.server.host, settings.server.port) == ("0.0.0.0", 9092)
-    assert (settings.server.advertised_host, settings.server.advertised_port) == ("localhost", 9092)
+    [listener] = listeners_from(settings)  # the CONTROLLER listener is the quorum's, not served
+    assert (listener.port, listener.advertised_host, listener.advertised_port) == (9092, "localhost", 9092)
     assert settings.broker.num_partitions == 3
     assert settings.groups.initial_rebalance_delay_ms == 0
     assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/var/lib/trafka")

@@ -22,8 +22,8 @@ async function startTrafka({ python = 'python3', args = ['--memory'], env = proc
     }
     await new Promise(resolve => setTimeout(resolve, 20))
   }
-  const { bootstrap_servers: bootstrapServers, port } = JSON.parse(fs.readFileSync(readyFile, 'utf8'))
-  return { bootstrapServers, port, process: child, stderr: () => stderr }
+  const { bootstrap_servers: bootstrapServers, port, listeners } = JSON.parse(fs.readFileSync(readyFile, 'utf8'))
+  return { bootstrapServers, port, listeners, process: child, stderr: () => stderr }
 }
 
 module.exports = { startTrafka }

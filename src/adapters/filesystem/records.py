@@ -29,12 +29,17 @@ class TransactionLogKey(ApiData, load_json=schemas): pass  # noqa: E701
 class ProducerSnapshot(ApiData, load_json=schemas): pass  # noqa: E701
 class TransactionLogValue(ApiData, load_json=schemas): pass  # noqa: E701
 class OffsetCommitValue(ApiData, load_json=schemas): pass  # noqa: E701
+class UserScramCredentialRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class RemoveUserScramCredentialRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class AccessControlEntryRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class RemoveAccessControlEntryRecord(ApiData, load_json=schemas): pass  # noqa: E701
 
 
 # KRaft record types (Kafka's MetadataRecordType)
 METADATA_TYPES = {
     2: TopicRecord, 3: PartitionRecord, 4: ConfigRecord, 9: RemoveTopicRecord, 12: FeatureLevelRecord,
-    15: ProducerIdsRecord,
+    15: ProducerIdsRecord, 11: UserScramCredentialRecord, 22: RemoveUserScramCredentialRecord,
+    18: AccessControlEntryRecord, 19: RemoveAccessControlEntryRecord,
 }
 TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
 FRAME_VERSION = 1

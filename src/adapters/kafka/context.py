@@ -9,7 +9,8 @@ every parked fetch (transaction markers moving last stable offsets, shutdown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -18,12 +19,19 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.ports import BrokerObserver
+from trafka.domain.listeners import Listener
+from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentials
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
+from .authentication import Authentication
 from .faults import Faults
+from .tls import ListenerTls
+
+if TYPE_CHECKING:
+    from .authorization import AuthorizationGate
 from .groups import GroupRuntime
 from .registry import HandlerRegistry
 
@@ -79,17 +87,21 @@ class UnobservedBroker:
 
 
 @attrs.frozen
-class ClientInfo:
-    """Who sent a request: the client id from its header and the peer's address."""
-
-    client_id: str
-    host: str
-
-
-@attrs.frozen
 class Endpoint:
     host: str
     port: int
+
+
+@attrs.frozen
+class ClientInfo:
+    """Who sent a request: the client id from its header, the peer's address, and the listener it came in
+    on with that listener's advertised address (what Metadata and FindCoordinator answer with)."""
+
+    client_id: str
+    host: str
+    listener: str = "PLAINTEXT"
+    advertised: Endpoint = Endpoint("localhost", 9092)
+    principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
 
 
 @attrs.define
@@ -102,7 +114,12 @@ class BrokerContext:
     producer_ids: ProducerIdAllocator
     transactions: TransactionService
     clock_ms: Callable[[], int]
-    advertised: Endpoint = Endpoint("localhost", 9092)
+    credentials: UserScramCredentials
+    authentication: Authentication
+    tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
+    authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
+    advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
+    listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)

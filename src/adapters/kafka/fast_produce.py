@@ -293,11 +293,18 @@ class ProduceAnswer:
         return self._reference(version, correlation_id)  # a version this module does not cover
 
     def _reference(self, version: int, correlation_id: int) -> bytes:
+        response = self.as_kafka_python(version)
+        response.API_VERSION = version
+        response.with_header(correlation_id=correlation_id)
+        return bytes(response.encode(header=True, framed=True))
+
+    def as_kafka_python(self, version: int):
+        """The same response as kafka-python's `ProduceResponse` (the reference, faults, the authorizer)."""
         from kafka.protocol.producer import ProduceResponse
 
         topic = ProduceResponse.TopicProduceResponse
         partition = topic.PartitionProduceResponse
-        response = ProduceResponse(
+        return ProduceResponse(
             version=version, throttle_time_ms=0,
             responses=[
                 topic(name=name, partition_responses=[
@@ -308,6 +315,3 @@ class ProduceAnswer:
                 for name, partitions in self.topics
             ],
         )
-        response.API_VERSION = version
-        response.with_header(correlation_id=correlation_id)
-        return bytes(response.encode(header=True, framed=True))

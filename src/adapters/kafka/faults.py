@@ -82,11 +82,50 @@ def _delete_topics(response_class: Any, request: Any, version: int, error: int) 
     )
 
 
+def _create_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.AclCreationResult
+    return response_class(
+        version=version, throttle_time_ms=0, results=[result(error_code=error, error_message=None) for _ in request.creations]
+    )
+
+
+def _delete_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.DeleteAclsFilterResult
+    return response_class(
+        version=version, throttle_time_ms=0,
+        filter_results=[result(error_code=error, error_message=None, matching_acls=[]) for _ in request.filters],
+    )
+
+
+def _alter_scram(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.AlterUserScramCredentialsResult
+    users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+    return response_class(
+        version=version, throttle_time_ms=0, results=[result(user=u, error_code=error, error_message=None) for u in users]
+    )
+
+
+def _txn_offset_commit(response_class: Any, request: Any, version: int, error: int) -> Any:
+    topic = response_class.TxnOffsetCommitResponseTopic
+    partition = topic.TxnOffsetCommitResponsePartition
+    return response_class(
+        version=version, throttle_time_ms=0,
+        topics=[
+            topic(name=t.name, partitions=[partition(partition_index=p.partition_index, error_code=error) for p in t.partitions])
+            for t in request.topics
+        ],
+    )
+
+
 _FROM_REQUEST: dict[str, Callable[[Any, Any, int, int], Any]] = {
     "Produce": _produce,
     "OffsetCommit": _offset_commit,
     "CreateTopics": _create_topics,
     "DeleteTopics": _delete_topics,
+    "CreateAcls": _create_acls,
+    "DeleteAcls": _delete_acls,
+    "AlterUserScramCredentials": _alter_scram,
+    "TxnOffsetCommit": _txn_offset_commit,
 }
 
 
@@ -197,20 +236,25 @@ class Faults:
         error = self._take(handler.api_key)
         if error is None:
             return handler.handle(ctx, body, version, client)
-        if handler.name == "Produce" and body.acks == 0:
-            raise CloseConnection(f"injected error {error} on an acks=0 produce")
-        build = _FROM_REQUEST.get(handler.name)
-        if build is not None:
-            return build(handler.response, body, version, error)
-        if handler.name in _READ_ONLY:
-            outcome = handler.handle(ctx, body, version, client)
-            if isinstance(outcome, Deferred):
-                return Deferred(_failing(outcome.wait, error, version))
-            return _failed(outcome, error, version)
-        response = handler.response(version=version, error_code=error)
-        if "throttle_time_ms" in response.fields:
-            response.throttle_time_ms = 0
-        return response
+        return error_response(handler, ctx, body, version, client, error)
+
+
+def error_response(handler: Any, ctx: Any, body: Any, version: int, client: Any, error: int) -> Any:
+    """The request answered with `error` and no side effect, as above (also the authorizer's refusal)."""
+    if handler.name == "Produce" and body.acks == 0:
+        raise CloseConnection(f"error {error} on an acks=0 produce")
+    build = _FROM_REQUEST.get(handler.name)
+    if build is not None:
+        return build(handler.response, body, version, error)
+    if handler.name in _READ_ONLY:
+        outcome = handler.handle(ctx, body, version, client)
+        if isinstance(outcome, Deferred):
+            return Deferred(_failing(outcome.wait, error, version))
+        return _failed(outcome, error, version)
+    response = handler.response(version=version, error_code=error)
+    if "throttle_time_ms" in response.fields:
+        response.throttle_time_ms = 0
+    return response
 
 
 def _failed(response: Any, error: int, version: int) -> Any:

@@ -1,7 +1,10 @@
 """The Trio TCP server: a supervision tree of nurseries speaking Kafka's protocol.
 
-    serve ── accept loop per listener
-          └─ connection nursery ── one task per connection
+    serve ── accept loop per listener socket (Kafka's `listeners`: each a name, a security protocol,
+          │  an address, and the address it advertises)
+          └─ connection nursery ── one task per connection: TLS handshake first on SSL/SASL_SSL
+                                   listeners (tls.py), SASL before any other request on SASL_*
+                                   listeners (authentication.py), then
                                    ├─ reader: frames → decode → handler → ordered slots
                                    ├─ writer: slots → bytes, strictly in request order
                                    └─ deferred handlers (long-poll Fetch) in their own tasks
@@ -18,24 +21,29 @@ written (waiting fetches wake and answer at once), then connections close, bound
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import trio
 
 from kafka.protocol.metadata import ApiVersionsRequest
 
+from trafka.domain.listeners import Listener
+from trafka.domain.security import ANONYMOUS, KafkaPrincipal
+
+from .authentication import Failed, Reply
 from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
-from .context import BrokerContext, ClientInfo
+from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
 from .registry import NO_RESPONSE, CloseConnection, Deferred
+from .tls import accept_tls, tls_principal
 
 log = logging.getLogger("trafka.server")
 
 RECEIVE_CHUNK = 256 * 1024
-LISTENER_NAME = "PLAINTEXT"  # Kafka's name for this listener, as metrics label it
 
 
 @attrs.frozen
@@ -86,29 +94,47 @@ class _Slot:
             self.budget.add(len(data))
         self.done.set()
 
+    def filled(self, data: bytes) -> _Slot:
+        self.fill(data)
+        return self
+
 
 async def serve(
     ctx: BrokerContext,
-    host: str,
-    port: int,
+    listeners: Sequence[Listener],
     limits: ServerLimits = ServerLimits(),
     *,
-    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[tuple[Listener, ...]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Listen on host:port until `ctx.shutting_down` is set; report (host, port) once accepting."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound_host, bound_port = listeners[0].socket.getsockname()[:2]
+    """Listen on every listener until `ctx.shutting_down` is set; report them bound once accepting.
+
+    A listener with port 0 gets a free port; the reported listeners carry the bound ports (and an
+    advertised port of 0 becomes the bound one). An empty host binds every interface.
+    """
+    sockets: list[tuple[trio.SocketListener, Listener]] = []
+    bound: list[Listener] = []
+    try:
+        for listener in listeners:
+            opened = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+            bound_listener = listener.advertise(opened[0].socket.getsockname()[1])
+            bound.append(bound_listener)
+            sockets.extend((socket, bound_listener) for socket in opened)
+    except BaseException:
+        for socket, _ in sockets:
+            await socket.aclose()
+        raise
+    ctx.listeners = tuple(bound)
     async with trio.open_nursery() as background:
         background.start_soon(ctx.groups.run)
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
-                for listener in listeners:
-                    accepting.start_soon(_accept_loop, listener, connections, ctx, limits)
-                task_status.started((bound_host, bound_port))
+                for socket, listener in sockets:
+                    accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits)
+                task_status.started(tuple(bound))
                 await ctx.shutting_down.wait()
                 accepting.cancel_scope.cancel()
-            for listener in listeners:
-                await listener.aclose()
+            for socket, _ in sockets:
+                await socket.aclose()
             ctx.appends.notify_all()
             ctx.groups.shutdown()
             connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
@@ -116,42 +142,68 @@ async def serve(
 
 
 async def _accept_loop(
-    listener: trio.SocketListener, connections: trio.Nursery, ctx: BrokerContext, limits: ServerLimits
+    socket: trio.SocketListener, listener: Listener, connections: trio.Nursery, ctx: BrokerContext,
+    limits: ServerLimits,
 ) -> None:
     while True:
         try:
-            stream = await listener.accept()
+            stream = await socket.accept()
         except OSError as exc:  # EMFILE and friends: back off instead of spinning
             log.warning("accept failed: %s", exc)
             await trio.sleep(0.1)
             continue
-        connections.start_soon(handle_connection, stream, ctx, limits)
+        connections.start_soon(handle_connection, stream, listener, ctx, limits)
 
 
 class _ConnectionAborted(Exception):
     """A handler failed; the connection ends after the responses before it."""
 
 
-async def handle_connection(stream: trio.SocketStream, ctx: BrokerContext, limits: ServerLimits) -> None:
+async def handle_connection(
+    stream: trio.SocketStream, listener: Listener, ctx: BrokerContext, limits: ServerLimits
+) -> None:
     peer = _peer_name(stream)
     send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
     budget = _ResponseBudget(limits.max_queued_response_bytes)
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
-        ctx.observer.connection_opened(LISTENER_NAME)
+        ctx.observer.connection_opened(listener.name)
         try:
-            async with stream, trio.open_nursery() as nursery:
-                nursery.start_soon(_write_responses, stream, receive_slots, budget)
+            transport: trio.abc.Stream = stream
+            principal = ANONYMOUS
+            if listener.security_protocol.uses_tls:
+                tls = ctx.tls.get(listener.name)
+                if tls is None:  # never plaintext on a TLS listener
+                    log.error("closing connection from %s: listener %s has no TLS context", peer, listener.name)
+                    await stream.aclose()
+                    return
+                secured = await accept_tls(stream, tls, peer)
+                if secured is None:
+                    await stream.aclose()
+                    return
+                transport, principal = secured, tls_principal(secured)
+            async with transport, trio.open_nursery() as nursery:
+                nursery.start_soon(_write_responses, transport, receive_slots, budget)
                 async with send_slots, trio.open_nursery() as reading:
                     reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
-                    await _read_requests(stream, send_slots, nursery, ctx, limits, peer, budget)
+                    connection_info = _Connection(listener, peer, principal)
+                    await _read_requests(transport, connection_info, send_slots, nursery, ctx, limits, budget)
                     reading.cancel_scope.cancel()
                 # The slot channel is closed: the writer drains what is queued, then the nursery ends.
         except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
             log.debug("connection %s closed", peer)
         finally:
             ctx.faults.connection_closed(connection)
-            ctx.observer.connection_closed(LISTENER_NAME)
+            ctx.observer.connection_closed(listener.name)
+
+
+@attrs.frozen
+class _Connection:
+    """Where a connection came in and who is on it before any SASL exchange (a TLS client certificate)."""
+
+    listener: Listener
+    peer: str
+    principal: KafkaPrincipal
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -168,16 +220,21 @@ def _peer_name(stream: trio.SocketStream) -> str:
 
 
 async def _read_requests(
-    stream: trio.SocketStream,
+    stream: trio.abc.Stream,
+    connection: _Connection,
     slots: trio.MemorySendChannel[_Slot],
     nursery: trio.Nursery,
     ctx: BrokerContext,
     limits: ServerLimits,
-    peer: str,
     budget: _ResponseBudget,
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
+    listener, peer, principal = connection.listener, connection.peer, connection.principal
     peer_host = peer.rsplit(":", 1)[0]
+    advertised = Endpoint(listener.advertised_host, listener.advertised_port)
+    authenticator = (
+        ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
+    )
     while True:
         try:
             frame = frames.next_frame()
@@ -193,6 +250,24 @@ async def _read_requests(
             frames.feed(data)
             continue
         await budget.wait_for_room()
+        if authenticator is not None and authenticator.expired(ctx.clock_ms()):
+            log.info("closing connection from %s: SASL session of %s expired without re-authentication", peer, principal)
+            return
+        if authenticator is not None and authenticator.intercepts(frame):
+            step = authenticator.receive(frame, ctx.clock_ms())
+            if isinstance(step, Failed):
+                log.info("closing connection from %s: %s", peer, step.reason)
+                await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
+                if step.response is not None:
+                    await _queue(slots, _Slot(budget).filled(step.response))
+                return
+            if authenticator.complete and isinstance(step, Reply):
+                principal = authenticator.principal or ANONYMOUS
+                again = "re-" if authenticator.completions > 1 else ""
+                log.debug("connection from %s %sauthenticated as %s", peer, again, principal)
+            if isinstance(step, Reply):
+                await _queue(slots, _Slot(budget).filled(step.response))
+                continue
         try:
             request = decode_request(frame, ctx.registry)
         except UnsupportedVersion as unsupported:
@@ -211,14 +286,17 @@ async def _read_requests(
             log.debug("the frame began %s", frame[:256].hex())
             return
         try:
-            client = ClientInfo(request.client_id or "", peer_host)
+            client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised, principal)
             started = trio.current_time()
+            handler = request.handler
+            if ctx.authorization is not None:  # every API through the authorization table first
+                handler = attrs.evolve(handler, handle=functools.partial(ctx.authorization.handle, request.handler))
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()
-                outcome = ctx.faults.handle(request.handler, ctx, request.body, request.api_version, client)
+                outcome = ctx.faults.handle(handler, ctx, request.body, request.api_version, client)
             else:
-                outcome = request.handler.handle(ctx, request.body, request.api_version, client)
+                outcome = handler.handle(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
             return
@@ -275,7 +353,7 @@ def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | Non
 
 
 async def _write_responses(
-    stream: trio.SocketStream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
+    stream: trio.abc.Stream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
 ) -> None:
     """Write each slot's bytes in order; a slot with no bytes (a handler failure) ends the connection."""
 

@@ -4,5 +4,6 @@ from .catalog_store import MemoryCatalogStore
 from .log import MemoryLogStore, MemoryPartitionLog
 from .offset_store import MemoryOffsetStore
 from .transaction_store import MemoryTransactionStore
+from .security_store import MemoryAclStore, MemoryScramCredentialStore
 
-__all__ = ["MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog", "MemoryTransactionStore"]
+__all__ = ["MemoryAclStore", "MemoryScramCredentialStore", "MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog", "MemoryTransactionStore"]

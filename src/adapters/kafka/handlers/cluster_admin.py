@@ -1,6 +1,5 @@
-"""APIs a single broker without an authorizer answers the way Kafka does in that setup.
+"""Partition reassignment, as a single broker answers it.
 
-- DescribeAcls, CreateAcls, DeleteAcls: SECURITY_DISABLED ("No Authorizer is configured").
 - AlterPartitionReassignments: moving a partition onto this broker is a no-op; onto any other broker
   INVALID_REPLICA_ASSIGNMENT; cancelling finds NO_REASSIGNMENT_IN_PROGRESS.
 - ListPartitionReassignments: nothing is ever being reassigned.
@@ -11,12 +10,6 @@ from __future__ import annotations
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
-    CreateAclsRequest,
-    CreateAclsResponse,
-    DeleteAclsRequest,
-    DeleteAclsResponse,
-    DescribeAclsRequest,
-    DescribeAclsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
@@ -26,38 +19,6 @@ from trafka.domain.topics import TopicPartition
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry
-
-NO_AUTHORIZER = "No Authorizer is configured on the broker"
-
-
-def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, version: int, client: ClientInfo):
-    return DescribeAclsResponse(
-        version=version, throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
-        error_message=NO_AUTHORIZER, resources=[],
-    )
-
-
-def handle_create_acls(ctx: BrokerContext, request: CreateAclsRequest, version: int, client: ClientInfo):
-    return CreateAclsResponse(
-        version=version, throttle_time_ms=0,
-        results=[
-            CreateAclsResponse.AclCreationResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER)
-            for _ in request.creations
-        ],
-    )
-
-
-def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: int, client: ClientInfo):
-    return DeleteAclsResponse(
-        version=version, throttle_time_ms=0,
-        filter_results=[
-            DeleteAclsResponse.DeleteAclsFilterResult(
-                error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER, matching_acls=[]
-            )
-            for _ in request.filters
-        ],
-    )
-
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 
@@ -101,9 +62,6 @@ def handle_list_partition_reassignments(
 
 
 def register(registry: HandlerRegistry) -> None:
-    registry.register(DescribeAclsRequest, DescribeAclsResponse, (1, 3), handle_describe_acls)
-    registry.register(CreateAclsRequest, CreateAclsResponse, (1, 3), handle_create_acls)
-    registry.register(DeleteAclsRequest, DeleteAclsResponse, (1, 3), handle_delete_acls)
     registry.register(
         AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, (0, 1),
         handle_alter_partition_reassignments,

@@ -112,7 +112,7 @@ def handle_describe_cluster(
         controller_id=node,
         brokers=[
             DescribeClusterResponse.DescribeClusterBroker(
-                broker_id=node, host=ctx.advertised.host, port=ctx.advertised.port, rack=None, is_fenced=False
+                broker_id=node, host=client.advertised.host, port=client.advertised.port, rack=None, is_fenced=False
             )
         ],
         authorized_operations=as_bits(CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else None),

@@ -44,7 +44,7 @@ def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[Error
 
 
 def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest, version: int, client: ClientInfo):
-    node, host, port = ctx.policy.node_id, ctx.advertised.host, ctx.advertised.port
+    node, host, port = ctx.policy.node_id, client.advertised.host, client.advertised.port
     key_type = request.key_type if version >= 1 else GROUP_KEY
     if version < 4:
         error, message = _coordinator_for(ctx, request.key, key_type)

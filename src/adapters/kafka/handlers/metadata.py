@@ -44,7 +44,7 @@ def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataRe
     )
 
 
-def _error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
+def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
     return MetadataResponse.MetadataResponseTopic(
         error_code=code, name=name, topic_id=topic_id or ZERO_UUID, is_internal=False, partitions=[]
     )
@@ -55,22 +55,22 @@ def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create
         if topic_id is not None and topic_id != ZERO_UUID:
             topic = ctx.catalog.by_id(topic_id)
             if topic is None:
-                return _error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+                return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
             return topic_entry(ctx, topic, operations)
-        return _error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+        return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
     topic = ctx.catalog.get(name)
     if topic is not None:
         return topic_entry(ctx, topic, operations)
     try:
         validate_topic_name(name)
     except KafkaError as error:
-        return _error_entry(name, error.code)
+        return error_entry(name, error.code)
     if not auto_create or not ctx.policy.auto_create_topics_enable or is_internal_topic(name):
-        return _error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     try:
         return topic_entry(ctx, ctx.catalog.auto_create(name), operations)
     except KafkaError as error:
-        return _error_entry(name, error.code)
+        return error_entry(name, error.code)
 
 
 def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
@@ -88,7 +88,7 @@ def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, 
         throttle_time_ms=0,
         brokers=[
             MetadataResponse.MetadataResponseBroker(
-                node_id=node, host=ctx.advertised.host, port=ctx.advertised.port, rack=None
+                node_id=node, host=client.advertised.host, port=client.advertised.port, rack=None
             )
         ],
         cluster_id=ctx.policy.cluster_id,

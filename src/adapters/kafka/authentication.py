@@ -1,0 +1,275 @@
+"""SASL on a connection, as Kafka's SaslServerAuthenticator runs it, before any other request is served.
+
+A connection on a SASL_PLAINTEXT or SASL_SSL listener gets a `SaslAuthenticator`; the server gives it
+every frame until it reports the connection authenticated. The states (Kafka's SaslState):
+
+    HANDSHAKE_OR_VERSIONS ── ApiVersions ──▶ HANDSHAKE ── SaslHandshake ──▶ AUTHENTICATE ──▶ COMPLETE
+            └──────────────── SaslHandshake ─────────────────┘
+
+ApiVersions is answered by its ordinary handler (`PASS`). SaslHandshake v0 means the tokens that
+follow are raw, size-prefixed SASL tokens (old clients); v1 means they travel in SaslAuthenticate
+requests (KIP-152). Any other request before COMPLETE is Kafka's IllegalSaslStateException, an
+unsupported mechanism UNSUPPORTED_SASL_MECHANISM, a bad token SASL_AUTHENTICATION_FAILED with
+Kafka's message: each a `Failed` step, whose response (if any) the server sends after
+`connection.failed.authentication.delay.ms` and then closes the connection.
+
+With `connections.max.reauth.ms` set, a successful SaslAuthenticate (v1+) tells the client its
+session lifetime; the client re-authenticates on the same connection with a new SaslHandshake
+(KIP-368), with the same mechanism and principal, and a connection whose session expired is closed
+at its next request, as Kafka does.
+
+The mechanisms themselves (PLAIN, SCRAM-SHA-256/512) are the domain's pure state machines.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Callable, Mapping
+
+import attrs
+from kafka.protocol.metadata import ApiVersionsRequest
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security import (
+    KafkaPrincipal,
+    PlainServer,
+    SaslAuthenticationFailed,
+    SaslException,
+    SaslServer,
+    ScramMechanism,
+    ScramServer,
+    UserScramCredentials,
+    client_message,
+)
+
+from .codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
+from .registry import HandlerRegistry
+
+_API_KEY = struct.Struct(">h")
+_SIZE = struct.Struct(">i")
+
+
+@attrs.frozen
+class ListenerSasl:
+    """A SASL listener's settings: `sasl.enabled.mechanisms` and the PLAIN users of its JAAS config."""
+
+    enabled_mechanisms: tuple[str, ...]
+    plain_users: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.define
+class Authentication:
+    """Broker-wide: each SASL listener's settings, the SCRAM credentials, the nonce source."""
+
+    credentials: UserScramCredentials
+    new_nonce: Callable[[], str]
+    listeners: Mapping[str, ListenerSasl] = attrs.field(factory=dict)
+    failed_authentication_delay_ms: int = 100
+    max_reauth_ms: int = 0  # connections.max.reauth.ms: 0 never asks clients to re-authenticate
+
+    def authenticator(self, listener: str, registry: HandlerRegistry) -> SaslAuthenticator:
+        sasl = self.listeners.get(listener) or ListenerSasl(("GSSAPI",))
+        return SaslAuthenticator(sasl, self, registry)
+
+
+class SaslState(enum.Enum):
+    HANDSHAKE_OR_VERSIONS = "HANDSHAKE_OR_VERSIONS"
+    HANDSHAKE = "HANDSHAKE"
+    AUTHENTICATE = "AUTHENTICATE"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+@attrs.frozen
+class Reply:
+    """Send `response` (framed bytes) and go on reading."""
+
+    response: bytes
+
+
+@attrs.frozen
+class Failed:
+    """Authentication failed: after the delay, send `response` if any, then close."""
+
+    reason: str
+    response: bytes | None = None
+
+
+PASS = object()
+"""The frame is an ordinary request (ApiVersions) for the normal handlers."""
+
+
+class SaslAuthenticator:
+    def __init__(self, sasl: ListenerSasl, authentication: Authentication, registry: HandlerRegistry) -> None:
+        self._sasl = sasl
+        self._authentication = authentication
+        self._registry = registry
+        self.state = SaslState.HANDSHAKE_OR_VERSIONS
+        self._raw_tokens = False
+        self._server: SaslServer | None = None
+        self.principal: KafkaPrincipal | None = None
+        self.session_expires_ms: int | None = None
+        self._previous: tuple[str, KafkaPrincipal] | None = None  # (mechanism, principal) while re-authenticating
+        self._bad_mechanism: str | None = None
+        self._mechanism = ""
+        self._now_ms = 0
+        self.completions = 0  # 1 after authentication, more after each re-authentication
+
+    @property
+    def complete(self) -> bool:
+        return self.state is SaslState.COMPLETE
+
+    def intercepts(self, frame: bytes) -> bool:
+        """Whether this frame is the authenticator's: everything before authentication, and a
+        SaslHandshake starting a re-authentication (KIP-368) when `connections.max.reauth.ms` is set."""
+        if not self.complete:
+            return True
+        if self._authentication.max_reauth_ms <= 0 or len(frame) < _API_KEY.size:
+            return False
+        if _API_KEY.unpack_from(frame)[0] != SaslHandshakeRequest.API_KEY:
+            return False
+        assert self.principal is not None
+        self._previous = (self._mechanism, self.principal)
+        self.state = SaslState.HANDSHAKE
+        return True
+
+    def expired(self, now_ms: int) -> bool:
+        """The session lifetime told to the client has passed without a re-authentication: Kafka closes."""
+        return self.session_expires_ms is not None and now_ms > self.session_expires_ms
+
+    def receive(self, frame: bytes, now_ms: int = 0) -> Reply | Failed | object:
+        self._now_ms = now_ms
+        if self.state is SaslState.AUTHENTICATE and self._raw_tokens:
+            return self._raw_token(frame)
+        if len(frame) < _API_KEY.size:
+            return self._fail(f"truncated request during SASL {self._phase}")
+        (api_key,) = _API_KEY.unpack_from(frame)
+        if self.state is SaslState.AUTHENTICATE:
+            if api_key != SaslAuthenticateRequest.API_KEY:
+                return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL authentication.")
+            return self._authenticate(frame)
+        if api_key == ApiVersionsRequest.API_KEY:
+            if self.state is not SaslState.HANDSHAKE_OR_VERSIONS:
+                return self._fail(f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}")
+            self.state = SaslState.HANDSHAKE
+            return PASS
+        if api_key != SaslHandshakeRequest.API_KEY:
+            return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL handshake.")
+        return self._handshake(frame)
+
+    @property
+    def _phase(self) -> str:
+        return "authentication" if self.state is SaslState.AUTHENTICATE else "handshake"
+
+    def _api_name(self, api_key: int) -> str:
+        handler = self._registry.get(api_key)
+        return handler.name if handler is not None else str(api_key)
+
+    def _fail(self, reason: str, response: bytes | None = None) -> Failed:
+        self.state = SaslState.FAILED
+        self._server = None
+        return Failed(reason, response)
+
+    def _decode(self, frame: bytes):
+        try:
+            return decode_request(frame, self._registry)
+        except (ProtocolError, UnsupportedVersion) as exc:
+            return self._fail(f"cannot decode a SASL request: {exc}")
+
+    def _handshake(self, frame: bytes) -> Reply | Failed:
+        request = self._decode(frame)
+        if isinstance(request, Failed):
+            return request
+        mechanism = request.body.mechanism
+        enabled = list(self._sasl.enabled_mechanisms)
+        server = self._new_server(mechanism) if mechanism in enabled else None
+        if server is None:
+            response = SaslHandshakeResponse(
+                version=request.api_version, error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled
+            )
+            return self._fail(
+                f"Unsupported SASL mechanism {mechanism}",
+                encode_response(response, request.api_version, request.correlation_id),
+            )
+        if self._previous is not None and mechanism != self._previous[0]:
+            self._bad_mechanism = (
+                f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication "
+                f"of mechanism '{self._previous[0]}'"
+            )
+        self._server = server
+        self._mechanism = mechanism
+        self._raw_tokens = request.api_version == 0
+        self.state = SaslState.AUTHENTICATE
+        response = SaslHandshakeResponse(version=request.api_version, error_code=ErrorCode.NONE, mechanisms=enabled)
+        return Reply(encode_response(response, request.api_version, request.correlation_id))
+
+    def _new_server(self, mechanism: str) -> SaslServer | None:
+        if mechanism == PlainServer.mechanism_name:
+            return PlainServer(self._sasl.plain_users)
+        scram = ScramMechanism.from_name(mechanism)
+        if scram is not None:
+            return ScramServer(scram, self._authentication.credentials.lookup, self._authentication.new_nonce)
+        return None
+
+    def _evaluate(self, token: bytes) -> bytes | SaslException:
+        assert self._server is not None
+        if self._bad_mechanism is not None:
+            return SaslAuthenticationFailed(self._bad_mechanism)
+        try:
+            response = self._server.evaluate(token)
+        except SaslException as exc:
+            return exc
+        if self._server.complete:
+            assert self._server.authorization_id is not None
+            principal = KafkaPrincipal.user(self._server.authorization_id)
+            if self._previous is not None and principal != self._previous[1]:
+                before = self._previous[1]
+                return SaslAuthenticationFailed(
+                    f"Cannot change principals during re-authentication from {before.principal_type}.{before.name}: "
+                    f"{principal.principal_type}.{principal.name}"
+                )
+            self.principal = principal
+            self._previous = None
+            self.state = SaslState.COMPLETE
+            self.completions += 1
+        return response
+
+    def _session_lifetime_ms(self, version: int) -> int:
+        """Kafka's session lifetime: connections.max.reauth.ms for clients that can re-authenticate (v1+)."""
+        lifetime = self._authentication.max_reauth_ms if version >= 1 and self.complete else 0
+        self.session_expires_ms = self._now_ms + lifetime if lifetime > 0 else None
+        return max(lifetime, 0)
+
+    def _raw_token(self, frame: bytes) -> Reply | Failed:
+        server = self._server
+        assert server is not None
+        outcome = self._evaluate(frame)
+        if isinstance(outcome, SaslException):
+            return self._fail(f"{server.mechanism_name} authentication failed: {outcome}")
+        return Reply(_SIZE.pack(len(outcome)) + outcome)
+
+    def _authenticate(self, frame: bytes) -> Reply | Failed:
+        request = self._decode(frame)
+        if isinstance(request, Failed):
+            return request
+        server = self._server
+        assert server is not None
+        outcome = self._evaluate(request.body.auth_bytes)
+        version, correlation_id = request.api_version, request.correlation_id
+        if isinstance(outcome, SaslException):
+            response = SaslAuthenticateResponse(
+                version=version, error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                error_message=client_message(outcome, server.mechanism_name, self._previous is not None),
+                auth_bytes=b"", session_lifetime_ms=0,
+            )
+            return self._fail(
+                f"{server.mechanism_name} authentication failed: {outcome}",
+                encode_response(response, version, correlation_id),
+            )
+        response = SaslAuthenticateResponse(
+            version=version, error_code=ErrorCode.NONE, error_message=None, auth_bytes=outcome,
+            session_lifetime_ms=self._session_lifetime_ms(version) if self.complete else 0,
+        )
+        return Reply(encode_response(response, version, correlation_id))

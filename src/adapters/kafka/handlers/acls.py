@@ -1,0 +1,146 @@
+"""CreateAcls, DescribeAcls, DeleteAcls: the authorizer's ACLs, or SECURITY_DISABLED without one.
+
+As Kafka: with no `authorizer.class.name` every call answers SECURITY_DISABLED ("No Authorizer is
+configured"); with one, bindings are created (each invalid one refused on its own with
+INVALID_REQUEST), described by filter grouped by resource pattern, and deleted by filter, each
+filter reporting the ACLs it removed. Who may call them (ALTER or DESCRIBE on the cluster) is the
+authorization table's business.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+
+from ..context import BrokerContext, ClientInfo
+from ..registry import HandlerRegistry
+
+NO_AUTHORIZER = "No Authorizer is configured on the broker"
+
+
+def _enum(kind, value: int):
+    try:
+        return kind(value)
+    except ValueError:
+        return kind.UNKNOWN
+
+
+def _filter(f) -> AclBindingFilter | str:
+    resource_type = _enum(ResourceType, f.resource_type_filter)
+    pattern = _enum(PatternType, f.pattern_type_filter)
+    operation = _enum(AclOperation, f.operation)
+    permission = _enum(AclPermissionType, f.permission_type)
+    for value in (resource_type, pattern, operation, permission):
+        if value.name == "UNKNOWN":
+            return f"Invalid filter: unknown {type(value).__name__}"
+    return AclBindingFilter(
+        resource_type, f.resource_name_filter, pattern, f.principal_filter, f.host_filter, operation, permission
+    )
+
+
+def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, version: int, client: ClientInfo):
+    if ctx.authorization is None:
+        return DescribeAclsResponse(
+            version=version, throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
+            error_message=NO_AUTHORIZER, resources=[],
+        )
+    found = _filter(request)
+    if isinstance(found, str):
+        return DescribeAclsResponse(
+            version=version, throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, error_message=found, resources=[],
+        )
+    grouped: dict[tuple, list[AclBinding]] = {}
+    for acl in ctx.authorization.authorizer.acls(found):
+        grouped.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(acl)
+    Resource = DescribeAclsResponse.DescribeAclsResource
+    return DescribeAclsResponse(
+        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        resources=[
+            Resource(
+                resource_type=int(rt), resource_name=name, pattern_type=int(pt),
+                acls=[
+                    Resource.AclDescription(
+                        principal=a.principal, host=a.host, operation=int(a.operation), permission_type=int(a.permission_type)
+                    )
+                    for a in acls
+                ],
+            )
+            for (rt, name, pt), acls in grouped.items()
+        ],
+    )
+
+
+def handle_create_acls(ctx: BrokerContext, request: CreateAclsRequest, version: int, client: ClientInfo):
+    Result = CreateAclsResponse.AclCreationResult
+    if ctx.authorization is None:
+        return CreateAclsResponse(
+            version=version, throttle_time_ms=0,
+            results=[Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER) for _ in request.creations],
+        )
+    bindings = [
+        AclBinding(
+            _enum(ResourceType, c.resource_type), c.resource_name, _enum(PatternType, c.resource_pattern_type),
+            c.principal, c.host, _enum(AclOperation, c.operation), _enum(AclPermissionType, c.permission_type),
+        )
+        for c in request.creations
+    ]
+    results = ctx.authorization.authorizer.create(bindings)
+    return CreateAclsResponse(
+        version=version, throttle_time_ms=0,
+        results=[Result(error_code=r.error, error_message=r.message) for r in results],
+    )
+
+
+def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: int, client: ClientInfo):
+    FilterResult = DeleteAclsResponse.DeleteAclsFilterResult
+    Matching = FilterResult.DeleteAclsMatchingAcl
+    if ctx.authorization is None:
+        return DeleteAclsResponse(
+            version=version, throttle_time_ms=0,
+            filter_results=[
+                FilterResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER, matching_acls=[])
+                for _ in request.filters
+            ],
+        )
+    filters = [_filter(f) for f in request.filters]
+    valid = [f for f in filters if not isinstance(f, str)]
+    deleted = iter(ctx.authorization.authorizer.delete(valid))
+    results = []
+    for f in filters:
+        if isinstance(f, str):
+            results.append(FilterResult(error_code=ErrorCode.INVALID_REQUEST, error_message=f, matching_acls=[]))
+            continue
+        results.append(FilterResult(
+            error_code=ErrorCode.NONE, error_message=None,
+            matching_acls=[
+                Matching(
+                    error_code=ErrorCode.NONE, error_message=None, resource_type=int(a.resource_type),
+                    resource_name=a.resource_name, pattern_type=int(a.pattern_type), principal=a.principal,
+                    host=a.host, operation=int(a.operation), permission_type=int(a.permission_type),
+                )
+                for a in next(deleted)
+            ],
+        ))
+    return DeleteAclsResponse(version=version, throttle_time_ms=0, filter_results=results)
+
+
+def register(registry: HandlerRegistry) -> None:
+    registry.register(DescribeAclsRequest, DescribeAclsResponse, (1, 3), handle_describe_acls)
+    registry.register(CreateAclsRequest, CreateAclsResponse, (1, 3), handle_create_acls)
+    registry.register(DeleteAclsRequest, DeleteAclsResponse, (1, 3), handle_delete_acls)

@@ -1,0 +1,40 @@
+"""SCRAM credentials (and, for the authorizer, ACLs) kept in memory, for tests and `--memory`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+
+from trafka.domain.security.acls import AclBinding
+from trafka.domain.security.scram import ScramCredential, ScramMechanism
+
+
+class MemoryScramCredentialStore:
+    def __init__(self) -> None:
+        self.credentials: dict[tuple[str, ScramMechanism], ScramCredential] = {}
+
+    def load(self) -> Mapping[tuple[str, ScramMechanism], ScramCredential]:
+        return dict(self.credentials)
+
+    def credentials_changed(
+        self,
+        upserted: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        removed: Sequence[tuple[str, ScramMechanism]],
+    ) -> None:
+        for key in removed:
+            self.credentials.pop(key, None)
+        for user, mechanism, credential in upserted:
+            self.credentials[(user, mechanism)] = credential
+
+
+class MemoryAclStore:
+    def __init__(self) -> None:
+        self.acls: dict[uuid.UUID, AclBinding] = {}
+
+    def load(self) -> Mapping[uuid.UUID, AclBinding]:
+        return dict(self.acls)
+
+    def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
+        for acl_id in removed:
+            self.acls.pop(acl_id, None)
+        self.acls.update(added)

@@ -1,0 +1,15 @@
+"""Authentication in the domain: SASL mechanisms (PLAIN, SCRAM) as pure state machines, SCRAM
+credentials, principals. No I/O: tokens in, tokens out; nonces and credentials are injected."""
+
+from .credentials import ScramDeletion, ScramUpsertion, UserResult, UserScramCredentials
+from .jaas import JaasConfigError, parse_jaas_config
+from .plain import PlainServer
+from .principal import ANONYMOUS, KafkaPrincipal
+from .sasl import SaslAuthenticationFailed, SaslException, SaslServer, client_message
+from .scram import ScramCredential, ScramMechanism, ScramServer
+
+__all__ = [
+    "ANONYMOUS", "JaasConfigError", "KafkaPrincipal", "PlainServer", "SaslAuthenticationFailed", "SaslException",
+    "SaslServer", "ScramCredential", "ScramDeletion", "ScramMechanism", "ScramServer", "ScramUpsertion",
+    "UserResult", "UserScramCredentials", "client_message", "parse_jaas_config",
+]

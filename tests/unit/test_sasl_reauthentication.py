@@ -1,0 +1,92 @@
+"""Re-authentication (KIP-368) on the connection's SASL authenticator, under a fake clock."""
+
+from __future__ import annotations
+
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest
+
+from trafka.adapters.kafka.authentication import Authentication, Failed, ListenerSasl, Reply, SaslAuthenticator
+from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.memory import MemoryScramCredentialStore
+from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials
+
+from ..scram_client import ScramClient
+
+USERS = {"alice": "a-secret", "bob": "b-secret"}
+
+
+def authenticator(max_reauth_ms: int) -> SaslAuthenticator:
+    credentials = UserScramCredentials(MemoryScramCredentialStore())
+    sha = ScramMechanism.SCRAM_SHA_256
+    credentials.upsert("alice", sha, ScramCredential.from_password(sha, "a-secret", b"salt-1", 4096))
+    authentication = Authentication(credentials, lambda: "servernonce", max_reauth_ms=max_reauth_ms)
+    return SaslAuthenticator(ListenerSasl(("PLAIN", "SCRAM-SHA-256"), USERS), authentication, build_registry())
+
+
+def frame(request, version: int) -> bytes:
+    request.with_header(correlation_id=7, client_id="t")
+    return bytes(request.encode(version=version, header=True))
+
+
+def handshake(mechanism: str) -> bytes:
+    return frame(SaslHandshakeRequest[1](mechanism=mechanism), 1)
+
+
+def token(data: bytes, version: int = 2) -> bytes:
+    return frame(SaslAuthenticateRequest[version](auth_bytes=data), version)
+
+
+def answer(step: Reply) -> SaslAuthenticateResponse:
+    return SaslAuthenticateResponse.decode(step.response[4:], version=2, header=True)
+
+
+def plain_login(auth: SaslAuthenticator, user: str, now_ms: int):
+    assert auth.intercepts(handshake("PLAIN"))
+    assert isinstance(auth.receive(handshake("PLAIN"), now_ms), Reply)
+    return auth.receive(token(f"\0{user}\0{USERS[user]}".encode()), now_ms)
+
+
+def test_the_session_lifetime_is_connections_max_reauth_ms_and_expires():
+    auth = authenticator(1000)
+    step = plain_login(auth, "alice", now_ms=5000)
+    assert answer(step).session_lifetime_ms == 1000
+    assert not auth.expired(6000) and auth.expired(6001)
+
+
+def test_no_lifetime_for_a_v0_authenticate_or_without_the_setting():
+    auth = authenticator(1000)
+    auth.receive(handshake("PLAIN"), 0)
+    auth.receive(token(b"\0alice\0a-secret", version=0), 0)
+    assert auth.complete and not auth.expired(10**9)
+    plain = authenticator(0)
+    assert answer(plain_login(plain, "alice", 0)).session_lifetime_ms == 0
+    assert not plain.intercepts(handshake("PLAIN")), "a handshake after authentication is the ordinary handler's"
+
+
+def test_re_authentication_as_the_same_user_renews_the_session():
+    auth = authenticator(1000)
+    plain_login(auth, "alice", now_ms=0)
+    step = plain_login(auth, "alice", now_ms=900)
+    assert answer(step).error_code == 0 and answer(step).session_lifetime_ms == 1000
+    assert auth.complete and not auth.expired(1500) and auth.expired(1901)
+
+
+def test_re_authentication_with_scram_after_plain_is_refused_as_a_mechanism_change():
+    auth = authenticator(1000)
+    plain_login(auth, "alice", now_ms=0)
+    assert auth.intercepts(handshake("SCRAM-SHA-256"))
+    auth.receive(handshake("SCRAM-SHA-256"), 10)
+    failed = auth.receive(token(ScramClient("sha256", "alice", "a-secret").client_first()), 10)
+    assert isinstance(failed, Failed)
+    assert SaslAuthenticateResponse.decode(failed.response[4:], version=2, header=True).error_message == (
+        "SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for re-authentication of mechanism 'PLAIN'"
+    )
+
+
+def test_re_authentication_as_another_user_is_refused():
+    auth = authenticator(1000)
+    plain_login(auth, "alice", now_ms=0)
+    failed = plain_login(auth, "bob", now_ms=10)
+    assert isinstance(failed, Failed)
+    assert SaslAuthenticateResponse.decode(failed.response[4:], version=2, header=True).error_message == (
+        "Cannot change principals during re-authentication from User.alice: User.bob"
+    )
