@@ -132,11 +132,21 @@ def write_ready_file(path: str, listeners: Sequence[Listener], advertised: Endpo
 
 
 async def _stop_on_signals(ctx: BrokerContext) -> None:
+    """The first SIGINT or SIGTERM stops the broker gracefully. Watching ends when the broker stops
+    for another reason too (a failed log dir), so that the process exits instead of waiting."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            log.info("received %s", signal.Signals(signum).name)
-            request_shutdown(ctx)
-            return
+        async with trio.open_nursery() as watching:
+            watching.start_soon(_cancel_on_shutdown, ctx, watching.cancel_scope)
+            async for signum in signals:
+                log.info("received %s", signal.Signals(signum).name)
+                request_shutdown(ctx)
+                break
+            watching.cancel_scope.cancel()
+
+
+async def _cancel_on_shutdown(ctx: BrokerContext, scope: trio.CancelScope) -> None:
+    await ctx.shutting_down.wait()
+    scope.cancel()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
