@@ -1,5 +1,8 @@
-"""Schema formats for the Schema Registry: the domain's `SchemaFormat` port, one module per type."""
+"""The Schema Registry's adapter: schema formats (the domain's `SchemaFormat` port), the `_schemas`
+topic it is stored in, and the service the REST API calls."""
 
 from .avro import AvroFormat
+from .service import RegistryService
+from .topic import SCHEMAS_TOPIC, SchemasTopic
 
-__all__ = ["AvroFormat"]
+__all__ = ["SCHEMAS_TOPIC", "AvroFormat", "RegistryService", "SchemasTopic"]
