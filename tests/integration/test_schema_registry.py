@@ -12,6 +12,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .broker import BrokerProcess
@@ -158,7 +159,7 @@ def test_confluent_bodies_content_type_and_modes(registry_broker, subject):
     assert status == 200 and registered == {"id": raw(f"{url}/subjects/{subject}", "POST", {"schema": USER_V1})[2]["id"]}
     assert raw(f"{url}/subjects/{subject}/versions/latest/schema")[2] == json.loads(USER_V1)
     assert raw(f"{url}/subjects/{subject}/versions/zero")[2]["error_code"] == 42202
-    assert raw(f"{url}/schemas/types")[2] == ["AVRO"]
+    assert raw(f"{url}/schemas/types")[2] == ["AVRO", "JSON"]
     assert raw(f"{url}/config/{subject}")[2]["error_code"] == 40408
     assert raw(f"{url}/config/{subject}?defaultToGlobal=true")[2] == {"compatibilityLevel": "BACKWARD"}
     assert raw(f"{url}/mode")[2] == {"mode": "READWRITE"}
@@ -194,3 +195,44 @@ def test_a_restart_keeps_every_schema_and_the_id_counter(tmp_path):
         assert client.register_schema("c-value", Schema(third, "AVRO")) == second + 1
     finally:
         assert again.stop() == 0, again.log()
+
+
+ORDER_V1 = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+                       "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
+                       "required": ["id"], "additionalProperties": False})
+ORDER_V2 = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+                       "properties": {"id": {"type": "integer"}, "item": {"type": "string"}, "qty": {"type": "number"}},
+                       "required": ["id"], "additionalProperties": False})
+ORDER_BAD = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+                        "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": False})
+
+
+def test_json_serializer_and_deserializer_round_trip_and_evolution(registry_broker, client):
+    topic = f"orders-{uuid.uuid4().hex[:8]}"
+    serializer = JSONSerializer(ORDER_V1, client)
+    producer = Producer({"bootstrap.servers": registry_broker.bootstrap})
+    orders = [{"id": i, "item": f"thing{i}"} for i in range(3)]
+    for order in orders:
+        producer.produce(topic, value=serializer(order, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(10) == 0
+    latest = client.get_latest_version(f"{topic}-value")
+    assert latest.schema.schema_type == "JSON"
+    assert client.register_schema(f"{topic}-value", Schema(ORDER_V2, "JSON")) == latest.schema_id + 1
+    refused = error_of(lambda: client.register_schema(f"{topic}-value", Schema(ORDER_BAD, "JSON")))
+    assert refused.error_code == 40901
+    found = client.lookup_schema(f"{topic}-value", Schema(ORDER_V1, "JSON"))
+    assert (found.schema_id, found.version) == (latest.schema_id, 1)
+
+    consumer = Consumer({"bootstrap.servers": registry_broker.bootstrap, "group.id": topic,
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    deserializer = JSONDeserializer(None, schema_registry_client=client)
+    seen = []
+    try:
+        while len(seen) < len(orders):
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None
+            seen.append(deserializer(message.value(), SerializationContext(topic, MessageField.VALUE)))
+    finally:
+        consumer.close()
+    assert seen == orders

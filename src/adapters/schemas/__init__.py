@@ -2,7 +2,8 @@
 topic it is stored in, and the service the REST API calls."""
 
 from .avro import AvroFormat
+from .json_schema import JsonSchemaFormat
 from .service import RegistryService
 from .topic import SCHEMAS_TOPIC, SchemasTopic
 
-__all__ = ["SCHEMAS_TOPIC", "AvroFormat", "RegistryService", "SchemasTopic"]
+__all__ = ["SCHEMAS_TOPIC", "AvroFormat", "JsonSchemaFormat", "RegistryService", "SchemasTopic"]
