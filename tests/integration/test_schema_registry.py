@@ -52,7 +52,7 @@ def error_of(call) -> SchemaRegistryError:
     return caught.value
 
 
-def raw(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, str, dict | list | int]:
+def raw(url: str, method: str = "GET", body: dict | list | None = None) -> tuple[int, str, dict | list | int]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method,
                                      headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
@@ -171,6 +171,26 @@ def test_confluent_bodies_content_type_and_modes(registry_broker, subject):
                {"schema": USER_REQUIRED})[2]["is_compatible"] is False
     status, _, body = raw(f"{url}/subjects/{subject}/versions", "POST", {"schemaType": "AVRO"})
     assert (status, body["error_code"]) == (422, 42201)
+
+
+def test_bad_requests_get_confluent_errors_and_change_nothing(registry_broker, subject):
+    url = registry_broker.http_url
+    request = urllib.request.Request(f"{url}/subjects/{subject}/versions", data=b"{not json", method="POST",
+                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 400 and json.loads(caught.value.read())["error_code"] == 400
+    assert raw(f"{url}/subjects/{subject}/versions", "POST", [1])[0] == 422  # type: ignore[arg-type]
+    assert raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "schemaType": "XML"})[2]["error_code"] == 42201
+    assert raw(f"{url}/subjects/{subject}/versions", "POST",
+               {"schema": USER_V1, "references": [{"name": "x"}]})[2]["error_code"] == 42201
+    assert raw(f"{url}/subjects/{subject}/versions", "POST",
+               {"schema": USER_V1, "references": [{"name": "A", "subject": "missing", "version": 1}]})[2]["error_code"] == 42201
+    assert raw(f"{url}/schemas/ids/abc")[2]["error_code"] == 40403
+    assert raw(f"{url}/config", "PUT", {"compatibility": 7})[2]["error_code"] == 42203
+    assert raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "id": 5})[2]["error_code"] == 42205
+    assert subject not in raw(f"{url}/subjects?deleted=true")[2]
+    assert raw(f"{url}/readyz")[0] == 200  # the console's listener routes are still served beside
 
 
 def test_a_restart_keeps_every_schema_and_the_id_counter(tmp_path):

@@ -74,3 +74,27 @@ def test_a_hard_delete_writes_tombstones(cluster):
     values = [rec.value for pos, h in iter_batches(raw) for rec in DefaultRecordBatch(bytes(raw[pos:pos + h.size]))]
     assert values[-1] is None
     assert service(cluster).registry.subjects(deleted=True) == []
+
+
+def test_the_registry_keeps_to_its_layers():
+    """The domain imports the standard library and attrs; the adapter no other adapter, and the
+    HTTP adapter does not know the registry (app/http_wiring hands it the routes)."""
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    for module in (src / "domain" / "schemas").glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in {"__future__", "attrs", "collections", "enum", "json", "typing"}, (module, name)
+    for module in (src / "adapters" / "schemas").glob("*.py"):
+        text = module.read_text()
+        assert "trafka.adapters." not in text and "from .." not in text, module
+    for module in (src / "adapters" / "http").rglob("*.py"):
+        assert "schemas" not in module.read_text().replace("filesystem.schemas", ""), module
