@@ -43,7 +43,7 @@ def test_a_new_service_over_the_same_log_serves_the_same_registry(cluster):
     first.change(lambda r: r.register("t-value", V1))
     first.change(lambda r: r.set_config(None, "FULL"))
     first.change(lambda r: r.delete_subject("t-value", permanent=False))
-    again = service(cluster).registry
+    again = service(cluster).current()
     assert again.subjects() == [] and again.subjects(deleted=True) == ["t-value"]
     assert again.compatibility(None) is CompatibilityLevel.FULL
     assert again.parsed_by_id(1).schema == V1
@@ -59,7 +59,7 @@ def test_records_produced_by_clients_are_served_and_garbage_is_skipped(cluster):
          b'{"subject":"c-value","version":1,"id":40,"schema":"\\"string\\"","deleted":false}'),
         (b'{"keytype":"CONFIG","subject":"c-value","magic":0}', b'{"compatibilityLevel":"SIDEWAYS"}'),
     ])
-    state = registry.registry
+    state = registry.current()
     assert state.version("c-value", 1).schema_id == 40
     assert state.compatibility("c-value") is CompatibilityLevel.NONE
     assert registry.change(lambda r: r.register("d-value", V1)).schema_id == 41
@@ -73,7 +73,7 @@ def test_a_hard_delete_writes_tombstones(cluster):
     raw = cluster.replicas.fetch(TP, 0, 1 << 20, True).records
     values = [rec.value for pos, h in iter_batches(raw) for rec in DefaultRecordBatch(bytes(raw[pos:pos + h.size]))]
     assert values[-1] is None
-    assert service(cluster).registry.subjects(deleted=True) == []
+    assert service(cluster).current().subjects(deleted=True) == []
 
 
 def test_the_registry_keeps_to_its_layers():

@@ -103,10 +103,10 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     async def subjects(request: Request) -> Response:
         prefix = request.query_params.get("subjectPrefix", "")
-        return reply(service.registry.subjects(deleted=flag(request, "deleted"), prefix=prefix))
+        return reply(service.current().subjects(deleted=flag(request, "deleted"), prefix=prefix))
 
     async def versions(request: Request) -> Response:
-        return reply(service.registry.versions(request.path_params["subject"], deleted=flag(request, "deleted")))
+        return reply(service.current().versions(request.path_params["subject"], deleted=flag(request, "deleted")))
 
     async def register(request: Request) -> Response:
         body = await json_body(request)
@@ -118,18 +118,18 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         return reply({"id": version.schema_id})
 
     async def get_version(request: Request) -> Response:
-        found = service.registry.version(request.path_params["subject"], request.path_params["version"],
+        found = service.current().version(request.path_params["subject"], request.path_params["version"],
                                          deleted=flag(request, "deleted"))
         return reply(version_body(found))
 
     async def get_version_schema(request: Request) -> Response:
-        found = service.registry.version(request.path_params["subject"], request.path_params["version"],
+        found = service.current().version(request.path_params["subject"], request.path_params["version"],
                                          deleted=flag(request, "deleted"))
         return Response(found.schema.text, media_type=CONTENT_TYPE)
 
     async def lookup(request: Request) -> Response:
         schema = schema_from(await json_body(request))
-        found = service.registry.lookup(request.path_params["subject"], schema, deleted=flag(request, "deleted"))
+        found = service.current().lookup(request.path_params["subject"], schema, deleted=flag(request, "deleted"))
         return reply(version_body(found))
 
     async def delete_subject(request: Request) -> Response:
@@ -142,19 +142,19 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         return reply(service.change(lambda r: r.delete_version(subject, version, permanent=permanent)))
 
     async def schema_by_id(request: Request) -> Response:
-        found = service.registry.schema_by_id(schema_id_of(request))
+        found = service.current().schema_by_id(schema_id_of(request))
         return reply(schema_fields(found.schema))
 
     async def schema_text_by_id(request: Request) -> Response:
-        found = service.registry.schema_by_id(schema_id_of(request))
+        found = service.current().schema_by_id(schema_id_of(request))
         return Response(found.schema.text, media_type=CONTENT_TYPE)
 
     async def subjects_of_id(request: Request) -> Response:
-        pairs = service.registry.subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
+        pairs = service.current().subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
         return reply(sorted({subject for subject, _ in pairs}))
 
     async def versions_of_id(request: Request) -> Response:
-        pairs = service.registry.subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
+        pairs = service.current().subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
         return reply([{"subject": subject, "version": version} for subject, version in pairs])
 
     async def types(request: Request) -> Response:
@@ -162,7 +162,7 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     async def get_config(request: Request) -> Response:
         subject = request.path_params.get("subject")
-        level = service.registry.compatibility(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
+        level = service.current().compatibility(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
         return reply({"compatibilityLevel": level.value})
 
     async def put_config(request: Request) -> Response:
@@ -179,7 +179,7 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     async def get_mode(request: Request) -> Response:
         subject = request.path_params.get("subject")
-        mode = service.registry.mode(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
+        mode = service.current().mode(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
         return reply({"mode": mode.value})
 
     async def put_mode(request: Request) -> Response:
@@ -198,7 +198,7 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         schema = schema_from(await json_body(request))
         subject = request.path_params["subject"]
         version = request.path_params.get("version")
-        registry = service.registry
+        registry = service.current()
         if subject not in registry.subjects():
             if version is None or version == "latest":
                 return reply({"is_compatible": True})

@@ -26,9 +26,8 @@ class RegistryService:
         self._registry = registry
         self._topic = topic
 
-    @property
-    def registry(self) -> SchemaRegistry:
-        """The state, caught up with `_schemas`."""
+    def current(self) -> SchemaRegistry:
+        """The registry, caught up with `_schemas`."""
         for entry in self._topic.catch_up():
             try:
                 self._registry.apply(entry)
@@ -38,7 +37,7 @@ class RegistryService:
 
     def change(self, plan: Callable[[SchemaRegistry], tuple[T, list[RegistryEntry]]]) -> T:
         """Plan a change on the current state, store its entries, apply them; the plan's answer."""
-        value, entries = plan(self.registry)
+        value, entries = plan(self.current())
         self._topic.append(entries)
-        self.registry  # noqa: B018 - reads back and applies what was just written
+        self.current()  # reads back and applies what was just written
         return value

@@ -260,7 +260,7 @@ class SchemaRegistry:
             schema_id = known if known is not None else self._max_id + 1
         elif schema_id in self._parsed_by_id and self._identity(self._parsed_by_id[schema_id]) != self._identity(parsed):
             raise RegistryError(422, 42207, f"Schema with id {schema_id} already exists with a different schema")
-        number = max(self._subjects.get(subject, {0: None}), default=0) + 1  # type: ignore[arg-type]
+        number = max(self._subjects.get(subject, {}), default=0) + 1
         version = SubjectVersion(subject, number, schema_id, schema)
         return version, [schema_entry(version)]
 
