@@ -87,3 +87,23 @@ def test_formats_need_a_registry_and_a_known_format(spark, registry_broker):
             .option("valueFormat", "avro").load()
     with pytest.raises(PySparkException, match="valueFormat must be raw, avro or json"):
         read(spark, registry_broker, "x", valueFormat="xml").collect()
+
+
+def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
+    import pyarrow.parquet as pq
+
+    from trafka.app.export import main
+
+    topic = f"export-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    users = [{"name": "ann", "age": 31, "email": None}, {"name": "bo", "age": 7, "email": "b@x"}]
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V2)(u, context) for u in users])
+    output = tmp_path / "out"
+    assert main(["--topic", topic, "--bootstrap", registry_broker.bootstrap, "--output", str(output),
+                 "--value-format", "avro", "--schema-registry", registry_broker.http_url, "--master", "local[1]"]) == 0
+    table = pq.read_table(output)
+    assert table.schema.field("value").type.num_fields == 3
+    assert sorted(table.column("value").to_pylist(), key=lambda v: v["name"]) == users
+    assert main(["--topic", topic, "--bootstrap", registry_broker.bootstrap, "--output", str(tmp_path / "csv"),
+                 "--format", "csv", "--value-format", "avro", "--schema-registry", registry_broker.http_url]) == 2
