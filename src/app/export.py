@@ -3,6 +3,7 @@
     trafka export --topic T (--data-dir D | --bootstrap HOST:PORT) --output PATH
                   [--format parquet|json|csv|orc] [--starting-offsets S] [--ending-offsets E]
                   [--no-headers] [--master local[*]] [-o OPTION=VALUE ...]
+                  [--value-format raw|avro|json] [--key-format raw|avro|json] [--schema-registry URL]
 
 How it goes:
 
@@ -17,7 +18,9 @@ How it goes:
    temporary directory is removed, so nothing partial is ever left at the output path.
 4. A summary: records per partition, the offsets read and those found, the output.
 
-Rows have Spark's Kafka source schema, headers included unless `--no-headers`. CSV cannot hold
+Rows have Spark's Kafka source schema, headers included unless `--no-headers`; with
+`--value-format avro|json` (or `--key-format`) that column holds the decoded record, typed by its
+subject's latest schema in the registry at `--schema-registry` (Parquet, JSON and ORC only). CSV cannot hold
 binary or array columns, so there `key`, `value` and header values are base64 text, `headers` is a
 JSON array of {"key", "value"} objects (empty when a record has none), `timestamp` is ISO 8601 in UTC,
 and a null is an empty field while an empty value is `""`. JSON holds binary as base64 too (Spark's
@@ -70,6 +73,12 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
         help='latest (default) or JSON per partition, e.g. \'{"T":{"0":50,"1":-1}}\' (-1 latest), exclusive',
     )
     export.add_argument("--no-headers", action="store_true", help="leave out the headers column")
+    for column in ("value", "key"):
+        export.add_argument(
+            f"--{column}-format", choices=("raw", "avro", "json"), default="raw",
+            help=f"raw bytes (default), or the {column} decoded with its subject's latest schema (typed columns)",
+        )
+    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format")
     export.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     export.add_argument(
         "-o", "--option", action="append", default=[], metavar="NAME=VALUE",
@@ -138,6 +147,12 @@ def _prepare(args: argparse.Namespace) -> _Plan:
         options[name.strip()] = value
     options["startingOffsets"] = args.starting_offsets
     options["endingOffsets"] = args.ending_offsets
+    if args.value_format != "raw" or args.key_format != "raw":
+        if args.format == "csv":
+            raise ExportError("--format csv cannot hold typed columns; use parquet, json or orc with --value-format/--key-format")
+        options.update(valueFormat=args.value_format, keyFormat=args.key_format)
+        if args.schema_registry is not None:
+            options["schemaRegistry"] = args.schema_registry
     try:
         read = read_options(options, streaming=False)
         ranges = plan(read, open_log_dir)

@@ -7,14 +7,18 @@ connect; it stops when the broker's shutdown event is set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import trio
+from starlette.routing import BaseRoute
 
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
 from trafka.adapters.kafka.context import BrokerContext
+from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
+from trafka.adapters.schemas.rest import registry_routes
+from trafka.domain.schemas import SchemaRegistry, SchemaType
 
 from .config import Settings
 
@@ -44,6 +48,17 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
     return view
 
 
+SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}
+
+
+def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
+    """Confluent's Schema Registry API over this broker's `_schemas` topic (read on its first request)."""
+    formats = {schema_type: new() for schema_type, new in SCHEMA_FORMATS.items()}
+    topic = SchemasTopic(ctx.catalog, ctx.replicas, ctx.clock_ms, lambda tp: ctx.appends.notify([tp]))
+    service = RegistryService(SchemaRegistry(formats), topic)
+    return registry_routes(service, [schema_type.value for schema_type in formats])
+
+
 def settings_with_sources(settings: Settings) -> tuple[tuple[str, str, str], ...]:
     """Every setting as ("section.key", value, "default" or "configured")."""
     defaults = attrs.asdict(Settings())
@@ -63,12 +78,15 @@ async def run_http(
     view: BrokerView,
     shutting_down: trio.Event,
     started: Callable[[str, int], None] | None,
+    extra_routes: Sequence[BaseRoute] = (),
     *,
     task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     assert settings.http.port is not None
     async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(run_listener, view, settings.http.host, settings.http.port, shutting_down)
+        host, port = await nursery.start(
+            run_listener, view, settings.http.host, settings.http.port, shutting_down, extra_routes
+        )
         if started is not None:
             started(host, port)
         task_status.started((host, port))

@@ -18,7 +18,7 @@ from trafka.adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
 from .config import Settings
-from .http_wiring import observe_broker, run_http
+from .http_wiring import observe_broker, run_http, schema_registry_routes
 
 log = logging.getLogger("trafka")
 
@@ -40,7 +40,7 @@ async def run_broker(
         if settings.http.port is not None:
             view = observe_broker(settings, ctx, adapters.clock_ms())
             view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
-            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started)
+            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, schema_registry_routes(ctx))
         bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
         ctx.advertised = advertised_endpoint(bound[0])
         if view is not None:

@@ -8,12 +8,13 @@ package once and served from memory (no file I/O in threads either).
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Sequence
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from .console import console_routes
 from .history import History, total_lag_by_group
@@ -31,8 +32,9 @@ def _static_assets() -> dict[str, tuple[bytes, str]]:
     }
 
 
-def build_app(view: BrokerView, history: History | None = None) -> Starlette:
-    """The application; `history` feeds the charts (a fresh, unsampled one if not given)."""
+def build_app(view: BrokerView, history: History | None = None, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The application; `history` feeds the charts (a fresh, unsampled one if not given);
+    `extra_routes` are other adapters' (the Schema Registry's), served beside the console's."""
     if history is None:
         history = new_history(view)
     view.metrics.watch(view)
@@ -67,6 +69,7 @@ def build_app(view: BrokerView, history: History | None = None) -> Starlette:
         Route("/metrics", metrics, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
         *console_routes(view, history),
+        *extra_routes,
     ]
     return Starlette(routes=routes)
 

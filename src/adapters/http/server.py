@@ -8,12 +8,13 @@ the bound (host, port), which matters with port 0. `run_listener` adds the chart
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
+from starlette.routing import BaseRoute
 
 from .app import build_app, new_history
 from .history import sample_forever
@@ -72,12 +73,13 @@ async def run_listener(
     host: str,
     port: int,
     stop: trio.Event,
+    extra_routes: Sequence[BaseRoute] = (),
     *,
     task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """The whole HTTP side of a broker: the app, served until `stop`, and the charts' sampler."""
     history = new_history(view)
     async with trio.open_nursery() as nursery:
-        bound = await nursery.start(serve_http, build_app(view, history), host, port, stop.wait)
+        bound = await nursery.start(serve_http, build_app(view, history, extra_routes), host, port, stop.wait)
         nursery.start_soon(sample_forever, history, view.clock_ms, stop)
         task_status.started(bound)

@@ -9,6 +9,9 @@ Option names are case-insensitive, as in Spark. What to read:
   `{"t":{"0":23,"1":-2}}` where -2 means earliest and -1 latest. Batch reads default to earliest ..
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
+- `valueFormat` / `keyFormat`: `raw` (default), `avro` or `json` (Confluent's wire format, decoded
+  with the schemas of the registry at `schemaRegistry`, see `decode.py`), and `mode` (PERMISSIVE or
+  FAILFAST) for records that do not decode;
 - `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`
   (default 1,000,000, where Spark has no limit), `maxOffsetsPerTrigger` (streams),
   `kafkaConsumer.pollTimeoutMs`, and `kafka.*` settings for the broker client (bootstrap only).
@@ -71,6 +74,10 @@ class ReadOptions:
     max_offsets_per_trigger: int | None
     poll_timeout_ms: int
     client_settings: Mapping[str, str]  # `kafka.*` options, prefix removed
+    key_format: str = "raw"
+    value_format: str = "raw"
+    schema_registry: str | None = None
+    fail_fast: bool = False
 
 
 def parse_offsets(text: str, option: str, topics: tuple[str, ...] | None = None) -> OffsetSpec:
@@ -124,6 +131,21 @@ def _positive(options: Mapping[str, str], name: str) -> int | None:
     if value <= 0:
         raise OptionError(f"{name} must be positive, got {value}")
     return value
+
+
+def _format(options: Mapping[str, str], name: str) -> str:
+    value = options.get(name.lower(), "raw").strip().lower()
+    if value not in ("raw", "avro", "json"):
+        raise OptionError(f"{name} must be raw, avro or json, got {value!r}")
+    return value
+
+
+def _mode(options: Mapping[str, str]) -> bool:
+    """True for FAILFAST, False for PERMISSIVE (the default)."""
+    value = options.get("mode", "PERMISSIVE").strip().upper()
+    if value not in ("PERMISSIVE", "FAILFAST"):
+        raise OptionError(f"mode must be PERMISSIVE or FAILFAST, got {value!r}")
+    return value == "FAILFAST"
 
 
 def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
@@ -184,4 +206,8 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
         max_offsets_per_trigger=_positive(options, "maxOffsetsPerTrigger"),
         poll_timeout_ms=_positive(options, "kafkaConsumer.pollTimeoutMs") or DEFAULT_POLL_TIMEOUT_MS,
         client_settings=client_settings,
+        key_format=_format(options, "keyFormat"),
+        value_format=_format(options, "valueFormat"),
+        schema_registry=options.get("schemaregistry"),
+        fail_fast=_mode(options),
     )

@@ -20,6 +20,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.types import StructType
 
 from .broker import BrokerSource
+from .decode import RecordDecoder, record_decoder
 from .errors import OptionError
 from .logdir import LogDirOpener, LogDirSource
 from .options import ReadOptions, read_options
@@ -70,24 +71,33 @@ def plan(options: ReadOptions, open_log_dir: LogDirOpener | None) -> list[Offset
 
 
 def _read(
-    options: ReadOptions, open_log_dir: LogDirOpener | None, partition: InputPartition
+    options: ReadOptions, open_log_dir: LogDirOpener | None, partition: InputPartition,
+    decoder: RecordDecoder | None = None,
 ) -> Iterator[pa.RecordBatch]:
     assert isinstance(partition, OffsetRange)
     with open_source(options, open_log_dir) as source:
-        yield from source.read(partition, options.include_headers, options.fail_on_data_loss)
+        batches = source.read(partition, options.include_headers, options.fail_on_data_loss)
+        if decoder is None:
+            yield from batches
+            return
+        schema = decoder.output_schema(kafka_schema(options.include_headers))
+        for batch in batches:
+            yield decoder.apply(batch, schema)
 
 
 class TrafkaBatchReader(DataSourceReader):
-    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None) -> None:
+    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None,
+                 decoder: RecordDecoder | None = None) -> None:
         self.options = options
         self.open_log_dir = open_log_dir
+        self.decoder = decoder
 
     def partitions(self) -> Sequence[InputPartition]:
         ranges = plan(self.options, self.open_log_dir)
         return split_ranges(ranges, self.options.min_partitions, self.options.max_records_per_partition)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return _read(self.options, self.open_log_dir, partition)
+        return _read(self.options, self.open_log_dir, partition, self.decoder)
 
 
 class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
@@ -178,8 +188,18 @@ class TrafkaDataSource(DataSource):
         """The function that opens a data dir read-only; the composition root's subclass supplies it."""
         return None
 
+    def _decoder(self) -> RecordDecoder | None:
+        """The keyFormat/valueFormat decoder (asks the registry for the latest schemas), or None."""
+        given = {key.lower(): value.strip().lower() for key, value in self.options.items()}
+        if given.get("keyformat", "raw") == "raw" and given.get("valueformat", "raw") == "raw":
+            return None
+        options = read_options(self.options, streaming=False)
+        return record_decoder(options, options.topics)
+
     def schema(self) -> StructType:
-        return kafka_schema(_include_headers(self.options))
+        kafka = kafka_schema(_include_headers(self.options))
+        decoder = self._decoder()
+        return kafka if decoder is None else decoder.output_schema(kafka)
 
     def _check_schema(self, schema: StructType) -> None:
         if schema != self.schema():
@@ -187,8 +207,10 @@ class TrafkaDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         self._check_schema(schema)
-        return TrafkaBatchReader(read_options(self.options, streaming=False), self.log_dir_opener())
+        return TrafkaBatchReader(read_options(self.options, streaming=False), self.log_dir_opener(), self._decoder())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         self._check_schema(schema)
+        if self._decoder() is not None:
+            raise OptionError("keyFormat and valueFormat avro and json are read by batch queries only, not streams")
         return TrafkaStreamReader(read_options(self.options, streaming=True), self.log_dir_opener())

@@ -1,0 +1,9 @@
+"""The Schema Registry's adapter: schema formats (the domain's `SchemaFormat` port), the `_schemas`
+topic it is stored in, and the service the REST API calls."""
+
+from .avro import AvroFormat
+from .json_schema import JsonSchemaFormat
+from .service import RegistryService
+from .topic import SCHEMAS_TOPIC, SchemasTopic
+
+__all__ = ["SCHEMAS_TOPIC", "AvroFormat", "JsonSchemaFormat", "RegistryService", "SchemasTopic"]

@@ -1,0 +1,242 @@
+"""Confluent's Schema Registry REST API, as Starlette routes on the broker's HTTP listener.
+
+Paths, bodies, status codes and error bodies (`{"error_code": 40401, "message": ...}`) are
+Confluent's, served at the root so clients set `schema.registry.url=http://host:port` and nothing
+else; none of these paths is one of the console's. Endpoints are `async def` (Starlette runs plain
+functions in threads, and the registry is not thread-safe) and do no I/O beyond the broker's own
+log appends, as Kafka request handlers do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from trafka.domain.schemas import RegistryError, Schema, SchemaReference, SchemaType, SubjectVersion
+
+from .service import RegistryService
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def reply(body: Any, status: int = 200) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")), status_code=status, media_type=CONTENT_TYPE)
+
+
+def failure(status: int, error_code: int, message: str) -> Response:
+    return reply({"error_code": error_code, "message": message}, status)
+
+
+def flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "false").lower() == "true"
+
+
+def answering(endpoint: Endpoint) -> Endpoint:
+    """Turn the registry's refusals into Confluent's error bodies."""
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except RegistryError as error:
+            return failure(error.status, error.error_code, error.message)
+    return wrapped
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise RegistryError(400, 400, f"Unrecognized JSON body: {exc}") from None
+    if not isinstance(body, dict):
+        raise RegistryError(422, 422, "The request body must be a JSON object")
+    return body
+
+
+def schema_from(body: dict[str, Any]) -> Schema:
+    text = body.get("schema")
+    if not isinstance(text, str) or not text:
+        raise RegistryError(422, 42201, "Empty schema")
+    try:
+        schema_type = SchemaType(body.get("schemaType") or "AVRO")
+    except ValueError:
+        raise RegistryError(422, 42201, f"Invalid schema type {body.get('schemaType')}") from None
+    try:
+        references = tuple(
+            SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"])) for r in body.get("references") or ()
+        )
+    except (KeyError, TypeError, ValueError):
+        raise RegistryError(422, 42201, "Invalid schema references") from None
+    return Schema(text, schema_type, references)
+
+
+def schema_fields(schema: Schema) -> dict[str, Any]:
+    """Confluent leaves schemaType out for AVRO, and references out when there are none."""
+    fields: dict[str, Any] = {}
+    if schema.schema_type is not SchemaType.AVRO:
+        fields["schemaType"] = schema.schema_type.value
+    if schema.references:
+        fields["references"] = [{"name": r.name, "subject": r.subject, "version": r.version} for r in schema.references]
+    fields["schema"] = schema.text
+    return fields
+
+
+def version_body(version: SubjectVersion) -> dict[str, Any]:
+    return {"subject": version.subject, "version": version.version, "id": version.schema_id, **schema_fields(version.schema)}
+
+
+def schema_id_of(request: Request) -> int:
+    try:
+        return int(request.path_params["id"])
+    except ValueError:
+        raise RegistryError.schema_not_found() from None
+
+
+def registry_routes(service: RegistryService, schema_types: list[str]) -> list[BaseRoute]:
+    """The registry's routes; `schema_types` is what GET /schemas/types lists."""
+
+    async def subjects(request: Request) -> Response:
+        prefix = request.query_params.get("subjectPrefix", "")
+        return reply(service.current().subjects(deleted=flag(request, "deleted"), prefix=prefix))
+
+    async def versions(request: Request) -> Response:
+        return reply(service.current().versions(request.path_params["subject"], deleted=flag(request, "deleted")))
+
+    async def register(request: Request) -> Response:
+        body = await json_body(request)
+        schema = schema_from(body)
+        wanted = body.get("id")
+        schema_id = wanted if isinstance(wanted, int) and wanted >= 0 else None
+        subject = request.path_params["subject"]
+        version = service.change(lambda r: r.register(subject, schema, schema_id))
+        return reply({"id": version.schema_id})
+
+    async def get_version(request: Request) -> Response:
+        found = service.current().version(request.path_params["subject"], request.path_params["version"],
+                                         deleted=flag(request, "deleted"))
+        return reply(version_body(found))
+
+    async def get_version_schema(request: Request) -> Response:
+        found = service.current().version(request.path_params["subject"], request.path_params["version"],
+                                         deleted=flag(request, "deleted"))
+        return Response(found.schema.text, media_type=CONTENT_TYPE)
+
+    async def lookup(request: Request) -> Response:
+        schema = schema_from(await json_body(request))
+        found = service.current().lookup(request.path_params["subject"], schema, deleted=flag(request, "deleted"))
+        return reply(version_body(found))
+
+    async def delete_subject(request: Request) -> Response:
+        subject, permanent = request.path_params["subject"], flag(request, "permanent")
+        return reply(service.change(lambda r: r.delete_subject(subject, permanent=permanent)))
+
+    async def delete_version(request: Request) -> Response:
+        subject, version = request.path_params["subject"], request.path_params["version"]
+        permanent = flag(request, "permanent")
+        return reply(service.change(lambda r: r.delete_version(subject, version, permanent=permanent)))
+
+    async def schema_by_id(request: Request) -> Response:
+        found = service.current().schema_by_id(schema_id_of(request))
+        return reply(schema_fields(found.schema))
+
+    async def schema_text_by_id(request: Request) -> Response:
+        found = service.current().schema_by_id(schema_id_of(request))
+        return Response(found.schema.text, media_type=CONTENT_TYPE)
+
+    async def subjects_of_id(request: Request) -> Response:
+        pairs = service.current().subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
+        return reply(sorted({subject for subject, _ in pairs}))
+
+    async def versions_of_id(request: Request) -> Response:
+        pairs = service.current().subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
+        return reply([{"subject": subject, "version": version} for subject, version in pairs])
+
+    async def types(request: Request) -> Response:
+        return reply(schema_types)
+
+    async def get_config(request: Request) -> Response:
+        subject = request.path_params.get("subject")
+        level = service.current().compatibility(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
+        return reply({"compatibilityLevel": level.value})
+
+    async def put_config(request: Request) -> Response:
+        body = await json_body(request)
+        subject = request.path_params.get("subject")
+        wanted = body.get("compatibility", body.get("compatibilityLevel"))
+        level = service.change(lambda r: r.set_config(subject, wanted))
+        return reply({"compatibility": level.value})
+
+    async def delete_config(request: Request) -> Response:
+        subject = request.path_params.get("subject")
+        level = service.change(lambda r: r.delete_config(subject))
+        return reply({"compatibilityLevel": level.value})
+
+    async def get_mode(request: Request) -> Response:
+        subject = request.path_params.get("subject")
+        mode = service.current().mode(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
+        return reply({"mode": mode.value})
+
+    async def put_mode(request: Request) -> Response:
+        body = await json_body(request)
+        subject = request.path_params.get("subject")
+        force = flag(request, "force")
+        mode = service.change(lambda r: r.set_mode(subject, body.get("mode"), force=force))
+        return reply({"mode": mode.value})
+
+    async def delete_mode(request: Request) -> Response:
+        subject = request.path_params["subject"]
+        mode = service.change(lambda r: r.delete_mode(subject))
+        return reply({"mode": mode.value})
+
+    async def compatibility(request: Request) -> Response:
+        schema = schema_from(await json_body(request))
+        subject = request.path_params["subject"]
+        version = request.path_params.get("version")
+        registry = service.current()
+        if subject not in registry.subjects():
+            if version is None or version == "latest":
+                return reply({"is_compatible": True})
+            raise RegistryError.version_not_found(version)
+        messages = registry.incompatibilities(subject, schema, version)
+        body: dict[str, Any] = {"is_compatible": not messages}
+        if flag(request, "verbose"):
+            body["messages"] = messages
+        return reply(body)
+
+    def route(path: str, endpoint: Endpoint, method: str) -> Route:
+        return Route(path, answering(endpoint), methods=[method])
+
+    return [
+        route("/subjects", subjects, "GET"),
+        route("/subjects/{subject}/versions", versions, "GET"),
+        route("/subjects/{subject}/versions", register, "POST"),
+        route("/subjects/{subject}/versions/{version}", get_version, "GET"),
+        route("/subjects/{subject}/versions/{version}", delete_version, "DELETE"),
+        route("/subjects/{subject}/versions/{version}/schema", get_version_schema, "GET"),
+        route("/subjects/{subject}", lookup, "POST"),
+        route("/subjects/{subject}", delete_subject, "DELETE"),
+        route("/schemas/types", types, "GET"),
+        route("/schemas/ids/{id}", schema_by_id, "GET"),
+        route("/schemas/ids/{id}/schema", schema_text_by_id, "GET"),
+        route("/schemas/ids/{id}/subjects", subjects_of_id, "GET"),
+        route("/schemas/ids/{id}/versions", versions_of_id, "GET"),
+        route("/config", get_config, "GET"),
+        route("/config", put_config, "PUT"),
+        route("/config", delete_config, "DELETE"),
+        route("/config/{subject}", get_config, "GET"),
+        route("/config/{subject}", put_config, "PUT"),
+        route("/config/{subject}", delete_config, "DELETE"),
+        route("/mode", get_mode, "GET"),
+        route("/mode", put_mode, "PUT"),
+        route("/mode/{subject}", get_mode, "GET"),
+        route("/mode/{subject}", put_mode, "PUT"),
+        route("/mode/{subject}", delete_mode, "DELETE"),
+        route("/compatibility/subjects/{subject}/versions", compatibility, "POST"),
+        route("/compatibility/subjects/{subject}/versions/{version}", compatibility, "POST"),
+    ]

@@ -1,0 +1,43 @@
+"""The registry as the REST API uses it: the domain's rules over the `_schemas` topic.
+
+Every call first applies what `_schemas` holds past the last entry read; a change is planned by the
+domain, appended to `_schemas`, and then applied by reading it back, so what is served is exactly
+what is stored. Calls are synchronous: on the broker's single Trio thread each one runs to the end
+before another starts, which is the per-subject lock Confluent's leader takes, for every subject.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from trafka.domain.schemas import RegistryEntry, SchemaRegistry
+
+from .topic import SCHEMAS_TOPIC, SchemasTopic
+
+log = logging.getLogger("trafka.schemas")
+
+T = TypeVar("T")
+
+
+class RegistryService:
+    def __init__(self, registry: SchemaRegistry, topic: SchemasTopic) -> None:
+        self._registry = registry
+        self._topic = topic
+
+    def current(self) -> SchemaRegistry:
+        """The registry, caught up with `_schemas`."""
+        for entry in self._topic.catch_up():
+            try:
+                self._registry.apply(entry)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("%s entry %s could not be applied (%s); skipped", SCHEMAS_TOPIC, entry.key, exc)
+        return self._registry
+
+    def change(self, plan: Callable[[SchemaRegistry], tuple[T, list[RegistryEntry]]]) -> T:
+        """Plan a change on the current state, store its entries, apply them; the plan's answer."""
+        value, entries = plan(self.current())
+        self._topic.append(entries)
+        self.current()  # reads back and applies what was just written
+        return value
