@@ -49,6 +49,7 @@ class KafkaConfigError(ValueError):
 
 
 @functools.cache
+@functools.cache
 def kafka_broker_keys() -> frozenset[str]:
     text = resources.files("trafka.app").joinpath("kafka_broker_keys.txt").read_text()
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))

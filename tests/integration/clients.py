@@ -163,3 +163,26 @@ def read_partition(
     finally:
         consumer.close()
     return out
+
+
+def consume_in_group(bootstrap: str, topic: str, count: int, **config) -> list[bytes]:
+    """Values of `count` records read by a consumer in a new group (subscribe, poll, commit), with
+    librdkafka settings `config` (security ones, say); an error the client reports is raised."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest",
+                         **config})
+    consumer.subscribe([topic])
+    seen: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while len(seen) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                raise KafkaException(message.error())
+            seen.append(message.value())
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return seen
+

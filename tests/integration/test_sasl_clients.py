@@ -12,13 +12,13 @@ import time
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic as AioNewTopic
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaError as KpKafkaError
 
-from .clients import TIMEOUT, unique
+from .clients import TIMEOUT, consume_in_group, unique
 from .secured import SCRAM_USERS, add_scram_users, sasl_config, secured_broker
 
 
@@ -53,24 +53,7 @@ def test_confluent_kafka_with_scram_sha_512_produces_consumes_in_a_group_and_adm
         producer.produce(topic, value=f"v{i}".encode(), partition=i % 2)
     assert producer.flush(TIMEOUT) == 0
 
-    consumer = Consumer({
-        "bootstrap.servers": sasl_broker, "group.id": unique("g"), "auto.offset.reset": "earliest",
-        "log_level": 0, **security,
-    })
-    consumer.subscribe([topic])
-    seen = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while len(seen) < 10 and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error():
-                raise KafkaException(message.error())
-            seen.append(message.value())
-        consumer.commit(asynchronous=False)
-    finally:
-        consumer.close()
+    seen = consume_in_group(sasl_broker, topic, 10, log_level=0, **security)
     assert sorted(seen) == sorted(f"v{i}".encode() for i in range(10))
 
 

@@ -11,14 +11,14 @@ import time
 
 import pytest
 import trustme
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaError as KpKafkaError
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest, MetadataResponse
 
-from .clients import TIMEOUT, unique
+from .clients import TIMEOUT, consume_in_group, unique
 from .secured import SCRAM_USERS, add_scram_users, secured_broker
 from .wire import WireClient
 
@@ -114,20 +114,7 @@ def test_confluent_kafka_over_sasl_ssl_with_scram_sha_512(tls_broker, pki):
     for i in range(10):
         producer.produce(topic, value=f"s{i}".encode())
     assert producer.flush(TIMEOUT) == 0
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest", **security})
-    consumer.subscribe([topic])
-    seen = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while len(seen) < 10 and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None:
-                if message.error():
-                    raise KafkaException(message.error())
-                seen.append(message.value())
-        consumer.commit(asynchronous=False)
-    finally:
-        consumer.close()
+    seen = consume_in_group(bootstrap, topic, 10, **security)
     assert seen == [f"s{i}".encode() for i in range(10)]
 
 
