@@ -1,18 +1,26 @@
 """CPU per Produce request inside the broker, without sockets: decode, handle, encode.
 
     python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem] [--metrics]
+    python bench/request_path.py --wire [--connections 4] ...   # through the real server and sockets
 
 Builds one-record batches as a producer with `batch.num.messages=1` sends them (kafka-python's
 record builder, CRC32C included), frames them as ProduceRequests for 8 partitions, then times
 `decode_request` -> the Produce handler -> `encode_response` over all of them with
 `time.process_time`. A repeatable view of the per-request Python cost that `bench/fanin.py` measures
 end to end (which adds Trio's socket and scheduling work and the clients sharing the machine).
+
+`--wire` runs the same frames through the real server instead (`trafka.Broker`, its own thread and
+Trio loop) from C raw sockets in this process, each with one request in flight as a producer with
+acks=all and one record per request has, and reads the broker thread's own CPU clock: the cost of
+the connection loop included, the clients' cost left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
+import struct
 import tempfile
 import time
 
@@ -41,6 +49,61 @@ def frames(count: int, version: int, partitions: int) -> list[bytes]:
     return out
 
 
+def _receive_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        data += chunk
+    return bytes(data)
+
+
+def _client(address: tuple[str, int], requests: list[bytes], connections: int, ready, go) -> None:
+    sockets = [socket.create_connection(address) for _ in range(connections)]
+    for sock in sockets:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ready.set()
+    go.wait()
+    for base in range(0, len(requests), connections):
+        batch = requests[base : base + connections]
+        for sock, frame in zip(sockets, batch):
+            sock.sendall(frame)
+        for sock, _ in zip(sockets, batch):
+            (size,) = struct.unpack(">i", _receive_exactly(sock, 4))
+            _receive_exactly(sock, size)
+    for sock in sockets:
+        sock.close()
+
+
+def wire(args: argparse.Namespace) -> list[float]:
+    """Broker-thread CPU per request over real sockets, one request in flight per connection.
+
+    The clients run in another process, so the broker's thread has the interpreter to itself."""
+    import multiprocessing
+
+    import trafka
+
+    data_dir = tempfile.mkdtemp() if args.store == "filesystem" else None
+    samples = []
+    with trafka.Broker(topics={"bench": args.partitions}, data_dir=data_dir) as broker:
+        clock = time.pthread_getcpuclockid(broker._thread.ident)
+        host, port = broker.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        for _ in range(args.runs):
+            requests = [struct.pack(">i", len(f)) + f for f in frames(args.requests, args.version, args.partitions)]
+            ready, go = multiprocessing.Event(), multiprocessing.Event()
+            client = multiprocessing.Process(
+                target=_client, args=((host, int(port)), requests, args.connections, ready, go)
+            )
+            client.start()
+            ready.wait()
+            began = time.clock_gettime(clock)
+            go.set()
+            client.join()
+            samples.append((time.clock_gettime(clock) - began) / len(requests) * 1e6)
+    return samples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=50000)
@@ -49,7 +112,15 @@ def main() -> None:
     parser.add_argument("--store", choices=["memory", "filesystem"], default="memory")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--metrics", action="store_true", help="count Prometheus metrics, as with --http-port")
+    parser.add_argument("--wire", action="store_true", help="through the real server and sockets")
+    parser.add_argument("--connections", type=int, default=4, help="with --wire: client connections")
     args = parser.parse_args()
+    if args.wire:
+        samples = wire(args)
+        print(f"Produce v{args.version} over {args.connections} connections, 1 record per request, {args.store} store: "
+              f"{statistics.median(samples):.1f} us of broker-thread CPU per request (median of {args.runs}; "
+              f"runs {', '.join(f'{s:.1f}' for s in samples)})")
+        return
     storage = {"kind": "memory"} if args.store == "memory" else {"kind": "filesystem", "data_dir": tempfile.mkdtemp()}
     settings = load_settings(overrides={"storage": storage})
     adapters = default_adapters(settings)

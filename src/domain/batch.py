@@ -77,11 +77,11 @@ class BatchHeader(NamedTuple):
         """Read the header at `pos`; CORRUPT_MESSAGE if fewer than 61 bytes remain."""
         if len(buf) - pos < HEADER_SIZE:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
-        return cls._make(_HEADER.unpack_from(buf, pos))
+        return tuple.__new__(cls, _HEADER.unpack_from(buf, pos))
 
     def placed(self, base_offset: int, partition_leader_epoch: int) -> BatchHeader:
         """This header as it reads after offset assignment."""
-        return self._replace(base_offset=base_offset, partition_leader_epoch=partition_leader_epoch)
+        return tuple.__new__(BatchHeader, (base_offset, self[1], partition_leader_epoch, *self[3:]))
 
     @property
     def size(self) -> int:

@@ -8,6 +8,7 @@ the fetch path hands back the stored bytes. Time comes in as `now_ms`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import attrs
 
@@ -29,8 +30,9 @@ MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 
 
-@attrs.frozen
-class ProduceResult:
+class ProduceResult(NamedTuple):
+    """One partition's answer to a produce (a named tuple: one is built per produced partition)."""
+
     error: ErrorCode = ErrorCode.NONE
     base_offset: int = -1
     log_append_time_ms: int = -1

@@ -28,6 +28,7 @@ class BrokerProcess:
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
         self.output: list[str] = []
+        self._new_line = threading.Condition()
 
     @property
     def bootstrap(self) -> str:
@@ -67,7 +68,16 @@ class BrokerProcess:
     def _drain(self) -> None:
         assert self.process is not None and self.process.stdout is not None
         for line in self.process.stdout:
-            self.output.append(line)
+            with self._new_line:
+                self.output.append(line)
+                self._new_line.notify_all()
+
+    def wait_for_lines(self, text: str, since: int = 0, timeout: float = 10.0) -> list[str]:
+        """The output lines after `since` that contain `text`, once there is at least one (the broker's
+        output is read by a thread, so a line logged before a socket closed may arrive after it)."""
+        with self._new_line:
+            self._new_line.wait_for(lambda: any(text in line for line in self.output[since:]), timeout)
+            return [line for line in self.output[since:] if text in line]
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
         assert self.process is not None

@@ -37,7 +37,7 @@ def test_bad_input_closes_the_connection_and_nothing_else(broker, name):
         client.send_raw(BAD_STREAMS[name])
         assert client.is_closed_by_peer()
     _still_serving(broker.bootstrap)
-    logged = [line for line in broker.output[before:] if "closing connection" in line]
+    logged = broker.wait_for_lines("closing connection", since=before)
     assert len(logged) == 1, broker.output[before:]
 
 

@@ -17,7 +17,9 @@ int16 = st.integers(-(2**15), 2**15 - 1)
 int32 = st.integers(-(2**31), 2**31 - 1)
 int64 = st.integers(-(2**63), 2**63 - 1)
 aborted = st.none() | st.lists(st.tuples(int64, int64), max_size=3)
-records = st.none() | st.binary(max_size=200)
+# Record sets past SEPARATE_RECORDS are written as a piece of their own: both kinds are generated.
+large = st.integers(fast_fetch.SEPARATE_RECORDS, fast_fetch.SEPARATE_RECORDS + 100).map(lambda n: b"r" * n)
+records = st.none() | st.binary(max_size=200) | large
 partitions = st.lists(st.tuples(int32, int16, int64, int64, int64, aborted, int32, records), max_size=3)
 topic_ids = st.builds(uuid.UUID, bytes=st.binary(min_size=16, max_size=16))
 topics = st.lists(st.tuples(st.text(max_size=10), topic_ids, partitions), max_size=3)
@@ -28,7 +30,18 @@ topics = st.lists(st.tuples(st.text(max_size=10), topic_ids, partitions), max_si
 @given(correlation_id=int32, answer=topics, error=int16)
 def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answer, error):
     fetch = fast_fetch.FetchAnswer(answer, error)
-    assert fetch.encode_frame(version, correlation_id) == fetch.reference(version, correlation_id)
+    reference = fetch.reference(version, correlation_id)
+    assert fetch.encode_frame(version, correlation_id) == reference
+    pieces = fetch.encode_pieces(version, correlation_id)
+    assert b"".join(pieces) == reference
+
+
+def test_large_record_sets_are_written_from_the_logs_own_bytes():
+    stored = b"r" * fast_fetch.SEPARATE_RECORDS
+    fetch = fast_fetch.FetchAnswer([("t", uuid.uuid4(), [(0, 0, 5, 5, 0, None, -1, stored), (1, 0, 1, 1, 0, None, -1, b"x")])])
+    pieces = fetch.encode_pieces(12, 7)
+    assert len(pieces) == 3 and pieces[1] is stored
+    assert b"".join(pieces) == fetch.reference(12, 7)
 
 
 def test_a_version_past_the_fast_path_is_encoded_by_kafka_python():

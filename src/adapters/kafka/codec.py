@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from typing import NamedTuple
 
 import attrs
 from kafka.protocol.api_header import RequestHeader
@@ -35,8 +36,7 @@ class UnsupportedVersion(Exception):
     correlation_id: int
 
 
-@attrs.frozen
-class DecodedRequest:
+class DecodedRequest(NamedTuple):
     handler: ApiHandler
     api_version: int
     correlation_id: int
@@ -91,6 +91,14 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
     # Bytes after the last field are ignored, as Kafka's generated parsers ignore them (librdkafka's
     # all-topics Metadata v13 request carries three).
     return DecodedRequest(handler, api_version, correlation_id, header.client_id, body)
+
+
+def encode_response_pieces(response: object, api_version: int, correlation_id: int) -> list[bytes]:
+    """The framed response as buffers to write in order (a Fetch's large record sets stay separate)."""
+    encode_pieces = getattr(response, "encode_pieces", None)
+    if encode_pieces is not None:
+        return encode_pieces(api_version, correlation_id)
+    return [encode_response(response, api_version, correlation_id)]
 
 
 def encode_response(response: object, api_version: int, correlation_id: int) -> bytes:

@@ -5,15 +5,19 @@
           └─ connection nursery ── one task per connection: TLS handshake first on SSL/SASL_SSL
                                    listeners (tls.py), SASL before any other request on SASL_*
                                    listeners (authentication.py), then
-                                   ├─ reader: frames → decode → handler → ordered slots
-                                   ├─ writer: slots → bytes, strictly in request order
+                                   ├─ the reader: bytes → frames → decode → handler → outbox
                                    └─ deferred handlers (long-poll Fetch) in their own tasks
 
 A connection's reader handles each request as it arrives, so side effects (appends) happen in request
 order, while a response that must wait runs in its own task and later requests keep being read. The
-slot channel is bounded (`max_inflight_requests`), so a client that pipelines without reading its
-responses stops being read. A frame is size-checked before its body is buffered. A malformed frame,
-unknown API key or unsupported version is logged once and closes that connection; the server goes on.
+responses leave strictly in request order through the connection's `Outbox` (responses.py): the
+reader writes them itself once it has handled every complete frame it holds, a deferred response
+when it completes; there is no writer task. Plain TCP reads and writes the socket directly
+(transport.py: one reusable receive buffer, one `writev` per batch of responses, no scheduler round
+trip for a read that finds data). The outbox is bounded (`max_inflight_requests`, response bytes),
+so a client that pipelines without reading its responses stops being read. A frame is size-checked
+before its body is buffered. A malformed frame, unknown API key or unsupported version is logged
+once and closes that connection; the server goes on.
 
 Shutdown: `ctx.shutting_down` stops the accept loops and every reader; queued responses are still
 written (waiting fetches wake and answer at once), then connections close, bounded by a grace period.
@@ -34,16 +38,18 @@ from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
 from .authentication import Failed, Reply
-from .codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response
+from .codec import (
+    DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response, encode_response_pieces,
+)
 from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
 from .registry import NO_RESPONSE, CloseConnection, Deferred
+from .responses import ConnectionAborted, Outbox, Slot
 from .tls import accept_tls, tls_principal
+from .transport import SocketTransport, TlsTransport, Transport
 
 log = logging.getLogger("trafka.server")
-
-RECEIVE_CHUNK = 256 * 1024
 
 
 @attrs.frozen
@@ -52,51 +58,6 @@ class ServerLimits:
     max_inflight_requests: int = 32
     max_queued_response_bytes: int = 64 * 1024 * 1024
     shutdown_grace_seconds: float = 10.0
-
-
-class _ResponseBudget:
-    """Bytes of responses a connection has waiting to be written.
-
-    The reader handles no further request while the budget is used up, so a client that pipelines
-    large fetches without reading cannot make the broker hold more than about one response over it.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.queued = 0
-        self._room = trio.Event()
-
-    def add(self, size: int) -> None:
-        self.queued += size
-
-    def release(self, size: int) -> None:
-        self.queued -= size
-        if self.queued < self.limit:
-            self._room.set()
-
-    async def wait_for_room(self) -> None:
-        while self.queued >= self.limit:
-            self._room = trio.Event()
-            await self._room.wait()
-
-
-@attrs.define
-class _Slot:
-    """One response position on a connection, filled now or by a deferred task."""
-
-    budget: _ResponseBudget
-    data: bytes | None = None
-    done: trio.Event = attrs.field(factory=trio.Event)
-
-    def fill(self, data: bytes | None) -> None:
-        self.data = data
-        if data is not None:
-            self.budget.add(len(data))
-        self.done.set()
-
-    def filled(self, data: bytes) -> _Slot:
-        self.fill(data)
-        return self
 
 
 async def serve(
@@ -155,21 +116,16 @@ async def _accept_loop(
         connections.start_soon(handle_connection, stream, listener, ctx, limits)
 
 
-class _ConnectionAborted(Exception):
-    """A handler failed; the connection ends after the responses before it."""
-
-
 async def handle_connection(
     stream: trio.SocketStream, listener: Listener, ctx: BrokerContext, limits: ServerLimits
 ) -> None:
     peer = _peer_name(stream)
-    send_slots, receive_slots = trio.open_memory_channel[_Slot](limits.max_inflight_requests)
-    budget = _ResponseBudget(limits.max_queued_response_bytes)
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
         ctx.observer.connection_opened(listener.name)
         try:
-            transport: trio.abc.Stream = stream
+            transport: Transport = SocketTransport(stream)
+            closing: trio.abc.AsyncResource = stream
             principal = ANONYMOUS
             if listener.security_protocol.uses_tls:
                 tls = ctx.tls.get(listener.name)
@@ -181,16 +137,17 @@ async def handle_connection(
                 if secured is None:
                     await stream.aclose()
                     return
-                transport, principal = secured, tls_principal(secured)
-            async with transport, trio.open_nursery() as nursery:
-                nursery.start_soon(_write_responses, transport, receive_slots, budget)
-                async with send_slots, trio.open_nursery() as reading:
-                    reading.start_soon(_cancel_on, ctx.shutting_down, reading.cancel_scope)
+                transport, closing, principal = TlsTransport(secured), secured, tls_principal(secured)
+            outbox = Outbox(transport, limits.max_inflight_requests, limits.max_queued_response_bytes)
+            async with closing, trio.open_nursery() as nursery:
+                with trio.CancelScope() as reading:
+                    nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
                     connection_info = _Connection(listener, peer, principal)
-                    await _read_requests(transport, connection_info, send_slots, nursery, ctx, limits, budget)
-                    reading.cancel_scope.cancel()
-                # The slot channel is closed: the writer drains what is queued, then the nursery ends.
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, _ConnectionAborted):
+                    await _read_requests(transport, connection_info, outbox, nursery, ctx, limits)
+                # Reading is over: what is queued is still written (deferred responses included).
+                await outbox.drain()
+                nursery.cancel_scope.cancel()
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionAborted):
             log.debug("connection %s closed", peer)
         finally:
             ctx.faults.connection_closed(connection)
@@ -220,13 +177,12 @@ def _peer_name(stream: trio.SocketStream) -> str:
 
 
 async def _read_requests(
-    stream: trio.abc.Stream,
+    transport: Transport,
     connection: _Connection,
-    slots: trio.MemorySendChannel[_Slot],
+    outbox: Outbox,
     nursery: trio.Nursery,
     ctx: BrokerContext,
     limits: ServerLimits,
-    budget: _ResponseBudget,
 ) -> None:
     frames = FrameReader(limits.max_request_bytes)
     listener, peer, principal = connection.listener, connection.peer, connection.principal
@@ -235,21 +191,22 @@ async def _read_requests(
     authenticator = (
         ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
     )
+    client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
     while True:
         try:
             frame = frames.next_frame()
         except FrameError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
             return
-        if frame is None:
-            data = await stream.receive_some(max(RECEIVE_CHUNK, min(frames.wanted(), limits.max_request_bytes)))
-            if not data:
+        if frame is None:  # every buffered request handled: their responses leave in one write
+            await outbox.flush()
+            if not await transport.receive_into(frames, min(frames.wanted(), limits.max_request_bytes)):
                 if frames.buffered:
                     log.warning("closing connection from %s: truncated frame at end of stream", peer)
                 return
-            frames.feed(data)
             continue
-        await budget.wait_for_room()
+        if outbox.full:
+            await outbox.wait_for_room()
         if authenticator is not None and authenticator.expired(ctx.clock_ms()):
             log.info("closing connection from %s: SASL session of %s expired without re-authentication", peer, principal)
             return
@@ -259,14 +216,14 @@ async def _read_requests(
                 log.info("closing connection from %s: %s", peer, step.reason)
                 await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
                 if step.response is not None:
-                    await _queue(slots, _Slot(budget).filled(step.response))
+                    outbox.add([step.response])
                 return
             if authenticator.complete and isinstance(step, Reply):
                 principal = authenticator.principal or ANONYMOUS
                 again = "re-" if authenticator.completions > 1 else ""
                 log.debug("connection from %s %sauthenticated as %s", peer, again, principal)
             if isinstance(step, Reply):
-                await _queue(slots, _Slot(budget).filled(step.response))
+                outbox.add([step.response])
                 continue
         try:
             request = decode_request(frame, ctx.registry)
@@ -277,16 +234,16 @@ async def _read_requests(
                     peer, unsupported.api_version, unsupported.api_key,
                 )
                 return
-            slot = _Slot(budget)
-            slot.fill(encode_response(unsupported_version_response(), 0, unsupported.correlation_id))
-            await _queue(slots, slot)
+            outbox.add([encode_response(unsupported_version_response(), 0, unsupported.correlation_id)])
             continue
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
             log.debug("the frame began %s", frame[:256].hex())
             return
         try:
-            client = ClientInfo(request.client_id or "", peer_host, listener.name, advertised, principal)
+            client_id = request.client_id or ""
+            if client is None or client.client_id != client_id or client.principal is not principal:
+                client = ClientInfo(client_id, peer_host, listener.name, advertised, principal)
             started = trio.current_time()
             handler = request.handler
             if ctx.authorization is not None:  # every API through the authorization table first
@@ -306,80 +263,35 @@ async def _read_requests(
         if outcome is NO_RESPONSE:
             _observe(ctx, request, started)
             continue
-        slot = _Slot(budget)
         if isinstance(outcome, Deferred):
-            nursery.start_soon(_complete_deferred, slot, outcome.wait, request, peer, ctx, started)
+            nursery.start_soon(_complete_deferred, outbox, outbox.slot(), outcome.wait, request, peer, ctx, started)
         else:
-            slot.fill(_encode(outcome, request, peer))
+            outbox.add(_encode(outcome, request, peer))
             _observe(ctx, request, started)
-        await _queue(slots, slot)
-
-
-async def _queue(slots: trio.MemorySendChannel[_Slot], slot: _Slot) -> None:
-    """Queue a response slot without yielding while there is room.
-
-    Every complete frame already buffered is handled before the writer runs, so pipelined responses
-    leave in one write; when the channel is full the reader waits (backpressure).
-    """
-    try:
-        slots.send_nowait(slot)
-    except trio.WouldBlock:
-        await slots.send(slot)
 
 
 async def _complete_deferred(
-    slot: _Slot, wait: Callable, request: DecodedRequest, peer: str, ctx: BrokerContext, started: float
+    outbox: Outbox, slot: Slot, wait: Callable, request: DecodedRequest, peer: str, ctx: BrokerContext,
+    started: float,
 ) -> None:
     try:
         response = await wait()
     except Exception:
         log.exception("%s v%d from %s failed", request.handler.name, request.api_version, peer)
         slot.fill(None)
-        return
-    slot.fill(_encode(response, request, peer))
-    _observe(ctx, request, started)
+    else:
+        slot.fill(_encode(response, request, peer))
+        _observe(ctx, request, started)
+    await outbox.flush()
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
     ctx.observer.request_completed(request.handler.name, request.api_version, trio.current_time() - started)
 
 
-def _encode(response: object, request: DecodedRequest, peer: str) -> bytes | None:
+def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:
     try:
-        return encode_response(response, request.api_version, request.correlation_id)
+        return encode_response_pieces(response, request.api_version, request.correlation_id)
     except Exception:
         log.exception("cannot encode %s v%d response for %s", request.handler.name, request.api_version, peer)
         return None
-
-
-async def _write_responses(
-    stream: trio.abc.Stream, slots: trio.MemoryReceiveChannel[_Slot], budget: _ResponseBudget
-) -> None:
-    """Write each slot's bytes in order; a slot with no bytes (a handler failure) ends the connection."""
-
-    async def send(pending: list[bytes]) -> None:
-        if pending:
-            await stream.send_all(b"".join(pending))
-            budget.release(sum(map(len, pending)))
-
-    async with slots:
-        async for slot in slots:
-            await slot.done.wait()
-            if slot.data is None:
-                raise _ConnectionAborted
-            pending = [slot.data]
-            # Coalesce responses that are already complete into one write.
-            while True:
-                try:
-                    nxt = slots.receive_nowait()
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
-                if not nxt.done.is_set():
-                    await send(pending)
-                    pending = []
-                    await nxt.done.wait()
-                if nxt.data is None:
-                    await send(pending)
-                    raise _ConnectionAborted
-                pending.append(nxt.data)
-            await send(pending)

@@ -1,0 +1,103 @@
+"""A connection's bytes in and out: straight on the socket for plain TCP, through trio's stream for TLS.
+
+The broker's cost per small request is mostly the machinery around it, so the plain-TCP transport
+works on the socket's file descriptor with trio's low-level waits (all public API):
+
+- `receive_into` first tries a non-blocking `readv` into one reusable buffer and only when the
+  socket is empty waits for it to become readable (`trio.lowlevel.wait_readable`); a read that
+  finds data does not yield to the scheduler, except once every `_FAIR_READS` reads in a row, so a
+  client that keeps its socket full cannot starve the other connections;
+- `send` writes a list of buffers with one `writev` (a response's header and stored record bytes
+  are never concatenated) and waits for writability only when the kernel takes part of them.
+
+`TlsTransport` gives the same two calls over any trio stream (SSLStream), which has to copy: TLS
+encrypts what it sends anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol
+
+import trio
+
+from .framing import FrameReader
+
+RECEIVE_BUFFER = 256 * 1024
+_IOV_MAX = 512
+_FAIR_READS = 16
+
+
+class Transport(Protocol):
+    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
+        """Read what has arrived (blocking until something has) into `frames`; 0 at end of stream."""
+
+    async def send(self, buffers: Sequence[bytes]) -> None:
+        """Write every buffer, in order."""
+
+
+class SocketTransport:
+    """Plain TCP on the socket's descriptor: one syscall per read and per batch of responses."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self._socket = stream.socket
+        self._fd = stream.socket.fileno()
+        self._buffer = bytearray(RECEIVE_BUFFER)
+        self._view = memoryview(self._buffer)
+        self._reads_without_yield = 0
+
+    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
+        view = self._view if wanted <= RECEIVE_BUFFER else memoryview(bytearray(wanted))
+        while True:
+            try:
+                count = os.readv(self._fd, (view,))
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(self._socket)
+                self._reads_without_yield = 0
+                continue
+            except OSError as exc:  # ECONNRESET and friends: the peer is gone
+                raise trio.BrokenResourceError(str(exc)) from exc
+            break
+        self._reads_without_yield += 1
+        if self._reads_without_yield >= _FAIR_READS:
+            self._reads_without_yield = 0
+            await trio.lowlevel.checkpoint()
+        if count:
+            frames.feed(view[:count])
+        return count
+
+    async def send(self, buffers: Sequence[bytes]) -> None:
+        pending = [memoryview(b) for b in buffers if b]
+        while pending:
+            try:
+                written = os.writev(self._fd, pending[:_IOV_MAX])
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(self._socket)
+                continue
+            except OSError as exc:  # EPIPE, ECONNRESET: the peer is gone
+                raise trio.BrokenResourceError(str(exc)) from exc
+            while written:
+                head = pending[0]
+                if written >= len(head):
+                    written -= len(head)
+                    pending.pop(0)
+                else:
+                    pending[0] = head[written:]
+                    written = 0
+
+
+class TlsTransport:
+    """Any trio stream (TLS): receive_some and send_all, the responses joined into one record run."""
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self._stream = stream
+
+    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
+        data = await self._stream.receive_some(max(RECEIVE_BUFFER, wanted))
+        if data:
+            frames.feed(data)
+        return len(data)
+
+    async def send(self, buffers: Sequence[bytes]) -> None:
+        await self._stream.send_all(buffers[0] if len(buffers) == 1 else b"".join(buffers))
