@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import secrets
+
 import attrs
 import trio
 from starlette.routing import BaseRoute
 
 from trafka import __version__
-from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
+from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
 from trafka.domain.schemas import SchemaRegistry, SchemaType
+from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from .config import Settings
 
@@ -43,9 +46,30 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         offsets=ctx.groups.offsets,
         clock_ms=ctx.clock_ms,
         info=info,
+        security=console_security(settings, ctx),
     )
     ctx.observer = view.metrics
     return view
+
+
+def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity | None:
+    """When any Kafka listener uses SASL or an authorizer is configured, the console and the registry need
+    a login by the SASL listeners' users: SCRAM users of the SCRAM mechanisms they enable (both without
+    a SASL listener) and PLAIN users of their JAAS configs."""
+    sasl = ctx.authentication.listeners
+    if not sasl and ctx.authorization is None:
+        return None
+    enabled = {m for listener in sasl.values() for m in listener.enabled_mechanisms}
+    mechanisms = [m for m in ScramMechanism if m.mechanism_name in enabled or not sasl]
+    plain = [listener.plain_users for listener in sasl.values() if "PLAIN" in listener.enabled_mechanisms]
+    check = PasswordCheck(ctx.credentials.lookup, mechanisms, plain)
+    return ConsoleSecurity(
+        verify=check.verify,
+        authorizer=None if ctx.authorization is None else ctx.authorization.authorizer,
+        failed_authentication_delay_ms=ctx.authentication.failed_authentication_delay_ms,
+        session_secret=settings.http.session_secret or secrets.token_urlsafe(32),
+        session_lifetime_ms=settings.http.session_lifetime_ms,
+    )
 
 
 SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}

@@ -7,6 +7,6 @@ never imports another adapter: what it knows of the Kafka listener comes in thro
 
 from .app import build_app
 from .server import HttpBindError, run_listener, serve_http
-from .view import BrokerInfo, BrokerView, Readiness
+from .view import BrokerInfo, BrokerView, ConsoleSecurity, Readiness
 
-__all__ = ["BrokerInfo", "HttpBindError", "BrokerView", "Readiness", "build_app", "run_listener", "serve_http"]
+__all__ = ["BrokerInfo", "HttpBindError", "BrokerView", "ConsoleSecurity", "Readiness", "build_app", "run_listener", "serve_http"]
