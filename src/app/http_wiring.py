@@ -83,18 +83,28 @@ def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
     return registry_routes(service, [schema_type.value for schema_type in formats])
 
 
+# Kafka's PASSWORD-type configs (and trafka's session secret): DescribeConfigs never shows their values.
+SENSITIVE_KEYS = frozenset({"ssl_key_password", "ssl_keystore_key", "plain_sasl_jaas_config", "session_secret"})
+SENSITIVE_VALUE = "(sensitive)"
+
+
 def settings_with_sources(settings: Settings) -> tuple[tuple[str, str, str], ...]:
-    """Every setting as ("section.key", value, "default" or "configured")."""
-    defaults = attrs.asdict(Settings())
-    rows = []
-    for section, values in attrs.asdict(settings).items():
-        if not isinstance(values, dict):
-            rows.append((section, str(values), "default" if values == defaults[section] else "configured"))
-            continue
-        for key, value in values.items():
-            source = "default" if value == defaults[section][key] else "configured"
-            rows.append((f"{section}.{key}", "" if value is None else str(value), source))
+    """Every setting as ("section.key", value, "default" or "configured"); per-listener settings as
+    "security.listener_name.<listener>.key"; a sensitive value that is set shows as "(sensitive)"."""
+    rows: list[tuple[str, str, str]] = []
+    _add_rows(rows, "", attrs.asdict(settings), attrs.asdict(Settings()))
     return tuple(rows)
+
+
+def _add_rows(rows: list[tuple[str, str, str]], prefix: str, values: dict, defaults: dict) -> None:
+    for key, value in values.items():
+        default = defaults.get(key)
+        if isinstance(value, dict):
+            _add_rows(rows, f"{prefix}{key}.", value, default if isinstance(default, dict) else {})
+            continue
+        source = "default" if value == default else "configured"
+        shown = "" if value is None else SENSITIVE_VALUE if key in SENSITIVE_KEYS else str(value)
+        rows.append((f"{prefix}{key}", shown, source))
 
 
 async def run_http(

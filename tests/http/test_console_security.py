@@ -346,7 +346,10 @@ async def test_the_broker_page_needs_describe_configs_on_the_cluster(console):
     page = await console.get("/broker")
     assert page.status_code == 403 and "describe the broker's configs" in html.unescape(page.text)
     console.allow("alice", Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE_CONFIGS)
-    assert (await console.get("/broker")).status_code == 200
+    page = await console.get("/broker")
+    assert page.status_code == 200 and "security.listener_name.sasl_plaintext.plain_sasl_jaas_config" in page.text
+    assert "alice-secret" not in page.text and "a-fixed-secret" not in page.text  # PASSWORD configs, as Kafka
+    assert "(sensitive)" in page.text
 
 
 async def test_a_deny_wins_and_a_super_user_sees_everything(console):
