@@ -29,13 +29,14 @@ from .config import Settings
 def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
     """The HTTP adapter's view of the broker; its metrics become the Kafka listener's observer."""
     def info() -> BrokerInfo:
-        advertised = f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}"
+        advertised = tuple(f"{listener.name}://{listener.advertised_host}:{listener.advertised_port}"
+                           for listener in ctx.listeners)  # as bound: empty until the Kafka listener is up
         return BrokerInfo(
             version=__version__,
             node_id=ctx.policy.node_id,
             cluster_id=ctx.policy.cluster_id,
             started_ms=started_ms,
-            listeners=(advertised,),
+            listeners=advertised or (f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}",),
             config=settings_with_sources(settings),
         )
 

@@ -65,7 +65,16 @@ def test_a_user_sees_the_topic_an_acl_allows_and_is_refused_the_other(secured_co
     browser.get(f"{base}/topics/{allowed}")
     assert browser.find_element(By.ID, "topic-name").text == allowed
 
+    browser.get(f"{base}/broker")  # alice's super-user ACL is not bob's
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Not authorized"
+
     follow(browser, "log-out")
     assert browser.current_url == base + "/login"
-    browser.get(f"{base}/topics/{allowed}")
+    browser.get(f"{base}/broker")
     assert browser.current_url.startswith(base + "/login?next=")
+    browser.find_element(By.ID, "username").send_keys("alice")  # the super user
+    browser.find_element(By.ID, "password").send_keys(PLAIN_USERS["alice"])
+    follow(browser, "log-in")
+    assert browser.current_url == base + "/broker"
+    assert f"SASL_PLAINTEXT://127.0.0.1:{secured_console['port']}" in browser.page_source
+    assert PLAIN_USERS["bob"] not in browser.page_source  # the JAAS config is (sensitive)
