@@ -4,9 +4,9 @@ POST actions behind them.
 Every state-changing request is a POST carrying the console's CSRF token (a secret of the session, or
 of the process when the console is open, written only into the console's own pages, so another site
 cannot forge one). Each page and action asks the request's `Access` first (access.py): a denied page
-is a 403 page saying so, a denied action changes nothing. Deleting a topic and
-resetting offsets go through a confirmation page first. Handlers are `async def` and run on the
-broker's Trio thread (see app.py).
+is a 403 page saying so, a denied action changes nothing. Deleting a topic and resetting offsets go
+through a confirmation page first. Handlers are `async def` and run on the broker's Trio thread (see
+app.py).
 """
 
 from __future__ import annotations
