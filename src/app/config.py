@@ -88,8 +88,12 @@ class StorageSettings:
 class HttpSettings:
     """The HTTP listener (health, Prometheus metrics, the console); off unless a port is given."""
 
-    host: str = "127.0.0.1"  # loopback until the console has logins (#10): not exposed by accident
+    host: str = "127.0.0.1"  # loopback: an open console (no security on the Kafka listeners) is not exposed by accident
     port: int | None = None  # 0 picks a free port
+    # The console's login session when the Kafka listeners have security (trafka's own keys): the cookie's
+    # signing secret (made per process when unset, so a restart logs everyone out) and its lifetime from login.
+    session_secret: str | None = None
+    session_lifetime_ms: int = 8 * 60 * 60 * 1000
 
 
 @attrs.frozen

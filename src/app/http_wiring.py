@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import secrets
+
 import attrs
 import trio
 from starlette.routing import BaseRoute
 
 from trafka import __version__
-from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
+from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
 from trafka.domain.schemas import SchemaRegistry, SchemaType
+from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from .config import Settings
 
@@ -26,13 +29,14 @@ from .config import Settings
 def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
     """The HTTP adapter's view of the broker; its metrics become the Kafka listener's observer."""
     def info() -> BrokerInfo:
-        advertised = f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}"
+        advertised = tuple(f"{listener.name}://{listener.advertised_host}:{listener.advertised_port}"
+                           for listener in ctx.listeners)  # as bound: empty until the Kafka listener is up
         return BrokerInfo(
             version=__version__,
             node_id=ctx.policy.node_id,
             cluster_id=ctx.policy.cluster_id,
             started_ms=started_ms,
-            listeners=(advertised,),
+            listeners=advertised or (f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}",),
             config=settings_with_sources(settings),
         )
 
@@ -43,9 +47,30 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         offsets=ctx.groups.offsets,
         clock_ms=ctx.clock_ms,
         info=info,
+        security=console_security(settings, ctx),
     )
     ctx.observer = view.metrics
     return view
+
+
+def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity | None:
+    """When any Kafka listener uses SASL or an authorizer is configured, the console and the registry need
+    a login by the SASL listeners' users: SCRAM users of the SCRAM mechanisms they enable (both without
+    a SASL listener) and PLAIN users of their JAAS configs."""
+    sasl = ctx.authentication.listeners
+    if not sasl and ctx.authorization is None:
+        return None
+    enabled = {m for listener in sasl.values() for m in listener.enabled_mechanisms}
+    mechanisms = [m for m in ScramMechanism if m.mechanism_name in enabled or not sasl]
+    plain = [listener.plain_users for listener in sasl.values() if "PLAIN" in listener.enabled_mechanisms]
+    check = PasswordCheck(ctx.credentials.lookup, mechanisms, plain)
+    return ConsoleSecurity(
+        verify=check.verify,
+        authorizer=None if ctx.authorization is None else ctx.authorization.authorizer,
+        failed_authentication_delay_ms=ctx.authentication.failed_authentication_delay_ms,
+        session_secret=settings.http.session_secret or secrets.token_urlsafe(32),
+        session_lifetime_ms=settings.http.session_lifetime_ms,
+    )
 
 
 SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}
@@ -59,18 +84,28 @@ def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
     return registry_routes(service, [schema_type.value for schema_type in formats])
 
 
+# Kafka's PASSWORD-type configs (and trafka's session secret): DescribeConfigs never shows their values.
+SENSITIVE_KEYS = frozenset({"ssl_key_password", "ssl_keystore_key", "plain_sasl_jaas_config", "session_secret"})
+SENSITIVE_VALUE = "(sensitive)"
+
+
 def settings_with_sources(settings: Settings) -> tuple[tuple[str, str, str], ...]:
-    """Every setting as ("section.key", value, "default" or "configured")."""
-    defaults = attrs.asdict(Settings())
-    rows = []
-    for section, values in attrs.asdict(settings).items():
-        if not isinstance(values, dict):
-            rows.append((section, str(values), "default" if values == defaults[section] else "configured"))
-            continue
-        for key, value in values.items():
-            source = "default" if value == defaults[section][key] else "configured"
-            rows.append((f"{section}.{key}", "" if value is None else str(value), source))
+    """Every setting as ("section.key", value, "default" or "configured"); per-listener settings as
+    "security.listener_name.<listener>.key"; a sensitive value that is set shows as "(sensitive)"."""
+    rows: list[tuple[str, str, str]] = []
+    _add_rows(rows, "", attrs.asdict(settings), attrs.asdict(Settings()))
     return tuple(rows)
+
+
+def _add_rows(rows: list[tuple[str, str, str]], prefix: str, values: dict, defaults: dict) -> None:
+    for key, value in values.items():
+        default = defaults.get(key)
+        if isinstance(value, dict):
+            _add_rows(rows, f"{prefix}{key}.", value, default if isinstance(default, dict) else {})
+            continue
+        source = "default" if value == default else "configured"
+        shown = "" if value is None else SENSITIVE_VALUE if key in SENSITIVE_KEYS else str(value)
+        rows.append((f"{prefix}{key}", shown, source))
 
 
 async def run_http(

@@ -12,12 +12,16 @@ from collections.abc import Sequence
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .console import console_routes
+from .basic_auth import with_basic_auth
+from .console import console_routes, renderer
 from .history import History, total_lag_by_group
+from .login import SESSION_COOKIE, Login
 from .view import BrokerView
 
 STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
@@ -63,15 +67,27 @@ def build_app(view: BrokerView, history: History | None = None, extra_routes: Se
         body, media_type = found
         return Response(body, media_type=media_type, headers={"Cache-Control": "max-age=300"})
 
+    login = Login(view.security, view.clock_ms)
+    console = [
+        Route(route.path, login.guard(route.endpoint), methods=sorted(route.methods or ()), name=route.name)
+        for route in console_routes(view, history)
+    ]
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
-        *console_routes(view, history),
-        *extra_routes,
+        *login.routes(renderer(view)),
+        *console,
+        *(extra_routes if view.security is None else with_basic_auth(view.security, extra_routes)),
     ]
-    return Starlette(routes=routes)
+    middleware = []
+    if view.security is not None:
+        middleware.append(Middleware(
+            SessionMiddleware, secret_key=view.security.session_secret, session_cookie=SESSION_COOKIE,
+            max_age=max(view.security.session_lifetime_ms // 1000, 1), same_site="strict",
+        ))
+    return Starlette(routes=routes, middleware=middleware)
 
 
 def new_history(view: BrokerView) -> History:

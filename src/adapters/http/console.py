@@ -1,16 +1,19 @@
 """The web console's routes: server-rendered pages (Jinja2 templates shipped in the package) and the
 POST actions behind them.
 
-Every state-changing request is a POST carrying the console's CSRF token (a secret made at start and
-written only into the console's own pages, so another site cannot forge one). Deleting a topic and
-resetting offsets go through a confirmation page first. Handlers are `async def` and run on the
-broker's Trio thread (see app.py).
+Every state-changing request is a POST carrying the console's CSRF token (a secret of the session, or
+of the process when the console is open, written only into the console's own pages, so another site
+cannot forge one). Each page and action asks the request's `Access` first (access.py): a denied page
+is a 403 page saying so, a denied action changes nothing. Deleting a topic and resetting offsets go
+through a confirmation page first. Handlers are `async def` and run on the broker's Trio thread (see
+app.py).
 """
 
 from __future__ import annotations
 
 import datetime
 import secrets
+from collections.abc import Callable
 from urllib.parse import parse_qs, quote
 
 import jinja2
@@ -18,11 +21,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from trafka.domain.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from trafka.domain.topics import TopicPartition
 
 from . import actions, pages
+from .access import Access
 from .charts import Series, line_chart
 from .history import History
+from .login import csrf_of
 from .records import browse
 from .view import BrokerView
 
@@ -66,14 +72,30 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def console_routes(view: BrokerView, history: History) -> list[Route]:
-    env = _environment()
-    csrf = secrets.token_urlsafe(32)
+def access_of(request: Request) -> Access:
+    return request.state.access
 
-    def page(template: str, status_code: int = 200, **values) -> HTMLResponse:
+
+def renderer(view: BrokerView) -> Callable[..., HTMLResponse]:
+    """`page(request, template, status_code=200, **values)`: a template rendered for this request's user."""
+    env = _environment()
+
+    def page(request: Request, template: str, status_code: int = 200, **values) -> HTMLResponse:
         info = view.info()
-        html = env.get_template(template).render(csrf=csrf, broker=info, **values)
+        html = env.get_template(template).render(csrf=csrf_of(request), user=access_of(request).user, broker=info,
+                                                 **values)
         return HTMLResponse(html, status_code=status_code)
+    return page
+
+
+def console_routes(view: BrokerView, history: History) -> list[Route]:
+    """The pages and actions; each expects `request.state.access` and `.csrf`, set by `Login.guard`."""
+    page = renderer(view)
+
+    def denied(request: Request, what: str) -> HTMLResponse:
+        user = access_of(request).user
+        return page(request, "message.html", 403, title="Not authorized",
+                    message=f"User:{user} is not authorized to {what}.")
 
     async def form_of(request: Request) -> dict[str, str] | None:
         """The POSTed form, or None when it is too large or its CSRF token is wrong."""
@@ -81,21 +103,28 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         if len(body) > MAX_FORM_BYTES:
             return None
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-        if not secrets.compare_digest(form.get("csrf", ""), csrf):
+        if not secrets.compare_digest(form.get("csrf", ""), csrf_of(request)):
             return None
         return form
 
-    def forbidden() -> HTMLResponse:
-        return page("message.html", 403, title="Forbidden", message="The form is stale or did not come from this console: reload the page and try again.")
+    def forbidden(request: Request) -> HTMLResponse:
+        return page(request, "message.html", 403, title="Forbidden", message="The form is stale or did not come from this console: reload the page and try again.")
+
+    def topic_rows(request: Request) -> list[pages.TopicRow]:
+        """The topics the user may describe, as Metadata lists them."""
+        access = access_of(request)
+        return [row for row in pages.topic_rows(view) if access.describes_topic(row.name)]
 
     async def topics(request: Request) -> Response:
-        return page("topics.html", rows=pages.topic_rows(view), error=None, form={})
+        return page(request, "topics.html", rows=topic_rows(request), error=None, form={})
 
     async def create_topic(request: Request) -> Response:
         form = await form_of(request)
         if form is None:
-            return forbidden()
+            return forbidden(request)
         name = form.get("name", "").strip()
+        if not access_of(request).may_create_topic(name):
+            return denied(request, f"create the topic '{name}'")
         try:
             partitions = int(form.get("partitions") or "-1")
             configs = dict(
@@ -103,17 +132,20 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             )
             actions.create_topic(view, name, partitions, {k.strip(): v.strip() for k, v in configs.items()})
         except ValueError:
-            return page("topics.html", 400, rows=pages.topic_rows(view), form=form,
+            return page(request, "topics.html", 400, rows=topic_rows(request), form=form,
                         error="Partitions is a number and each config line is name=value.")
         except actions.ConsoleError as error:
-            return page("topics.html", 400, rows=pages.topic_rows(view), error=str(error), form=form)
+            return page(request, "topics.html", 400, rows=topic_rows(request), error=str(error), form=form)
         return RedirectResponse(f"/topics/{quote(name, safe='')}", status_code=303)
 
     async def topic(request: Request) -> Response:
         name = request.path_params["name"]
+        access = access_of(request)
+        if not access.describes_topic(name):
+            return denied(request, f"describe the topic '{name}'")
         found = view.catalog.get(name)
         if found is None:
-            return page("message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+            return page(request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
         row = pages.topic_row(view, found)
         query = request.query_params
         try:
@@ -122,77 +154,104 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             mode = query.get("mode", "latest")
             position = query.get("position", "")
         except ValueError:
-            return page("message.html", 400, title="Bad request", message="partition and limit are numbers.")
+            return page(request, "message.html", 400, title="Bad request", message="partition and limit are numbers.")
         tp = TopicPartition(name, partition)
         marks = view.replicas.watermarks(tp)
         error = None
         records = []
         start = 0
+        may_read = access.allows(AclOperation.READ, ResourceType.TOPIC, name)
         if marks is None:
             error = f"Partition {partition} does not exist."
-        else:
+        elif may_read:
             start, error = _start_offset(view, tp, marks, mode, position, limit)
             if error is None:
                 records = browse(view, tp, start, limit)
         return page(
-            "topic.html", topic=found, row=row, configs=pages.topic_configs(found), records=records,
+            request, "topic.html", topic=found, row=row, records=records, may_read=may_read,
+            configs=pages.topic_configs(found) if access.allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, name) else None,
+            may_delete=access.allows(AclOperation.DELETE, ResourceType.TOPIC, name),
             partition=partition, limit=limit, mode=mode, position=position, start=start, marks=marks, error=error,
         )
 
     async def confirm_delete(request: Request) -> Response:
         name = request.path_params["name"]
+        if not access_of(request).allows(AclOperation.DELETE, ResourceType.TOPIC, name):
+            return denied(request, f"delete the topic '{name}'")
         if view.catalog.get(name) is None:
-            return page("message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
-        return page("confirm_delete.html", name=name, row=pages.topic_row(view, view.catalog.get(name)))
+            return page(request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+        return page(request, "confirm_delete.html", name=name, row=pages.topic_row(view, view.catalog.get(name)))
 
     async def delete_topic(request: Request) -> Response:
         form = await form_of(request)
         if form is None:
-            return forbidden()
+            return forbidden(request)
         name = request.path_params["name"]
+        if not access_of(request).allows(AclOperation.DELETE, ResourceType.TOPIC, name):
+            return denied(request, f"delete the topic '{name}'")
         try:
             actions.delete_topic(view, name)
         except actions.ConsoleError as error:
-            return page("message.html", 400, title="Not deleted", message=str(error))
+            return page(request, "message.html", 400, title="Not deleted", message=str(error))
         return RedirectResponse("/?deleted=" + quote(name, safe=""), status_code=303)
 
     async def groups(request: Request) -> Response:
-        return page("groups.html", rows=pages.group_rows(view))
+        access = access_of(request)
+        rows = [access.visible_group(row) for row in pages.group_rows(view)
+                if access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, row.group_id)]
+        return page(request, "groups.html", rows=rows)
 
-    async def group(request: Request) -> Response:
-        group_id = request.path_params["group_id"]
+    def described_group(request: Request, group_id: str) -> Response | tuple[pages.GroupRow, str]:
+        """The group as the user may see it and its lag chart, or the page saying why not."""
+        access = access_of(request)
+        if not access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            return denied(request, f"describe the group '{group_id}'")
         row = pages.group_row(view, group_id)
         if row is None:
-            return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
-        return page("group.html", group=row, chart=lag_chart(row), plan=None, error=None, target="earliest",
+            return page(request, "message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
+        visible = access.visible_group(row)
+        return visible, lag_chart(visible, with_history=visible == row)
+
+    async def group(request: Request) -> Response:
+        found = described_group(request, request.path_params["group_id"])
+        if isinstance(found, Response):
+            return found
+        row, chart = found
+        return page(request, "group.html", group=row, chart=chart, plan=None, error=None, target="earliest",
                     timestamp="")
 
-    def lag_chart(row: pages.GroupRow) -> str:
-        """The sampled history, ending with the lag as it is now."""
-        points = [*history.lag.get(row.group_id, ()), (view.clock_ms(), row.total_lag)]
+    def lag_chart(row: pages.GroupRow, with_history: bool) -> str:
+        """The sampled history (of the whole group's lag: kept from a user who may not see every topic),
+        ending with the lag as it is now."""
+        sampled = history.lag.get(row.group_id, ()) if with_history else ()
+        points = [*sampled, (view.clock_ms(), row.total_lag)]
         return line_chart([Series(f"total lag of {row.group_id}", points)], " records")
 
     async def reset(request: Request) -> Response:
         form = await form_of(request)
         if form is None:
-            return forbidden()
+            return forbidden(request)
         group_id = form.get("group", "")
-        row = pages.group_row(view, group_id)
-        if row is None:
-            return page("message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
+        found = described_group(request, group_id)
+        if isinstance(found, Response):
+            return found
+        row, chart = found
         target, timestamp = form.get("target", ""), form.get("timestamp", "").strip()
-        chart = lag_chart(row)
         try:
             plan = actions.plan_reset(view, group_id, target, _parse_time(timestamp) if timestamp else None)
+            if not access_of(request).may_reset(group_id, {r.tp.topic for r in plan}):
+                return denied(request, f"reset the offsets of the group '{group_id}' (READ on it and on each of its topics)")
             if form.get("confirm") == "yes":
                 actions.reset_offsets(view, group_id, plan)
                 return RedirectResponse(f"/groups/{quote(group_id, safe='')}", status_code=303)
         except (actions.ConsoleError, ValueError) as error:
-            return page("group.html", 400, group=row, chart=chart, plan=None, error=str(error),
+            return page(request, "group.html", 400, group=row, chart=chart, plan=None, error=str(error),
                         target=target, timestamp=timestamp)
-        return page("group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp)
+        return page(request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp)
 
     async def broker(request: Request) -> Response:
+        if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+            return denied(request, "describe the broker's configs")
         rates = history.rates(view.clock_ms())
         records = line_chart([Series("records in /s", [(r.at_ms, r.records) for r in rates])], "/s")
         traffic = line_chart([
@@ -201,7 +260,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         ], " B/s")
         info = view.info()
         uptime_s = max(view.clock_ms() - info.started_ms, 0) // 1000
-        return page("broker.html", uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
+        return page(request, "broker.html", uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
                     records_chart=records, bytes_chart=traffic, http_url=f"{request.url.scheme}://{request.url.netloc}")
 
     return [

@@ -2,7 +2,8 @@
 
 The composition root builds one `BrokerView`. Every page and every metric reads the same objects the
 Kafka handlers use, in the same Trio thread, so nothing needs a lock and nothing loops back through a
-Kafka client. `Readiness` is set by the app once the Kafka listener accepts connections.
+Kafka client. `Readiness` is set by the app once the Kafka listener accepts connections;
+`ConsoleSecurity` is there when the Kafka listeners have security.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import attrs
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups import GroupCoordinator, OffsetManager
 from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.security.acls import Authorizer
 
 from .metrics import BrokerMetrics
 
@@ -41,6 +43,18 @@ class BrokerInfo:
     config: tuple[tuple[str, str, str], ...]  # (name, value, source) of the broker's settings
 
 
+@attrs.frozen
+class ConsoleSecurity:
+    """Set when the Kafka listeners have security: the console and the registry then need the same users
+    (see login.py) and the console obeys the same ACLs (access.py)."""
+
+    verify: Callable[[str, str], bool]  # the domain's PasswordCheck.verify
+    authorizer: Authorizer | None  # None: no authorizer.class.name, every logged-in user may do everything
+    failed_authentication_delay_ms: int  # connection.failed.authentication.delay.ms
+    session_secret: str = attrs.field(repr=False)
+    session_lifetime_ms: int
+
+
 @attrs.define
 class BrokerView:
     catalog: TopicCatalog
@@ -51,3 +65,4 @@ class BrokerView:
     info: Callable[[], BrokerInfo]
     readiness: Readiness = attrs.field(factory=Readiness)
     metrics: BrokerMetrics = attrs.field(factory=BrokerMetrics)  # the Kafka listener's BrokerObserver
+    security: ConsoleSecurity | None = None  # None: the console is open, as the Kafka listeners are
