@@ -1,0 +1,125 @@
+"""Broker-side schema id validation (confluent.value.schema.validation) with confluent-kafka's clients."""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+
+import pytest
+from confluent_kafka import KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+from confluent_kafka import Consumer
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from .broker import BrokerProcess
+
+pytestmark = pytest.mark.integration
+
+USER = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [
+    {"name": "name", "type": "string"}, {"name": "age", "type": "int"}]})
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    process = BrokerProcess(["--data-dir", str(tmp_path_factory.mktemp("logs")), "--http-port", "0"]).start()
+    yield process
+    assert process.stop() == 0, process.log()
+
+
+@pytest.fixture
+def admin(broker) -> AdminClient:
+    return AdminClient({"bootstrap.servers": broker.bootstrap})
+
+
+@pytest.fixture
+def registry(broker) -> SchemaRegistryClient:
+    return SchemaRegistryClient({"url": broker.http_url})
+
+
+def create_topic(admin: AdminClient, configs: dict[str, str]) -> str:
+    name = f"validated-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(name, 1, 1, config=configs)])[name].result(30)
+    return name
+
+
+def produce(broker, topic: str, values: list[bytes], **config) -> list[KafkaError | None]:
+    """Produce `values` in one flush; the delivery error of each (None when delivered)."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50, **config})
+    errors: list[KafkaError | None] = []
+    for value in values:
+        producer.produce(topic, value=value, on_delivery=lambda error, _: errors.append(error))
+    assert producer.flush(60) == 0
+    return errors
+
+
+def stored(broker, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "watermarks"})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+    finally:
+        consumer.close()
+    return high - low
+
+
+def serialized(registry: SchemaRegistryClient, topic: str, users: list[dict]) -> list[bytes]:
+    serializer = AvroSerializer(registry, USER)
+    return [serializer(user, SerializationContext(topic, MessageField.VALUE)) for user in users]
+
+
+def test_avro_serializer_records_are_accepted_and_raw_bytes_get_invalid_record(broker, admin, registry):
+    topic = create_topic(admin, {"confluent.value.schema.validation": "true"})
+    values = serialized(registry, topic, [{"name": f"u{i}", "age": i} for i in range(5)])
+    assert produce(broker, topic, values) == [None] * 5
+
+    (error,) = produce(broker, topic, [b"not avro"])
+    assert error is not None and error.code() == KafkaError.INVALID_RECORD, error
+    assert stored(broker, topic) == 5
+
+
+def test_an_id_not_registered_under_the_subject_is_refused(broker, admin, registry):
+    topic = create_topic(admin, {"confluent.value.schema.validation": "true"})
+    other_id = registry.register_schema(f"other-{uuid.uuid4().hex[:8]}-value", Schema(USER, "AVRO"))
+    unknown = b"\x00" + struct.pack(">i", 2**31 - 1) + b"\x02"
+    for value in (b"\x00" + struct.pack(">i", other_id) + b"\x02", unknown):
+        (error,) = produce(broker, topic, [value])
+        assert error is not None and error.code() == KafkaError.INVALID_RECORD, error
+    assert stored(broker, topic) == 0
+
+
+def test_a_topic_without_the_config_is_unaffected(broker, admin):
+    topic = create_topic(admin, {"retention.ms": "3600000"})
+    assert produce(broker, topic, [b"raw", b"bytes"]) == [None, None]
+    assert stored(broker, topic) == 2
+
+
+@pytest.mark.parametrize("compression", ["gzip", "snappy", "lz4", "zstd"])
+def test_compressed_batches_are_validated(broker, admin, registry, compression):
+    topic = create_topic(admin, {"confluent.value.schema.validation": "true"})
+    good = serialized(registry, topic, [{"name": "x" * 50, "age": i} for i in range(30)])
+    assert produce(broker, topic, good, **{"compression.type": compression}) == [None] * 30
+    errors = produce(broker, topic, [*good, b"raw"], **{"compression.type": compression})
+    assert {e.code() for e in errors if e is not None} == {KafkaError.INVALID_RECORD}
+    assert stored(broker, topic) == 30
+
+
+def test_incremental_alter_configs_turns_validation_on_and_describe_configs_shows_it(broker, admin):
+    topic = create_topic(admin, {})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("confluent.value.schema.validation", "true",
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    described = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+    entries = next(iter(described.values())).result(30)
+    assert entries["confluent.value.schema.validation"].value == "true"
+    assert entries["confluent.key.schema.validation"].value == "false"
+    (error,) = produce(broker, topic, [b"raw"])
+    assert error is not None and error.code() == KafkaError.INVALID_RECORD
