@@ -28,8 +28,13 @@ ORDER_V2 = json.dumps({"type": "object", "properties": {"id": {"type": "integer"
 
 
 @pytest.fixture(scope="module")
-def registry_broker(tmp_path_factory):
-    process = BrokerProcess(["--data-dir", str(tmp_path_factory.mktemp("typed")), "--http-port", "0"]).start()
+def typed_data_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("typed"))
+
+
+@pytest.fixture(scope="module")
+def registry_broker(typed_data_dir):
+    process = BrokerProcess(["--data-dir", typed_data_dir, "--http-port", "0"]).start()
     yield process
     assert process.stop() == 0, process.log()
 
@@ -148,3 +153,37 @@ def test_a_stream_reads_typed_columns_with_the_schema_of_query_start(spark, regi
     finally:
         query.stop()
     assert spark.table(table).schema["value"].dataType == latest_at_start
+
+
+def test_a_data_dir_read_decodes_with_the_dirs_own_schemas(spark, registry_broker, typed_data_dir, tmp_path):
+    import pyarrow.parquet as pq
+
+    from trafka.app.export import main
+
+    topic = f"dir-users-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    old = [{"name": "ann", "age": 31}]
+    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
+            + [AvroSerializer(client, USER_V2)(u, context) for u in new])
+    expected = [{**old[0], "email": None}, *new]
+
+    frame = (spark.read.format("trafka").option("topic", topic).option("data_dir", typed_data_dir)
+             .option("valueFormat", "avro").load())
+    assert frame.schema["value"].dataType.names == ["name", "age", "email"]
+    assert [r["value"].asDict() for r in frame.orderBy("offset").collect()] == expected
+
+    output = tmp_path / "out"
+    assert main(["--topic", topic, "--data-dir", typed_data_dir, "--output", str(output),
+                 "--value-format", "avro", "--master", "local[1]"]) == 0
+    assert sorted(pq.read_table(output).column("value").to_pylist(), key=lambda v: v["name"]) == expected
+
+
+def test_a_data_dir_without_the_subject_or_without_schemas_says_so(spark, registry_broker, typed_data_dir, broker):
+    with pytest.raises(PySparkException, match="is not in the _schemas topic"):
+        spark.read.format("trafka").option("topic", "nobody").option("data_dir", typed_data_dir) \
+            .option("valueFormat", "avro").load()
+    with pytest.raises(PySparkException, match="has no _schemas topic"):
+        spark.read.format("trafka").option("topic", "records").option("data_dir", broker.data_dir) \
+            .option("valueFormat", "json").load()

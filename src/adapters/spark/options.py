@@ -10,8 +10,9 @@ Option names are case-insensitive, as in Spark. What to read:
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
 - `valueFormat` / `keyFormat`: `raw` (default), `avro` or `json` (Confluent's wire format, decoded
-  with the schemas of the registry at `schemaRegistry`, see `decode.py`), and `mode` (PERMISSIVE or
-  FAILFAST) for records that do not decode;
+  with the schemas of the registry at `schemaRegistry`, or by default for a data dir, of the dir's
+  own `_schemas` topic; see `decode.py`), and `mode` (PERMISSIVE or FAILFAST) for records that do
+  not decode;
 - `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`
   (default 1,000,000, where Spark has no limit), `maxOffsetsPerTrigger` (streams),
   `kafkaConsumer.pollTimeoutMs`, and `kafka.*` settings for the broker client (bootstrap only).

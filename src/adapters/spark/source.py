@@ -196,7 +196,7 @@ class TrafkaDataSource(DataSource):
         if given.get("keyformat", "raw") == "raw" and given.get("valueformat", "raw") == "raw":
             return None
         options = format_options(self.options)
-        return record_decoder(options, options.topics)
+        return record_decoder(options, options.topics, self.log_dir_opener())
 
     def schema(self) -> StructType:
         kafka = kafka_schema(_include_headers(self.options))
