@@ -7,20 +7,17 @@ import struct
 import uuid
 
 import pytest
-from confluent_kafka import KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    NewTopic,
-)
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+from tests.batches import make_batch
 
 from .broker import BrokerProcess
+from .wire import WireClient
 
 pytestmark = pytest.mark.integration
 
@@ -123,3 +120,44 @@ def test_incremental_alter_configs_turns_validation_on_and_describe_configs_show
     assert entries["confluent.key.schema.validation"].value == "false"
     (error,) = produce(broker, topic, [b"raw"])
     assert error is not None and error.code() == KafkaError.INVALID_RECORD
+
+
+def test_the_refusal_names_the_record_and_leaves_the_requests_other_partitions_alone(broker, admin, registry):
+    validated = create_topic(admin, {"confluent.value.schema.validation": "true"})
+    plain = create_topic(admin, {})
+    schema_id = registry.register_schema(f"{validated}-value", Schema(USER, "AVRO"))
+    good = b"\x00" + struct.pack(">i", schema_id) + b"\x06ann\x02"
+    data = ProduceRequest.TopicProduceData
+    request = ProduceRequest[9](transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
+        data(name=validated, partition_data=[data.PartitionProduceData(
+            index=0, records=make_batch([(1, None, good), (2, None, b"raw"), (3, None, good)]))]),
+        data(name=plain, partition_data=[data.PartitionProduceData(index=0, records=make_batch([(1, None, b"raw")]))]),
+    ])
+    with WireClient(broker.bootstrap) as wire:
+        response = wire.request(request, ProduceResponse, 9)
+    answers = {topic.name: topic.partition_responses[0] for topic in response.responses}
+    refused = answers[validated]
+    assert refused.error_code == KafkaError.INVALID_RECORD
+    assert refused.error_message.startswith("record 1 has a value without a schema id")
+    assert f"subject {validated}-value" in refused.error_message
+    assert (answers[plain].error_code, answers[plain].base_offset) == (0, 0)
+    assert stored(broker, validated) == 0 and stored(broker, plain) == 1
+
+
+def test_validation_needs_no_http_listener_the_registry_being_the_schemas_topic(tmp_path):
+    data_dir = str(tmp_path / "logs")
+    with_http = BrokerProcess(["--data-dir", data_dir, "--http-port", "0"]).start()
+    try:
+        topic = create_topic(AdminClient({"bootstrap.servers": with_http.bootstrap}),
+                             {"confluent.value.schema.validation": "true"})
+        values = serialized(SchemaRegistryClient({"url": with_http.http_url}), topic, [{"name": "a", "age": 1}])
+    finally:
+        assert with_http.stop() == 0, with_http.log()
+    without_http = BrokerProcess(["--data-dir", data_dir]).start()
+    try:
+        assert produce(without_http, topic, values) == [None]
+        (error,) = produce(without_http, topic, [b"raw"])
+        assert error is not None and error.code() == KafkaError.INVALID_RECORD
+        assert stored(without_http, topic) == 1
+    finally:
+        assert without_http.stop() == 0, without_http.log()
