@@ -2,7 +2,9 @@
 
 Named after Kafka's ReplicaManager, which does the same job on a broker. Everything here is
 per batch or per partition: the produce path validates headers and CRCs and patches offsets in place,
-the fetch path hands back the stored bytes. Time comes in as `now_ms`.
+the fetch path hands back the stored bytes. The one exception is opt-in: a topic with broker-side
+schema validation has its records' schema ids checked (`schema_validation.py`). Time comes in as
+`now_ms`.
 """
 
 from __future__ import annotations
