@@ -7,7 +7,8 @@ byte 0 then a 4-byte big-endian schema id, and that id is registered under the s
 TopicNameStrategy names (`<topic>-value`, `<topic>-key`) in a version that is not deleted. As in
 Confluent Server the payload itself is not decoded ("no data introspection"), and a null value
 (a tombstone) or a null key passes. One bad record refuses the whole batch with INVALID_RECORD and
-a message naming the record and the problem; the request's other partitions are unaffected.
+Kafka's message for record errors (LogValidator's), naming each bad record's index in the batch and
+its problem; the request's other partitions are unaffected.
 
 This is per-record work by nature, so it runs only on topics that turn it on: the replica manager
 asks `SchemaValidation.of` once per topic config mapping, and reads (and decompresses) records
@@ -58,26 +59,36 @@ class SchemaValidation:
         return cls(f"{topic}-key" if keys else None, f"{topic}-value" if values else None)
 
     def refusal(self, batch: Buffer, decompress: Decompress, registry: SchemaIdLookup) -> str | None:
-        """Why the batch at batch[0] is refused (its first bad record), or None if every record passes.
+        """Why the batch at batch[0] is refused, in Kafka's words for record errors (every bad record
+        counted, the first three shown with their index in the batch), or None if every record passes.
 
         The registry is asked once per subject per batch. Raises KafkaError (CORRUPT_MESSAGE) for
         records that cannot be read."""
         known: dict[str, Collection[int]] = {}
         checks = [(name, subject) for name, subject in (("key", self.key_subject), ("value", self.value_subject)) if subject]
+        errors: list[tuple[int, str]] = []
         for index, record in enumerate(record_keys_values(batch, decompress, WIRE_HEADER_SIZE)):
             for field, subject in checks:
                 data = record[0] if field == "key" else record[1]
                 if data is None:
                     continue
                 if len(data) < WIRE_HEADER_SIZE or data[0] != MAGIC_BYTE:
-                    return (
-                        f"record {index} has a {field} without a schema id (Confluent's wire format: "
-                        f"magic byte 0, then a 4-byte schema id), as schema validation on subject {subject} requires"
-                    )
+                    errors.append((index, (
+                        f"the {field} has no schema id (Confluent's wire format: magic byte 0, then a 4-byte "
+                        f"schema id), as schema validation on subject {subject} requires"
+                    )))
+                    break
                 schema_id = int.from_bytes(data[1:], "big", signed=True)
                 ids = known.get(subject)
                 if ids is None:
                     ids = known[subject] = registry.schema_ids(subject)
                 if schema_id not in ids:
-                    return f"record {index} has a {field} with schema id {schema_id}, which is not registered under subject {subject}"
-        return None
+                    errors.append((index, f"the {field}'s schema id {schema_id} is not registered under subject {subject}"))
+                    break
+        if not errors:
+            return None
+        shown = ", ".join(f"RecordError(batchIndex={index}, message='{message}')" for index, message in errors[:3])
+        return (
+            f"One or more records have been rejected due to {len(errors)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]"
+        )

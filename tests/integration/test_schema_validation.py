@@ -138,7 +138,8 @@ def test_the_refusal_names_the_record_and_leaves_the_requests_other_partitions_a
     answers = {topic.name: topic.partition_responses[0] for topic in response.responses}
     refused = answers[validated]
     assert refused.error_code == KafkaError.INVALID_RECORD
-    assert refused.error_message.startswith("record 1 has a value without a schema id")
+    assert refused.error_message.startswith("One or more records have been rejected due to 1 record errors in total")
+    assert "RecordError(batchIndex=1, message='the value has no schema id" in refused.error_message
     assert f"subject {validated}-value" in refused.error_message
     assert (answers[plain].error_code, answers[plain].base_offset) == (0, 0)
     assert stored(broker, validated) == 0 and stored(broker, plain) == 1

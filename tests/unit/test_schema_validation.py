@@ -66,23 +66,37 @@ def test_values_with_ids_registered_under_the_subject_are_appended(cluster, regi
     assert registry.asked == ["t-value"]  # once per subject per batch, not per record
 
 
+NO_ID = "the value has no schema id (Confluent's wire format: magic byte 0, then a 4-byte schema id)"
+
+
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        (b"raw bytes", "record 1 has a value without a schema id"),
-        (b"\x00\x00\x00", "record 1 has a value without a schema id"),
-        (b"", "record 1 has a value without a schema id"),
-        (b"\x01" + wire(1)[1:], "record 1 has a value without a schema id"),
-        (wire(3), "record 1 has a value with schema id 3, which is not registered under subject t-value"),
-        (wire(7), "record 1 has a value with schema id 7, which is not registered under subject t-value"),
+        (b"raw bytes", NO_ID),
+        (b"\x00\x00\x00", NO_ID),
+        (b"", NO_ID),
+        (b"\x01" + wire(1)[1:], NO_ID),
+        (wire(3), "the value's schema id 3 is not registered under subject t-value"),
+        (wire(7), "the value's schema id 7 is not registered under subject t-value"),
     ],
 )
 def test_a_bad_value_refuses_the_whole_batch_with_invalid_record(cluster, registry, value, problem):
     cluster.catalog.create("t", 1, 1, {"confluent.value.schema.validation": "true"})
     result = cluster.replicas.produce(TP, make_batch([(1, None, wire(1)), (2, None, value), (3, None, wire(2))]), NOW)
     assert result.error is ErrorCode.INVALID_RECORD
-    assert result.message.startswith(problem)
+    assert result.message.startswith(
+        "One or more records have been rejected due to 1 record errors in total, and only showing the first "
+        f"three errors at most: [RecordError(batchIndex=1, message='{problem}"
+    )
     assert end_offset(cluster) == 0
+
+
+def test_the_message_counts_every_bad_record_and_shows_three_as_kafka_does(cluster, registry):
+    cluster.catalog.create("t", 1, 1, {"confluent.value.schema.validation": "true"})
+    records = [(1, None, wire(1)), *[(2, None, b"raw")] * 4, (3, None, wire(9))]
+    result = cluster.replicas.produce(TP, make_batch(records), NOW)
+    assert result.message.startswith("One or more records have been rejected due to 5 record errors in total")
+    assert [f"batchIndex={i}" in result.message for i in range(6)] == [False, True, True, True, False, False]
 
 
 def test_key_validation_checks_keys_against_the_key_subject_and_lets_null_keys_pass(cluster, registry):
@@ -90,7 +104,7 @@ def test_key_validation_checks_keys_against_the_key_subject_and_lets_null_keys_p
     assert cluster.replicas.produce(TP, make_batch([(1, wire(7), b"raw"), (2, None, b"raw")]), NOW).error is ErrorCode.NONE
     refused = cluster.replicas.produce(TP, make_batch([(1, wire(1), wire(1))]), NOW)
     assert refused.error is ErrorCode.INVALID_RECORD
-    assert "key with schema id 1, which is not registered under subject t-key" in refused.message
+    assert "RecordError(batchIndex=0, message='the key's schema id 1 is not registered under subject t-key')" in refused.message
     assert end_offset(cluster) == 2
 
 
@@ -107,7 +121,7 @@ def test_compressed_batches_are_validated_record_by_record(cluster, registry, co
     assert cluster.replicas.produce(TP, make_batch(good, compression), NOW).error is ErrorCode.NONE
     refused = cluster.replicas.produce(TP, make_batch([*good, (21, None, b"x" * 100)], compression), NOW)
     assert (refused.error, end_offset(cluster)) == (ErrorCode.INVALID_RECORD, 20)
-    assert refused.message.startswith("record 20 has a value without a schema id")
+    assert f"RecordError(batchIndex=20, message='{NO_ID}" in refused.message
 
 
 def test_turning_validation_on_and_off_with_incremental_alter_configs_takes_effect_at_once(cluster, registry):
