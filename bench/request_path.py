@@ -1,6 +1,7 @@
 """CPU per Produce request inside the broker, without sockets: decode, handle, encode.
 
     python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem] [--metrics]
+                                 [--records 1] [--topic-config | --schema-validation]
     python bench/request_path.py --wire [--connections 4] ...   # through the real server and sockets
 
 Builds one-record batches as a producer with `batch.num.messages=1` sends them (kafka-python's
@@ -13,6 +14,11 @@ end to end (which adds Trio's socket and scheduling work and the clients sharing
 Trio loop) from C raw sockets in this process, each with one request in flight as a producer with
 acks=all and one record per request has, and reads the broker thread's own CPU clock: the cost of
 the connection loop included, the clients' cost left out.
+
+`--schema-validation` creates the topic with `confluent.value.schema.validation=true` and writes
+values in Confluent's wire format with an id registered under `bench-value`: the cost of broker-side
+schema validation, per record (`--records` per batch). `--topic-config` sets an unrelated topic
+config instead (`retention.ms`): the cost validation adds to topics that do not turn it on.
 """
 
 from __future__ import annotations
@@ -31,14 +37,17 @@ from trafka.adapters.kafka.codec import decode_request, encode_response
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
+from trafka.app.http_wiring import schema_registry
+from trafka.domain.schemas import Schema
 
 
-def frames(count: int, version: int, partitions: int) -> list[bytes]:
+def frames(count: int, version: int, partitions: int, records: int = 1, value: bytes = b"x" * 100) -> list[bytes]:
     out = []
     data = ProduceRequest.TopicProduceData
     for n in range(count):
         builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
-        builder.append(timestamp=1_700_000_000_000 + n, key=None, value=b"x" * 100, headers=[])
+        for _ in range(records):
+            builder.append(timestamp=1_700_000_000_000 + n, key=None, value=value, headers=[])
         builder.close()
         request = ProduceRequest[version](
             transactional_id=None, acks=-1, timeout_ms=30000,
@@ -114,6 +123,10 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help="count Prometheus metrics, as with --http-port")
     parser.add_argument("--wire", action="store_true", help="through the real server and sockets")
     parser.add_argument("--connections", type=int, default=4, help="with --wire: client connections")
+    parser.add_argument("--records", type=int, default=1, help="records per batch")
+    validation = parser.add_mutually_exclusive_group()
+    validation.add_argument("--schema-validation", action="store_true", help="confluent.value.schema.validation=true")
+    validation.add_argument("--topic-config", action="store_true", help="an unrelated topic config (retention.ms)")
     args = parser.parse_args()
     if args.wire:
         samples = wire(args)
@@ -125,7 +138,15 @@ def main() -> None:
     settings = load_settings(overrides={"storage": storage})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
-    ctx.catalog.create("bench", args.partitions, 1)
+    value = b"x" * 100
+    configs = {}
+    if args.topic_config:
+        configs = {"retention.ms": "604800000"}
+    if args.schema_validation:
+        configs = {"confluent.value.schema.validation": "true"}
+        registered = schema_registry(ctx).change(lambda registry: registry.register("bench-value", Schema('"bytes"')))
+        value = b"\x00" + registered.schema_id.to_bytes(4, "big") + b"x" * 95
+    ctx.catalog.create("bench", args.partitions, 1, configs)
     if args.metrics:
         from trafka.adapters.http.metrics import BrokerMetrics
 
@@ -133,7 +154,7 @@ def main() -> None:
     client = ClientInfo("rdkafka", "127.0.0.1")
     samples = []
     for _ in range(args.runs):
-        requests = frames(args.requests, args.version, args.partitions)
+        requests = frames(args.requests, args.version, args.partitions, args.records, value)
         began = time.process_time()
         for frame in requests:
             decoded = decode_request(frame, ctx.registry)
@@ -141,9 +162,12 @@ def main() -> None:
             encode_response(outcome, decoded.api_version, decoded.correlation_id)
             ctx.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
         samples.append((time.process_time() - began) / args.requests * 1e6)
+    appended = sum(ctx.replicas.watermarks(tp)[1] for tp in ctx.catalog.get("bench").topic_partitions())
+    assert appended == args.runs * args.requests * args.records, f"only {appended} records were appended"
     adapters.stop()
-    print(f"Produce v{args.version}, 1 record per request, {args.store} store"
-          f"{', metrics counted' if args.metrics else ''}: "
+    topic = ", schema validation on" if args.schema_validation else ", a topic config set" if args.topic_config else ""
+    print(f"Produce v{args.version}, {args.records} record(s) per request, {args.store} store"
+          f"{', metrics counted' if args.metrics else ''}{topic}: "
           f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})")
 
 

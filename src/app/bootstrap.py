@@ -55,6 +55,7 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
+from .http_wiring import schema_registry
 from .security_wiring import authentication_from, authorization_from
 from .tls_wiring import tls_from
 
@@ -243,7 +244,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
-    return BrokerContext(
+    ctx = BrokerContext(
         catalog=catalog,
         replicas=replicas,
         policy=policy,
@@ -258,3 +259,5 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         authorization=authorization,
         advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )
+    schema_registry(ctx)  # broker-side schema validation checks ids against it, with or without --http-port
+    return ctx

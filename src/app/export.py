@@ -20,7 +20,8 @@ How it goes:
 
 Rows have Spark's Kafka source schema, headers included unless `--no-headers`; with
 `--value-format avro|json` (or `--key-format`) that column holds the decoded record, typed by its
-subject's latest schema in the registry at `--schema-registry` (Parquet, JSON and ORC only). CSV cannot hold
+subject's latest schema in the registry at `--schema-registry` (by default, for `--data-dir`, the
+dir's own `_schemas` topic) (Parquet, JSON and ORC only). CSV cannot hold
 binary or array columns, so there `key`, `value` and header values are base64 text, `headers` is a
 JSON array of {"key", "value"} objects (empty when a record has none), `timestamp` is ISO 8601 in UTC,
 and a null is an empty field while an empty value is `""`. JSON holds binary as base64 too (Spark's
@@ -78,7 +79,7 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
             f"--{column}-format", choices=("raw", "avro", "json"), default="raw",
             help=f"raw bytes (default), or the {column} decoded with its subject's latest schema (typed columns)",
         )
-    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format")
+    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format (default with --data-dir: the dir's _schemas)")
     export.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     export.add_argument(
         "-o", "--option", action="append", default=[], metavar="NAME=VALUE",

@@ -76,12 +76,20 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
 SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}
 
 
-def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
-    """Confluent's Schema Registry API over this broker's `_schemas` topic (read on its first request)."""
+def schema_registry(ctx: BrokerContext) -> RegistryService:
+    """The broker's registry over its `_schemas` topic (read on first use), made once per broker: the
+    REST API and broker-side schema validation (the replica manager's `schema_ids`) share it."""
+    if isinstance(ctx.replicas.schema_ids, RegistryService):
+        return ctx.replicas.schema_ids
     formats = {schema_type: new() for schema_type, new in SCHEMA_FORMATS.items()}
     topic = SchemasTopic(ctx.catalog, ctx.replicas, ctx.clock_ms, lambda tp: ctx.appends.notify([tp]))
-    service = RegistryService(SchemaRegistry(formats), topic)
-    return registry_routes(service, [schema_type.value for schema_type in formats])
+    service = ctx.replicas.schema_ids = RegistryService(SchemaRegistry(formats), topic)
+    return service
+
+
+def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
+    """Confluent's Schema Registry API over this broker's `_schemas` topic."""
+    return registry_routes(schema_registry(ctx), [schema_type.value for schema_type in SCHEMA_FORMATS])
 
 
 # Kafka's PASSWORD-type configs (and trafka's session secret): DescribeConfigs never shows their values.

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import attrs
 
 from .errors import ErrorCode, KafkaError
+from .schema_validation import SUBJECT_NAME_STRATEGIES, TOPIC_NAME_STRATEGY
 
 
 class ConfigSource(enum.IntEnum):
@@ -52,10 +53,15 @@ class ConfigEntry:
     is_sensitive: bool = False
 
 
-# name -> (default, type). Defaults are Kafka 4.0's.
+# name -> (default, type). Defaults are Kafka 4.0's; the confluent.* and redpanda.* ones are Confluent
+# Server's and Redpanda's broker-side schema validation (`schema_validation.py`).
 TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "cleanup.policy": ("delete", ConfigType.LIST),
     "compression.type": ("producer", ConfigType.STRING),
+    "confluent.key.schema.validation": ("false", ConfigType.BOOLEAN),
+    "confluent.key.subject.name.strategy": (TOPIC_NAME_STRATEGY, ConfigType.STRING),
+    "confluent.value.schema.validation": ("false", ConfigType.BOOLEAN),
+    "confluent.value.subject.name.strategy": (TOPIC_NAME_STRATEGY, ConfigType.STRING),
     "delete.retention.ms": ("86400000", ConfigType.LONG),
     "file.delete.delay.ms": ("60000", ConfigType.LONG),
     "flush.messages": ("9223372036854775807", ConfigType.LONG),
@@ -70,6 +76,8 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "min.compaction.lag.ms": ("0", ConfigType.LONG),
     "min.insync.replicas": ("1", ConfigType.INT),
     "preallocate": ("false", ConfigType.BOOLEAN),
+    "redpanda.key.schema.id.validation": ("false", ConfigType.BOOLEAN),
+    "redpanda.value.schema.id.validation": ("false", ConfigType.BOOLEAN),
     "retention.bytes": ("-1", ConfigType.LONG),
     "retention.ms": ("604800000", ConfigType.LONG),
     "segment.bytes": ("1073741824", ConfigType.INT),
@@ -96,6 +104,8 @@ _RANGES: Mapping[str, tuple[int, int]] = {
 _ENUMS = {
     "message.timestamp.type": {"CreateTime", "LogAppendTime"},
     "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+    "confluent.key.subject.name.strategy": SUBJECT_NAME_STRATEGIES,
+    "confluent.value.subject.name.strategy": SUBJECT_NAME_STRATEGIES,
 }
 
 

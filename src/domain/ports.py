@@ -6,7 +6,7 @@ Kafka's on-disk format. The same contract tests run against every implementation
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
@@ -196,3 +196,10 @@ class AclStore(Protocol):
 
     def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
         """Persist one change, durably, before it takes effect."""
+
+
+class SchemaIdLookup(Protocol):
+    """The schema registry as broker-side schema validation sees it (the app wires the registry)."""
+
+    def schema_ids(self, subject: str) -> Collection[int]:
+        """The ids of the subject's versions that are not deleted; empty for an unknown subject."""

@@ -2,12 +2,14 @@
 
 Named after Kafka's ReplicaManager, which does the same job on a broker. Everything here is
 per batch or per partition: the produce path validates headers and CRCs and patches offsets in place,
-the fetch path hands back the stored bytes. Time comes in as `now_ms`.
+the fetch path hands back the stored bytes. The one exception is opt-in: a topic with broker-side
+schema validation has its records' schema ids checked (`schema_validation.py`). Time comes in as
+`now_ms`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import attrs
@@ -17,10 +19,11 @@ from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
 from .errors import ErrorCode, KafkaError
-from .ports import LogStore, PartitionLog
+from .ports import LogStore, PartitionLog, SchemaIdLookup
 from .producers import PartitionProducerState, ProducerEntry
 from .records import Decompress, record_timestamps
 from .retention import SegmentInfo, active_segment_expired, retention_cut
+from .schema_validation import SchemaValidation
 from .topics import TopicPartition
 
 LEADER_EPOCH = 0
@@ -75,6 +78,9 @@ class ReplicaManager:
         self._producer_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState]] = {}
         # Set by the transaction service: may a transactional batch of (producer id, epoch) go to tp?
         self.transaction_check: Callable[[int, int, TopicPartition], ErrorCode] | None = None
+        # Set by the app: the schema registry that broker-side schema validation checks ids against.
+        self.schema_ids: SchemaIdLookup | None = None
+        self._schema_validations: dict[str, tuple[Mapping[str, str], SchemaValidation | None]] = {}
 
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
@@ -132,6 +138,13 @@ class ReplicaManager:
             verdict = self.transaction_check(header.producer_id, header.producer_epoch, tp)
             if verdict is not ErrorCode.NONE:
                 return ProduceResult(verdict)
+        if configs:  # topics without configs of their own cannot have schema validation on
+            try:
+                refusal = self._schema_refusal(tp.topic, configs, batches.buffer)
+            except KafkaError as error:
+                return ProduceResult(error.code, message=error.message)
+            if refusal is not None:
+                return ProduceResult(ErrorCode.INVALID_RECORD, message=refusal)
         idempotent = header.producer_id >= 0
         if idempotent:
             try:
@@ -160,6 +173,21 @@ class ReplicaManager:
             log_start_offset=log.log_start_offset,
             records_count=header.records_count,
         )
+
+    def _schema_refusal(self, topic: str, configs: Mapping[str, str], batch: bytearray) -> str | None:
+        """Broker-side schema validation: None unless the topic turns it on and a record fails it.
+
+        The topic's validation is worked out once per config mapping (a topic's configs are replaced,
+        never changed in place, when altered), so a topic without it costs one dict lookup."""
+        cached = self._schema_validations.get(topic)
+        if cached is None or cached[0] is not configs:
+            cached = self._schema_validations[topic] = (configs, SchemaValidation.of(topic, configs))
+        validation = cached[1]
+        if validation is None:
+            return None
+        if self.schema_ids is None:
+            return "schema validation is on for this topic but the broker has no schema registry"
+        return validation.refusal(batch, self._decompress, self.schema_ids)
 
     def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
         """producer.id.expiration.ms: forget idle producers in every partition; how many went."""

@@ -39,5 +39,13 @@ def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, in
 
 
 def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    if pos + 1 < len(buf):  # one and two bytes (up to +-8191) without a further call: the per-record case
+        byte = buf[pos]
+        if byte < 0x80:
+            return (byte >> 1) ^ -(byte & 1), pos + 1
+        second = buf[pos + 1]
+        if second < 0x80:
+            raw = (byte & 0x7F) | (second << 7)
+            return (raw >> 1) ^ -(raw & 1), pos + 2
     raw, pos = read_uvarint(buf, pos)
     return (raw >> 1) ^ -(raw & 1), pos

@@ -28,8 +28,13 @@ ORDER_V2 = json.dumps({"type": "object", "properties": {"id": {"type": "integer"
 
 
 @pytest.fixture(scope="module")
-def registry_broker(tmp_path_factory):
-    process = BrokerProcess(["--data-dir", str(tmp_path_factory.mktemp("typed")), "--http-port", "0"]).start()
+def typed_data_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("typed"))
+
+
+@pytest.fixture(scope="module")
+def registry_broker(typed_data_dir):
+    process = BrokerProcess(["--data-dir", typed_data_dir, "--http-port", "0"]).start()
     yield process
     assert process.stop() == 0, process.log()
 
@@ -107,3 +112,78 @@ def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
     assert sorted(table.column("value").to_pylist(), key=lambda v: v["name"]) == users
     assert main(["--topic", topic, "--bootstrap", registry_broker.bootstrap, "--output", str(tmp_path / "csv"),
                  "--format", "csv", "--value-format", "avro", "--schema-registry", registry_broker.http_url]) == 2
+
+
+USER_V3 = json.dumps({"type": "record", "name": "User", "fields": [
+    {"name": "name", "type": "string"}, {"name": "age", "type": "long"},
+    {"name": "email", "type": ["null", "string"], "default": None}, {"name": "city", "type": "string", "default": "?"}]})
+
+
+def test_a_stream_reads_typed_columns_with_the_schema_of_query_start(spark, registry_broker, tmp_path):
+    topic = f"stream-users-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    old = [{"name": "ann", "age": 31}]
+    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
+            + [AvroSerializer(client, USER_V2)(u, context) for u in new])
+    stream = (spark.readStream.format("trafka").option("topic", topic).option("bootstrap", registry_broker.bootstrap)
+              .option("schemaRegistry", registry_broker.http_url).option("valueFormat", "avro")
+              .option("startingOffsets", "earliest").load())
+    latest_at_start = StructType([StructField("name", StringType(), False), StructField("age", LongType(), False),
+                                  StructField("email", StringType(), True)])
+    assert stream.schema["value"].dataType == latest_at_start
+    table = f"typed_{uuid.uuid4().hex[:8]}"
+    query = (stream.writeStream.format("memory").queryName(table)
+             .option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(processingTime="200 milliseconds").start())
+    try:
+        query.processAllAvailable()
+        rows = spark.table(table).orderBy("offset").select("value", "_corrupt").collect()
+        assert [r["value"].asDict() for r in rows] == [{**old[0], "email": None}, *new]
+
+        # a version registered after the start is read in the start's shape (its extra field dropped)
+        newer = [{"name": "di", "age": 5, "email": None, "city": "Oslo"}]
+        produce(registry_broker, topic, [AvroSerializer(client, USER_V3)(u, context) for u in newer] + [b"raw"])
+        query.processAllAvailable()
+        rows = spark.table(table).orderBy("offset").select("value", "_corrupt").collect()
+        assert [r["value"].asDict() if r["value"] else None for r in rows[2:]] == [{"name": "di", "age": 5, "email": None}, None]
+        assert [r["_corrupt"] is None for r in rows] == [True, True, True, False]
+        assert query.exception() is None
+    finally:
+        query.stop()
+    assert spark.table(table).schema["value"].dataType == latest_at_start
+
+
+def test_a_data_dir_read_decodes_with_the_dirs_own_schemas(spark, registry_broker, typed_data_dir, tmp_path):
+    import pyarrow.parquet as pq
+
+    from trafka.app.export import main
+
+    topic = f"dir-users-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    old = [{"name": "ann", "age": 31}]
+    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
+            + [AvroSerializer(client, USER_V2)(u, context) for u in new])
+    expected = [{**old[0], "email": None}, *new]
+
+    frame = (spark.read.format("trafka").option("topic", topic).option("data_dir", typed_data_dir)
+             .option("valueFormat", "avro").load())
+    assert frame.schema["value"].dataType.names == ["name", "age", "email"]
+    assert [r["value"].asDict() for r in frame.orderBy("offset").collect()] == expected
+
+    output = tmp_path / "out"
+    assert main(["--topic", topic, "--data-dir", typed_data_dir, "--output", str(output),
+                 "--value-format", "avro", "--master", "local[1]"]) == 0
+    assert sorted(pq.read_table(output).column("value").to_pylist(), key=lambda v: v["name"]) == expected
+
+
+def test_a_data_dir_without_the_subject_or_without_schemas_says_so(spark, registry_broker, typed_data_dir, broker):
+    with pytest.raises(PySparkException, match="is not in the _schemas topic"):
+        spark.read.format("trafka").option("topic", "nobody").option("data_dir", typed_data_dir) \
+            .option("valueFormat", "avro").load()
+    with pytest.raises(PySparkException, match="has no _schemas topic"):
+        spark.read.format("trafka").option("topic", "records").option("data_dir", broker.data_dir) \
+            .option("valueFormat", "json").load()

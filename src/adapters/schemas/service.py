@@ -4,6 +4,8 @@ Every call first applies what `_schemas` holds past the last entry read; a chang
 domain, appended to `_schemas`, and then applied by reading it back, so what is served is exactly
 what is stored. Calls are synchronous: on the broker's single Trio thread each one runs to the end
 before another starts, which is the per-subject lock Confluent's leader takes, for every subject.
+The service is also the domain's `SchemaIdLookup`: broker-side schema validation asks it, once per
+validated batch, for the ids registered under a subject.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
-from trafka.domain.schemas import RegistryEntry, SchemaRegistry
+from trafka.domain.schemas import RegistryEntry, RegistryError, SchemaRegistry
 
 from .topic import SCHEMAS_TOPIC, SchemasTopic
 
@@ -25,10 +27,12 @@ class RegistryService:
     def __init__(self, registry: SchemaRegistry, topic: SchemasTopic) -> None:
         self._registry = registry
         self._topic = topic
+        self._schema_ids: dict[str, frozenset[int]] = {}  # by subject; emptied when an entry is applied
 
     def current(self) -> SchemaRegistry:
         """The registry, caught up with `_schemas`."""
         for entry in self._topic.catch_up():
+            self._schema_ids.clear()
             try:
                 self._registry.apply(entry)
             except (ValueError, KeyError, TypeError) as exc:
@@ -41,3 +45,15 @@ class RegistryService:
         self._topic.append(entries)
         self.current()  # reads back and applies what was just written
         return value
+
+    def schema_ids(self, subject: str) -> frozenset[int]:
+        """The ids of the subject's versions that are not deleted (empty for an unknown subject)."""
+        registry = self.current()
+        ids = self._schema_ids.get(subject)
+        if ids is None:
+            try:
+                ids = frozenset(registry.version(subject, number).schema_id for number in registry.versions(subject))
+            except RegistryError:
+                ids = frozenset()
+            self._schema_ids[subject] = ids
+        return ids

@@ -65,6 +65,9 @@ class SchemasTopic:
 
     def catch_up(self) -> Iterator[RegistryEntry]:
         """Entries past the last one read, in log order; unreadable records are logged and skipped."""
+        marks = self._replicas.watermarks(self._tp)
+        if marks is None or marks[1] <= self.next_offset:  # nothing new: the common case, kept cheap
+            return
         while True:
             fetched = self._replicas.fetch(self._tp, self.next_offset, READ_CHUNK, True)
             if fetched.error is ErrorCode.OFFSET_OUT_OF_RANGE and self.next_offset < fetched.log_start_offset:

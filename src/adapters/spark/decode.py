@@ -1,6 +1,7 @@
 """Decoding Confluent-framed keys and values (magic 0, schema id, payload) into typed columns.
 
-The driver asks the registry for the subject's latest schema (TopicNameStrategy: `<topic>-value`,
+The driver asks the registry (the `schemaRegistry` URL, or else a data dir's own `_schemas` topic,
+`logdir_schemas.py`) for the subject's latest schema (TopicNameStrategy: `<topic>-value`,
 `<topic>-key`), which gives the column's Spark type; executors fetch each writer schema by the id in
 the record (once per id) and decode with fastavro, resolving the writer's schema to the latest one,
 so records written with older versions come out in the latest shape. JSON Schema payloads are
@@ -18,7 +19,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import fastavro
@@ -27,10 +28,20 @@ from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from .errors import OptionError, SourceError
+from .logdir import LogDirOpener
+from .logdir_schemas import LogDirSchemas
 from .typed import avro_spark_type, conform, json_spark_type
 
 CORRUPT = "_corrupt"
 FORMATS = ("raw", "avro", "json")
+
+
+class SchemaSource(Protocol):
+    """Where a decoder finds schemas: (schemaType, schema text); raises SourceError if absent."""
+
+    def latest(self, subject: str) -> tuple[str, str]: ...
+
+    def by_id(self, schema_id: int) -> tuple[str, str]: ...
 
 
 class RegistryClient:
@@ -65,14 +76,14 @@ class ColumnDecoder:
 
     column: str
     fmt: str
-    registry_url: str
+    registry: SchemaSource
     reader_schema: Any
     spark_type: DataType
     _writers: dict[int, Any] = attrs.field(factory=dict)
 
     @classmethod
-    def for_subject(cls, column: str, fmt: str, registry_url: str, subject: str) -> ColumnDecoder:
-        schema_type, text = RegistryClient(registry_url).latest(subject)
+    def for_subject(cls, column: str, fmt: str, registry: SchemaSource, subject: str) -> ColumnDecoder:
+        schema_type, text = registry.latest(subject)
         expected = "AVRO" if fmt == "avro" else "JSON"
         if schema_type != expected:
             raise OptionError(f"{column}Format is {fmt} but subject {subject}'s latest schema is {schema_type}")
@@ -80,10 +91,10 @@ class ColumnDecoder:
         if fmt == "avro":
             parsed = fastavro.parse_schema(raw, _write_hint=False)
             try:
-                return cls(column, fmt, registry_url, parsed, avro_spark_type(parsed))
+                return cls(column, fmt, registry, parsed, avro_spark_type(parsed))
             except ValueError as exc:
                 raise OptionError(f"{column}Format avro: subject {subject}: {exc}") from None
-        return cls(column, fmt, registry_url, raw, json_spark_type(raw))
+        return cls(column, fmt, registry, raw, json_spark_type(raw))
 
     def decode(self, data: bytes | None) -> Any:
         """The value as its column holds it; ValueError when it cannot be decoded."""
@@ -108,7 +119,7 @@ class ColumnDecoder:
     def _writer(self, schema_id: int) -> Any:
         if schema_id not in self._writers:
             try:
-                schema_type, text = RegistryClient(self.registry_url).by_id(schema_id)
+                schema_type, text = self.registry.by_id(schema_id)
             except SourceError as exc:
                 raise ValueError(f"schema id {schema_id}: {exc}") from None
             if schema_type != "AVRO":
@@ -151,17 +162,27 @@ class RecordDecoder:
         return pa.RecordBatch.from_arrays([arrays[f.name] for f in schema.fields], schema=arrow)
 
 
-def record_decoder(options: Any, topics: tuple[str, ...]) -> RecordDecoder | None:
-    """The decoder the options ask for, or None for raw keys and values (the default)."""
+def record_decoder(options: Any, topics: tuple[str, ...], open_log_dir: LogDirOpener | None = None) -> RecordDecoder | None:
+    """The decoder the options ask for, or None for raw keys and values (the default).
+
+    Schemas come from `schemaRegistry`, or, reading a data dir without it, from the dir's `_schemas`."""
     formats = {"key": options.key_format, "value": options.value_format}
     if all(fmt == "raw" for fmt in formats.values()):
         return None
-    if options.schema_registry is None:
-        raise OptionError("keyFormat/valueFormat avro and json need the schemaRegistry option (the registry's URL)")
+    registry: SchemaSource
+    if options.schema_registry is not None:
+        registry = RegistryClient(options.schema_registry)
+    elif options.data_dir is not None and open_log_dir is not None:
+        registry = LogDirSchemas(options.data_dir, open_log_dir)
+    else:
+        raise OptionError(
+            "keyFormat/valueFormat avro and json need the schemaRegistry option (the registry's URL) "
+            "when reading from a broker"
+        )
     if len(topics) != 1:
         raise OptionError("keyFormat/valueFormat avro and json read one topic (the output schema is its subject's)")
     columns = [
-        ColumnDecoder.for_subject(column, fmt, options.schema_registry, f"{topics[0]}-{column}")
+        ColumnDecoder.for_subject(column, fmt, registry, f"{topics[0]}-{column}")
         for column, fmt in formats.items() if fmt != "raw"
     ]
     return RecordDecoder(columns, options.fail_fast)

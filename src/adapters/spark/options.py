@@ -10,8 +10,9 @@ Option names are case-insensitive, as in Spark. What to read:
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
 - `valueFormat` / `keyFormat`: `raw` (default), `avro` or `json` (Confluent's wire format, decoded
-  with the schemas of the registry at `schemaRegistry`, see `decode.py`), and `mode` (PERMISSIVE or
-  FAILFAST) for records that do not decode;
+  with the schemas of the registry at `schemaRegistry`, or by default for a data dir, of the dir's
+  own `_schemas` topic; see `decode.py`), and `mode` (PERMISSIVE or FAILFAST) for records that do
+  not decode;
 - `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`
   (default 1,000,000, where Spark has no limit), `maxOffsetsPerTrigger` (streams),
   `kafkaConsumer.pollTimeoutMs`, and `kafka.*` settings for the broker client (bootstrap only).
@@ -148,9 +149,32 @@ def _mode(options: Mapping[str, str]) -> bool:
     return value == "FAILFAST"
 
 
-def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
-    """Validate the options of a batch (`streaming=False`) or streaming read."""
+@attrs.frozen
+class FormatOptions:
+    """What typed columns need, the same for batch and streaming reads (Spark asks a source for its
+    schema before it says which of the two it runs)."""
+
+    topics: tuple[str, ...]
+    data_dir: str | None
+    key_format: str
+    value_format: str
+    schema_registry: str | None
+    fail_fast: bool
+
+
+def format_options(raw: Mapping[str, str]) -> FormatOptions:
     options = {key.lower(): value for key, value in raw.items()}
+    return FormatOptions(
+        topics=_topics(options),
+        data_dir=options.get("data_dir"),
+        key_format=_format(options, "keyFormat"),
+        value_format=_format(options, "valueFormat"),
+        schema_registry=options.get("schemaregistry"),
+        fail_fast=_mode(options),
+    )
+
+
+def _topics(options: Mapping[str, str]) -> tuple[str, ...]:
     topic, subscribe = options.get("topic"), options.get("subscribe")
     if (topic is None) == (subscribe is None):
         raise OptionError("exactly one of the options topic and subscribe must be set")
@@ -158,6 +182,13 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
     if not topics or (topic is not None and len(topics) != 1):
         name, value = ("topic", topic) if topic is not None else ("subscribe", subscribe)
         raise OptionError(f"no topic to read: {name} is {value!r}")
+    return topics
+
+
+def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
+    """Validate the options of a batch (`streaming=False`) or streaming read."""
+    options = {key.lower(): value for key, value in raw.items()}
+    topics = _topics(options)
     bootstrap = options.get("bootstrap") or options.get("kafka.bootstrap.servers")
     data_dir = options.get("data_dir")
     if (bootstrap is None) == (data_dir is None):

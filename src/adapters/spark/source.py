@@ -23,7 +23,7 @@ from .broker import BrokerSource
 from .decode import RecordDecoder, record_decoder
 from .errors import OptionError
 from .logdir import LogDirOpener, LogDirSource
-from .options import ReadOptions, read_options
+from .options import ReadOptions, format_options, read_options
 from .ranges import (
     OffsetRange,
     current_bounds,
@@ -106,9 +106,11 @@ class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
     Partitions that appear while the stream runs are read from their log start, as Spark does.
     """
 
-    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None) -> None:
+    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None,
+                 decoder: RecordDecoder | None = None) -> None:
         self.options = options
         self.open_log_dir = open_log_dir
+        self.decoder = decoder
         self._previous: dict | None = None  # what latestOffset last returned (PySpark 4.0/4.1 give no start)
         self._available_now: dict[tuple[str, int], int] | None = None
 
@@ -163,7 +165,7 @@ class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
         return split_ranges(ranges, self.options.min_partitions, self.options.max_records_per_partition)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return _read(self.options, self.open_log_dir, partition)
+        return _read(self.options, self.open_log_dir, partition, self.decoder)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the source keeps no state between micro-batches."""
@@ -193,8 +195,8 @@ class TrafkaDataSource(DataSource):
         given = {key.lower(): value.strip().lower() for key, value in self.options.items()}
         if given.get("keyformat", "raw") == "raw" and given.get("valueformat", "raw") == "raw":
             return None
-        options = read_options(self.options, streaming=False)
-        return record_decoder(options, options.topics)
+        options = format_options(self.options)
+        return record_decoder(options, options.topics, self.log_dir_opener())
 
     def schema(self) -> StructType:
         kafka = kafka_schema(_include_headers(self.options))
@@ -211,6 +213,5 @@ class TrafkaDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         self._check_schema(schema)
-        if self._decoder() is not None:
-            raise OptionError("keyFormat and valueFormat avro and json are read by batch queries only, not streams")
-        return TrafkaStreamReader(read_options(self.options, streaming=True), self.log_dir_opener())
+        # The decoder, and so the columns' types, are fixed here, at query start, from the latest schemas.
+        return TrafkaStreamReader(read_options(self.options, streaming=True), self.log_dir_opener(), self._decoder())
