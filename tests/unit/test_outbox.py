@@ -1,0 +1,121 @@
+"""The connection's outbox: responses leave in request order, ready ones in one write, a deferred one
+holds back those behind it, a failed one ends the connection after the ones before it, and the
+reader is held back while the outbox is full."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+from trafka.adapters.kafka.responses import ConnectionAborted, Outbox
+
+
+class RecordingTransport:
+    def __init__(self) -> None:
+        self.writes: list[list[bytes]] = []
+        self.gate: trio.Event | None = None  # when set to an unset event, send waits for it
+
+    async def send(self, buffers):
+        if self.gate is not None:
+            await self.gate.wait()
+        self.writes.append(list(buffers))
+
+    async def receive_into(self, frames, wanted):  # pragma: no cover - not used by the outbox
+        raise AssertionError
+
+
+async def test_ready_responses_leave_in_one_write_in_request_order():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"a"])
+    outbox.add([b"b1", b"b2"])
+    outbox.add([b"c"])
+    await outbox.flush()
+    assert transport.writes == [[b"a", b"b1", b"b2", b"c"]]
+    assert outbox.queued_bytes == 0
+
+
+async def test_a_deferred_response_holds_back_the_ones_after_it_until_it_completes():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"first"])
+    deferred = outbox.slot()
+    outbox.add([b"third"])
+    await outbox.flush()
+    assert transport.writes == [[b"first"]]
+    deferred.fill([b"second"])
+    await outbox.flush()
+    assert transport.writes == [[b"first"], [b"second", b"third"]]
+
+
+async def test_a_failed_response_ends_the_connection_after_the_ones_before_it():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"ok"])
+    outbox.add(None)
+    outbox.add([b"never"])
+    with pytest.raises(ConnectionAborted):
+        await outbox.flush()
+    assert transport.writes == [[b"ok"]]
+
+
+async def test_one_flush_writes_at_a_time_and_picks_up_what_others_queued():
+    transport = RecordingTransport()
+    transport.gate = trio.Event()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"1"])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(outbox.flush)
+        await trio.testing.wait_all_tasks_blocked()
+        outbox.add([b"2"])
+        await outbox.flush()  # returns at once: the first flush is writing
+        assert transport.writes == []
+        transport.gate.set()
+    assert transport.writes == [[b"1"], [b"2"]]
+
+
+async def test_the_reader_waits_while_the_outbox_is_full():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=2, max_queued_bytes=1 << 20)
+    waiting = outbox.slot()
+    outbox.add([b"x"])
+    assert outbox.full
+    room = False
+
+    async def reader():
+        nonlocal room
+        await outbox.wait_for_room()
+        room = True
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not room
+        waiting.fill([b"w"])
+    assert room and transport.writes == [[b"w", b"x"]]
+
+
+async def test_queued_bytes_over_the_budget_hold_the_reader_until_written():
+    transport = RecordingTransport()
+    transport.gate = trio.Event()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=10)
+    outbox.add([b"y" * 20])
+    assert outbox.full
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(outbox.wait_for_room)
+        await trio.testing.wait_all_tasks_blocked()
+        assert transport.writes == []
+        transport.gate.set()
+    assert not outbox.full and transport.writes == [[b"y" * 20]]
+
+
+async def test_drain_waits_for_a_deferred_response():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    deferred = outbox.slot()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(outbox.drain)
+        await trio.testing.wait_all_tasks_blocked()
+        deferred.fill([b"late"])
+    assert transport.writes == [[b"late"]]
