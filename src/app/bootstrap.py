@@ -228,7 +228,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         initial_rebalance_delay_ms=settings.groups.initial_rebalance_delay_ms,
     )
     coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
-    offsets = OffsetManager(coordinator, adapters.offset_store, catalog)
+    offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     producer_ids = ProducerIdAllocator(
         adapters.catalog_store.next_producer_id(),
         lambda start, end: adapters.catalog_store.producer_ids_reserved(end),

@@ -24,6 +24,8 @@ import crc32c
 
 from trafka.adapters.filesystem.records import (
     METADATA_TYPES,
+    GroupMetadataKey,
+    GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
     TransactionLogKey,
@@ -108,6 +110,8 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
     decoded_key: Any = _text(key)
     if key is not None and len(key) >= 2:
         version = int.from_bytes(key[:2], "big")
+        if which == "offsets" and version == 2:  # GroupMetadataKey
+            key_class, value_class = GroupMetadataKey, GroupMetadataValue
         if version <= key_class.max_version:
             decoded_key = {"type": str(version), "data": _jsonable(decode_versioned(key_class, key).to_dict())}
         else:

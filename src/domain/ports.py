@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from .security.acls import AclBinding
     from .security.scram import ScramCredential, ScramMechanism
+    from .groups.metadata import GroupMetadata
     from .groups.offsets import CommittedOffset
     from .transactions.coordinator import TxnMetadata
 
@@ -134,7 +135,7 @@ class TransactionStore(Protocol):
 
 
 class OffsetStore(Protocol):
-    """Committed consumer offsets by group (an internal `__consumer_offsets` log on disk)."""
+    """Committed consumer offsets and group metadata by group (an internal `__consumer_offsets` log on disk)."""
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None: ...
 
@@ -142,9 +143,17 @@ class OffsetStore(Protocol):
 
     def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> None: ...
 
-    def delete_group(self, group_id: str) -> None: ...
+    def delete_group(self, group_id: str) -> None:
+        """The group is gone: its offsets and its metadata (a tombstone for each)."""
 
-    def groups(self) -> Iterable[str]: ...
+    def groups(self) -> Iterable[str]:
+        """The groups with committed offsets."""
+
+    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+        """The group's metadata as of its latest generation (GroupMetadataKey/Value)."""
+
+    def group_metadata(self) -> Mapping[str, GroupMetadata]:
+        """The last stored metadata of every group not deleted since."""
 
     def stage_transactional(
         self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
@@ -154,8 +163,9 @@ class OffsetStore(Protocol):
     def end_transactional(self, producer_id: int, producer_epoch: int, commit: bool) -> None:
         """The producer's transaction ended: its staged offsets are committed or dropped."""
 
-    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
-        """Whether a transaction has staged, still undecided, offsets for this group and partition."""
+    def has_pending(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+        """Whether a transaction has staged, still undecided, offsets for this group and partition
+        (any partition when `tp` is None)."""
 
 
 class BrokerObserver(Protocol):

@@ -162,8 +162,14 @@ def test_offsets_and_transaction_log_decoders(trafka_logdir):
     offsets = next((trafka_logdir / "__consumer_offsets-0").glob("*.log"))
     [dumped] = dump_json(str(offsets), "--print-data-log", "--offsets-decoder")
     commits = [r for b in dumped["batches"] for r in b["records"]]
-    assert any(r["key"]["data"]["group"] == "dump-group" and r["key"]["data"]["topic"] == "dumped"
+    assert any(r["key"]["data"]["group"] == "dump-group" and r["key"]["data"].get("topic") == "dumped"
                and r["payload"]["data"]["offset"] > 0 for r in commits)
+    generations = [(r["payload"]["version"], r["payload"]["data"]) for r in commits if r["key"]["type"] == "2"]
+    assert [g["generation"] for _, g in generations] == list(range(1, len(generations) + 1))
+    (version, stable), (_, empty) = generations[0], generations[-1]  # each generation; empty after close()
+    assert version == "3" and stable["protocol_type"] == "consumer" and stable["protocol"] == "range"
+    assert [m["member_id"] for m in stable["members"]] == [stable["leader"]] and stable["members"][0]["assignment"]
+    assert empty["members"] == [] and empty["leader"] is None
     txn = next((trafka_logdir / "__transaction_state-0").glob("*.log"))
     [dumped] = dump_json(str(txn), "--print-data-log", "--transaction-log-decoder")
     states = [r for b in dumped["batches"] for r in b["records"]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
+from trafka.domain.groups.metadata import snapshot
 from trafka.domain.groups.offsets import CommitRequest, CommittedOffset
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import TopicPartition
@@ -39,11 +40,38 @@ def test_an_empty_consumer_group_keeps_its_offsets_for_the_retention_after_it_em
     offsets, coordinator = _offsets()
     _commit(offsets, "consumers", 7, now=0)
     group = coordinator.group("consumers")
-    group.protocol_type = "consumer"  # as after members joined and left
-    assert offsets.expire(10 * WEEK, WEEK) == 0  # first seen empty now: the clock starts
-    assert offsets.expire(11 * WEEK - 1, WEEK) == 0
+    group.protocol_type = "consumer"  # as after members joined and left at 10 weeks
+    group.state_timestamp_ms = 10 * WEEK
+    assert offsets.expire(11 * WEEK - 1, WEEK) == 0  # Kafka counts from the state timestamp
     assert offsets.expire(11 * WEEK, WEEK) == 1
     assert coordinator.group("consumers") is None
+
+
+def test_without_a_state_timestamp_an_empty_groups_offsets_expire_by_commit_time():
+    """A group loaded from a GroupMetadataValue v0/v1 (no currentStateTimestamp), as in Kafka."""
+    offsets, coordinator = _offsets()
+    _commit(offsets, "old", 7, now=5)
+    coordinator.group("old").protocol_type = "consumer"
+    assert offsets.expire(5 + WEEK - 1, WEEK) == 0
+    assert offsets.expire(5 + WEEK, WEEK) == 1
+    assert coordinator.group("old") is None
+
+
+def test_an_empty_group_without_offsets_is_deleted_with_a_tombstone_at_the_next_sweep():
+    offsets, coordinator = _offsets()
+    coordinator.ensure_group("left")
+    coordinator.group("left").protocol_type = "consumer"
+    offsets._store.store_group("left", snapshot(coordinator.group("left")))
+    assert offsets.expire(1, WEEK) == 0
+    assert coordinator.group("left") is None
+    assert "left" not in offsets._store.group_metadata()
+
+
+def test_a_group_with_an_open_transaction_stays():
+    offsets, coordinator = _offsets()
+    offsets.stage_transactional(9, 0, "txn", {TP: CommittedOffset(4)}, now=0)
+    assert offsets.expire(100 * WEEK, WEEK) == 0
+    assert coordinator.group("txn") is not None
 
 
 def test_a_group_with_members_keeps_its_offsets():

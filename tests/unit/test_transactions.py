@@ -27,7 +27,7 @@ class Txns:
         self.cluster = Cluster()
         self.cluster.catalog.create("t", 1, 1)
         self.store = MemoryTransactionStore()
-        self.offsets = OffsetManager(GroupCoordinator(GroupSettings(), str), MemoryOffsetStore(), self.cluster.catalog)
+        self.offsets = OffsetManager(GroupCoordinator(GroupSettings(), str), MemoryOffsetStore(), self.cluster.catalog, 0)
         allocator = ProducerIdAllocator(0, lambda start, end: None)
         self.service = TransactionService(
             TransactionCoordinator(allocator.allocate, self.store.record), self.cluster.catalog,

@@ -1,7 +1,9 @@
-"""Committed offsets in `__consumer_offsets-0`, in Kafka's key and value format.
+"""Committed offsets and group metadata in `__consumer_offsets-0`, in Kafka's key and value format.
 
 Keys are OffsetCommitKey v1 (group, topic, partition), values OffsetCommitValue v3 (offset, leader
-epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). Offsets a
+epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). A group's metadata
+is GroupMetadataKey v2 (group) with GroupMetadataValue v3, the version Kafka 4 writes (0-4 are read);
+a deleted group gets a tombstone for it after its offsets' tombstones. Offsets a
 transaction commits (TxnOffsetCommit) are written at once as a transactional batch of its producer
 and decided by the marker written when the transaction ends, as in Kafka; replay keeps undecided ones
 staged, so a transaction survives a restart. The log is replayed
@@ -14,14 +16,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from trafka.domain.control import COMMIT, control_type
+from trafka.domain.groups.metadata import GroupMetadata, MemberMetadata
 from trafka.domain.groups.offsets import CommittedOffset
 from trafka.domain.topics import TopicPartition
 
 from .internal_log import InternalLog
-from .records import OffsetCommitKey, OffsetCommitValue, decode_versioned, encode_versioned, iter_records
+from .records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    decode_versioned,
+    encode_versioned,
+    iter_records,
+)
 
 KEY_VERSION = 1
 VALUE_VERSION = 3
+GROUP_KEY_VERSION = 2
+GROUP_VALUE_VERSION = 3  # Kafka's MetadataVersion.groupMetadataValueVersion(): the last non-flexible one
 COMPACT_MIN_RECORDS = 1000
 
 
@@ -43,6 +56,7 @@ class FileOffsetStore:
         self._groups: dict[str, dict[TopicPartition, CommittedOffset]] = {}
         # producer id -> group -> staged offsets (None: a staged deletion), decided by a marker
         self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset | None]]] = {}
+        self._metadata: dict[str, GroupMetadata] = {}
         replayed = 0
         for header, batch in offsets_log.batches():
             if header.is_control:
@@ -55,17 +69,30 @@ class FileOffsetStore:
             target = self._staged.setdefault(header.producer_id, {}) if header.is_transactional else None
             for _, key, value in iter_records(batch):
                 replayed += 1
-                if key is None or int.from_bytes(key[:2], "big") > KEY_VERSION:
-                    continue  # group metadata records (key version 2) are not kept
+                if key is None:
+                    continue
+                key_version = int.from_bytes(key[:2], "big")
+                if key_version == GROUP_KEY_VERSION:
+                    self._replay_group(key, value)
+                    continue
+                if key_version > KEY_VERSION:
+                    continue  # a newer coordinator's record (consumer and share groups)
                 group_id, tp, committed = _decode(key, value)
                 if target is not None:
                     target.setdefault(group_id, {})[tp] = committed
                 else:
                     self._apply(group_id, {tp: committed})
         self._groups = {g: offsets for g, offsets in self._groups.items() if offsets}
-        live = sum(len(o) for o in self._groups.values())
+        live = sum(len(o) for o in self._groups.values()) + len(self._metadata)
         if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live and not self._staged:
             self._compact()
+
+    def _replay_group(self, key: bytes, value: bytes | None) -> None:
+        group_id = decode_versioned(GroupMetadataKey, key).group
+        if value is None:
+            self._metadata.pop(group_id, None)
+        else:
+            self._metadata[group_id] = _decode_group(value)
 
     def _apply(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset | None]) -> None:
         committed = self._groups.setdefault(group_id, {})
@@ -78,7 +105,10 @@ class FileOffsetStore:
     def _compact(self) -> None:
         start = self._log.log.log_end_offset
         self._log.log.roll()
-        self._log.append([(_key(g, tp), _value(c)) for g, offsets in self._groups.items() for tp, c in offsets.items()])
+        self._log.append(
+            [(_group_key(g), _group_value(m)) for g, m in self._metadata.items()]
+            + [(_key(g, tp), _value(c)) for g, offsets in self._groups.items() for tp, c in offsets.items()]
+        )
         self._log.log.advance_log_start_offset(start)
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
@@ -96,11 +126,20 @@ class FileOffsetStore:
             del committed[tp]
 
     def delete_group(self, group_id: str) -> None:
+        """Offset tombstones, then the group's, in one batch (Kafka's DeleteGroups writes the same)."""
         committed = self._groups.pop(group_id, {})
-        self._log.append([(_key(group_id, tp), None) for tp in committed])
+        self._log.append([(_key(group_id, tp), None) for tp in committed] + [(_group_key(group_id), None)])
+        self._metadata.pop(group_id, None)
 
     def groups(self) -> list[str]:
         return list(self._groups)
+
+    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+        self._log.append([(_group_key(group_id), _group_value(metadata))])
+        self._metadata[group_id] = metadata
+
+    def group_metadata(self) -> Mapping[str, GroupMetadata]:
+        return dict(self._metadata)
 
     def stage_transactional(
         self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
@@ -118,7 +157,9 @@ class FileOffsetStore:
             for group_id, offsets in decided.items():
                 self._apply(group_id, offsets)
 
-    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+    def has_pending(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+        if tp is None:
+            return any(staged.get(group_id) for staged in self._staged.values())
         return any(tp in staged.get(group_id, {}) for staged in self._staged.values())
 
 
@@ -129,3 +170,42 @@ def _decode(key: bytes, value: bytes | None) -> tuple[str, TopicPartition, Commi
         return k.group, tp, None
     v = decode_versioned(OffsetCommitValue, value)
     return k.group, tp, CommittedOffset(v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp)
+
+
+def _group_key(group_id: str) -> bytes:
+    return encode_versioned(GroupMetadataKey(version=GROUP_KEY_VERSION, group=group_id), GROUP_KEY_VERSION)
+
+
+def _group_value(metadata: GroupMetadata) -> bytes:
+    member = GroupMetadataValue.MemberMetadata
+    value = GroupMetadataValue(
+        version=GROUP_VALUE_VERSION, protocol_type=metadata.protocol_type, generation=metadata.generation_id,
+        protocol=metadata.protocol_name, leader=metadata.leader_id,
+        current_state_timestamp=metadata.current_state_timestamp_ms,
+        members=[
+            member(
+                version=GROUP_VALUE_VERSION, member_id=m.member_id, group_instance_id=m.group_instance_id,
+                client_id=m.client_id, client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
+                session_timeout=m.session_timeout_ms, subscription=m.subscription, assignment=m.assignment,
+            )
+            for m in metadata.members
+        ],
+    )
+    return encode_versioned(value, GROUP_VALUE_VERSION)
+
+
+def _decode_group(value: bytes) -> GroupMetadata:
+    """Any value version Kafka has written (0-4); fields a version lacks take the schema's defaults."""
+    v = decode_versioned(GroupMetadataValue, value)
+    return GroupMetadata(
+        protocol_type=v.protocol_type, generation_id=v.generation, protocol_name=v.protocol, leader_id=v.leader,
+        current_state_timestamp_ms=v.current_state_timestamp,
+        members=tuple(
+            MemberMetadata(
+                member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout, session_timeout_ms=m.session_timeout,
+                subscription=bytes(m.subscription), assignment=bytes(m.assignment),
+            )
+            for m in v.members
+        ),
+    )

@@ -24,6 +24,7 @@ from .fileio import LogDirHealth
 from .layout import kafka_uuid, parse_kafka_uuid
 from .producer_snapshot import latest_snapshot, write_snapshot
 from .segment import Segment
+from .txn_recovery import TransactionIndexRebuild, rebuild_transaction_indexes
 
 PARTITION_METADATA = "partition.metadata"
 MAX_RELATIVE_OFFSET = 2**31 - 1
@@ -102,6 +103,8 @@ class FilePartitionLog:
             if name.endswith((".index", ".timeindex", ".txnindex")) and int(name.split(".")[0]) not in bases:
                 os.remove(os.path.join(self.directory, name))
         corrupt = False
+        # After an unclean shutdown every segment is recovered: the .txnindex rebuild rides along the scan.
+        txn_replay = TransactionIndexRebuild() if recovery_point is None else None
         for i, base in enumerate(bases):
             segment = Segment(self.directory, base, self.config.index_interval_bytes)
             if corrupt:  # everything after a corrupt segment is gone, as in Kafka's recovery
@@ -109,7 +112,11 @@ class FilePartitionLog:
                 continue
             next_base = bases[i + 1] if i + 1 < len(bases) else None
             recover = recovery_point is None or next_base is None or next_base > recovery_point
-            truncated = segment.load(recover, self._checksum)
+            if txn_replay is None:
+                truncated = segment.load(recover, self._checksum)
+            else:
+                truncated = segment.load(recover, self._checksum, _replay_into(txn_replay, segment))
+                segment.replace_aborted(txn_replay.segment_done())
             self.truncated_bytes += truncated
             if truncated and next_base is not None:
                 corrupt = True
@@ -121,6 +128,8 @@ class FilePartitionLog:
             self._log_start_offset = self._segments[0].base_offset
         for segment in self._segments:
             segment.drop_aborted_after(self.log_end_offset)
+        if txn_replay is None:  # a clean shutdown: Kafka recovers the segments whose indexes are damaged
+            rebuild_transaction_indexes(self._segments, [s.indexes_damaged for s in self._segments])
 
     # -- the PartitionLog port -----------------------------------------------------------------------
 
@@ -288,3 +297,9 @@ class FilePartitionLog:
         for name in os.listdir(self.directory):
             os.remove(os.path.join(self.directory, name))
         os.rmdir(self.directory)
+
+
+def _replay_into(txn_replay: TransactionIndexRebuild, segment: Segment) -> Callable[[int, BatchHeader], None]:
+    def replay(pos: int, header: BatchHeader) -> None:
+        txn_replay.replay(header, lambda: segment.control_type_at(pos, header))
+    return replay

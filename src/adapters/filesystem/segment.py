@@ -7,7 +7,8 @@
 - `.timeindex`: 12-byte entries (max timestamp so far as int64, its offset - base as int32), appended
   with the offset index entry when the max timestamp grew.
 - `.txnindex`: aborted transactions whose marker is in this segment, 34-byte entries (version int16,
-  producer id, first offset, last offset, last stable offset).
+  producer id, first offset, last offset, last stable offset); only segments with one have the file.
+  Recovery rebuilds it from the control records (txn_recovery.py).
 
 Reads look the fetch offset up in the offset index and walk batch headers from that position; the
 bytes are served as stored. Nothing here decodes records.
@@ -21,7 +22,7 @@ import struct
 from collections.abc import Callable, Iterator
 
 from trafka.domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
-from trafka.domain.control import AbortedTxn
+from trafka.domain.control import AbortedTxn, control_type
 
 from . import fileio
 
@@ -46,6 +47,7 @@ class Segment:
         self.time_index_path = stem + ".timeindex"
         self.txn_index_path = stem + ".txnindex"
         self.aborted: list[AbortedTxn] = self._load_txn_index()
+        self.indexes_damaged = False  # set by load(): an index was missing or failed its sanity check
         new_segment = not os.path.exists(self.log_path)
         self._log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._log_fd).st_size
@@ -65,16 +67,23 @@ class Segment:
 
     # -- opening -----------------------------------------------------------------------------------
 
-    def load(self, recover: bool, checksum: Callable[[memoryview], int]) -> int:
+    def load(
+        self, recover: bool, checksum: Callable[[memoryview], int],
+        replay: Callable[[int, BatchHeader], None] | None = None,
+    ) -> int:
         """Read the indexes, or rebuild them by scanning; return bytes truncated from a torn tail.
 
         With `recover`, every batch's header and CRC is checked and the log is cut at the first bad
-        one. Without it, the indexes are used if they pass Kafka's sanity checks, else rebuilt.
+        one. Without it, the indexes are used if they pass Kafka's sanity checks, else rebuilt. A scan
+        hands each valid batch's position and header to `replay`.
         """
-        if not recover and self._load_indexes():
+        # Kafka's TransactionIndex.sanityCheck: no entry may end before the segment starts
+        intact = self._load_indexes() and all(a.last_offset >= self.base_offset for a in self.aborted)
+        self.indexes_damaged = not intact
+        if not recover and intact:
             self._find_end_from_last_index_entry()
             return 0
-        return self._rebuild(checksum if recover else None)
+        return self._rebuild(checksum if recover else None, replay)
 
     def _load_indexes(self) -> bool:
         try:
@@ -117,7 +126,9 @@ class Segment:
             last_index_pos = pos
         self._bytes_since_index = self.size - last_index_pos if self._index else self.size
 
-    def _rebuild(self, checksum: Callable[[memoryview], int] | None) -> int:
+    def _rebuild(
+        self, checksum: Callable[[memoryview], int] | None, replay: Callable[[int, BatchHeader], None] | None
+    ) -> int:
         self._index, self._time_index = [], []
         self._bytes_since_index = 0
         self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = self.base_offset, -1, -1
@@ -125,6 +136,8 @@ class Segment:
         for pos, header in self._scan(0, checksum):
             self._track(pos, header)
             valid_end = pos + header.size
+            if replay is not None:
+                replay(pos, header)
         truncated = self.size - valid_end
         if truncated:
             os.ftruncate(self._log_fd, valid_end)
@@ -183,6 +196,17 @@ class Segment:
                                    aborted.last_stable_offset))
             f.flush()
             os.fsync(f.fileno())  # aborts are rare; read_committed depends on this entry
+
+    def replace_aborted(self, aborted: list[AbortedTxn]) -> None:
+        """The rebuilt transaction index: written (fsynced) if it has entries or the file exists."""
+        self.aborted = list(aborted)
+        if not aborted and not os.path.exists(self.txn_index_path):
+            return
+        with open(self.txn_index_path, "wb") as f:
+            f.write(b"".join(TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset)
+                             for a in aborted))
+            f.flush()
+            os.fsync(f.fileno())
 
     def drop_aborted_after(self, end_offset: int) -> None:
         """After recovery cut the log, forget aborted transactions whose marker is gone."""
@@ -291,6 +315,10 @@ class Segment:
     def headers(self, start: int = 0) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each batch from `start`, reading headers only."""
         return self._scan(start)
+
+    def control_type_at(self, pos: int, header: BatchHeader) -> int:
+        """ABORT or COMMIT: the type of the control batch at `pos`."""
+        return control_type(os.pread(self._log_fd, header.size, pos))
 
     def batches(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of each batch from `start`."""

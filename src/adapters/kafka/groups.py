@@ -3,11 +3,13 @@
 A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `_Waiter` as its token;
 when a later call (or a timeout in `run`) decides its answer, the waiter is woken and the request's
 deferred task writes the response. `run` sleeps until the coordinator's next deadline, or until a call
-changes the deadlines, and then feeds it the time.
+changes the deadlines, and then feeds it the time. After every call the group metadata the
+coordinator queued is written to `__consumer_offsets` before any answer is delivered.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable
 
@@ -15,6 +17,8 @@ import trio
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import Completion, GroupCoordinator, JoinRequest, JoinResult, OffsetManager, SyncRequest, SyncResult
+
+log = logging.getLogger("trafka.groups")
 
 
 class _Waiter:
@@ -35,6 +39,13 @@ class GroupRuntime:
         self._waiting: set[_Waiter] = set()
 
     def _deliver(self, completions: Iterable[Completion]) -> None:
+        records = self.coordinator.take_metadata_records()
+        try:
+            self.offsets.store_group_metadata(records)
+        except OSError as exc:
+            # As Kafka when it cannot write an empty group's metadata: the group goes on in memory, and
+            # a restart before its next generation brings back the previous one, whose members rejoin.
+            log.warning("group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc)
         for completion in completions:
             waiter = completion.token
             assert isinstance(waiter, _Waiter)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from trafka.domain.groups.metadata import GroupMetadata
 from trafka.domain.groups.offsets import CommittedOffset
 from trafka.domain.topics import TopicPartition
 
@@ -12,6 +13,7 @@ class MemoryOffsetStore:
     def __init__(self) -> None:
         self._groups: dict[str, dict[TopicPartition, CommittedOffset]] = {}
         self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset]]] = {}
+        self._metadata: dict[str, GroupMetadata] = {}
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._groups.setdefault(group_id, {}).update(offsets)
@@ -26,6 +28,13 @@ class MemoryOffsetStore:
 
     def delete_group(self, group_id: str) -> None:
         self._groups.pop(group_id, None)
+        self._metadata.pop(group_id, None)
+
+    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+        self._metadata[group_id] = metadata
+
+    def group_metadata(self) -> Mapping[str, GroupMetadata]:
+        return dict(self._metadata)
 
     def groups(self) -> list[str]:
         return list(self._groups)
@@ -40,5 +49,7 @@ class MemoryOffsetStore:
             if commit:
                 self.commit(group_id, offsets)
 
-    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+    def has_pending(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+        if tp is None:
+            return any(staged.get(group_id) for staged in self._staged.values())
         return any(tp in staged.get(group_id, {}) for staged in self._staged.values())

@@ -5,6 +5,9 @@ current time, and act on what comes back. Join and sync return `Completion`s, th
 that call (its own, or other members' waiting requests that it released). `next_deadline()` says when
 `tick` must be called next for session timeouts, rebalance timeouts and the initial rebalance delay.
 It never sleeps, reads a clock or touches a socket. The rules follow Kafka's GroupCoordinator.
+
+At the moments Kafka writes a group's metadata to `__consumer_offsets` the coordinator queues it
+(`_store_metadata`, table.py); the caller takes the records after each call and stores them.
 """
 
 from __future__ import annotations
@@ -115,10 +118,14 @@ class GroupCoordinator(GroupTable):
         group.static_members[instance_id] = new_id
         if group.leader_id == old_id:
             group.leader_id = new_id
-        if group.state is GroupState.STABLE and old.protocols == request.protocols:
+        member.protocols = request.protocols
+        member.session_timeout_ms = request.session_timeout_ms
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        # Kafka rebalances only if the protocol the group would select next changes.
+        if group.state is GroupState.STABLE and group.candidate_protocols() and group.select_protocol() == group.protocol_name:
+            self._store_metadata(group)  # the new member id replaces the old one in the stored generation
             return completions + [Completion(token, self._join_result(group, member))]
         member.join_token = token
-        member.protocols = request.protocols
         return completions + self._prepare_rebalance(group, now)
 
     def _add_member_and_rebalance(
@@ -168,7 +175,7 @@ class GroupCoordinator(GroupTable):
                 )
         elif group.state is not GroupState.PREPARING_REBALANCE:
             group.rebalance_deadline_ms = now + timeout
-        self._transition(group, GroupEvent.REBALANCE)
+        self._transition(group, GroupEvent.REBALANCE, now)
         return completions + self._maybe_complete_join(group, now)
 
     def _maybe_complete_join(self, group: Group, now: int) -> list[Completion]:
@@ -188,12 +195,13 @@ class GroupCoordinator(GroupTable):
         if not group.members:  # the protocol type stays: an emptied consumer group is still one
             group.protocol_name = None
             group.leader_id = None
-            self._transition(group, GroupEvent.JOIN_COMPLETED_EMPTY)
+            self._transition(group, GroupEvent.JOIN_COMPLETED_EMPTY, now)
+            self._store_metadata(group)
             return []
         group.protocol_name = group.select_protocol()
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
-        self._transition(group, GroupEvent.JOIN_COMPLETED)
+        self._transition(group, GroupEvent.JOIN_COMPLETED, now)
         group.sync_deadline_ms = now + max(m.rebalance_timeout_ms for m in group.members.values())
         completions = []
         for member in group.members.values():
@@ -280,7 +288,8 @@ class GroupCoordinator(GroupTable):
         for m in group.members.values():
             m.assignment = assignments.get(m.member_id, b"")
         group.sync_deadline_ms = None
-        self._transition(group, GroupEvent.LEADER_SYNCED)
+        self._store_metadata(group)  # Kafka stores the generation before the group turns Stable
+        self._transition(group, GroupEvent.LEADER_SYNCED, now)
         for m in group.members.values():
             if m.sync_token is not None:
                 completions.append(Completion(m.sync_token, self._sync_result(group, m)))

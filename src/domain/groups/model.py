@@ -145,6 +145,7 @@ class Group:
     rebalance_deadline_ms: int | None = None
     initial_join_limit_ms: int | None = None  # set while the initial rebalance delay is running
     sync_deadline_ms: int | None = None
+    state_timestamp_ms: int | None = None  # when the group entered its state (Kafka's currentStateTimestamp)
 
     def candidate_protocols(self) -> set[str]:
         """Protocol names every member supports."""

@@ -1,8 +1,9 @@
 """Committed offsets: OffsetCommit, OffsetFetch, OffsetDelete and their rules.
 
 Who may commit is the coordinator's decision (generation fencing, simple consumers with generation
--1); where offsets live is the `OffsetStore` port. Metadata is stored and returned exactly as
-committed.
+-1); where offsets live is the `OffsetStore` port, which also keeps the groups' metadata: loaded into
+the coordinator here at startup, written by `store_group_metadata`. Metadata is stored and returned
+exactly as committed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..errors import ErrorCode
 from ..ports import OffsetStore
 from ..topics import TopicPartition
 from .coordinator import GroupCoordinator
+from .metadata import GroupMetadataRecord
 from .state import GroupState
 
 OFFSET_METADATA_MAX_BYTES = 4096
@@ -41,13 +43,19 @@ class CommitRequest:
 
 
 class OffsetManager:
-    def __init__(self, coordinator: GroupCoordinator, store: OffsetStore, catalog: TopicCatalog) -> None:
+    def __init__(self, coordinator: GroupCoordinator, store: OffsetStore, catalog: TopicCatalog, now: int) -> None:
+        """Loads the stored groups into the coordinator, as of `now`."""
         self._coordinator = coordinator
         self._store = store
         self._catalog = catalog
-        self._empty_since: dict[str, int] = {}  # group id -> when the retention sweep first saw it empty
+        coordinator.load(store.group_metadata(), now)
         for group_id in store.groups():
             coordinator.ensure_group(group_id)
+
+    def store_group_metadata(self, records: Iterable[GroupMetadataRecord]) -> None:
+        """Write the group metadata the coordinator queued (`take_metadata_records`)."""
+        for record in records:
+            self._store.store_group(record.group_id, record.metadata)
 
     def commit(self, request: CommitRequest, now: int) -> dict[TopicPartition, ErrorCode]:
         fenced = self._coordinator.validate_offset_commit(
@@ -116,36 +124,30 @@ class OffsetManager:
         return ErrorCode.NONE, results
 
     def expire(self, now: int, retention_ms: int) -> int:
-        """offsets.retention.minutes, as Kafka's group coordinator applies it: a group that has been
-        Empty for the retention loses its committed offsets; a group with no protocol (standalone
-        consumers committing with generation -1) loses each offset `retention_ms` after its commit.
-        An Empty group left with no offsets is removed. Returns how many offsets were removed.
-
-        "Empty since" is when this sweep first found the group empty (so within one check interval
-        of Kafka's state timestamp), and starts again at a restart."""
+        """offsets.retention.minutes, as Kafka's group coordinator applies it: an Empty group's offsets
+        expire `retention_ms` after it became Empty (its state timestamp; each offset's commit time when
+        that is unknown); a group with no protocol (standalone consumers committing with generation -1)
+        loses each offset `retention_ms` after its commit. An Empty group left with no offsets is
+        deleted, with its metadata. Returns how many offsets were removed."""
         removed = 0
-        for group_id in list(self._store.groups()):
+        known = {listing.group_id for listing in self._coordinator.list_groups()}
+        for group_id in sorted(known | set(self._store.groups())):
             group = self._coordinator.group(group_id)
             if group is not None and group.state is not GroupState.EMPTY:
-                self._empty_since.pop(group_id, None)
                 continue
             committed = self._store.fetch(group_id)
-            if group is not None and group.protocol_type:
-                since = self._empty_since.setdefault(group_id, now)
-                expired = list(committed) if now - since >= retention_ms else []
-            else:
-                expired = [tp for tp, c in committed.items() if now - c.commit_timestamp_ms >= retention_ms]
-            expired = [tp for tp in expired if not self._store.has_pending(group_id, tp)]
-            if not expired:
-                continue
-            self._store.delete(group_id, expired)
-            removed += len(expired)
-            if len(expired) == len(committed):
-                self._empty_since.pop(group_id, None)
-                if self._coordinator.delete(group_id) is ErrorCode.NONE:
+            since = group.state_timestamp_ms if group is not None and group.protocol_type else None
+            expired = [
+                tp for tp, c in committed.items()
+                if now - (c.commit_timestamp_ms if since is None else since) >= retention_ms
+                and not self._store.has_pending(group_id, tp)
+            ]
+            if expired:
+                self._store.delete(group_id, expired)
+                removed += len(expired)
+            if len(expired) == len(committed) and not self._store.has_pending(group_id):
+                if self._coordinator.delete(group_id) is ErrorCode.NONE:  # Kafka keeps groups in a transaction
                     self._store.delete_group(group_id)
-        for group_id in [g for g in self._empty_since if self._coordinator.group(g) is None]:
-            del self._empty_since[group_id]
         return removed
 
     def forget_topic(self, topic: str) -> None:

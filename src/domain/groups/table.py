@@ -1,13 +1,16 @@
 """The table of consumer groups and its administrative side: describe, list, delete, commit fencing.
 
-`GroupCoordinator` (coordinator.py) adds the rebalance protocol on top of this table.
+`GroupCoordinator` (coordinator.py) adds the rebalance protocol on top of this table. The table is
+also where group metadata comes and goes: `load` restores the groups of `__consumer_offsets`, and
+the records the coordinator queues wait here until `take_metadata_records` hands them to the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..errors import ErrorCode
+from .metadata import GroupMetadata, GroupMetadataRecord, restore, snapshot
 from .model import Group, GroupDescription, GroupListing, MemberDescription
 from .state import GroupEvent, GroupState, next_state
 
@@ -15,9 +18,25 @@ from .state import GroupEvent, GroupState, next_state
 class GroupTable:
     def __init__(self, known_groups: Iterable[str] = ()) -> None:
         self._groups: dict[str, Group] = {g: Group(g) for g in known_groups}
+        self._metadata_records: list[GroupMetadataRecord] = []
 
-    def _transition(self, group: Group, event: GroupEvent) -> None:
+    def load(self, metadata: Mapping[str, GroupMetadata], now: int) -> None:
+        """Groups as their last GroupMetadataValue left them; members must heartbeat within a session."""
+        for group_id, value in metadata.items():
+            self._groups[group_id] = restore(group_id, value, now)
+
+    def take_metadata_records(self) -> list[GroupMetadataRecord]:
+        """The group metadata to write to `__consumer_offsets` since the last call, oldest first."""
+        records, self._metadata_records = self._metadata_records, []
+        return records
+
+    def _store_metadata(self, group: Group) -> None:
+        self._metadata_records.append(GroupMetadataRecord(group.group_id, snapshot(group)))
+
+    def _transition(self, group: Group, event: GroupEvent, now: int | None = None) -> None:
         group.state = next_state(group.state, event)
+        if now is not None:
+            group.state_timestamp_ms = now
 
     # -- queries -------------------------------------------------------------------------------
 
