@@ -10,7 +10,9 @@ and merges both into one response of the shape the client expects.
 
 Per API, as Kafka does it:
 - Produce, Fetch, ListOffsets, OffsetCommit, DescribeProducers, TxnOffsetCommit, OffsetDelete,
-  DeleteRecords, CreatePartitions: the refused topics' entries (every partition) carry the error.
+  DeleteRecords, CreatePartitions: the refused topics' entries (every partition) carry the error and
+  nothing read for them (a refused Fetch partition has no records and a high watermark of -1, a
+  refused ListOffsets partition offset and timestamp -1, as Kafka's error entries).
 - CreateTopics: "Authorization failed." per refused topic.
 - DeleteTopics: a topic the principal may not DESCRIBE is refused whether it exists or not, a
   describable but absent one is UNKNOWN_TOPIC_OR_PARTITION (so existence leaks only to those who may
@@ -116,7 +118,7 @@ def _served_and_refused(refused: Refused, field: str, entries: list, kept: list,
     return merged(refused.serve(**{field: kept}), lambda response: getattr(response, answered).extend(extra))
 
 
-# -- topic lists answered from the same response shape (faults' builders) ----------------------------
+# -- topic lists: the refused entries built from the request, never served ----------------------------
 
 
 def _fetch_entry(entry, version, ctx) -> str | None:
@@ -126,48 +128,92 @@ def _fetch_entry(entry, version, ctx) -> str | None:
     return topic.name if topic is not None else None
 
 
-# API -> (request list, response list, the topic name of a request entry)
-_TOPIC_LISTS: dict[str, tuple[str, str, Callable[[Any, int, Any], str | None]]] = {
-    "Fetch": ("topics", "responses", _fetch_entry),
-    "ListOffsets": ("topics", "topics", lambda entry, version, ctx: entry.name),
-    "OffsetCommit": ("topics", "topics", lambda entry, version, ctx: entry.name),
-    "DescribeProducers": ("topics", "topics", lambda entry, version, ctx: entry.name),
-    "TxnOffsetCommit": ("topics", "topics", lambda entry, version, ctx: entry.name),
+def _fetch_refused(Response, entry, version: int) -> Any:
+    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, no records."""
+    Topic = Response.FetchableTopicResponse
+    Partition = Topic.PartitionData
+    return Topic(topic=getattr(entry, "topic", None), topic_id=getattr(entry, "topic_id", None), partitions=[
+        Partition(partition_index=p.partition, error_code=TOPIC_REFUSED, high_watermark=-1, last_stable_offset=-1,
+                  log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1, records=None)
+        for p in entry.partitions
+    ])
+
+
+def _list_offsets_refused(Response, entry, version: int) -> Any:
+    Topic = Response.ListOffsetsTopicResponse
+    Partition = Topic.ListOffsetsPartitionResponse
+    return Topic(name=entry.name, partitions=[
+        Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED, old_style_offsets=[], timestamp=-1, offset=-1,
+                  leader_epoch=-1)
+        for p in entry.partitions
+    ])
+
+
+def _offset_commit_refused(Response, entry, version: int) -> Any:
+    Topic = Response.OffsetCommitResponseTopic
+    Partition = Topic.OffsetCommitResponsePartition
+    return Topic(name=entry.name, partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED)
+                                              for p in entry.partitions])
+
+
+def _txn_offset_commit_refused(Response, entry, version: int) -> Any:
+    Topic = Response.TxnOffsetCommitResponseTopic
+    Partition = Topic.TxnOffsetCommitResponsePartition
+    return Topic(name=entry.name, partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED)
+                                              for p in entry.partitions])
+
+
+def _describe_producers_refused(Response, entry, version: int) -> Any:
+    Topic = Response.TopicResponse
+    Partition = Topic.PartitionResponse
+    return Topic(name=entry.name, partitions=[
+        Partition(partition_index=p, error_code=TOPIC_REFUSED, error_message=MESSAGES[TOPIC_REFUSED], active_producers=[])
+        for p in entry.partition_indexes
+    ])
+
+
+def _named(entry, version, ctx) -> str:
+    return entry.name
+
+
+# API -> (request list, response list, the topic name of a request entry, the refused entry's answer)
+_TOPIC_LISTS: dict[str, tuple[str, str, Callable[[Any, int, Any], str | None], Callable[[Any, Any, int], Any]]] = {
+    "Fetch": ("topics", "responses", _fetch_entry, _fetch_refused),
+    "ListOffsets": ("topics", "topics", _named, _list_offsets_refused),
+    "OffsetCommit": ("topics", "topics", _named, _offset_commit_refused),
+    "DescribeProducers": ("topics", "topics", _named, _describe_producers_refused),
+    "TxnOffsetCommit": ("topics", "topics", _named, _txn_offset_commit_refused),
 }
 
 
 def _topic_lists(r: Refused) -> Any:
-    field, answered, name_of = _TOPIC_LISTS[r.handler.name]
-    entries = getattr(r.body, field)
+    field, answered, name_of, refusal = _TOPIC_LISTS[r.handler.name]
     denied = r.topics()
-    refused = [e for e in entries if name_of(e, r.version, r.ctx) in denied]
+    entries = getattr(r.body, field)
+    extra = [refusal(r.handler.response, e, r.version) for e in entries if name_of(e, r.version, r.ctx) in denied]
     kept = [e for e in entries if name_of(e, r.version, r.ctx) not in denied]
-    refused_request = shallow(r.body, **{field: refused})
-    if r.handler.name == "Fetch":
-        refused_request.max_wait_ms = 0  # the refusal never waits for data it will not send
-    failed = error_response(r.handler, r.ctx, refused_request, r.version, r.client, TOPIC_REFUSED)
     if not kept:
-        return failed
-    setattr(r.body, field, kept)
-    return _combined(r.handler.handle(r.ctx, r.body, r.version, r.client), failed, answered, r.version)
+        return r.response(**{answered: extra})
+    return _extended(r.serve(**{field: kept}), answered, extra, r.version)
 
 
-def _combined(outcome: Any, failed: Any, answered: str, version: int) -> Any:
-    """The served response with the refused entries of `failed` added to its `answered` list."""
+def _extended(outcome: Any, answered: str, extra: list, version: int) -> Any:
+    """The served response (as kafka-python's message, for a fast-path one) with `extra` added to `answered`."""
+    def add(response: Any) -> Any:
+        response = _message(response, version)
+        getattr(response, answered).extend(extra)
+        return response
+
     if outcome is NO_RESPONSE:
         return outcome
-    if not isinstance(outcome, Deferred) and not isinstance(failed, Deferred):
-        served = _message(outcome, version)
-        getattr(served, answered).extend(getattr(_message(failed, version), answered))
-        return served
+    if isinstance(outcome, Deferred):
+        wait = outcome.wait
 
-    async def both() -> Any:
-        served = _message(await outcome.wait() if isinstance(outcome, Deferred) else outcome, version)
-        refused = _message(await failed.wait() if isinstance(failed, Deferred) else failed, version)
-        getattr(served, answered).extend(getattr(refused, answered))
-        return served
+        async def wait_and_add() -> Any:
+            return add(await wait())
 
-    return Deferred(both)
+        return Deferred(wait_and_add)
+    return add(outcome)
 
 
 def _produce(r: Refused) -> Any:
@@ -179,8 +225,7 @@ def _produce(r: Refused) -> Any:
     failed = error_response(r.handler, r.ctx, shallow(r.body, topic_data=refused), r.version, r.client, TOPIC_REFUSED)
     if not kept:
         return failed
-    r.body.topic_data = kept
-    return _combined(r.handler.handle(r.ctx, r.body, r.version, r.client), failed, "responses", r.version)
+    return _extended(r.serve(topic_data=kept), "responses", _message(failed, r.version).responses, r.version)
 
 
 def _create_topics(r: Refused) -> Any:
