@@ -352,3 +352,15 @@ def test_describe_topic_partitions_refuses_named_topics_and_leaves_out_the_rest(
     listed_names = {t.name for t in listed.topics}
     assert {"granted-1", "granted-2", "seen-1"} <= listed_names and "secret-1" not in listed_names
     assert listed_names <= {"granted-1", "granted-2", "granted-del", "seen-1"}
+
+
+def test_a_refused_describe_acls_lists_no_acls(bootstrap):
+    from kafka.protocol.admin import DescribeAclsRequest, DescribeAclsResponse
+
+    request = DescribeAclsRequest[3](resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                                     principal_filter=None, host_filter=None, operation=1, permission_type=1)  # ANY
+    with sasl_wire(bootstrap, "admin") as client:
+        assert client.request(request, DescribeAclsResponse, 3).resources, "there are ACLs to hide"
+    with sasl_wire(bootstrap, "alice") as client:
+        refused = client.request(request, DescribeAclsResponse, 3)
+    assert (refused.error_code, refused.resources) == (KafkaError.CLUSTER_AUTHORIZATION_FAILED, [])

@@ -10,7 +10,8 @@ authorizer is configured (`authorizer.class.name`):
   FindCoordinator v4+), the refused resources get their error in their own response entries and
   the others are served;
 - any other refusal (a group, transactional id or cluster check, mostly) answers the whole request
-  with GROUP_/TRANSACTIONAL_ID_/CLUSTER_AUTHORIZATION_FAILED and no side effect;
+  with GROUP_/TRANSACTIONAL_ID_/CLUSTER_AUTHORIZATION_FAILED, built from the request as Kafka's
+  getErrorResponse: no side effect, nothing read (a refused DescribeAcls lists no ACLs);
 - a check with `cluster_grants` passes for every name when the principal has that operation on the
   cluster (CREATE for CreateTopics, DELETE for DeleteTopics, as Kafka's hasClusterAuth);
 - Metadata, DescribeTopicPartitions, OffsetFetch and DescribeTransactions leave out what the
@@ -36,7 +37,7 @@ from trafka.domain.security.acls import CLUSTER_NAME, AclOperation as Op, Author
 from trafka.domain.topics import is_internal_topic
 
 from .authorization_filters import SPECIAL as _SPECIAL
-from .faults import can_fail, error_response
+from .faults import can_fail, error_response, response_from_request
 from .partial_authorization import PARTIAL, WHOLE, Refused
 from .registry import CloseConnection
 
@@ -211,6 +212,9 @@ class AuthorizationGate:
         whole = WHOLE.get(handler.name)
         if whole is not None:
             return whole(handler, body, version, error)
+        response = response_from_request(handler, body, version, error)  # Kafka's getErrorResponse: nothing served
+        if response is not None:
+            return response
         if not can_fail(handler):
             raise CloseConnection(f"{client.principal} is not authorized for {handler.name}")
         return error_response(handler, ctx, body, version, client, error)

@@ -259,7 +259,10 @@ def error_response(handler: Any, ctx: Any, body: Any, version: int, client: Any,
 
 def response_from_request(handler: Any, body: Any, version: int, error: int) -> Any | None:
     """The request answered with `error` from its own fields only, serving nothing: the builders above,
-    or a response whose top-level error code says it all; None when neither fits this API and version."""
+    or a response whose top-level error code says it all; None when neither fits this API and version,
+    and for a Produce with acks=0, which Kafka never answers."""
+    if handler.name == "Produce" and body.acks == 0:
+        return None
     build = _FROM_REQUEST.get(handler.name)
     if build is not None:
         return build(handler.response, body, version, error)

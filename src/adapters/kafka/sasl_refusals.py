@@ -35,6 +35,4 @@ def refusal(handler: Any, body: Any, version: int, error: int) -> Any | None:
     """`body` answered with `error` as Kafka's getErrorResponse does, or None when Kafka sends nothing."""
     if handler.name == "Metadata":
         return _metadata(handler, body, version, error)
-    if handler.name == "Produce" and body.acks == 0:
-        return None
     return response_from_request(handler, body, version, error)
