@@ -364,3 +364,19 @@ def test_a_refused_describe_acls_lists_no_acls(bootstrap):
     with sasl_wire(bootstrap, "alice") as client:
         refused = client.request(request, DescribeAclsResponse, 3)
     assert (refused.error_code, refused.resources) == (KafkaError.CLUSTER_AUTHORIZATION_FAILED, [])
+
+
+def test_offset_fetch_before_v8_per_topic_and_for_the_group(bootstrap):
+    mine, theirs = unique("alice-v7"), unique("bob-v7")
+    commit_as_admin(bootstrap, mine, ("granted-1", "secret-1"))
+    Topic = OffsetFetchRequest[7].OffsetFetchRequestTopic
+    topics = [Topic(name=n, partition_indexes=[0]) for n in ("granted-1", "secret-1")]
+    with sasl_wire(bootstrap, "alice") as client:
+        named = client.request(OffsetFetchRequest[7](group_id=mine, topics=topics, require_stable=False), OffsetFetchResponse, 7)
+        everything = client.request(OffsetFetchRequest[7](group_id=mine, topics=None, require_stable=False), OffsetFetchResponse, 7)
+        refused = client.request(OffsetFetchRequest[7](group_id=theirs, topics=topics, require_stable=False), OffsetFetchResponse, 7)
+    assert named.error_code == 0
+    assert {t.name: (t.partitions[0].committed_offset, t.partitions[0].error_code) for t in named.topics} == {
+        "granted-1": (1, 0), "secret-1": (-1, TAF)}
+    assert [t.name for t in everything.topics] == ["granted-1"]
+    assert (refused.error_code, refused.topics) == (GAF, [])
