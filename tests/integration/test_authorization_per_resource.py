@@ -380,3 +380,18 @@ def test_offset_fetch_before_v8_per_topic_and_for_the_group(bootstrap):
         "granted-1": (1, 0), "secret-1": (-1, TAF)}
     assert [t.name for t in everything.topics] == ["granted-1"]
     assert (refused.error_code, refused.topics) == (GAF, [])
+
+
+def test_an_idempotent_producer_needs_write_on_any_topic_or_idempotent_write(bootstrap):
+    from confluent_kafka import Producer
+
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "message.timeout.ms": 10000,
+                         **conf("alice")})
+    producer.produce("granted-1", b"once", on_delivery=lambda err, msg: errors.append(err))
+    producer.flush(TIMEOUT)
+    assert errors == [None], "alice may WRITE granted-* topics: enough for a producer id (KIP-679)"
+    with sasl_wire(bootstrap, "bob") as client:  # bob may write no topic and has no IDEMPOTENT_WRITE
+        refused = client.request(InitProducerIdRequest[1](transactional_id=None, transaction_timeout_ms=60000),
+                                 InitProducerIdResponse, 1)
+    assert refused.error_code == KafkaError.CLUSTER_AUTHORIZATION_FAILED

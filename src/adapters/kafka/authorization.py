@@ -57,6 +57,8 @@ class Check:
     operation: Op
     names: Names
     cluster_grants: Op | None = None  # this operation on the cluster allows every name
+    or_on_any: tuple[Op, Res] | None = None  # or this operation on any one resource of the type (Kafka's
+    # authorizeByResourceType: an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on a topic)
     internal_refused: bool = False  # an internal topic is refused whatever the ACLs say
 
 
@@ -142,7 +144,7 @@ ACL_TABLE: dict[str, tuple[Check, ...]] = {
     "IncrementalAlterConfigs": (
         Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs), Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
     ),
-    "InitProducerId": (TXN_WRITE, Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent)),
+    "InitProducerId": (TXN_WRITE, Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC))),
     "AddPartitionsToTxn": (
         Check(Res.TRANSACTIONAL_ID, Op.WRITE, _attr("v3_and_below_transactional_id")),
         Check(Res.TOPIC, Op.WRITE, _topics("v3_and_below_topics"), internal_refused=True),
@@ -205,6 +207,9 @@ class AuthorizationGate:
             or not self.allowed(client, check.operation, check.resource_type, n)
         }
         if denied and check.cluster_grants is not None and self.allowed(client, check.cluster_grants, Res.CLUSTER, CLUSTER_NAME):
+            return set()
+        if denied and check.or_on_any is not None and self.authorizer.authorize_by_resource_type(
+                client.principal, client.host, *check.or_on_any):
             return set()
         return denied
 
