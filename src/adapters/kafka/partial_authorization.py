@@ -111,7 +111,7 @@ def _message(response: Any, version: int) -> Any:
     return as_kafka_python(version) if as_kafka_python is not None else response
 
 
-def _served_and_refused(refused: Refused, field: str, entries: list, kept: list, answered: str, extra: list) -> Any:
+def _served_and_refused(refused: Refused, field: str, kept: list, answered: str, extra: list) -> Any:
     """Serve `kept` (the request's `field` list), adding `extra` entries to the response's `answered`."""
     if not kept:
         return refused.response(**{answered: extra})
@@ -235,7 +235,7 @@ def _create_topics(r: Refused) -> Any:
     for result in failed.topics:
         result.error_message = "Authorization failed."
     kept = [t for t in r.body.topics if t.name not in denied]
-    return _served_and_refused(r, "topics", r.body.topics, kept, "topics", failed.topics)
+    return _served_and_refused(r, "topics", kept, "topics", failed.topics)
 
 
 # -- topic admin -------------------------------------------------------------------------------------
@@ -256,7 +256,7 @@ def _delete_topics(r: Refused) -> Any:
         refused = [n for n in r.body.topic_names if n in denied and (not describable(n) or catalog.get(n) is not None)]
         kept = [n for n in r.body.topic_names if n not in refused]
         extra = [refusal(n, None) for n in refused]
-        return _served_and_refused(r, "topic_names", r.body.topic_names, kept, "responses", extra)
+        return _served_and_refused(r, "topic_names", kept, "responses", extra)
     kept, extra = [], []
     for entry in r.body.topics:
         if entry.name:
@@ -269,7 +269,7 @@ def _delete_topics(r: Refused) -> Any:
                 extra.append(refusal(topic.name if describable(topic.name) else None, entry.topic_id))
                 continue
         kept.append(entry)
-    return _served_and_refused(r, "topics", r.body.topics, kept, "responses", extra)
+    return _served_and_refused(r, "topics", kept, "responses", extra)
 
 
 def _create_partitions(r: Refused) -> Any:
@@ -277,7 +277,7 @@ def _create_partitions(r: Refused) -> Any:
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
     extra = [Result(name=t.name, error_code=TOPIC_REFUSED, error_message=None) for t in r.body.topics if t.name in denied]
-    return _served_and_refused(r, "topics", r.body.topics, kept, "results", extra)
+    return _served_and_refused(r, "topics", kept, "results", extra)
 
 
 def _delete_records(r: Refused) -> Any:
@@ -291,7 +291,7 @@ def _delete_records(r: Refused) -> Any:
         ])
         for t in r.body.topics if t.name in denied
     ]
-    return _served_and_refused(r, "topics", r.body.topics, kept, "topics", extra)
+    return _served_and_refused(r, "topics", kept, "topics", extra)
 
 
 def _offset_delete(r: Refused) -> Any:
@@ -331,7 +331,7 @@ def _configs(entry: str, answered: str, **empty: Any) -> Answer:
             else:
                 extra.append(Result(error_code=error, error_message=MESSAGES[error], resource_type=resource.resource_type,
                                     resource_name=resource.resource_name, **empty))
-        return _served_and_refused(r, "resources", r.body.resources, kept, answered, extra)
+        return _served_and_refused(r, "resources", kept, answered, extra)
 
     return answer
 
@@ -378,7 +378,7 @@ def _delete_groups(r: Refused) -> Any:
     kept = [g for g in dict.fromkeys(r.body.groups_names) if g not in denied]
     extra = [Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in dict.fromkeys(r.body.groups_names)
              if g in denied]
-    return _served_and_refused(r, "groups_names", r.body.groups_names, kept, "results", extra)
+    return _served_and_refused(r, "groups_names", kept, "results", extra)
 
 
 def _find_coordinator(r: Refused) -> Any:
@@ -391,7 +391,7 @@ def _find_coordinator(r: Refused) -> Any:
     kept = [k for k in r.body.coordinator_keys if k not in denied]
     extra = [Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message=None)
              for k in r.body.coordinator_keys if k in denied]
-    return _served_and_refused(r, "coordinator_keys", r.body.coordinator_keys, kept, "coordinators", extra)
+    return _served_and_refused(r, "coordinator_keys", kept, "coordinators", extra)
 
 
 def _no_coordinator(handler: Any, body: Any, version: int, error: int) -> Any:
