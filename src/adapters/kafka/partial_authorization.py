@@ -37,15 +37,19 @@ from trafka.domain.security.acls import AclOperation as Op, ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
 from .faults import error_response
+from .refused_entries import (
+    MESSAGES,
+    TOPIC_REFUSED,
+    describe_producers_refused,
+    fetch_refused,
+    list_offsets_refused,
+    no_coordinator,
+    offset_commit_refused,
+    transaction_refused,
+    txn_offset_commit_refused,
+)
 from .registry import NO_RESPONSE, CloseConnection, Deferred
 
-TOPIC_REFUSED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-MESSAGES = {  # Kafka's Errors.message() of each refusal
-    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
-    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
-    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
-    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
-}
 TOPIC_CONFIG, BROKER_CONFIG, BROKER_LOGGER_CONFIG = 2, 4, 8
 BROKER_CONFIGS = frozenset({BROKER_CONFIG, BROKER_LOGGER_CONFIG})
 
@@ -128,61 +132,17 @@ def _fetch_entry(entry, version, ctx) -> str | None:
     return topic.name if topic is not None else None
 
 
-def _fetch_refused(Response, entry, version: int) -> Any:
-    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, no records."""
-    Topic = Response.FetchableTopicResponse
-    Partition = Topic.PartitionData
-    return Topic(topic=getattr(entry, "topic", None), topic_id=getattr(entry, "topic_id", None), partitions=[
-        Partition(partition_index=p.partition, error_code=TOPIC_REFUSED, high_watermark=-1, last_stable_offset=-1,
-                  log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1, records=None)
-        for p in entry.partitions
-    ])
-
-
-def _list_offsets_refused(Response, entry, version: int) -> Any:
-    Topic = Response.ListOffsetsTopicResponse
-    Partition = Topic.ListOffsetsPartitionResponse
-    return Topic(name=entry.name, partitions=[
-        Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED, old_style_offsets=[], timestamp=-1, offset=-1,
-                  leader_epoch=-1)
-        for p in entry.partitions
-    ])
-
-
-def _offset_commit_refused(Response, entry, version: int) -> Any:
-    Topic = Response.OffsetCommitResponseTopic
-    Partition = Topic.OffsetCommitResponsePartition
-    return Topic(name=entry.name, partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED)
-                                              for p in entry.partitions])
-
-
-def _txn_offset_commit_refused(Response, entry, version: int) -> Any:
-    Topic = Response.TxnOffsetCommitResponseTopic
-    Partition = Topic.TxnOffsetCommitResponsePartition
-    return Topic(name=entry.name, partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED)
-                                              for p in entry.partitions])
-
-
-def _describe_producers_refused(Response, entry, version: int) -> Any:
-    Topic = Response.TopicResponse
-    Partition = Topic.PartitionResponse
-    return Topic(name=entry.name, partitions=[
-        Partition(partition_index=p, error_code=TOPIC_REFUSED, error_message=MESSAGES[TOPIC_REFUSED], active_producers=[])
-        for p in entry.partition_indexes
-    ])
-
-
 def _named(entry, version, ctx) -> str:
     return entry.name
 
 
 # API -> (request list, response list, the topic name of a request entry, the refused entry's answer)
 _TOPIC_LISTS: dict[str, tuple[str, str, Callable[[Any, int, Any], str | None], Callable[[Any, Any, int], Any]]] = {
-    "Fetch": ("topics", "responses", _fetch_entry, _fetch_refused),
-    "ListOffsets": ("topics", "topics", _named, _list_offsets_refused),
-    "OffsetCommit": ("topics", "topics", _named, _offset_commit_refused),
-    "DescribeProducers": ("topics", "topics", _named, _describe_producers_refused),
-    "TxnOffsetCommit": ("topics", "topics", _named, _txn_offset_commit_refused),
+    "Fetch": ("topics", "responses", _fetch_entry, fetch_refused),
+    "ListOffsets": ("topics", "topics", _named, list_offsets_refused),
+    "OffsetCommit": ("topics", "topics", _named, offset_commit_refused),
+    "DescribeProducers": ("topics", "topics", _named, describe_producers_refused),
+    "TxnOffsetCommit": ("topics", "topics", _named, txn_offset_commit_refused),
 }
 
 
@@ -359,16 +319,6 @@ def _add_partitions_to_txn(r: Refused) -> Any:
     return r.response(results_by_topic_v3_and_below=results)
 
 
-def _transaction_refused(handler: Any, body: Any, version: int, error: int) -> Any:
-    """AddPartitionsToTxn v0-3 refused for its transactional id: every partition carries the error."""
-    Topic = handler.response.AddPartitionsToTxnTopicResult
-    Partition = Topic.AddPartitionsToTxnPartitionResult
-    return handler.response(version=version, throttle_time_ms=0, results_by_topic_v3_and_below=[
-        Topic(name=t.name, results_by_partition=[Partition(partition_index=p, partition_error_code=error) for p in t.partitions])
-        for t in body.v3_and_below_topics
-    ])
-
-
 # -- groups and coordinators -------------------------------------------------------------------------
 
 
@@ -394,15 +344,9 @@ def _find_coordinator(r: Refused) -> Any:
     return _served_and_refused(r, "coordinator_keys", kept, "coordinators", extra)
 
 
-def _no_coordinator(handler: Any, body: Any, version: int, error: int) -> Any:
-    """FindCoordinator before v4 refused: Kafka's old-style answer, no node."""
-    return handler.response(version=version, throttle_time_ms=0, error_code=error, error_message=MESSAGES.get(error),
-                            node_id=-1, host="", port=-1)
-
-
 WHOLE: dict[str, Callable[[Any, Any, int, int], Any]] = {
-    "AddPartitionsToTxn": _transaction_refused,
-    "FindCoordinator": _no_coordinator,
+    "AddPartitionsToTxn": transaction_refused,
+    "FindCoordinator": no_coordinator,
 }
 """APIs whose refusal as a whole is not faults' error response (no top-level error code, or no node)."""
 
