@@ -181,12 +181,13 @@ def test_alter_configs_per_resource_with_kafkas_messages(bootstrap):
     request = AlterConfigsRequest[1](
         resources=[Resource(resource_type=2, resource_name=n, configs=[Config(name="retention.ms", value="7200000")])
                    for n in ("granted-1", "secret-1")]
-        + [Resource(resource_type=4, resource_name="1", configs=[])],
+        + [Resource(resource_type=4, resource_name="1", configs=[]), Resource(resource_type=8, resource_name="logger", configs=[])],
         validate_only=True,
     )
     with sasl_wire(bootstrap, "alice") as client:
         answer = client.request(request, AlterConfigsResponse, 1)
     found = {r.resource_name: (r.error_code, r.error_message) for r in answer.responses}
+    assert found.pop("logger")[0] == KafkaError.INVALID_REQUEST, "legacy AlterConfigs has no broker loggers"
     assert found == {
         "granted-1": (0, None),
         "secret-1": (TAF, "Topic authorization failed."),

@@ -103,11 +103,12 @@ def _config_resources(resource_type: int) -> Names:
     return lambda request, version, ctx: [r.resource_name for r in request.resources if r.resource_type == resource_type]
 
 
-_TOPIC_CONFIG, _BROKER_CONFIGS = 2, frozenset({4, 8})  # topic; broker and broker logger
+_TOPIC_CONFIG, _BROKER_CONFIG, _BROKER_LOGGER_CONFIG = 2, 4, 8
 
 
-def _broker_configs(request, version, ctx) -> list[str]:
-    return [CLUSTER_NAME] if any(r.resource_type in _BROKER_CONFIGS for r in request.resources) else []
+def _broker_configs(*types: int) -> Names:
+    """The cluster, when the request names a broker config resource (legacy AlterConfigs has no loggers)."""
+    return lambda request, version, ctx: [CLUSTER_NAME] if any(r.resource_type in types for r in request.resources) else []
 
 
 def _idempotent(request, version, ctx) -> list[str]:
@@ -135,14 +136,16 @@ ACL_TABLE: dict[str, tuple[Check, ...]] = {
     "CreatePartitions": (Check(Res.TOPIC, Op.ALTER, _topics()),),
     "DeleteRecords": (Check(Res.TOPIC, Op.DELETE, _topics()),),
     "DescribeConfigs": (
-        Check(Res.CLUSTER, Op.DESCRIBE_CONFIGS, _broker_configs),
+        Check(Res.CLUSTER, Op.DESCRIBE_CONFIGS, _broker_configs(_BROKER_CONFIG, _BROKER_LOGGER_CONFIG)),
         Check(Res.TOPIC, Op.DESCRIBE_CONFIGS, _config_resources(_TOPIC_CONFIG)),
     ),
     "AlterConfigs": (
-        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs), Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
+        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs(_BROKER_CONFIG)),
+        Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
     ),
     "IncrementalAlterConfigs": (
-        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs), Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
+        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs(_BROKER_CONFIG, _BROKER_LOGGER_CONFIG)),
+        Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
     ),
     "InitProducerId": (TXN_WRITE, Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC))),
     "AddPartitionsToTxn": (

@@ -51,7 +51,7 @@ from .refused_entries import (
 from .registry import NO_RESPONSE, CloseConnection, Deferred
 
 TOPIC_CONFIG, BROKER_CONFIG, BROKER_LOGGER_CONFIG = 2, 4, 8
-BROKER_CONFIGS = frozenset({BROKER_CONFIG, BROKER_LOGGER_CONFIG})
+WITH_LOGGERS, WITHOUT_LOGGERS = frozenset({BROKER_CONFIG, BROKER_LOGGER_CONFIG}), frozenset({BROKER_CONFIG})
 
 
 @attrs.frozen
@@ -272,20 +272,22 @@ def _offset_delete(r: Refused) -> Any:
 # -- config resources --------------------------------------------------------------------------------
 
 
-def _config_error(r: Refused, resource: Any) -> ErrorCode | None:
-    if resource.resource_type in BROKER_CONFIGS and r.denied.get(Res.CLUSTER):
+def _config_error(r: Refused, resource: Any, broker_types: frozenset[int]) -> ErrorCode | None:
+    if resource.resource_type in broker_types and r.denied.get(Res.CLUSTER):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     if resource.resource_type == TOPIC_CONFIG and resource.resource_name in r.topics():
         return TOPIC_REFUSED
     return None
 
 
-def _configs(entry: str, answered: str, **empty: Any) -> Answer:
+def _configs(entry: str, answered: str, broker_types: frozenset[int], **empty: Any) -> Answer:
+    """Per config resource; `broker_types` are the resource types the cluster check covers (legacy
+    AlterConfigs leaves broker loggers to the handler's INVALID_REQUEST, as Kafka's ControllerApis)."""
     def answer(r: Refused) -> Any:
         Result = getattr(r.handler.response, entry)
         kept, extra = [], []
         for resource in r.body.resources:
-            error = _config_error(r, resource)
+            error = _config_error(r, resource, broker_types)
             if error is None:
                 kept.append(resource)
             else:
@@ -361,6 +363,7 @@ class PartialAnswer:
 
 
 _TOPICS = frozenset({Res.TOPIC})
+_CONFIGS = frozenset({Res.CLUSTER, Res.TOPIC})
 
 PARTIAL: dict[str, PartialAnswer] = {
     "Produce": PartialAnswer(_TOPICS, _produce),
@@ -370,11 +373,9 @@ PARTIAL: dict[str, PartialAnswer] = {
     "CreatePartitions": PartialAnswer(_TOPICS, _create_partitions),
     "DeleteRecords": PartialAnswer(_TOPICS, _delete_records),
     "OffsetDelete": PartialAnswer(_TOPICS, _offset_delete),
-    "DescribeConfigs": PartialAnswer(frozenset({Res.CLUSTER, Res.TOPIC}), _configs("DescribeConfigsResult", "results", configs=[])),
-    "AlterConfigs": PartialAnswer(frozenset({Res.CLUSTER, Res.TOPIC}), _configs("AlterConfigsResourceResponse", "responses")),
-    "IncrementalAlterConfigs": PartialAnswer(
-        frozenset({Res.CLUSTER, Res.TOPIC}), _configs("AlterConfigsResourceResponse", "responses")
-    ),
+    "DescribeConfigs": PartialAnswer(_CONFIGS, _configs("DescribeConfigsResult", "results", WITH_LOGGERS, configs=[])),
+    "AlterConfigs": PartialAnswer(_CONFIGS, _configs("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)),
+    "IncrementalAlterConfigs": PartialAnswer(_CONFIGS, _configs("AlterConfigsResourceResponse", "responses", WITH_LOGGERS)),
     "AddPartitionsToTxn": PartialAnswer(_TOPICS, _add_partitions_to_txn),
     "DeleteGroups": PartialAnswer(frozenset({Res.GROUP}), _delete_groups),
     "FindCoordinator": PartialAnswer(frozenset({Res.GROUP, Res.TRANSACTIONAL_ID}), _find_coordinator, min_version=4),
