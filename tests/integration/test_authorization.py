@@ -242,5 +242,7 @@ def test_fetch_and_list_offsets_answer_a_denied_topic_per_topic_and_serve_the_ot
     assert fetched["orders"].error_code == 0 and fetched["orders"].records
     assert fetched["team-secret"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert not fetched["team-secret"].records
+    assert fetched["team-secret"].high_watermark == -1, "nothing read for a refused topic"
     assert listed["orders"].error_code == 0 and listed["orders"].offset >= 1
     assert listed["team-secret"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert (listed["team-secret"].offset, listed["team-secret"].timestamp) == (-1, -1)

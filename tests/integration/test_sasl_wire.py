@@ -142,12 +142,6 @@ def test_produce_before_the_handshake_closes_the_connection_unanswered(sasl):
     assert sasl.is_closed_by_peer()
 
 
-def test_produce_between_handshake_and_authentication_closes_the_connection(sasl):
-    handshake(sasl, "PLAIN")
-    sasl.send(_produce(), 8)
-    assert sasl.is_closed_by_peer()
-
-
 def test_metadata_before_authentication_closes_the_connection(sasl):
     sasl.send(MetadataRequest[1](topics=[]), 1)
     assert sasl.is_closed_by_peer()

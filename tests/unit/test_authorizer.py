@@ -107,3 +107,26 @@ def test_invalid_bindings_are_refused_one_by_one(binding, message):
     [refused, accepted] = found.create([binding, acl("fine", Op.READ)])
     assert refused.error is ErrorCode.INVALID_REQUEST and message in refused.message
     assert accepted.error is ErrorCode.NONE
+
+
+def test_authorize_by_resource_type_as_kafkas_default_authorizer():
+    """Allowed on at least one resource of the type: an ALLOW for the operation or ALL that no DENY of the
+    same literal name or of one of its prefixes overrides (InitProducerId's WRITE on any topic)."""
+    def by_type(*acls, principal=ALICE, **options):
+        return authorizer(*acls, **options).authorize_by_resource_type(principal, "h", Op.WRITE, Res.TOPIC)
+
+    assert not by_type()
+    assert not by_type(acl("orders", Op.READ))
+    assert by_type(acl("orders", Op.WRITE))
+    assert by_type(acl("orders", Op.ALL))
+    assert not by_type(acl("orders", Op.WRITE), acl("orders", Op.WRITE, Perm.DENY))
+    assert not by_type(acl("orders", Op.WRITE), acl("ord", Op.WRITE, Perm.DENY, pattern=Pattern.PREFIXED))
+    assert by_type(acl("orders", Op.WRITE), acl("orders-", Op.WRITE, Perm.DENY, pattern=Pattern.PREFIXED))
+    assert by_type(acl("team-", Op.WRITE, pattern=Pattern.PREFIXED), acl("team-secret", Op.WRITE, Perm.DENY))
+    assert not by_type(acl("*", Op.WRITE), acl("*", Op.WRITE, Perm.DENY))
+    assert by_type(acl("*", Op.WRITE, principal="User:*"))
+    assert not by_type(acl("orders", Op.WRITE, host="10.0.0.1"))
+    assert not by_type(acl("orders", Op.WRITE, res=Res.GROUP))
+    assert by_type(super_users=["User:alice"])
+    assert by_type(allow_everyone_if_no_acl_found=True)
+    assert not by_type(acl("orders", Op.WRITE), principal=BOB)

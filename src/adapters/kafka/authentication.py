@@ -8,10 +8,18 @@ every frame until it reports the connection authenticated. The states (Kafka's S
 
 ApiVersions is answered by its ordinary handler (`PASS`). SaslHandshake v0 means the tokens that
 follow are raw, size-prefixed SASL tokens (old clients); v1 means they travel in SaslAuthenticate
-requests (KIP-152). Any other request before COMPLETE is Kafka's IllegalSaslStateException, an
-unsupported mechanism UNSUPPORTED_SASL_MECHANISM, a bad token SASL_AUTHENTICATION_FAILED with
-Kafka's message: each a `Failed` step, whose response (if any) the server sends after
-`connection.failed.authentication.delay.ms` and then closes the connection.
+requests (KIP-152). Each refusal is a `Failed` step: the server sends its response (if any), after
+`connection.failed.authentication.delay.ms` when Kafka delays it (an AuthenticationException there),
+and closes the connection. As Kafka does:
+
+- another API before the handshake: IllegalSaslStateException, no answer, delayed close;
+- another API after a v1 handshake: that request's own error response with ILLEGAL_SASL_STATE
+  (`sasl_refusals`), delayed, then closed;
+- an unsupported mechanism: UNSUPPORTED_SASL_MECHANISM with the enabled ones; a bad token:
+  SASL_AUTHENTICATION_FAILED with Kafka's message; both delayed;
+- what Kafka cannot parse (an unknown API key once a first request was read, a SaslHandshake or
+  SaslAuthenticate version it does not support, a malformed request) and a second ApiVersions are
+  not authentication failures there: the connection is closed at once, unanswered.
 
 With `connections.max.reauth.ms` set, a successful SaslAuthenticate (v1+) tells the client its
 session lifetime; the client re-authenticates on the same connection with a new SaslHandshake
@@ -28,6 +36,7 @@ import struct
 from collections.abc import Callable, Mapping
 
 import attrs
+from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse
 
@@ -46,9 +55,12 @@ from trafka.domain.security import (
 
 from .codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
 from .registry import HandlerRegistry
+from .sasl_refusals import refusal
 
 _API_KEY = struct.Struct(">h")
+_HEADER_SIZE = 8  # api key, api version, correlation id: what Kafka reads before the client id
 _SIZE = struct.Struct(">i")
+_KAFKA_API_KEYS = frozenset(int(key) for key in ApiKey)  # the keys whose header Kafka can parse
 
 
 @attrs.frozen
@@ -91,10 +103,11 @@ class Reply:
 
 @attrs.frozen
 class Failed:
-    """Authentication failed: after the delay, send `response` if any, then close."""
+    """Authentication failed: after the delay (if `delayed`), send `response` if any, then close."""
 
     reason: str
     response: bytes | None = None
+    delayed: bool = True
 
 
 PASS = object()
@@ -115,6 +128,7 @@ class SaslAuthenticator:
         self._bad_mechanism: str | None = None
         self._mechanism = ""
         self._now_ms = 0
+        self._first_request = True  # Kafka's INITIAL_REQUEST: no request header read yet
         self.completions = 0  # 1 after authentication, more after each re-authentication
 
     @property
@@ -143,21 +157,36 @@ class SaslAuthenticator:
         self._now_ms = now_ms
         if self.state is SaslState.AUTHENTICATE and self._raw_tokens:
             return self._raw_token(frame)
-        if len(frame) < _API_KEY.size:
-            return self._fail(f"truncated request during SASL {self._phase}")
-        (api_key,) = _API_KEY.unpack_from(frame)
+        api_key = _API_KEY.unpack_from(frame)[0] if len(frame) >= _HEADER_SIZE else None
+        if api_key is None or api_key not in _KAFKA_API_KEYS:
+            # Kafka's RequestHeader.parse fails: on the first request that is a GSSAPI token, refused
+            # as an unsupported mechanism (GSSAPI is never enabled here), later an invalid request.
+            reason = f"not a Kafka request header during SASL {self._phase}"
+            return self._fail(reason) if self._first_request else self._close(reason)
+        self._first_request = False
         if self.state is SaslState.AUTHENTICATE:
             if api_key != SaslAuthenticateRequest.API_KEY:
-                return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL authentication.")
+                return self._unexpected_during_authentication(frame, api_key)
             return self._authenticate(frame)
         if api_key == ApiVersionsRequest.API_KEY:
             if self.state is not SaslState.HANDSHAKE_OR_VERSIONS:
-                return self._fail(f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}")
+                return self._close(f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}")
             self.state = SaslState.HANDSHAKE
             return PASS
         if api_key != SaslHandshakeRequest.API_KEY:
             return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL handshake.")
         return self._handshake(frame)
+
+    def _unexpected_during_authentication(self, frame: bytes, api_key: int) -> Failed:
+        """Kafka parses the request and answers it with its own error response, ILLEGAL_SASL_STATE."""
+        reason = f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL authentication."
+        request = self._decode(frame)
+        if isinstance(request, Failed):
+            return request
+        response = refusal(request.handler, request.body, request.api_version, ErrorCode.ILLEGAL_SASL_STATE)
+        if response is None:
+            return self._close(reason)
+        return self._fail(reason, encode_response(response, request.api_version, request.correlation_id))
 
     @property
     def _phase(self) -> str:
@@ -167,16 +196,22 @@ class SaslAuthenticator:
         handler = self._registry.get(api_key)
         return handler.name if handler is not None else str(api_key)
 
-    def _fail(self, reason: str, response: bytes | None = None) -> Failed:
+    def _fail(self, reason: str, response: bytes | None = None, delayed: bool = True) -> Failed:
         self.state = SaslState.FAILED
         self._server = None
-        return Failed(reason, response)
+        return Failed(reason, response, delayed)
+
+    def _close(self, reason: str) -> Failed:
+        """Not an authentication failure in Kafka (an invalid request, an illegal state): closed at once."""
+        return self._fail(reason, delayed=False)
 
     def _decode(self, frame: bytes):
         try:
             return decode_request(frame, self._registry)
-        except (ProtocolError, UnsupportedVersion) as exc:
-            return self._fail(f"cannot decode a SASL request: {exc}")
+        except UnsupportedVersion as exc:
+            return self._close(f"unsupported version {exc.api_version} of API key {exc.api_key} during SASL {self._phase}")
+        except ProtocolError as exc:
+            return self._close(f"cannot decode a request during SASL {self._phase}: {exc}")
 
     def _handshake(self, frame: bytes) -> Reply | Failed:
         request = self._decode(frame)

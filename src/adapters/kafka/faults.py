@@ -257,6 +257,24 @@ def error_response(handler: Any, ctx: Any, body: Any, version: int, client: Any,
     return response
 
 
+def response_from_request(handler: Any, body: Any, version: int, error: int) -> Any | None:
+    """The request answered with `error` from its own fields only, serving nothing: the builders above,
+    or a response whose top-level error code says it all; None when neither fits this API and version,
+    and for a Produce with acks=0, which Kafka never answers."""
+    if handler.name == "Produce" and body.acks == 0:
+        return None
+    build = _FROM_REQUEST.get(handler.name)
+    if build is not None:
+        return build(handler.response, body, version, error)
+    error_code = handler.response.fields.get("error_code")
+    if error_code is None or not error_code.for_version_q(version):
+        return None
+    response = handler.response(version=version, error_code=error)
+    if "throttle_time_ms" in response.fields:
+        response.throttle_time_ms = 0
+    return response
+
+
 def _failed(response: Any, error: int, version: int) -> Any:
     as_kafka_python = getattr(response, "as_kafka_python", None)  # a fast-path answer
     if as_kafka_python is not None:

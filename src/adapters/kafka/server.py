@@ -214,7 +214,8 @@ async def _read_requests(
             step = authenticator.receive(frame, ctx.clock_ms())
             if isinstance(step, Failed):
                 log.info("closing connection from %s: %s", peer, step.reason)
-                await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
+                if step.delayed:
+                    await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
                 if step.response is not None:
                     outbox.add([step.response])
                 return

@@ -210,6 +210,38 @@ class Authorizer:
             return True
         return not found_resource_acls and self.allow_everyone_if_no_acl_found
 
+    def authorize_by_resource_type(self, principal: KafkaPrincipal, host: str, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """Whether the principal may do `operation` on at least one resource of the type (Kafka's
+        Authorizer.authorizeByResourceType, which InitProducerId asks for WRITE on any topic): an ALLOW
+        (for the operation itself or ALL) that no DENY of the same literal name or of a prefix of it
+        overrides; a DENY on the literal `*` refuses everything."""
+        if self.authorize(principal, host, operation, resource_type, "hardcode"):  # Kafka's check for super users
+            return True
+        principals = {str(principal), WILDCARD_PRINCIPAL}
+        denied: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
+        allowed: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
+        for acl in self._acls.values():
+            if (acl.resource_type is not resource_type or acl.host not in (host, WILDCARD)
+                    or acl.principal not in principals or acl.operation not in (operation, AclOperation.ALL)
+                    or acl.pattern_type not in denied):
+                continue
+            if acl.permission_type is AclPermissionType.DENY:
+                denied[acl.pattern_type].add(acl.resource_name)
+            elif acl.permission_type is AclPermissionType.ALLOW:
+                allowed[acl.pattern_type].add(acl.resource_name)
+        if WILDCARD in denied[PatternType.LITERAL]:
+            return False
+        if WILDCARD in allowed[PatternType.LITERAL]:
+            return True
+        for pattern, names in allowed.items():
+            for name in names:
+                if pattern is PatternType.LITERAL and name in denied[PatternType.LITERAL]:
+                    continue
+                if not any(name[:end] in denied[PatternType.PREFIXED] for end in range(1, len(name) + 1)):
+                    return True
+        return False
+
     def authorized_operations(self, principal: KafkaPrincipal, host: str,
                               resource_type: ResourceType, name: str) -> list[AclOperation]:
         return [
