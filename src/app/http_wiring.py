@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, run_listener
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
+from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, ProtobufFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
 from trafka.domain.schemas import SchemaRegistry, SchemaType
 
@@ -48,7 +48,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
     return view
 
 
-SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}
+SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat, SchemaType.PROTOBUF: ProtobufFormat}
 
 
 def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
