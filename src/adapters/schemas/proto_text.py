@@ -62,9 +62,8 @@ def _options(options: object, skip: Iterable[str] = ()) -> list[tuple[str, str]]
     """The options message's set standard fields, as (name, value) pairs; custom options are left out."""
     pairs = []
     for field, value in options.ListFields():  # type: ignore[attr-defined]
-        if field.is_extension or field.name in skip or field.label == field.LABEL_REPEATED:
-            continue
-        if field.type == field.TYPE_MESSAGE:
+        repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == field.LABEL_REPEATED
+        if field.is_extension or field.name in skip or repeated or field.type == field.TYPE_MESSAGE:
             continue
         if field.type == field.TYPE_ENUM:
             pairs.append((field.name, field.enum_type.values_by_number[value].name))
