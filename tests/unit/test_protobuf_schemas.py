@@ -10,6 +10,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.protobuf_classes import compile_files
 from trafka.adapters.schemas import ProtobufFormat
 from trafka.adapters.schemas.protobuf import ProtobufParsed
 from trafka.domain.schemas import RegistryError, Schema, SchemaReference, SchemaRegistry, SchemaType
@@ -196,3 +197,72 @@ def test_compatibility_agrees_with_protobuf_reading_old_bytes_with_the_new_schem
     survives = all(
         getattr(read, new_fields[n][0]) in (1, "x", b"x") for n in old_fields.keys() & new_fields.keys())
     assert (not FORMAT.incompatibilities(new, old)) == survives, (old.canonical, new.canonical)
+
+
+DEFAULTS = {"int32": "-5", "uint64": "7", "sint32": "3", "double": "1.5", "float": "-0.25", "bool": "true",
+            "string": '"a\\"b\\\\c\\n"', "bytes": '"\\001x"'}
+
+
+@st.composite
+def proto_files(draw):
+    """A .proto file with what the printer must reproduce: labels, defaults, oneofs, maps, nested and
+    self references, enums with aliases and reserved values, reserved ranges and names, json_name."""
+    proto2 = draw(st.booleans())
+    count = draw(st.integers(1, 3))
+    messages = []
+    for m in range(count):
+        numbers = draw(st.lists(st.integers(1, 40), min_size=1, max_size=7, unique=True))
+        fields, oneof = [], []
+        for n in numbers:
+            kind = draw(st.sampled_from([*DEFAULTS, "E", "M0", "M0.N", f"M{count - 1}", "map"]))
+            if kind == "map":
+                key = draw(st.sampled_from(["string", "int32", "bool", "fixed64"]))
+                value = draw(st.sampled_from(["string", "E", "M0", "bytes"]))
+                fields.append(f"map<{key}, {value}> f{n} = {n};")
+                continue
+            if kind in DEFAULTS and not proto2 and draw(st.booleans()):
+                oneof.append(f"{kind} f{n} = {n};")
+                continue
+            label = draw(st.sampled_from(["optional", "required", "repeated"] if proto2 else ["", "optional", "repeated"]))
+            options = []
+            if proto2 and label == "optional" and kind in DEFAULTS and draw(st.booleans()):
+                options.append(f"default = {DEFAULTS[kind]}")
+            if proto2 and label == "optional" and kind == "E" and draw(st.booleans()):
+                options.append("default = B")
+            if draw(st.integers(0, 5)) == 0:
+                options.append(f'json_name = "j{n}"')
+            suffix = f" [{', '.join(options)}]" if options else ""
+            fields.append(f"{label} {kind} f{n} = {n}{suffix};".strip())
+        body = " ".join(fields)
+        if oneof:
+            body += " oneof choice { " + " ".join(oneof) + " }"
+        if draw(st.booleans()):
+            body += ' reserved 100 to 110, 200; reserved "gone";'
+        if m == 0:
+            body += " message N { " + ("optional " if proto2 else "") + "int32 x = 1; }"
+        messages.append(f"message M{m} {{ {body} }}")
+    enum = 'enum E { option allow_alias = true; A = 0; B = 1; C = 1; reserved 5 to 9; reserved "OLD"; }'
+    return f'syntax = "{"proto2" if proto2 else "proto3"}";\npackage gen.v1;\n' + "\n".join(messages) + "\n" + enum
+
+
+def _normalised(text: str) -> descriptor_pb2.FileDescriptorProto:
+    file = [f for f in compile_files({"gen.proto": text}).file if f.name == "gen.proto"][0]
+    file.name = ""
+    return file
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(proto_files())
+def test_the_printed_text_compiles_to_the_same_descriptor(text):
+    from trafka.adapters.schemas.proto_text import proto_text
+
+    original = _normalised(text)
+    assert _normalised(proto_text(original)) == original, proto_text(original)
+
+
+def test_a_reference_name_outside_the_import_root_is_refused():
+    money = parse('syntax = "proto3";\nmessage Money { int64 units = 1; }\n')
+    for name in ("../escape.proto", "/etc/escape.proto"):
+        with pytest.raises(ValueError, match="relative import path"):
+            FORMAT.parse(Schema(f'syntax = "proto3";\nimport "{name}";\nmessage X {{ Money m = 1; }}\n', P,
+                                (SchemaReference(name, "money", 1),)), {name: money})
