@@ -21,6 +21,7 @@ import base64
 import binascii
 import os
 import tempfile
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import grpc_tools
@@ -54,6 +55,7 @@ WELL_KNOWN_FILES = {module.DESCRIPTOR.name for module in WELL_KNOWN}
 INCLUDE = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
 MAIN_FILE = "default"  # the name Confluent's clients give the schema's own file
 SOURCE_NAME = "__trafka_schema__.proto"
+PARSED_CACHE = 1024  # schemas whose compilation is remembered (a registration parses twice, a replay once)
 
 
 class ProtobufParsed:
@@ -129,9 +131,27 @@ def compile_text(text: str, dependencies: Mapping[str, descriptor_pb2.FileDescri
 
 
 class ProtobufFormat:
+    """Compiling takes milliseconds on the broker's thread, so the last `PARSED_CACHE` schemas are
+    remembered, by text and by printed text, with their references."""
+
     schema_type = SchemaType.PROTOBUF
 
+    def __init__(self) -> None:
+        self._parsed: OrderedDict[tuple, ParsedSchema] = OrderedDict()
+
     def parse(self, schema: Schema, references: Mapping[str, ParsedSchema]) -> ParsedSchema:
+        refs = (schema.references, tuple(sorted((name, ref.canonical) for name, ref in references.items())))
+        found = self._parsed.get((schema.text, refs))
+        if found is None:
+            found = self._compile(schema, references)
+            for key in ((schema.text, refs), (found.canonical, refs)):
+                self._parsed[key] = found
+                while len(self._parsed) > PARSED_CACHE:
+                    self._parsed.popitem(last=False)
+        self._parsed.move_to_end((schema.text, refs))
+        return found
+
+    def _compile(self, schema: Schema, references: Mapping[str, ParsedSchema]) -> ParsedSchema:
         dependencies: dict[str, descriptor_pb2.FileDescriptorProto] = {}
         refs: dict[str, tuple[str, int]] = {ref.name: (ref.subject, ref.version) for ref in schema.references}
         for name, ref in references.items():
