@@ -148,7 +148,9 @@ def test_a_required_field_added_or_removed_is_incompatible():
     assert differences(new, old) == ["Difference{fullPath='#/M/2', type=REQUIRED_FIELD_REMOVED}"]
 
 
-SCALARS = ["int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool", "fixed32", "sfixed32",
+# bool is a general number to Confluent too, but it reads any varint as True, so the value 1 written
+# by the oracle below could not tell a zigzag-encoded sint from a plain one: it is left out.
+SCALARS = ["int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "sfixed32",
            "fixed64", "sfixed64", "float", "double", "string", "bytes"]
 
 
@@ -182,7 +184,7 @@ def _message_class(parsed) -> type:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("gen.M"))
 
 
-ONE = {"string": "x", "bytes": b"x", "float": 1.0, "double": 1.0, "bool": True}
+ONE = {"string": "x", "bytes": b"x", "float": 1.0, "double": 1.0}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
