@@ -17,6 +17,7 @@ from pyspark.sql.types import (
     MapType,
     StringType,
     StructType,
+    TimestampType,
 )
 
 from tests.protobuf_classes import compile_files, message_classes
@@ -77,3 +78,29 @@ def test_the_reader_pickles_without_its_classes_and_decodes_after():
     assert (decoded["a"], decoded["n"], decoded["r"], decoded["b"], decoded["q"]) == (-5, "x", {1: b"y"}, None, [])
     with pytest.raises(ValueError, match="not a t.S"):
         copy.decode(b"\x00\x00\x00\x00\x07\x00\xff\xff", lambda: copy.latest)
+
+
+def test_references_are_fetched_by_subject_and_version_and_named_by_their_import():
+    import base64
+
+    files = {f.name: f for f in compile_files({
+        "common/money.proto": 'syntax = "proto3";\npackage common;\nmessage Money { int64 units = 1; }\n',
+        "shop/order.proto": 'syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
+                            'import "google/protobuf/timestamp.proto";\n'
+                            "message Order { common.Money total = 1; google.protobuf.Timestamp at = 2; }\n",
+    }).file}
+    encoded = {name: base64.b64encode(f.SerializeToString()).decode() for name, f in files.items()}
+    asked = []
+
+    def get(path):
+        asked.append(path)
+        assert path == "/subjects/common%2Fmoney.proto/versions/4?deleted=true&format=serialized"
+        return {"schema": encoded["common/money.proto"]}
+
+    body = {"schema": encoded["shop/order.proto"], "references": [
+        {"name": "common/money.proto", "subject": "common/money.proto", "version": 4},
+        {"name": "google/protobuf/timestamp.proto", "subject": "google/protobuf/timestamp.proto", "version": 1}]}
+    reader = ProtobufReader(SchemaFiles.fetch(get, body))
+    assert len(asked) == 1 and reader.message == "shop.Order"
+    assert reader.spark_type() == StructType().add("total", StructType().add("units", LongType())) \
+        .add("at", TimestampType())
