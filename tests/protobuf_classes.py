@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import tempfile
 
+import google.type
 import grpc_tools
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_tools import protoc
 
 INCLUDE = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+GOOGLE_TYPES_ROOT = os.path.dirname(os.path.dirname(next(iter(google.type.__path__))))  # googleapis-common-protos
 
 
 def compile_files(files: dict[str, str]) -> descriptor_pb2.FileDescriptorSet:
@@ -22,7 +24,7 @@ def compile_files(files: dict[str, str]) -> descriptor_pb2.FileDescriptorSet:
             with open(os.path.join(tmp, name), "w") as out:
                 out.write(text)
         out_path = os.path.join(tmp, "set.pb")
-        assert protoc.main(["protoc", f"-I{tmp}", f"-I{INCLUDE}", "--include_imports",
+        assert protoc.main(["protoc", f"-I{tmp}", f"-I{INCLUDE}", f"-I{GOOGLE_TYPES_ROOT}", "--include_imports",
                             f"--descriptor_set_out={out_path}", *files]) == 0, files
         compiled = descriptor_pb2.FileDescriptorSet()
         with open(out_path, "rb") as result:

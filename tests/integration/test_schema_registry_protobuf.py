@@ -158,6 +158,20 @@ def test_references_are_registered_and_resolved_by_the_serializers(registry_brok
     assert "FIELD_NAMED_TYPE_CHANGED" in refused.error_message
 
 
+def test_google_types_need_no_references(registry_broker, client):
+    topic = f"prices-{uuid.uuid4().hex[:8]}"
+    text = ('syntax = "proto3";\npackage shop;\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
+            "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n")
+    Price = message_classes({"shop/price.proto": text})["shop.Price"]
+    price = Price()
+    price.amount.currency_code, price.amount.units, price.valid_until.year = "EUR", 12, 2027
+    serializer = ProtobufSerializer(Price, client)
+    deserializer = ProtobufDeserializer(Price, {}, schema_registry_client=client)
+    _, seen = produce_and_consume(registry_broker, topic, serializer, deserializer, [price])
+    assert seen == [price]
+    assert client.get_latest_version(f"{topic}-value").schema.references == []
+
+
 def test_bad_protobuf_schemas_get_confluent_errors(registry_broker, subject):
     url = f"{registry_broker.http_url}/subjects/{subject}/versions"
     status, _, body = raw(url, "POST", {"schemaType": "PROTOBUF", "schema": 'syntax = "proto3";\nmessage X { strin a = 1; }'})

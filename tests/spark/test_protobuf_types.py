@@ -104,3 +104,11 @@ def test_references_are_fetched_by_subject_and_version_and_named_by_their_import
     assert len(asked) == 1 and reader.message == "shop.Order"
     assert reader.spark_type() == StructType().add("total", StructType().add("units", LongType())) \
         .add("at", TimestampType())
+
+
+def test_google_types_are_structs_from_the_readers_own_pool():
+    text = 'syntax = "proto3";\npackage t;\nimport "google/type/money.proto";\nmessage P { google.type.Money amount = 1; }\n'
+    file = [f for f in compile_files({"t.proto": text}).file if f.name == "t.proto"][0]
+    reader = ProtobufReader(SchemaFiles([file.SerializeToString()]))
+    assert reader.spark_type() == StructType().add(
+        "amount", StructType().add("currency_code", StringType()).add("units", LongType()).add("nanos", IntegerType()))

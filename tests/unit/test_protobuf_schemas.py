@@ -268,3 +268,12 @@ def test_a_reference_name_outside_the_import_root_is_refused():
         with pytest.raises(ValueError, match="relative import path"):
             FORMAT.parse(Schema(f'syntax = "proto3";\nimport "{name}";\nmessage X {{ Money m = 1; }}\n', P,
                                 (SchemaReference(name, "money", 1),)), {name: money})
+
+
+def test_google_types_are_imported_without_references():
+    text = ('syntax = "proto3";\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
+            "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n")
+    parsed = parse(text)
+    assert "  .google.type.Money amount = 1;" in parsed.canonical
+    sent = base64.b64encode(parsed.parsed.file.SerializeToString()).decode()
+    assert FORMAT.parse(Schema(sent, P), {}).canonical == parsed.canonical

@@ -8,7 +8,7 @@ import path) and protobuf's well-known types. Either way the descriptor is print
 (`proto_text.py`) and that text compiled again: the registry stores and compares that text, as
 Confluent stores `ProtobufSchema.canonicalString()`, so the same schema gets the same id however it
 was sent, and what is stored is known to compile. Dependencies must be references, except
-`google/protobuf/*.proto`, which clients skip (`skip.known.types`).
+`google/protobuf/*.proto` and `google/type/*.proto`, which clients skip (`skip.known.types`).
 
 `formatted(parsed, "serialized")` is the base64 FileDescriptorProto Confluent answers to
 `?format=serialized`, which confluent-kafka's deserializer asks for. Compatibility is Confluent's
@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import importlib
 import os
+import pkgutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Mapping
 
+import google.type
 import grpc_tools
 from google.protobuf import (
     any_pb2,
@@ -51,8 +55,8 @@ WELL_KNOWN = [
     any_pb2, source_context_pb2, type_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2, field_mask_pb2,
     struct_pb2, timestamp_pb2, wrappers_pb2,
 ]
-WELL_KNOWN_FILES = {module.DESCRIPTOR.name for module in WELL_KNOWN}
 INCLUDE = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+GOOGLE_TYPES_ROOT = os.path.dirname(os.path.dirname(next(iter(google.type.__path__))))
 MAIN_FILE = "default"  # the name Confluent's clients give the schema's own file
 SOURCE_NAME = "__trafka_schema__.proto"
 PARSED_CACHE = 1024  # schemas whose compilation is remembered (a registration parses twice, a replay once)
@@ -84,20 +88,36 @@ def _decode_descriptor(text: str) -> descriptor_pb2.FileDescriptorProto | None:
     return file
 
 
+@functools.cache
+def builtin_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
+    """The files clients import without a reference (`skip.known.types`): protobuf's well-known types
+    and googleapis' `google/type/*.proto` (googleapis-common-protos), by import name."""
+    modules = list(WELL_KNOWN)
+    for info in pkgutil.iter_modules(google.type.__path__):
+        if info.name.endswith("_pb2"):
+            modules.append(importlib.import_module(f"google.type.{info.name}"))
+    return {m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb)
+            for m in modules}
+
+
 def _check(file: descriptor_pb2.FileDescriptorProto, dependencies: Mapping[str, descriptor_pb2.FileDescriptorProto]) -> None:
     """Resolve the file's types in a pool of its dependencies; ValueError naming what is missing."""
+    available = {**builtin_files(), **dependencies}
     pool = descriptor_pool.DescriptorPool()
-    for module in WELL_KNOWN:
-        pool.AddSerializedFile(module.DESCRIPTOR.serialized_pb)
-    for name, dep in dependencies.items():
-        if name not in WELL_KNOWN_FILES:
-            pool.Add(dep)
-    for name in file.dependency:
-        if name not in dependencies and name not in WELL_KNOWN_FILES:
-            raise ValueError(f"import {name!r} is not a reference (register it and name it in references)")
+    added: set[str] = set()
+
+    def add(dep: descriptor_pb2.FileDescriptorProto) -> None:
+        for name in dep.dependency:
+            if name not in available:
+                raise ValueError(f"import {name!r} is not a reference (register it and name it in references)")
+            if name not in added:
+                added.add(name)
+                add(available[name])
+        pool.Add(dep)
+
     try:
-        pool.Add(file)
-    except (TypeError, KeyError, ValueError) as exc:
+        add(file)
+    except (TypeError, KeyError) as exc:
         raise ValueError(str(exc).splitlines()[0]) from None
 
 
@@ -105,7 +125,7 @@ def compile_text(text: str, dependencies: Mapping[str, descriptor_pb2.FileDescri
     """protoc's FileDescriptorProto of `.proto` text; ValueError with protoc's first error."""
     with tempfile.TemporaryDirectory(prefix="trafka-proto-") as tmp:
         for name, dep in dependencies.items():
-            if name in WELL_KNOWN_FILES:
+            if name in builtin_files():
                 continue
             path = os.path.join(tmp, name)
             if os.path.commonpath([tmp, os.path.realpath(path)]) != os.path.realpath(tmp):
@@ -116,11 +136,12 @@ def compile_text(text: str, dependencies: Mapping[str, descriptor_pb2.FileDescri
         with open(os.path.join(tmp, SOURCE_NAME), "w", encoding="utf-8") as out:
             out.write(text)
         try:
-            _protoc_compiler.get_protos(SOURCE_NAME.encode(), [tmp.encode(), INCLUDE.encode()])
+            _protoc_compiler.get_protos(SOURCE_NAME.encode(), [tmp.encode(), INCLUDE.encode(), GOOGLE_TYPES_ROOT.encode()])
         except _protoc_compiler.ProtocErrors as exc:
             raise ValueError(str(exc).splitlines()[0].replace(SOURCE_NAME, "schema")) from None
         out_path = os.path.join(tmp, "out.pb")
-        if protoc.main(["protoc", f"-I{tmp}", f"-I{INCLUDE}", f"--descriptor_set_out={out_path}", SOURCE_NAME]) != 0:
+        include = [f"-I{tmp}", f"-I{INCLUDE}", f"-I{GOOGLE_TYPES_ROOT}"]
+        if protoc.main(["protoc", *include, f"--descriptor_set_out={out_path}", SOURCE_NAME]) != 0:
             raise ValueError("protoc could not compile the schema")
         files = descriptor_pb2.FileDescriptorSet()
         with open(out_path, "rb") as result:

@@ -22,8 +22,13 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
+import importlib
+import pkgutil
 import urllib.parse
 from typing import Any
+
+import google.type
 
 from google.protobuf import (
     any_pb2,
@@ -66,8 +71,18 @@ SCALARS: dict[int, DataType] = {
     FD.TYPE_STRING: StringType(), FD.TYPE_BYTES: BinaryType(), FD.TYPE_ENUM: StringType(),
 }
 TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
-WELL_KNOWN_PREFIX = "google/protobuf/"
+BUILTIN_PREFIXES = ("google/protobuf/", "google/type/")  # imported without references (skip.known.types)
 WELL_KNOWN = (any_pb2, duration_pb2, empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2, wrappers_pb2)
+
+
+@functools.cache
+def builtin_files() -> dict[str, bytes]:
+    """protobuf's well-known types and googleapis' `google/type/*.proto`, by import name."""
+    modules = list(WELL_KNOWN)
+    for info in pkgutil.iter_modules(google.type.__path__):
+        if info.name.endswith("_pb2"):
+            modules.append(importlib.import_module(f"google.type.{info.name}"))
+    return {m.DESCRIPTOR.name: m.DESCRIPTOR.serialized_pb for m in modules}
 
 
 def _repeated(field: FD) -> bool:
@@ -190,7 +205,7 @@ class SchemaFiles:
 
         def add(answer: dict[str, Any], name: str) -> None:
             for ref in answer.get("references") or ():
-                if ref["name"] in seen or ref["name"].startswith(WELL_KNOWN_PREFIX):
+                if ref["name"] in seen or ref["name"].startswith(BUILTIN_PREFIXES):
                     continue
                 subject = urllib.parse.quote(ref["subject"], safe="")
                 add(get(f"/subjects/{subject}/versions/{ref['version']}?deleted=true&format=serialized"), ref["name"])
@@ -208,10 +223,17 @@ class SchemaFiles:
 
     def pool(self) -> descriptor_pool.DescriptorPool:
         pool = descriptor_pool.DescriptorPool()
-        for well_known in WELL_KNOWN:
-            pool.AddSerializedFile(well_known.DESCRIPTOR.serialized_pb)
-        for serialized in self.files:
+        builtins, added = builtin_files(), set()
+
+        def add(serialized: bytes) -> None:
+            for name in descriptor_pb2.FileDescriptorProto.FromString(serialized).dependency:
+                if name in builtins and name not in added:
+                    added.add(name)
+                    add(builtins[name])
             pool.AddSerializedFile(serialized)
+
+        for serialized in self.files:
+            add(serialized)
         return pool
 
 
