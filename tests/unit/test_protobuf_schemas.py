@@ -130,6 +130,8 @@ def differences(old: str, new: str) -> list[str]:
     ("message M { int32 a = 1; int32 b = 2; }", "message M { oneof o { int32 a = 1; int32 b = 2; } }",
      ["MULTIPLE_FIELDS_MOVED_TO_ONEOF '#/M/o'"]),
     ("message M { int32 a = 1; }", "message M { oneof o { int32 a = 1; int32 b = 2; } }", []),
+    ("message M { int32 a = 1; oneof o { int32 b = 2; } }", "message M { oneof o { int32 a = 1; int32 b = 2; } }",
+     ["FIELD_MOVED_TO_EXISTING_ONEOF '#/M/o'"]),
     ("message M { oneof o { int32 a = 1; int32 b = 2; } }", "message M { oneof o { int32 a = 1; } }",
      ["ONEOF_FIELD_REMOVED '#/M/o/2'"]),
     ("message M { E e = 1; }\nenum E { A = 0; B = 1; }", "message M { E e = 1; }\nenum E { A = 0; C = 2; }", []),

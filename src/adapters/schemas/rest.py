@@ -4,7 +4,9 @@ Paths, bodies, status codes and error bodies (`{"error_code": 40401, "message": 
 Confluent's, served at the root so clients set `schema.registry.url=http://host:port` and nothing
 else; none of these paths is one of the console's. Endpoints are `async def` (Starlette runs plain
 functions in threads, and the registry is not thread-safe) and do no I/O beyond the broker's own
-log appends, as Kafka request handlers do.
+log appends, as Kafka request handlers do. Subjects are `path` parameters: a Protobuf reference's
+subject is its import path (`common/money.proto`), which clients send URL-encoded. `?format=` asks
+for a schema type's other form (Protobuf's `serialized` base64 FileDescriptorProto).
 """
 
 from __future__ import annotations
