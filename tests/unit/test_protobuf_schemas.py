@@ -95,6 +95,8 @@ def test_references_resolve_imports_and_are_required():
 @pytest.mark.parametrize("text, detail", [
     ('syntax = "proto3";\nmessage X { strin a = 1; }', '"strin" is not defined'),
     ('syntax = "proto3";\nmessage X { int32 a = 1; int32 b = 1; }', "already been used"),
+    ('syntax = "proto3";\nimport "google/api/http.proto";\nmessage X { google.api.Http a = 1; }',
+     "'google/api/http.proto' is not a reference"),
     ('edition = "2023";\nmessage X { int32 a = 1; }', "edition"),
     ('syntax = "proto2";\nmessage X { optional group G = 1 { optional int32 a = 2; } }', "groups"),
 ])

@@ -191,6 +191,7 @@ class ProtobufFormat:
         else:
             text = schema.text
         file = compile_text(text, dependencies)
+        _check(file, dependencies)  # protoc also finds other files on its include paths
         canonical = proto_text(file)
         return ParsedSchema(Schema(canonical, schema.schema_type, schema.references), canonical,
                             ProtobufParsed(file, dependencies, refs))
