@@ -91,6 +91,12 @@ def test_protobuf_serializer_and_deserializer_round_trip_through_the_broker(regi
     assert status == 200
     file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(body["schema"]))
     assert [m.name for m in file.message_type] == ["User", "Address"]
+    # A serializer that only uses the latest version reads it in that form too (with a client of its
+    # own: the client caches the latest version by subject alone, whatever form was asked for).
+    fresh = SchemaRegistryClient({"url": registry_broker.http_url})
+    latest_only = ProtobufSerializer(User, fresh, {"use.latest.version": True, "auto.register.schemas": False})
+    framed = latest_only(users[1], SerializationContext(topic, MessageField.VALUE))
+    assert int.from_bytes(framed[1:5], "big") == latest.schema_id and framed[6:] == users[1].SerializeToString()
 
 
 def test_a_second_message_of_the_file_is_framed_with_its_index(registry_broker, client):
