@@ -3,7 +3,7 @@
     trafka export --topic T (--data-dir D | --bootstrap HOST:PORT) --output PATH
                   [--format parquet|json|csv|orc] [--starting-offsets S] [--ending-offsets E]
                   [--no-headers] [--master local[*]] [-o OPTION=VALUE ...]
-                  [--value-format raw|avro|json] [--key-format raw|avro|json] [--schema-registry URL]
+                  [--value-format raw|avro|json|protobuf] [--key-format raw|avro|json|protobuf] [--schema-registry URL]
 
 How it goes:
 
@@ -19,7 +19,7 @@ How it goes:
 4. A summary: records per partition, the offsets read and those found, the output.
 
 Rows have Spark's Kafka source schema, headers included unless `--no-headers`; with
-`--value-format avro|json` (or `--key-format`) that column holds the decoded record, typed by its
+`--value-format avro|json|protobuf` (or `--key-format`) that column holds the decoded record, typed by its
 subject's latest schema in the registry at `--schema-registry` (by default, for `--data-dir`, the
 dir's own `_schemas` topic) (Parquet, JSON and ORC only). CSV cannot hold
 binary or array columns, so there `key`, `value` and header values are base64 text, `headers` is a
@@ -76,7 +76,7 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
     export.add_argument("--no-headers", action="store_true", help="leave out the headers column")
     for column in ("value", "key"):
         export.add_argument(
-            f"--{column}-format", choices=("raw", "avro", "json"), default="raw",
+            f"--{column}-format", choices=("raw", "avro", "json", "protobuf"), default="raw",
             help=f"raw bytes (default), or the {column} decoded with its subject's latest schema (typed columns)",
         )
     export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format (default with --data-dir: the dir's _schemas)")

@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
+from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, ProtobufFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
 from trafka.domain.schemas import SchemaRegistry, SchemaType
 from trafka.domain.security import PasswordCheck, ScramMechanism
@@ -73,7 +73,7 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
     )
 
 
-SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat}
+SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat, SchemaType.PROTOBUF: ProtobufFormat}
 
 
 def schema_registry(ctx: BrokerContext) -> RegistryService:

@@ -159,7 +159,7 @@ def test_confluent_bodies_content_type_and_modes(registry_broker, subject):
     assert status == 200 and registered == {"id": raw(f"{url}/subjects/{subject}", "POST", {"schema": USER_V1})[2]["id"]}
     assert raw(f"{url}/subjects/{subject}/versions/latest/schema")[2] == json.loads(USER_V1)
     assert raw(f"{url}/subjects/{subject}/versions/zero")[2]["error_code"] == 42202
-    assert raw(f"{url}/schemas/types")[2] == ["AVRO", "JSON"]
+    assert raw(f"{url}/schemas/types")[2] == ["AVRO", "JSON", "PROTOBUF"]
     assert raw(f"{url}/config/{subject}")[2]["error_code"] == 40408
     assert raw(f"{url}/config/{subject}?defaultToGlobal=true")[2] == {"compatibilityLevel": "BACKWARD"}
     assert raw(f"{url}/mode")[2] == {"mode": "READWRITE"}

@@ -90,7 +90,7 @@ def test_formats_need_a_registry_and_a_known_format(spark, registry_broker):
     with pytest.raises(PySparkException, match="schemaRegistry"):
         spark.read.format("trafka").option("topic", "x").option("bootstrap", registry_broker.bootstrap) \
             .option("valueFormat", "avro").load()
-    with pytest.raises(PySparkException, match="valueFormat must be raw, avro or json"):
+    with pytest.raises(PySparkException, match="valueFormat must be raw, avro, json or protobuf"):
         read(spark, registry_broker, "x", valueFormat="xml").collect()
 
 

@@ -54,6 +54,9 @@ class AvroFormat:
         canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"))
         return ParsedSchema(schema, canonical, AvroParsed(raw, parsed, named))
 
+    def formatted(self, parsed: ParsedSchema, fmt: str) -> str:
+        return parsed.schema.text
+
     def incompatibilities(self, reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
         r, w = reader.parsed, writer.parsed
         assert isinstance(r, AvroParsed) and isinstance(w, AvroParsed)

@@ -48,6 +48,9 @@ class JsonSchemaFormat:
             raise ValueError(exc.message) from None
         return ParsedSchema(schema, json.dumps(raw, sort_keys=True, separators=(",", ":")), raw)
 
+    def formatted(self, parsed: ParsedSchema, fmt: str) -> str:
+        return parsed.schema.text
+
     def incompatibilities(self, reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
         return compare(writer.parsed, reader.parsed, "#")
 

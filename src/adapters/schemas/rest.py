@@ -4,7 +4,9 @@ Paths, bodies, status codes and error bodies (`{"error_code": 40401, "message": 
 Confluent's, served at the root so clients set `schema.registry.url=http://host:port` and nothing
 else; none of these paths is one of the console's. Endpoints are `async def` (Starlette runs plain
 functions in threads, and the registry is not thread-safe) and do no I/O beyond the broker's own
-log appends, as Kafka request handlers do.
+log appends, as Kafka request handlers do. Subjects are `path` parameters: a Protobuf reference's
+subject is its import path (`common/money.proto`), which clients send URL-encoded. `?format=` asks
+for a schema type's other form (Protobuf's `serialized` base64 FileDescriptorProto).
 """
 
 from __future__ import annotations
@@ -117,15 +119,21 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         version = service.change(lambda r: r.register(subject, schema, schema_id))
         return reply({"id": version.schema_id})
 
+    def formatted(request: Request, found: SubjectVersion) -> dict[str, Any]:
+        """`version_body` with the schema in the `?format=` asked for (Protobuf's `serialized`)."""
+        body = version_body(found)
+        body["schema"] = service.current().formatted(found, request.query_params.get("format"))
+        return body
+
     async def get_version(request: Request) -> Response:
         found = service.current().version(request.path_params["subject"], request.path_params["version"],
                                          deleted=flag(request, "deleted"))
-        return reply(version_body(found))
+        return reply(formatted(request, found))
 
     async def get_version_schema(request: Request) -> Response:
         found = service.current().version(request.path_params["subject"], request.path_params["version"],
                                          deleted=flag(request, "deleted"))
-        return Response(found.schema.text, media_type=CONTENT_TYPE)
+        return Response(formatted(request, found)["schema"], media_type=CONTENT_TYPE)
 
     async def lookup(request: Request) -> Response:
         schema = schema_from(await json_body(request))
@@ -143,11 +151,13 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     async def schema_by_id(request: Request) -> Response:
         found = service.current().schema_by_id(schema_id_of(request))
-        return reply(schema_fields(found.schema))
+        body = schema_fields(found.schema)
+        body["schema"] = formatted(request, found)["schema"]
+        return reply(body)
 
     async def schema_text_by_id(request: Request) -> Response:
         found = service.current().schema_by_id(schema_id_of(request))
-        return Response(found.schema.text, media_type=CONTENT_TYPE)
+        return Response(formatted(request, found)["schema"], media_type=CONTENT_TYPE)
 
     async def subjects_of_id(request: Request) -> Response:
         pairs = service.current().subject_versions_of_id(schema_id_of(request), deleted=flag(request, "deleted"))
@@ -214,13 +224,13 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     return [
         route("/subjects", subjects, "GET"),
-        route("/subjects/{subject}/versions", versions, "GET"),
-        route("/subjects/{subject}/versions", register, "POST"),
-        route("/subjects/{subject}/versions/{version}", get_version, "GET"),
-        route("/subjects/{subject}/versions/{version}", delete_version, "DELETE"),
-        route("/subjects/{subject}/versions/{version}/schema", get_version_schema, "GET"),
-        route("/subjects/{subject}", lookup, "POST"),
-        route("/subjects/{subject}", delete_subject, "DELETE"),
+        route("/subjects/{subject:path}/versions", versions, "GET"),
+        route("/subjects/{subject:path}/versions", register, "POST"),
+        route("/subjects/{subject:path}/versions/{version}", get_version, "GET"),
+        route("/subjects/{subject:path}/versions/{version}", delete_version, "DELETE"),
+        route("/subjects/{subject:path}/versions/{version}/schema", get_version_schema, "GET"),
+        route("/subjects/{subject:path}", lookup, "POST"),
+        route("/subjects/{subject:path}", delete_subject, "DELETE"),
         route("/schemas/types", types, "GET"),
         route("/schemas/ids/{id}", schema_by_id, "GET"),
         route("/schemas/ids/{id}/schema", schema_text_by_id, "GET"),
@@ -229,14 +239,14 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         route("/config", get_config, "GET"),
         route("/config", put_config, "PUT"),
         route("/config", delete_config, "DELETE"),
-        route("/config/{subject}", get_config, "GET"),
-        route("/config/{subject}", put_config, "PUT"),
-        route("/config/{subject}", delete_config, "DELETE"),
+        route("/config/{subject:path}", get_config, "GET"),
+        route("/config/{subject:path}", put_config, "PUT"),
+        route("/config/{subject:path}", delete_config, "DELETE"),
         route("/mode", get_mode, "GET"),
         route("/mode", put_mode, "PUT"),
-        route("/mode/{subject}", get_mode, "GET"),
-        route("/mode/{subject}", put_mode, "PUT"),
-        route("/mode/{subject}", delete_mode, "DELETE"),
-        route("/compatibility/subjects/{subject}/versions", compatibility, "POST"),
-        route("/compatibility/subjects/{subject}/versions/{version}", compatibility, "POST"),
+        route("/mode/{subject:path}", get_mode, "GET"),
+        route("/mode/{subject:path}", put_mode, "PUT"),
+        route("/mode/{subject:path}", delete_mode, "DELETE"),
+        route("/compatibility/subjects/{subject:path}/versions", compatibility, "POST"),
+        route("/compatibility/subjects/{subject:path}/versions/{version}", compatibility, "POST"),
     ]

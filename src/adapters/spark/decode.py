@@ -5,7 +5,8 @@ The driver asks the registry (the `schemaRegistry` URL, or else a data dir's own
 `<topic>-key`), which gives the column's Spark type; executors fetch each writer schema by the id in
 the record (once per id) and decode with fastavro, resolving the writer's schema to the latest one,
 so records written with older versions come out in the latest shape. JSON Schema payloads are
-parsed JSON, shaped to the latest schema's type.
+parsed JSON, shaped to the latest schema's type; Protobuf payloads are parsed with the latest
+schema's message (`protobuf.py`; Protobuf needs the registry's URL).
 
 A record that cannot be decoded (no magic byte, an unknown id, bytes the schema cannot read, a
 value of the wrong type) fails the read under `mode=FAILFAST`; under PERMISSIVE (the default, as in
@@ -30,10 +31,12 @@ from pyspark.sql.types import DataType, StringType, StructField, StructType
 from .errors import OptionError, SourceError
 from .logdir import LogDirOpener
 from .logdir_schemas import LogDirSchemas
+from .protobuf import ProtobufReader, SchemaFiles
 from .typed import avro_spark_type, conform, json_spark_type
 
 CORRUPT = "_corrupt"
-FORMATS = ("raw", "avro", "json")
+FORMATS = ("raw", "avro", "json", "protobuf")
+SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 
 
 class SchemaSource(Protocol):
@@ -84,9 +87,17 @@ class ColumnDecoder:
     @classmethod
     def for_subject(cls, column: str, fmt: str, registry: SchemaSource, subject: str) -> ColumnDecoder:
         schema_type, text = registry.latest(subject)
-        expected = "AVRO" if fmt == "avro" else "JSON"
-        if schema_type != expected:
+        if schema_type != SCHEMA_TYPES[fmt]:
             raise OptionError(f"{column}Format is {fmt} but subject {subject}'s latest schema is {schema_type}")
+        if fmt == "protobuf":
+            if not isinstance(registry, RegistryClient):
+                raise OptionError(f"{column}Format protobuf needs the schemaRegistry option (the registry's URL)")
+            latest = registry.get(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest?format=serialized")
+            try:
+                reader = ProtobufReader(SchemaFiles.fetch(registry.get, latest))
+                return cls(column, fmt, registry, reader, reader.spark_type())
+            except (ValueError, TypeError) as exc:
+                raise OptionError(f"{column}Format protobuf: subject {subject}: {exc}") from None
         raw = json.loads(text)
         if fmt == "avro":
             parsed = fastavro.parse_schema(raw, _write_hint=False)
@@ -103,6 +114,8 @@ class ColumnDecoder:
         if len(data) < 5 or data[0] != 0:
             raise ValueError("not in Confluent's wire format (magic byte 0 and a schema id)")
         schema_id = int.from_bytes(data[1:5], "big")
+        if self.fmt == "protobuf":
+            return conform(self.spark_type, self.reader_schema.decode(data, lambda: self._protobuf_writer(schema_id)))
         if self.fmt == "json":
             try:
                 value = json.loads(data[5:])
@@ -115,6 +128,17 @@ class ColumnDecoder:
         except Exception as exc:  # noqa: BLE001 - fastavro raises many types for bad bytes
             raise ValueError(f"schema id {schema_id}: {type(exc).__name__}: {exc}") from None
         return conform(self.spark_type, value)
+
+    def _protobuf_writer(self, schema_id: int) -> SchemaFiles:
+        client = self.registry
+        assert isinstance(client, RegistryClient)
+        try:
+            body = client.get(f"/schemas/ids/{schema_id}?format=serialized")
+            if body.get("schemaType") != "PROTOBUF":
+                raise ValueError(f"schema id {schema_id} is {body.get('schemaType', 'AVRO')}, not PROTOBUF")
+            return SchemaFiles.fetch(client.get, body)
+        except SourceError as exc:
+            raise ValueError(f"schema id {schema_id}: {exc}") from None
 
     def _writer(self, schema_id: int) -> Any:
         if schema_id not in self._writers:
@@ -176,11 +200,11 @@ def record_decoder(options: Any, topics: tuple[str, ...], open_log_dir: LogDirOp
         registry = LogDirSchemas(options.data_dir, open_log_dir)
     else:
         raise OptionError(
-            "keyFormat/valueFormat avro and json need the schemaRegistry option (the registry's URL) "
+            "keyFormat/valueFormat avro, json and protobuf need the schemaRegistry option (the registry's URL) "
             "when reading from a broker"
         )
     if len(topics) != 1:
-        raise OptionError("keyFormat/valueFormat avro and json read one topic (the output schema is its subject's)")
+        raise OptionError("keyFormat/valueFormat avro, json and protobuf read one topic (the output schema is its subject's)")
     columns = [
         ColumnDecoder.for_subject(column, fmt, registry, f"{topics[0]}-{column}")
         for column, fmt in formats.items() if fmt != "raw"

@@ -9,7 +9,7 @@ Option names are case-insensitive, as in Spark. What to read:
   `{"t":{"0":23,"1":-2}}` where -2 means earliest and -1 latest. Batch reads default to earliest ..
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
-- `valueFormat` / `keyFormat`: `raw` (default), `avro` or `json` (Confluent's wire format, decoded
+- `valueFormat` / `keyFormat`: `raw` (default), `avro`, `json` or `protobuf` (Confluent's wire format, decoded
   with the schemas of the registry at `schemaRegistry`, or by default for a data dir, of the dir's
   own `_schemas` topic; see `decode.py`), and `mode` (PERMISSIVE or FAILFAST) for records that do
   not decode;
@@ -136,8 +136,8 @@ def _positive(options: Mapping[str, str], name: str) -> int | None:
 
 def _format(options: Mapping[str, str], name: str) -> str:
     value = options.get(name.lower(), "raw").strip().lower()
-    if value not in ("raw", "avro", "json"):
-        raise OptionError(f"{name} must be raw, avro or json, got {value!r}")
+    if value not in ("raw", "avro", "json", "protobuf"):
+        raise OptionError(f"{name} must be raw, avro, json or protobuf, got {value!r}")
     return value
 
 

@@ -26,3 +26,6 @@ class SchemaFormat(Protocol):
 
     def incompatibilities(self, reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
         """Why `reader` cannot read data written with `writer`; empty if it can."""
+
+    def formatted(self, parsed: ParsedSchema, fmt: str) -> str:
+        """The schema's text in one of the type's `?format=` forms (its stored text for unknown ones)."""

@@ -159,6 +159,13 @@ class SchemaRegistry:
             raise RegistryError.schema_not_found(schema_id)
         return found
 
+    def formatted(self, version: SubjectVersion, fmt: str | None) -> str:
+        """The version's schema text in a `?format=` of its type (Protobuf's `serialized`), or as stored."""
+        parsed = self._parsed_by_id.get(version.schema_id)
+        if not fmt or parsed is None:
+            return version.schema.text
+        return self._formats[parsed.schema.schema_type].formatted(parsed, fmt)
+
     def subject_versions_of_id(self, schema_id: int, *, deleted: bool = False) -> list[tuple[str, int]]:
         found = sorted(
             (v.subject, v.version) for versions in self._subjects.values() for v in versions.values()
@@ -261,7 +268,7 @@ class SchemaRegistry:
         elif schema_id in self._parsed_by_id and self._identity(self._parsed_by_id[schema_id]) != self._identity(parsed):
             raise RegistryError(422, 42207, f"Schema with id {schema_id} already exists with a different schema")
         number = max(self._subjects.get(subject, {}), default=0) + 1
-        version = SubjectVersion(subject, number, schema_id, schema)
+        version = SubjectVersion(subject, number, schema_id, parsed.schema)
         return version, [schema_entry(version)]
 
     def delete_version(self, subject: str, version: str | int, *, permanent: bool) -> tuple[int, list[RegistryEntry]]:
