@@ -24,7 +24,7 @@ from pyspark.sql.types import (
 
 from tests.protobuf_classes import message_classes
 
-from .test_typed import produce, read, registry_broker  # noqa: F401 - the fixture
+from .test_typed import produce, read, registry_broker, typed_data_dir  # noqa: F401 - the fixtures
 
 USER_V1 = """
 syntax = "proto3";

@@ -53,7 +53,7 @@ class RegistryClient:
     def __init__(self, url: str) -> None:
         self.url = url.rstrip("/")
 
-    def _get(self, path: str) -> Any:
+    def get(self, path: str) -> Any:
         try:
             with urllib.request.urlopen(self.url + path, timeout=30) as response:
                 return json.loads(response.read())
@@ -65,11 +65,11 @@ class RegistryClient:
 
     def latest(self, subject: str) -> tuple[str, str]:
         """(schemaType, schema text) of the subject's latest version."""
-        body = self._get(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest")
+        body = self.get(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest")
         return body.get("schemaType", "AVRO"), body["schema"]
 
     def by_id(self, schema_id: int) -> tuple[str, str]:
-        body = self._get(f"/schemas/ids/{schema_id}")
+        body = self.get(f"/schemas/ids/{schema_id}")
         return body.get("schemaType", "AVRO"), body["schema"]
 
 
