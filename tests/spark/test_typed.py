@@ -12,7 +12,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.errors import PySparkException
-from pyspark.sql.types import LongType, StringType, StructField, StructType
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from tests.integration.broker import BrokerProcess
 
@@ -86,12 +86,51 @@ def test_a_json_schema_topic_reads_into_columns(spark, registry_broker):
     assert [tuple(r) for r in rows] == [(1, "pen", None), (2, "ink", 2.5)]
 
 
-def test_formats_need_a_registry_and_a_known_format(spark, registry_broker):
-    with pytest.raises(PySparkException, match="schemaRegistry"):
+def test_protobuf_needs_a_registry_and_formats_are_known(spark, registry_broker, typed_data_dir):
+    with pytest.raises(PySparkException, match="valueFormat protobuf needs the schemaRegistry option"):
         spark.read.format("trafka").option("topic", "x").option("bootstrap", registry_broker.bootstrap) \
-            .option("valueFormat", "avro").load()
+            .option("valueFormat", "protobuf").load()
+    with pytest.raises(PySparkException, match="keyFormat protobuf needs the schemaRegistry option"):
+        spark.read.format("trafka").option("topic", "x").option("data_dir", typed_data_dir) \
+            .option("keyFormat", "protobuf").load()
     with pytest.raises(PySparkException, match="valueFormat must be raw, avro, json or protobuf"):
         read(spark, registry_broker, "x", valueFormat="xml").collect()
+
+
+def test_a_broker_read_without_schema_registry_decodes_with_the_brokers_own_schemas(spark, registry_broker):
+    topic = f"own-users-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    old = [{"name": "ann", "age": 31}]
+    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
+            + [AvroSerializer(client, USER_V2)(u, context) for u in new] + [b"\0\0\0\x03\xe7"])
+
+    frame = (spark.read.format("trafka").option("topic", topic).option("kafka.bootstrap.servers", registry_broker.bootstrap)
+             .option("valueFormat", "avro").load())
+    assert frame.schema["value"].dataType == StructType([
+        StructField("name", StringType(), False), StructField("age", LongType(), False),
+        StructField("email", StringType(), True)])
+    rows = frame.orderBy("offset").select("value", "_corrupt").collect()
+    assert [r["value"].asDict() if r["value"] else None for r in rows] == [{**old[0], "email": None}, *new, None]
+    assert rows[-1]["_corrupt"] == f"value: schema id 999: not in the _schemas topic of the broker at {registry_broker.bootstrap}"
+
+    json_topic = f"own-orders-{uuid.uuid4().hex[:8]}"
+    json_context = SerializationContext(json_topic, MessageField.VALUE)
+    produce(registry_broker, json_topic, [JSONSerializer(ORDER_V2, client)({"id": 1, "item": "pen", "qty": 2.0}, json_context)])
+    frame = (spark.read.format("trafka").option("topic", json_topic).option("bootstrap", registry_broker.bootstrap)
+             .option("valueFormat", "json").load())
+    assert [tuple(r) for r in frame.select("value.id", "value.item", "value.qty").collect()] == [(1, "pen", 2.0)]
+
+    with pytest.raises(PySparkException, match="subject 'nobody-value' is not in the _schemas topic of the broker at"):
+        spark.read.format("trafka").option("topic", "nobody").option("bootstrap", registry_broker.bootstrap) \
+            .option("valueFormat", "avro").load()
+
+
+def test_a_broker_without_schemas_says_so(spark, broker):
+    with pytest.raises(PySparkException, match=f"the broker at {broker.bootstrap} has no _schemas topic"):
+        spark.read.format("trafka").option("topic", "records").option("bootstrap", broker.bootstrap) \
+            .option("valueFormat", "avro").load()
 
 
 def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
@@ -187,3 +226,31 @@ def test_a_data_dir_without_the_subject_or_without_schemas_says_so(spark, regist
     with pytest.raises(PySparkException, match="has no _schemas topic"):
         spark.read.format("trafka").option("topic", "records").option("data_dir", broker.data_dir) \
             .option("valueFormat", "json").load()
+
+
+def test_a_stream_from_a_broker_without_schema_registry_uses_its_own_schemas(spark, registry_broker, tmp_path):
+    topic = f"own-stream-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)({"name": "ann", "age": 31}, context)])
+    stream = (spark.readStream.format("trafka").option("topic", topic).option("bootstrap", registry_broker.bootstrap)
+              .option("valueFormat", "avro").option("startingOffsets", "earliest").load())
+    assert stream.schema["value"].dataType == StructType([
+        StructField("name", StringType(), False), StructField("age", IntegerType(), False)])
+    table = f"own_{uuid.uuid4().hex[:8]}"
+    query = (stream.writeStream.format("memory").queryName(table)
+             .option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(processingTime="200 milliseconds").start())
+    try:
+        query.processAllAvailable()
+        # a version registered after the start: its id is read from _schemas by the executor
+        with_email = json.dumps({**json.loads(USER_V1), "fields": [
+            *json.loads(USER_V1)["fields"], {"name": "email", "type": ["null", "string"], "default": None}]})
+        produce(registry_broker, topic, [AvroSerializer(client, with_email)({"name": "bo", "age": 7, "email": "b@x"}, context)])
+        query.processAllAvailable()
+        rows = spark.table(table).orderBy("offset").select("value", "_corrupt").collect()
+        assert [(r["value"].asDict(), r["_corrupt"]) for r in rows] == [
+            ({"name": "ann", "age": 31}, None), ({"name": "bo", "age": 7}, None)]
+        assert query.exception() is None
+    finally:
+        query.stop()

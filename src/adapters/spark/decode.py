@@ -1,12 +1,13 @@
 """Decoding Confluent-framed keys and values (magic 0, schema id, payload) into typed columns.
 
-The driver asks the registry (the `schemaRegistry` URL, or else a data dir's own `_schemas` topic,
-`logdir_schemas.py`) for the subject's latest schema (TopicNameStrategy: `<topic>-value`,
+The driver asks the registry (the `schemaRegistry` URL, or else the `_schemas` topic of the broker
+or data dir read, `topic_schemas.py`) for the subject's latest schema (TopicNameStrategy: `<topic>-value`,
 `<topic>-key`), which gives the column's Spark type; executors fetch each writer schema by the id in
 the record (once per id) and decode with fastavro, resolving the writer's schema to the latest one,
 so records written with older versions come out in the latest shape. JSON Schema payloads are
 parsed JSON, shaped to the latest schema's type; Protobuf payloads are parsed with the latest
-schema's message (`protobuf.py`; Protobuf needs the registry's URL).
+schema's message (`protobuf.py`; Protobuf needs the registry's URL: its decoder reads serialized
+descriptors from the REST API, which turns the stored `.proto` text into them).
 
 A record that cannot be decoded (no magic byte, an unknown id, bytes the schema cannot read, a
 value of the wrong type) fails the read under `mode=FAILFAST`; under PERMISSIVE (the default, as in
@@ -29,9 +30,9 @@ from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from .errors import OptionError, SourceError
-from .logdir import LogDirOpener
-from .logdir_schemas import LogDirSchemas
+from .logdir import NO_LOG_DIR_READER, LogDirOpener
 from .protobuf import ProtobufReader, SchemaFiles
+from .topic_schemas import broker_schemas, log_dir_schemas
 from .typed import avro_spark_type, conform, json_spark_type
 
 CORRUPT = "_corrupt"
@@ -145,11 +146,16 @@ class ColumnDecoder:
             try:
                 schema_type, text = self.registry.by_id(schema_id)
             except SourceError as exc:
-                raise ValueError(f"schema id {schema_id}: {exc}") from None
-            if schema_type != "AVRO":
-                raise ValueError(f"schema id {schema_id} is {schema_type}, not AVRO")
-            self._writers[schema_id] = fastavro.parse_schema(json.loads(text), _write_hint=False)
-        return self._writers[schema_id]
+                self._writers[schema_id] = ValueError(f"schema id {schema_id}: {exc}")  # asked once, not per record
+            else:
+                self._writers[schema_id] = (
+                    fastavro.parse_schema(json.loads(text), _write_hint=False) if schema_type == "AVRO"
+                    else ValueError(f"schema id {schema_id} is {schema_type}, not AVRO")
+                )
+        writer = self._writers[schema_id]
+        if isinstance(writer, ValueError):
+            raise ValueError(str(writer))
+        return writer
 
 
 @attrs.define
@@ -189,20 +195,25 @@ class RecordDecoder:
 def record_decoder(options: Any, topics: tuple[str, ...], open_log_dir: LogDirOpener | None = None) -> RecordDecoder | None:
     """The decoder the options ask for, or None for raw keys and values (the default).
 
-    Schemas come from `schemaRegistry`, or, reading a data dir without it, from the dir's `_schemas`."""
+    Schemas come from `schemaRegistry`, or without it from the `_schemas` topic of the broker or data dir read."""
     formats = {"key": options.key_format, "value": options.value_format}
     if all(fmt == "raw" for fmt in formats.values()):
         return None
     registry: SchemaSource
     if options.schema_registry is not None:
         registry = RegistryClient(options.schema_registry)
-    elif options.data_dir is not None and open_log_dir is not None:
-        registry = LogDirSchemas(options.data_dir, open_log_dir)
-    else:
+    elif "protobuf" in formats.values():
+        column = next(c for c, fmt in formats.items() if fmt == "protobuf")
         raise OptionError(
-            "keyFormat/valueFormat avro, json and protobuf need the schemaRegistry option (the registry's URL) "
-            "when reading from a broker"
+            f"{column}Format protobuf needs the schemaRegistry option (the registry's URL): its decoder reads "
+            "the schemas' serialized descriptors from the registry's REST API"
         )
+    elif options.data_dir is None:
+        registry = broker_schemas(options.bootstrap, options.client_settings, options.poll_timeout_ms)
+    elif open_log_dir is None:
+        raise OptionError(NO_LOG_DIR_READER)
+    else:
+        registry = log_dir_schemas(options.data_dir, open_log_dir)
     if len(topics) != 1:
         raise OptionError("keyFormat/valueFormat avro, json and protobuf read one topic (the output schema is its subject's)")
     columns = [

@@ -52,6 +52,11 @@ class LogDirReader(Protocol):
 LogDirOpener = Callable[[str], LogDirReader]
 """Opens the log dir at a path; raises SourceError naming the path if it cannot be read as one."""
 
+NO_LOG_DIR_READER = (
+    "data_dir needs a log dir reader from the composition root: register "
+    "trafka.app.spark_wiring.TrafkaSource (trafka.app.spark_wiring.register(spark)) instead of the bare adapter"
+)
+
 
 class LogDirSource:
     def __init__(self, reader: LogDirReader) -> None:

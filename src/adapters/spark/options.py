@@ -10,8 +10,8 @@ Option names are case-insensitive, as in Spark. What to read:
   latest; a batch may not start at latest nor end at earliest; streams default to starting at latest
   and take no ending. JSON must name every partition of every topic read, as Spark requires;
 - `valueFormat` / `keyFormat`: `raw` (default), `avro`, `json` or `protobuf` (Confluent's wire format, decoded
-  with the schemas of the registry at `schemaRegistry`, or by default for a data dir, of the dir's
-  own `_schemas` topic; see `decode.py`), and `mode` (PERMISSIVE or FAILFAST) for records that do
+  with the schemas of the registry at `schemaRegistry`, or by default of the `_schemas` topic of the
+  broker or data dir read; see `decode.py`), and `mode` (PERMISSIVE or FAILFAST) for records that do
   not decode;
 - `includeHeaders` (false), `failOnDataLoss` (true), `minPartitions`, `maxRecordsPerPartition`
   (default 1,000,000, where Spark has no limit), `maxOffsetsPerTrigger` (streams),
@@ -156,6 +156,9 @@ class FormatOptions:
 
     topics: tuple[str, ...]
     data_dir: str | None
+    bootstrap: str | None
+    client_settings: Mapping[str, str]
+    poll_timeout_ms: int
     key_format: str
     value_format: str
     schema_registry: str | None
@@ -164,9 +167,13 @@ class FormatOptions:
 
 def format_options(raw: Mapping[str, str]) -> FormatOptions:
     options = {key.lower(): value for key, value in raw.items()}
+    bootstrap, data_dir = _source(options)
     return FormatOptions(
         topics=_topics(options),
-        data_dir=options.get("data_dir"),
+        data_dir=data_dir,
+        bootstrap=bootstrap,
+        client_settings=_client_settings(options, data_dir),
+        poll_timeout_ms=_poll_timeout_ms(options),
         key_format=_format(options, "keyFormat"),
         value_format=_format(options, "valueFormat"),
         schema_registry=options.get("schemaregistry"),
@@ -185,14 +192,39 @@ def _topics(options: Mapping[str, str]) -> tuple[str, ...]:
     return topics
 
 
-def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
-    """Validate the options of a batch (`streaming=False`) or streaming read."""
-    options = {key.lower(): value for key, value in raw.items()}
-    topics = _topics(options)
+def _source(options: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(bootstrap, data_dir), exactly one of them set."""
     bootstrap = options.get("bootstrap") or options.get("kafka.bootstrap.servers")
     data_dir = options.get("data_dir")
     if (bootstrap is None) == (data_dir is None):
         raise OptionError("exactly one of the options data_dir and bootstrap (kafka.bootstrap.servers) must be set")
+    return bootstrap, data_dir
+
+
+def _client_settings(options: Mapping[str, str], data_dir: str | None) -> dict[str, str]:
+    """The `kafka.*` options, prefix removed (a data dir takes none)."""
+    settings = {
+        key[len("kafka."):]: value
+        for key, value in options.items()
+        if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
+    }
+    if data_dir is not None and settings:
+        raise OptionError(
+            "kafka.* options configure the broker client; the data_dir source takes none "
+            f"(got kafka.{next(iter(settings))})"
+        )
+    return settings
+
+
+def _poll_timeout_ms(options: Mapping[str, str]) -> int:
+    return _positive(options, "kafkaConsumer.pollTimeoutMs") or DEFAULT_POLL_TIMEOUT_MS
+
+
+def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
+    """Validate the options of a batch (`streaming=False`) or streaming read."""
+    options = {key.lower(): value for key, value in raw.items()}
+    topics = _topics(options)
+    bootstrap, data_dir = _source(options)
 
     default_start = "latest" if streaming else "earliest"
     starting = parse_offsets(options.get("startingoffsets", default_start), "startingOffsets", topics)
@@ -214,16 +246,6 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
                 if start >= 0 and end >= 0 and start > end:
                     raise OptionError(f"startingOffsets {start} is after endingOffsets {end} for {t}-{p}")
 
-    client_settings = {
-        key[len("kafka."):]: value
-        for key, value in options.items()
-        if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
-    }
-    if data_dir is not None and client_settings:
-        raise OptionError(
-            "kafka.* options configure the broker client; the data_dir source takes none "
-            f"(got kafka.{next(iter(client_settings))})"
-        )
     return ReadOptions(
         topics=topics,
         data_dir=data_dir,
@@ -235,8 +257,8 @@ def read_options(raw: Mapping[str, str], streaming: bool) -> ReadOptions:
         min_partitions=_positive(options, "minPartitions"),
         max_records_per_partition=_positive(options, "maxRecordsPerPartition") or DEFAULT_MAX_RECORDS_PER_PARTITION,
         max_offsets_per_trigger=_positive(options, "maxOffsetsPerTrigger"),
-        poll_timeout_ms=_positive(options, "kafkaConsumer.pollTimeoutMs") or DEFAULT_POLL_TIMEOUT_MS,
-        client_settings=client_settings,
+        poll_timeout_ms=_poll_timeout_ms(options),
+        client_settings=_client_settings(options, data_dir),
         key_format=_format(options, "keyFormat"),
         value_format=_format(options, "valueFormat"),
         schema_registry=options.get("schemaregistry"),

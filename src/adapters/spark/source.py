@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 from .broker import BrokerSource
 from .decode import RecordDecoder, record_decoder
 from .errors import OptionError
-from .logdir import LogDirOpener, LogDirSource
+from .logdir import NO_LOG_DIR_READER, LogDirOpener, LogDirSource
 from .options import ReadOptions, format_options, read_options
 from .ranges import (
     OffsetRange,
@@ -50,10 +50,7 @@ def open_source(options: ReadOptions, open_log_dir: LogDirOpener | None) -> Iter
     """The source the options name, closed on exit."""
     if options.data_dir is not None:
         if open_log_dir is None:
-            raise OptionError(
-                "data_dir needs a log dir reader from the composition root: register "
-                "trafka.app.spark_wiring.TrafkaSource (trafka.app.spark_wiring.register(spark)) instead of the bare adapter"
-            )
+            raise OptionError(NO_LOG_DIR_READER)
         source: LogDirSource | BrokerSource = LogDirSource(open_log_dir(options.data_dir))
     else:
         assert options.bootstrap is not None

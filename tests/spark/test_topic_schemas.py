@@ -1,4 +1,5 @@
-"""A data dir's `_schemas` replayed read-only as the registry of a typed read."""
+"""A `_schemas` topic replayed read-only as the registry of a typed read (here a data dir's, through
+the `LogDirSource` a read uses; the broker's is read the same way, tests/spark/test_typed.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pickle
 import pytest
 
 from trafka.adapters.spark import SourceError
-from trafka.adapters.spark.logdir_schemas import LogDirSchemas
+from trafka.adapters.spark.topic_schemas import log_dir_schemas
 from trafka.domain.batch import BatchHeader
 from trafka.domain.schemas import RegistryEntry, Schema, SchemaType, SubjectVersion
 from trafka.domain.schemas.records import delete_subject_entry, schema_entry
@@ -72,19 +73,19 @@ def test_latest_and_by_id_follow_the_registrys_rules():
     LOG.add(version("t-value", 2, 2, '"long"'))
     LOG.add(version("u-value", 1, 3, '{"type": "string"}', SchemaType.JSON))
     LOG.add_raw(b"not json", b"{}")  # skipped, as the broker skips it
-    schemas = LogDirSchemas("/data", open_log)
+    schemas = log_dir_schemas("/data", open_log)
     assert schemas.latest("t-value") == ("AVRO", '"long"')
     assert schemas.latest("u-value") == ("JSON", '{"type": "string"}')
     LOG.add(delete_subject_entry("t-value", 2))
     assert schemas.by_id(1) == ("AVRO", '"int"')  # known: no replay
     with pytest.raises(SourceError, match="is not in the _schemas topic"):
-        LogDirSchemas("/data", open_log).latest("t-value")  # soft-deleted subject
-    assert LogDirSchemas("/data", open_log).by_id(2) == ("AVRO", '"long"')  # ids of deleted versions still resolve
+        log_dir_schemas("/data", open_log).latest("t-value")  # soft-deleted subject
+    assert log_dir_schemas("/data", open_log).by_id(2) == ("AVRO", '"long"')  # ids of deleted versions still resolve
 
 
 def test_an_id_written_after_the_start_is_read_once_and_the_replay_is_pickled_along():
     LOG.add(version("t-value", 1, 1, '"int"'))
-    schemas = LogDirSchemas("/data", open_log)
+    schemas = log_dir_schemas("/data", open_log)
     schemas.latest("t-value")
     on_executor = pickle.loads(pickle.dumps(schemas))
     LOG.add(version("t-value", 2, 7, '"long"'))
@@ -93,10 +94,10 @@ def test_an_id_written_after_the_start_is_read_once_and_the_replay_is_pickled_al
     assert SchemasLog.batches_read == before  # replayed on the driver
     assert on_executor.by_id(7) == ("AVRO", '"long"')
     assert SchemasLog.batches_read == before + 1  # only the new entry is read
-    with pytest.raises(SourceError, match="schema id 9 is not in the _schemas topic"):
+    with pytest.raises(SourceError, match="^not in the _schemas topic of data dir /data$"):
         on_executor.by_id(9)
 
 
 def test_a_data_dir_without_schemas_says_so():
     with pytest.raises(SourceError, match="has no _schemas topic"):
-        LogDirSchemas("/data", open_log).latest("t-value")
+        log_dir_schemas("/data", open_log).latest("t-value")
