@@ -104,3 +104,32 @@ def test_export_writes_typed_parquet_from_a_protobuf_topic(spark, registry_broke
     values = sorted(pq.read_table(output).column("value").to_pylist(), key=lambda v: v["name"])
     assert [(v["name"], v["age"], v["tags"], v["email"]) for v in values] == [("ann", None, ["ann"], None),
                                                                             ("bo", 1, ["bo"], None)]
+
+
+def test_a_protobuf_stream_reads_typed_columns_and_ids_registered_after_the_start(spark, registry_broker, tmp_path):
+    topic = f"pstream-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": registry_broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    v1, v2 = message_classes({"shop/user.proto": USER_V1}), message_classes({"shop/user.proto": USER_V2})
+    produce(registry_broker, topic, [ProtobufSerializer(v1["shop.User"], client)(v1["shop.User"](name="ann", age=31), context)])
+    stream = (spark.readStream.format("trafka").option("topic", topic).option("bootstrap", registry_broker.bootstrap)
+              .option("schemaRegistry", registry_broker.http_url).option("valueFormat", "protobuf")
+              .option("startingOffsets", "earliest").load())
+    assert stream.schema["value"].dataType["age"].dataType == IntegerType()  # v1's, the latest at the start
+    table = f"ptyped_{uuid.uuid4().hex[:8]}"
+    query = (stream.writeStream.format("memory").queryName(table)
+             .option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(processingTime="200 milliseconds").start())
+    try:
+        query.processAllAvailable()
+        # v2, registered after the start, is fetched by id on the executor and read in v1's shape
+        produce(registry_broker, topic, [ProtobufSerializer(v2["shop.User"], client)(
+            v2["shop.User"](name="bo", age=7, email="bo@example.com"), context), b"raw"])
+        query.processAllAvailable()
+        rows = spark.table(table).orderBy("offset").select("value.name", "value.age", "_corrupt").collect()
+        assert [tuple(r)[:2] for r in rows[:2]] == [("ann", 31), ("bo", 7)]
+        assert [r["_corrupt"] is None for r in rows] == [True, True, False]
+        assert "magic byte" in rows[2]["_corrupt"]
+        assert query.exception() is None
+    finally:
+        query.stop()
