@@ -20,8 +20,8 @@ How it goes:
 
 Rows have Spark's Kafka source schema, headers included unless `--no-headers`; with
 `--value-format avro|json|protobuf` (or `--key-format`) that column holds the decoded record, typed by its
-subject's latest schema in the registry at `--schema-registry` (by default, for `--data-dir`, the
-dir's own `_schemas` topic) (Parquet, JSON and ORC only). CSV cannot hold
+subject's latest schema in the registry at `--schema-registry` (by default the `_schemas` topic of the
+broker or data dir read; protobuf needs the URL) (Parquet, JSON and ORC only). CSV cannot hold
 binary or array columns, so there `key`, `value` and header values are base64 text, `headers` is a
 JSON array of {"key", "value"} objects (empty when a record has none), `timestamp` is ISO 8601 in UTC,
 and a null is an empty field while an empty value is `""`. JSON holds binary as base64 too (Spark's
@@ -79,7 +79,8 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
             f"--{column}-format", choices=("raw", "avro", "json", "protobuf"), default="raw",
             help=f"raw bytes (default), or the {column} decoded with its subject's latest schema (typed columns)",
         )
-    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format (default with --data-dir: the dir's _schemas)")
+    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format (default: the _schemas topic of the broker "
+             "or data dir read; protobuf needs the URL)")
     export.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     export.add_argument(
         "-o", "--option", action="append", default=[], metavar="NAME=VALUE",
@@ -131,6 +132,8 @@ def _prepare(args: argparse.Namespace) -> _Plan:
         raise ExportError(f"output {output} cannot be created: {parent} is not writable")
     try:
         from trafka.adapters.spark import OptionError, SourceError, plan, read_options
+        from trafka.adapters.spark.decode import record_decoder
+        from trafka.adapters.spark.options import format_options
 
         from .spark_wiring import open_log_dir
     except ImportError as exc:
@@ -157,6 +160,7 @@ def _prepare(args: argparse.Namespace) -> _Plan:
     try:
         read = read_options(options, streaming=False)
         ranges = plan(read, open_log_dir)
+        record_decoder(format_options(options), read.topics, open_log_dir)  # the schemas are there
     except (OptionError, SourceError) as exc:
         raise ExportError(str(exc)) from None
     # Spark reads exactly the planned ranges, whatever is appended in the meantime

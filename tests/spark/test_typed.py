@@ -127,10 +127,18 @@ def test_a_broker_read_without_schema_registry_decodes_with_the_brokers_own_sche
             .option("valueFormat", "avro").load()
 
 
-def test_a_broker_without_schemas_says_so(spark, broker):
+def test_a_broker_without_schemas_says_so(spark, broker, produced, tmp_path, capsys):
+    from trafka.app.export import main
+
     with pytest.raises(PySparkException, match=f"the broker at {broker.bootstrap} has no _schemas topic"):
         spark.read.format("trafka").option("topic", "records").option("bootstrap", broker.bootstrap) \
             .option("valueFormat", "avro").load()
+    # export says so before Spark starts, and so for protobuf without --schema-registry
+    for value_format, message in (("avro", "has no _schemas topic"), ("protobuf", "needs the schemaRegistry option")):
+        assert main(["--topic", "records", "--bootstrap", broker.bootstrap, "--output", str(tmp_path / value_format),
+                     "--value-format", value_format]) == 2
+        assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
 
 
 def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
@@ -149,6 +157,10 @@ def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
     table = pq.read_table(output)
     assert table.schema.field("value").type.num_fields == 3
     assert sorted(table.column("value").to_pylist(), key=lambda v: v["name"]) == users
+    # without --schema-registry, the broker's own _schemas
+    assert main(["--topic", topic, "--bootstrap", registry_broker.bootstrap, "--output", str(tmp_path / "own"),
+                 "--value-format", "avro", "--master", "local[1]"]) == 0
+    assert sorted(pq.read_table(tmp_path / "own").column("value").to_pylist(), key=lambda v: v["name"]) == users
     assert main(["--topic", topic, "--bootstrap", registry_broker.bootstrap, "--output", str(tmp_path / "csv"),
                  "--format", "csv", "--value-format", "avro", "--schema-registry", registry_broker.http_url]) == 2
 
