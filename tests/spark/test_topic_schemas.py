@@ -20,6 +20,7 @@ class SchemasLog:
 
     path = "/data"
     batches_read = 0
+    opened = 0
 
     def __init__(self) -> None:
         self.stored: list[bytes] = []
@@ -56,6 +57,7 @@ LOG = SchemasLog()
 
 def open_log(path: str) -> SchemasLog:
     assert path == "/data"
+    SchemasLog.opened += 1
     return LOG
 
 
@@ -101,3 +103,16 @@ def test_an_id_written_after_the_start_is_read_once_and_the_replay_is_pickled_al
 def test_a_data_dir_without_schemas_says_so():
     with pytest.raises(SourceError, match="has no _schemas topic"):
         log_dir_schemas("/data", open_log).latest("t-value")
+
+
+def test_a_decoder_asks_for_an_unknown_id_once_not_per_record():
+    from trafka.adapters.spark.decode import ColumnDecoder
+
+    LOG.add(version("t-value", 1, 1, '"long"'))
+    decoder = ColumnDecoder.for_subject("value", "avro", log_dir_schemas("/data", open_log), "t-value")
+    assert decoder.decode(b"\0\0\0\0\x01\x02") == 1
+    before = SchemasLog.opened
+    for _ in range(3):
+        with pytest.raises(ValueError, match="^schema id 9: not in the _schemas topic of data dir /data$"):
+            decoder.decode(b"\0\0\0\0\x09\x02")
+    assert SchemasLog.opened == before + 1  # one catch-up, not one per record
