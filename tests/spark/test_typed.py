@@ -39,6 +39,20 @@ def registry_broker(typed_data_dir):
     assert process.stop() == 0, process.log()
 
 
+OLD_USERS = [{"name": "ann", "age": 31}]
+NEW_USERS = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
+
+
+def users_topic(broker, prefix: str, extra: list[bytes] = ()):
+    """A fresh topic holding OLD_USERS written with USER_V1, then NEW_USERS with USER_V2, then `extra`."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    client = SchemaRegistryClient({"url": broker.http_url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    produce(broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in OLD_USERS]
+            + [AvroSerializer(client, USER_V2)(u, context) for u in NEW_USERS] + list(extra))
+    return topic, client, context
+
+
 def produce(broker, topic: str, serialized: list[bytes]) -> None:
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     for value in serialized:
@@ -98,13 +112,8 @@ def test_protobuf_needs_a_registry_and_formats_are_known(spark, registry_broker,
 
 
 def test_a_broker_read_without_schema_registry_decodes_with_the_brokers_own_schemas(spark, registry_broker):
-    topic = f"own-users-{uuid.uuid4().hex[:8]}"
-    client = SchemaRegistryClient({"url": registry_broker.http_url})
-    context = SerializationContext(topic, MessageField.VALUE)
-    old = [{"name": "ann", "age": 31}]
-    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
-    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
-            + [AvroSerializer(client, USER_V2)(u, context) for u in new] + [b"\0\0\0\x03\xe7"])
+    topic, client, context = users_topic(registry_broker, "own-users", extra=[b"\0\0\0\x03\xe7"])
+    old, new = OLD_USERS, NEW_USERS
 
     frame = (spark.read.format("trafka").option("topic", topic).option("kafka.bootstrap.servers", registry_broker.bootstrap)
              .option("valueFormat", "avro").load())
@@ -171,13 +180,8 @@ USER_V3 = json.dumps({"type": "record", "name": "User", "fields": [
 
 
 def test_a_stream_reads_typed_columns_with_the_schema_of_query_start(spark, registry_broker, tmp_path):
-    topic = f"stream-users-{uuid.uuid4().hex[:8]}"
-    client = SchemaRegistryClient({"url": registry_broker.http_url})
-    context = SerializationContext(topic, MessageField.VALUE)
-    old = [{"name": "ann", "age": 31}]
-    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
-    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
-            + [AvroSerializer(client, USER_V2)(u, context) for u in new])
+    topic, client, context = users_topic(registry_broker, "stream-users")
+    old, new = OLD_USERS, NEW_USERS
     stream = (spark.readStream.format("trafka").option("topic", topic).option("bootstrap", registry_broker.bootstrap)
               .option("schemaRegistry", registry_broker.http_url).option("valueFormat", "avro")
               .option("startingOffsets", "earliest").load())
@@ -211,13 +215,8 @@ def test_a_data_dir_read_decodes_with_the_dirs_own_schemas(spark, registry_broke
 
     from trafka.app.export import main
 
-    topic = f"dir-users-{uuid.uuid4().hex[:8]}"
-    client = SchemaRegistryClient({"url": registry_broker.http_url})
-    context = SerializationContext(topic, MessageField.VALUE)
-    old = [{"name": "ann", "age": 31}]
-    new = [{"name": "cy", "age": 2**40, "email": "cy@example.com"}]
-    produce(registry_broker, topic, [AvroSerializer(client, USER_V1)(u, context) for u in old]
-            + [AvroSerializer(client, USER_V2)(u, context) for u in new])
+    topic, client, context = users_topic(registry_broker, "dir-users")
+    old, new = OLD_USERS, NEW_USERS
     expected = [{**old[0], "email": None}, *new]
 
     frame = (spark.read.format("trafka").option("topic", topic).option("data_dir", typed_data_dir)
