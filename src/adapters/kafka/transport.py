@@ -48,7 +48,7 @@ class SocketTransport:
         self._reads_without_yield = 0
 
     async def receive_into(self, frames: FrameReader, wanted: int) -> int:
-        view = self._view if wanted <= RECEIVE_BUFFER else memoryview(bytearray(wanted))
+        view = self._view  # a large frame arrives over several reads into the same buffer
         while True:
             try:
                 count = os.readv(self._fd, (view,))
