@@ -267,7 +267,7 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
         yield args.bootstrap, None
         return
     if args.spawn == "trafka":
-        broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src, args.security)
+        broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src, security=args.security)
     else:
         broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
     try:
