@@ -10,7 +10,7 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import attrs
 import crc32c
@@ -55,7 +55,6 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
-from .http_wiring import schema_registry
 from .security_wiring import authentication_from, authorization_from
 from .tls_wiring import tls_from
 
@@ -259,5 +258,20 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         authorization=authorization,
         advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
     )
-    schema_registry(ctx)  # broker-side schema validation checks ids against it, with or without --http-port
+    # Broker-side schema validation checks ids against the broker's registry, with or without --http-port.
+    ctx.replicas.schema_ids = _RegistryOnFirstUse(ctx)
     return ctx
+
+
+@attrs.define
+class _RegistryOnFirstUse:
+    """The broker's Schema Registry, built the first time a topic with schema validation is produced to
+    (or the HTTP listener serves it), so a broker that uses neither never imports its libraries
+    (Avro, JSON Schema, protoc): they would add tens of MiB to every broker's memory."""
+
+    ctx: BrokerContext
+
+    def schema_ids(self, subject: str) -> Collection[int]:
+        from .http_wiring import schema_registry  # replaces this object in ctx.replicas.schema_ids
+
+        return schema_registry(self.ctx).schema_ids(subject)

@@ -18,9 +18,9 @@ from starlette.routing import BaseRoute
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, ProtobufFormat, RegistryService, SchemasTopic
+from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
-from trafka.domain.schemas import SchemaRegistry, SchemaType
+from trafka.domain.schemas import SchemaFormat, SchemaRegistry, SchemaType
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from .config import Settings
@@ -73,7 +73,15 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
     )
 
 
-SCHEMA_FORMATS = {SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat, SchemaType.PROTOBUF: ProtobufFormat}
+def _protobuf_format() -> SchemaFormat:
+    from trafka.adapters.schemas.protobuf import ProtobufFormat  # protoc is loaded with the registry, not the broker
+
+    return ProtobufFormat()
+
+
+SCHEMA_FORMATS: dict[SchemaType, Callable[[], SchemaFormat]] = {
+    SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat, SchemaType.PROTOBUF: _protobuf_format,
+}
 
 
 def schema_registry(ctx: BrokerContext) -> RegistryService:

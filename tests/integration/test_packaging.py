@@ -61,3 +61,20 @@ def test_importing_trafka_starts_nothing_and_names_its_public_api():
 def test_python_dash_m_trafka_is_the_command():
     run = subprocess.run([sys.executable, "-m", "trafka", "--help"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and "serve" in run.stdout
+
+
+def test_a_broker_that_serves_no_registry_imports_none_of_its_libraries():
+    # The registry's libraries (Avro, JSON Schema, protoc) and the HTTP stack cost tens of MiB of
+    # memory: a broker without --http-port or a schema-validated topic never imports them.
+    code = (
+        "import sys; "
+        "from trafka.app.bootstrap import bootstrap, default_adapters; "
+        "from trafka.app.config import load_settings; "
+        "settings = load_settings(overrides={'storage': {'kind': 'memory'}}); "
+        "bootstrap(settings, default_adapters(settings)); "
+        "heavy = {'fastavro', 'jsonschema', 'grpc_tools', 'google', 'starlette', 'hypercorn', 'jinja2'}; "
+        "print(sorted(heavy & {name.split('.')[0] for name in sys.modules}))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

@@ -119,3 +119,18 @@ async def test_drain_waits_for_a_deferred_response():
         await trio.testing.wait_all_tasks_blocked()
         deferred.fill([b"late"])
     assert transport.writes == [[b"late"]]
+
+
+def test_every_connection_of_a_loop_reads_into_one_buffer_and_each_thread_has_its_own():
+    # A buffer per connection would hold RECEIVE_BUFFER bytes for every idle connection.
+    import threading
+
+    from trafka.adapters.kafka.transport import _receive_buffer
+
+    here = _receive_buffer()
+    assert _receive_buffer() is here
+    other = []
+    thread = threading.Thread(target=lambda: other.append(_receive_buffer()))
+    thread.start()
+    thread.join()
+    assert other[0] is not here and len(other[0]) == len(here)

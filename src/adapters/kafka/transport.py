@@ -6,7 +6,9 @@ works on the socket's file descriptor with trio's low-level waits (all public AP
 - `receive_into` first tries a non-blocking `readv` into one reusable buffer and only when the
   socket is empty waits for it to become readable (`trio.lowlevel.wait_readable`); a read that
   finds data does not yield to the scheduler, except once every `_FAIR_READS` reads in a row, so a
-  client that keeps its socket full cannot starve the other connections;
+  client that keeps its socket full cannot starve the other connections. The buffer is shared by
+  every connection of the thread's Trio loop (what is read is handed to the connection's frame
+  reader before anything can yield), so a thousand idle connections do not hold a thousand buffers;
 - `send` writes a list of buffers with one `writev` (a response's header and stored record bytes
   are never concatenated) and waits for writability only when the kernel takes part of them.
 
@@ -17,6 +19,7 @@ encrypts what it sends anyway.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -37,18 +40,27 @@ class Transport(Protocol):
         """Write every buffer, in order."""
 
 
+_per_thread = threading.local()
+
+
+def _receive_buffer() -> memoryview:
+    """This thread's receive buffer: one Trio loop runs per thread, and its tasks never read at once."""
+    view = getattr(_per_thread, "view", None)
+    if view is None:
+        view = _per_thread.view = memoryview(bytearray(RECEIVE_BUFFER))
+    return view
+
+
 class SocketTransport:
     """Plain TCP on the socket's descriptor: one syscall per read and per batch of responses."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self._socket = stream.socket
         self._fd = stream.socket.fileno()
-        self._buffer = bytearray(RECEIVE_BUFFER)
-        self._view = memoryview(self._buffer)
         self._reads_without_yield = 0
 
     async def receive_into(self, frames: FrameReader, wanted: int) -> int:
-        view = self._view  # a large frame arrives over several reads into the same buffer
+        view = _receive_buffer()  # a large frame arrives over several reads into the same buffer
         while True:
             try:
                 count = os.readv(self._fd, (view,))
@@ -59,12 +71,12 @@ class SocketTransport:
             except OSError as exc:  # ECONNRESET and friends: the peer is gone
                 raise trio.BrokenResourceError(str(exc)) from exc
             break
+        if count:
+            frames.feed(view[:count])  # before any await: the buffer is the next reader's after that
         self._reads_without_yield += 1
         if self._reads_without_yield >= _FAIR_READS:
             self._reads_without_yield = 0
             await trio.lowlevel.checkpoint()
-        if count:
-            frames.feed(view[:count])
         return count
 
     async def send(self, buffers: Sequence[bytes]) -> None:
