@@ -68,12 +68,15 @@ def _receive_exactly(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-def _client(address: tuple[str, int], requests: list[bytes], connections: int, ready, go) -> None:
+def _client(address: tuple[str, int], requests: list[bytes], connections: int, ready, go, pipeline: bool = False) -> None:
     sockets = [socket.create_connection(address) for _ in range(connections)]
     for sock in sockets:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     ready.set()
     go.wait()
+    if pipeline:
+        _pipelined(sockets, requests)
+        return
     for base in range(0, len(requests), connections):
         batch = requests[base : base + connections]
         for sock, frame in zip(sockets, batch):
@@ -81,6 +84,42 @@ def _client(address: tuple[str, int], requests: list[bytes], connections: int, r
         for sock, _ in zip(sockets, batch):
             (size,) = struct.unpack(">i", _receive_exactly(sock, 4))
             _receive_exactly(sock, size)
+    for sock in sockets:
+        sock.close()
+
+
+def _pipelined(sockets: list[socket.socket], requests: list[bytes]) -> None:
+    """Every connection sends its share without waiting for responses (as librdkafka does with many
+    requests in flight) while a thread per connection reads the responses back."""
+    import threading
+
+    def send(sock: socket.socket, frames: list[bytes]) -> None:
+        for base in range(0, len(frames), 64):
+            sock.sendall(b"".join(frames[base : base + 64]))
+
+    def receive(sock: socket.socket, count: int) -> None:
+        pending = bytearray()
+        while count:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            pending += chunk
+            pos = 0
+            while len(pending) - pos >= 4:
+                (size,) = struct.unpack_from(">i", pending, pos)
+                if len(pending) - pos < 4 + size:
+                    break
+                pos += 4 + size
+                count -= 1
+            del pending[:pos]
+
+    shares = [requests[i :: len(sockets)] for i in range(len(sockets))]
+    threads = [threading.Thread(target=f, args=(sock, share if f is send else len(share)))
+               for sock, share in zip(sockets, shares) for f in (send, receive)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     for sock in sockets:
         sock.close()
 
@@ -102,7 +141,7 @@ def wire(args: argparse.Namespace) -> list[float]:
             requests = [struct.pack(">i", len(f)) + f for f in frames(args.requests, args.version, args.partitions)]
             ready, go = multiprocessing.Event(), multiprocessing.Event()
             client = multiprocessing.Process(
-                target=_client, args=((host, int(port)), requests, args.connections, ready, go)
+                target=_client, args=((host, int(port)), requests, args.connections, ready, go, args.pipeline)
             )
             client.start()
             ready.wait()
@@ -123,6 +162,8 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help="count Prometheus metrics, as with --http-port")
     parser.add_argument("--wire", action="store_true", help="through the real server and sockets")
     parser.add_argument("--connections", type=int, default=4, help="with --wire: client connections")
+    parser.add_argument("--pipeline", action="store_true",
+                        help="with --wire: send every request without waiting for responses (many in flight)")
     parser.add_argument("--records", type=int, default=1, help="records per batch")
     validation = parser.add_mutually_exclusive_group()
     validation.add_argument("--schema-validation", action="store_true", help="confluent.value.schema.validation=true")
@@ -130,7 +171,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.wire:
         samples = wire(args)
-        print(f"Produce v{args.version} over {args.connections} connections, 1 record per request, {args.store} store: "
+        inflight = "pipelined" if args.pipeline else "one request in flight each"
+        print(f"Produce v{args.version} over {args.connections} connections ({inflight}), 1 record per request, {args.store} store: "
               f"{statistics.median(samples):.1f} us of broker-thread CPU per request (median of {args.runs}; "
               f"runs {', '.join(f'{s:.1f}' for s in samples)})")
         return

@@ -21,8 +21,6 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-import attrs
-
 from .errors import ErrorCode, KafkaError
 
 HEADER_SIZE = 61
@@ -125,8 +123,7 @@ def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, Bat
         pos += header.size
 
 
-@attrs.frozen
-class ValidatedBatches:
+class ValidatedBatches(NamedTuple):
     """Record batches from a produce request that passed validation, ready for offset assignment."""
 
     buffer: bytearray
@@ -145,59 +142,61 @@ def validate_batches(
     Raises KafkaError with CORRUPT_MESSAGE (bad length or CRC, trailing bytes), INVALID_RECORD
     (wrong magic, record count that disagrees with last_offset_delta), MESSAGE_TOO_LARGE (a batch
     over `max_batch_bytes`) or INVALID_TIMESTAMP (a CreateTime too far in the future).
+
+    This runs once per produced partition on the hot path: the header's fields are unpacked into
+    locals rather than read through the named tuple's properties.
     """
     buf = bytearray(records)
-    view = memoryview(buf)
     end = len(buf)
     if end == 0:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "empty record set")
+    latest = None if now_ms is None or timestamp_after_max_ms is None else now_ms + timestamp_after_max_ms
     headers = []
     pos = 0
-    while pos < end:
-        if end - pos < LOG_OVERHEAD + 5:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record set ends in a truncated batch")
-        magic = buf[pos + 16]
-        if magic != 2:
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"produce requests must contain record batches with magic 2, found magic {magic}",
-            )
-        header = BatchHeader.parse(buf, pos)
-        if header.batch_length < MIN_BATCH_LENGTH:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"batch length {header.batch_length} is too small")
-        if pos + header.size > end:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record set ends in a truncated batch")
-        if header.size > max_batch_bytes:
-            raise KafkaError(
-                ErrorCode.MESSAGE_TOO_LARGE,
-                f"batch of {header.size} bytes exceeds the maximum of {max_batch_bytes}",
-            )
-        if checksum(view[pos + CRC_START : pos + header.size]) != header.crc:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch CRC does not match its contents")
-        if header.compression == Compression.NONE and header.records_count * MIN_RECORD_SIZE > (
-            header.batch_length - MIN_BATCH_LENGTH
-        ):
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"{header.records_count} records cannot fit in a batch of {header.size} bytes",
-            )
-        if header.last_offset_delta < 0 or header.records_count != header.last_offset_delta + 1:
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"record count {header.records_count} does not match last offset delta "
-                f"{header.last_offset_delta}",
-            )
-        if (
-            now_ms is not None
-            and timestamp_after_max_ms is not None
-            and not header.attributes & 0x08  # CreateTime
-            and header.max_timestamp > now_ms + timestamp_after_max_ms
-        ):
-            raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "record timestamp is too far in the future")
-        headers.append((pos, header))
-        pos += header.size
-    view.release()
+    with memoryview(buf) as view:
+        while pos < end:
+            if end - pos < HEADER_SIZE:
+                if end - pos < LOG_OVERHEAD + 5:
+                    raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record set ends in a truncated batch")
+                if buf[pos + 16] != 2:
+                    raise _wrong_magic(buf[pos + 16])
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
+            fields = _HEADER.unpack_from(buf, pos)
+            (_, batch_length, _, magic, crc, attributes, last_offset_delta, _, max_timestamp, _, _, _,
+             records_count) = fields
+            if magic != 2:
+                raise _wrong_magic(magic)
+            if batch_length < MIN_BATCH_LENGTH:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"batch length {batch_length} is too small")
+            size = LOG_OVERHEAD + batch_length
+            if pos + size > end:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record set ends in a truncated batch")
+            if size > max_batch_bytes:
+                raise KafkaError(
+                    ErrorCode.MESSAGE_TOO_LARGE, f"batch of {size} bytes exceeds the maximum of {max_batch_bytes}"
+                )
+            if checksum(view[pos + CRC_START : pos + size]) != crc:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch CRC does not match its contents")
+            if not attributes & 0x07 and records_count * MIN_RECORD_SIZE > batch_length - MIN_BATCH_LENGTH:
+                raise KafkaError(
+                    ErrorCode.INVALID_RECORD, f"{records_count} records cannot fit in a batch of {size} bytes"
+                )
+            if last_offset_delta < 0 or records_count != last_offset_delta + 1:
+                raise KafkaError(
+                    ErrorCode.INVALID_RECORD,
+                    f"record count {records_count} does not match last offset delta {last_offset_delta}",
+                )
+            if latest is not None and not attributes & 0x08 and max_timestamp > latest:  # CreateTime
+                raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "record timestamp is too far in the future")
+            headers.append((pos, tuple.__new__(BatchHeader, fields)))
+            pos += size
     return ValidatedBatches(buf, tuple(headers))
+
+
+def _wrong_magic(magic: int) -> KafkaError:
+    return KafkaError(
+        ErrorCode.INVALID_RECORD, f"produce requests must contain record batches with magic 2, found magic {magic}"
+    )
 
 
 def assign_offsets(
@@ -226,7 +225,7 @@ def assign_offsets(
                 crc = checksum(view[pos + CRC_START : pos + header.size])
             _CRC.pack_into(buf, pos + 17, crc)
             header = header._replace(attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
-        header = header.placed(next_offset, leader_epoch)
+        header = tuple.__new__(BatchHeader, (next_offset, header[1], leader_epoch, *header[3:]))
         patched.append(header)
-        next_offset = header.next_offset
+        next_offset += header[6] + 1  # last_offset_delta + 1
     return patched

@@ -24,7 +24,7 @@ from .producers import PartitionProducerState, ProducerEntry
 from .records import Decompress, record_timestamps
 from .retention import SegmentInfo, active_segment_expired, retention_cut
 from .schema_validation import SchemaValidation
-from .topics import TopicPartition
+from .topics import Topic, TopicPartition
 
 LEADER_EPOCH = 0
 EARLIEST_TIMESTAMP = -2
@@ -42,6 +42,16 @@ class ProduceResult(NamedTuple):
     log_start_offset: int = -1
     message: str | None = None
     records_count: int = 0  # records appended, from the batch header (0 for a duplicate)
+
+
+class _ProduceRoute(NamedTuple):
+    """A topic's produce settings, valid while its configs are this very mapping."""
+
+    configs: Mapping[str, str]
+    max_batch_bytes: int
+    timestamp_after_max_ms: int
+    log_append_time: bool
+    schema_validation: SchemaValidation | None
 
 
 @attrs.frozen
@@ -80,7 +90,7 @@ class ReplicaManager:
         self.transaction_check: Callable[[int, int, TopicPartition], ErrorCode] | None = None
         # Set by the app: the schema registry that broker-side schema validation checks ids against.
         self.schema_ids: SchemaIdLookup | None = None
-        self._schema_validations: dict[str, tuple[Mapping[str, str], SchemaValidation | None]] = {}
+        self._routes: dict[str, _ProduceRoute] = {}
 
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
@@ -108,39 +118,48 @@ class ReplicaManager:
             return None
         return self._logs.get(tp)
 
+    def _route(self, topic: Topic) -> _ProduceRoute:
+        """What produce needs from a topic's configs, worked out once per config mapping (a topic's
+        configs are replaced, never changed in place, when altered), so a produce reads no config."""
+        route = self._routes.get(topic.name)
+        if route is None or route.configs is not topic.configs:
+            configs = topic.configs
+            route = self._routes[topic.name] = _ProduceRoute(
+                configs,
+                self._policy.max_message_bytes(configs),
+                int(configs.get("message.timestamp.after.max.ms", "3600000")),
+                configs.get("message.timestamp.type") == "LogAppendTime",
+                SchemaValidation.of(topic.name, configs) if configs else None,
+            )
+        return route
+
     def produce(self, tp: TopicPartition, records: bytes | None, now_ms: int) -> ProduceResult:
-        log = self._log(tp)
+        topic = self._catalog.get(tp.topic)
+        log = None if topic is None or not 0 <= tp.partition < topic.partition_count else self._logs.get(tp)
         if log is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if records is None:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, message="null record set")
-        topic = self._catalog.get(tp.topic)
-        assert topic is not None
-        configs = topic.configs
+        route = self._route(topic)
         try:
-            batches = validate_batches(
-                records,
-                self._checksum,
-                self._policy.max_message_bytes(configs),
-                now_ms,
-                int(configs.get("message.timestamp.after.max.ms", "3600000")),
-            )
+            batches = validate_batches(records, self._checksum, route.max_batch_bytes, now_ms, route.timestamp_after_max_ms)
         except KafkaError as error:
             return ProduceResult(error.code, message=error.message)
         if len(batches.headers) != 1:  # as Kafka: one batch per partition from v3 on
             return ProduceResult(ErrorCode.INVALID_RECORD, message="a produce request carries one batch per partition")
         header = batches.headers[0][1]
-        if header.is_control:
+        attributes = header.attributes
+        if attributes & 0x20:  # a control batch
             return ProduceResult(ErrorCode.INVALID_RECORD, message="clients may not produce control batches")
-        if header.is_transactional:
+        if attributes & 0x10:  # transactional
             if self.transaction_check is None:
                 return ProduceResult(ErrorCode.INVALID_TXN_STATE)
             verdict = self.transaction_check(header.producer_id, header.producer_epoch, tp)
             if verdict is not ErrorCode.NONE:
                 return ProduceResult(verdict)
-        if configs:  # topics without configs of their own cannot have schema validation on
+        if route.schema_validation is not None:
             try:
-                refusal = self._schema_refusal(tp.topic, configs, batches.buffer)
+                refusal = self._schema_refusal(route.schema_validation, batches.buffer)
             except KafkaError as error:
                 return ProduceResult(error.code, message=error.message)
             if refusal is not None:
@@ -155,11 +174,9 @@ class ReplicaManager:
                 return ProduceResult(
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
                 )
-        log_append = configs.get("message.timestamp.type") == "LogAppendTime"
+        log_append = route.log_append_time
         base_offset = log.log_end_offset
-        headers = assign_offsets(
-            batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
-        )
+        headers = assign_offsets(batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None)
         try:
             log.append(batches.buffer, headers)
         except OSError as exc:
@@ -167,24 +184,11 @@ class ReplicaManager:
         if idempotent:
             self._producer_state(tp, log).record(headers[0])
         return ProduceResult(
-            ErrorCode.NONE,
-            base_offset=base_offset,
-            log_append_time_ms=now_ms if log_append else -1,
-            log_start_offset=log.log_start_offset,
-            records_count=header.records_count,
+            ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
         )
 
-    def _schema_refusal(self, topic: str, configs: Mapping[str, str], batch: bytearray) -> str | None:
-        """Broker-side schema validation: None unless the topic turns it on and a record fails it.
-
-        The topic's validation is worked out once per config mapping (a topic's configs are replaced,
-        never changed in place, when altered), so a topic without it costs one dict lookup."""
-        cached = self._schema_validations.get(topic)
-        if cached is None or cached[0] is not configs:
-            cached = self._schema_validations[topic] = (configs, SchemaValidation.of(topic, configs))
-        validation = cached[1]
-        if validation is None:
-            return None
+    def _schema_refusal(self, validation: SchemaValidation, batch: bytearray) -> str | None:
+        """Broker-side schema validation of a topic that turns it on: None unless a record fails it."""
         if self.schema_ids is None:
             return "schema validation is on for this topic but the broker has no schema registry"
         return validation.refusal(batch, self._decompress, self.schema_ids)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import attrs
 
@@ -46,8 +47,11 @@ def is_internal_topic(name: str) -> bool:
     return name in INTERNAL_TOPICS
 
 
-@attrs.frozen(order=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A topic's partition. A named tuple rather than an attrs class: the produce and fetch paths
+    build one per partition per request and use it as a dict key several times, and a tuple's hash
+    and equality are the interpreter's own (ordered by topic, then partition)."""
+
     topic: str
     partition: int
 

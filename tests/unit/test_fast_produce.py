@@ -162,6 +162,26 @@ def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, throt
     assert fast_produce.encode_produce_response(version, correlation_id, topics, throttle) == expected
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=40, deadline=None)
+@given(correlation_id=int32, name=names, answer=st.tuples(int32, int16, int64, int64, int64))
+def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, correlation_id, name, answer):
+    """What a producer writing one partition gets back (no throttle, no error message) takes a
+    shortcut of precomputed pieces: the same bytes as kafka-python's."""
+    i, e, b, t, s = answer
+    reference = ProduceResponse(
+        version=version, throttle_time_ms=0,
+        responses=[TopicResponse(name=name, partition_responses=[
+            PartitionResponse(index=i, error_code=e, base_offset=b, log_append_time_ms=t, log_start_offset=s,
+                              record_errors=[], error_message=None)
+        ])],
+    )
+    reference.API_VERSION = version
+    reference.with_header(correlation_id=correlation_id)
+    expected = bytes(reference.encode(header=True, framed=True))
+    assert fast_produce.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None)])]) == expected
+
+
 def test_a_version_past_the_fast_path_is_encoded_by_kafka_python():
     version = fast_produce.MAX_VERSION + 1
     answer = fast_produce.ProduceAnswer([("t", [(0, 0, 42, -1, 0, None)])])

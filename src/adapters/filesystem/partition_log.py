@@ -142,30 +142,38 @@ class FilePartitionLog:
         return self._segments[-1].next_offset
 
     def append(self, batches: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
-        if headers and headers[0].base_offset != self.log_end_offset:
-            raise ValueError(f"append at {headers[0].base_offset} but the log ends at {self.log_end_offset}")
         active = self._segments[-1]
+        if headers[0].base_offset != active.next_offset:
+            raise ValueError(f"append at {headers[0].base_offset} but the log ends at {active.next_offset}")
         if active.size > 0 and (
             active.size + len(batches) > self.config.segment_bytes
             or self._clock_ms() - (active.created_ms or 0) >= self.config.segment_ms
             or headers[-1].last_offset - active.base_offset > MAX_RELATIVE_OFFSET  # Kafka's canConvertToRelativeOffset
         ):
             active = self.roll()
-        positions = []
-        pos = 0
-        for header in headers:
-            positions.append((pos, header))
-            pos += header.size
-        self._health.check_online()
+        if len(headers) == 1:  # the common case: one batch per produced partition
+            positions = [(0, headers[0])]
+            messages = headers[0].last_offset_delta + 1
+        else:
+            positions = []
+            pos = messages = 0
+            for header in headers:
+                positions.append((pos, header))
+                pos += header.size
+                messages += header.last_offset_delta + 1
+        health = self._health
+        if health.offline is not None:
+            health.check_online()
         try:
             active.append(batches, positions)
-            self._unflushed_messages += sum(h.last_offset_delta + 1 for h in headers)
+            self._unflushed_messages += messages
             if self._unflushed_messages >= self.config.flush_messages:
                 self.flush()
         except OSError as exc:
-            self._health.write_failed(f"partition {os.path.basename(self.directory)}", exc)
+            health.write_failed(f"partition {os.path.basename(self.directory)}", exc)
             raise
-        self._health.write_succeeded()
+        if health.full:
+            health.write_succeeded()
 
     def roll(self) -> Segment:
         active = self._segments[-1]

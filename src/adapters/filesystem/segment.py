@@ -225,20 +225,30 @@ class Segment:
         All or nothing: if the log write or an index entry's write fails (disk full, I/O error), the
         log and indexes are cut back to where they were and the segment's state is restored."""
         start = self.size
-        saved = (self.max_timestamp, self.offset_of_max_timestamp, len(self._index), len(self._time_index),
-                 self._bytes_since_index, self.next_offset, self._time_entries_on_disk)
-        written = 0
-        view = memoryview(data)
+        size = len(data)
         files = fileio.io()
         try:
-            while written < len(view):
-                written += files.write(self._log_fd, view[written:])
-            self.size += len(view)
+            written = files.write(self._log_fd, data)
+            while written < size:
+                written += files.write(self._log_fd, memoryview(data)[written:])
+        except OSError:
+            self._roll_back(start, self._state())  # nothing was tracked yet
+            raise
+        self.size = start + size
+        if len(positions) == 1 and self._bytes_since_index <= self.index_interval_bytes:
+            self._track(start, positions[0][1])  # no index entry is due: bookkeeping in memory only
+            return
+        saved = self._state()
+        try:
             for pos, header in positions:
                 self._track(start + pos, header)
         except OSError:
             self._roll_back(start, saved)
             raise
+
+    def _state(self) -> tuple:
+        return (self.max_timestamp, self.offset_of_max_timestamp, len(self._index), len(self._time_index),
+                self._bytes_since_index, self.next_offset, self._time_entries_on_disk)
 
     def _roll_back(self, size: int, saved: tuple) -> None:
         files = fileio.io()

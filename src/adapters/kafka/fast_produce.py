@@ -140,39 +140,53 @@ def _decode_classic(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
 
 
 def _decode_flexible(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
-    size, pos = _uvarint(frame, pos)
+    # Every varint and tagged-field count of a typical request is one byte: read inline, the
+    # general helpers only for longer ones.
+    size = frame[pos]
+    size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
     transactional_id = None
     if size:
         end = _checked_end(frame, pos, size - 1)
         transactional_id = frame[pos:end].decode()
         pos = end
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos)
-    topic_count, pos = _uvarint(frame, pos + 6)
+    pos += 6
+    topic_count = frame[pos]
+    topic_count, pos = (topic_count, pos + 1) if topic_count < 0x80 else _uvarint(frame, pos)
     if topic_count == 0:
         return ProduceRequestView(transactional_id, acks, timeout_ms, None), _skip_tagged_fields(frame, pos)
+    length = len(frame)
     topics = []
     for _ in range(topic_count - 1):
-        size, pos = _uvarint(frame, pos)
+        size = frame[pos]
+        size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
         name = None
         if size:
-            end = _checked_end(frame, pos, size - 1)
+            end = pos + size - 1
+            if end > length:
+                raise ProtocolError("field past the end of the frame")
             name = frame[pos:end].decode()
             pos = end
-        partition_count, pos = _uvarint(frame, pos)
+        partition_count = frame[pos]
+        partition_count, pos = (partition_count, pos + 1) if partition_count < 0x80 else _uvarint(frame, pos)
         partitions = None
         if partition_count:
             partitions = []
             for _ in range(partition_count - 1):
                 (index,) = _I32.unpack_from(frame, pos)
-                size, pos = _uvarint(frame, pos + 4)
+                pos += 4
+                size = frame[pos]
+                size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
                 records = None
                 if size:
-                    end = _checked_end(frame, pos, size - 1)
+                    end = pos + size - 1
+                    if end > length:
+                        raise ProtocolError("field past the end of the frame")
                     records = frame[pos:end]
                     pos = end
-                pos = _skip_tagged_fields(frame, pos)
+                pos = pos + 1 if frame[pos] == 0 else _skip_tagged_fields(frame, pos)
                 partitions.append(PartitionProduceData(index, records))
-        pos = _skip_tagged_fields(frame, pos)
+        pos = pos + 1 if frame[pos] == 0 else _skip_tagged_fields(frame, pos)
         topics.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
     return ProduceRequestView(transactional_id, acks, timeout_ms, topics), _skip_tagged_fields(frame, pos)
 
@@ -248,6 +262,12 @@ def encode_produce_response(
 ) -> bytes:
     """The framed ProduceResponse, byte for byte as kafka-python's `ProduceResponse` encodes it
     (no record errors, no current leader, no node endpoints: a single broker never sends them)."""
+    if throttle_time_ms == 0 and version >= 5 and len(topics) == 1 and len(topics[0][1]) == 1 and topics[0][1][0][5] is None:
+        # One partition, no error message: what a producer sending to one partition gets back.
+        name, ((index, error, base_offset, append_time, start_offset, _),) = topics[0]
+        head, tail = _one_partition_pieces(name, version)
+        partition = _PARTITION_V5.pack(index, error, base_offset, append_time, start_offset)
+        return _CORRELATION.pack(len(head) + len(partition) + len(tail) + 4, correlation_id) + head + partition + tail
     flexible = version >= FLEXIBLE_FROM
     parts = [b"\x00" if flexible else b"", _count(len(topics), flexible)]
     append = parts.append
@@ -279,6 +299,25 @@ def encode_produce_response(
     return _CORRELATION.pack(len(body) + 4, correlation_id) + body
 
 
+@functools.lru_cache(maxsize=4096)
+def _one_partition_pieces(name: str | None, version: int) -> tuple[bytes, bytes]:
+    """What comes before and after the partition's fixed fields in a one-partition response with no
+    error message and no throttle (v5 and later), by the general encoder's own rules."""
+    flexible = version >= FLEXIBLE_FROM
+    head = (b"\x00" if flexible else b"") + _count(1, flexible) + _string(name, flexible) + _count(1, flexible)
+    tail = b""
+    if version >= 8:
+        tail += _NULL_TAIL[flexible]
+    elif flexible:
+        tail += b"\x00"
+    if flexible:
+        tail += b"\x00"  # the topic's tagged fields
+    tail += _I32.pack(0)
+    if flexible:
+        tail += b"\x00"
+    return head, tail
+
+
 class ProduceAnswer:
     """A Produce response the handler built, encoded by this module rather than by kafka-python."""
 
@@ -286,6 +325,9 @@ class ProduceAnswer:
 
     def __init__(self, topics: list[tuple[str, list[PartitionAnswer]]]) -> None:
         self.topics = topics
+
+    def encode_pieces(self, version: int, correlation_id: int) -> list[bytes]:
+        return [self.encode_frame(version, correlation_id)]
 
     def encode_frame(self, version: int, correlation_id: int) -> bytes:
         if MIN_VERSION <= version <= MAX_VERSION:

@@ -39,9 +39,10 @@ class ApiHandler:
     min_version: int
     max_version: int
     handle: Handle
+    name: str = attrs.field(init=False)  # "Produce": what logs and metrics call the API, read per request
 
-    @property
-    def name(self) -> str:
+    @name.default
+    def _name(self) -> str:
         return str(self.request.__name__).removesuffix("Request")
 
 

@@ -56,6 +56,7 @@ class Outbox:
         self.queued_bytes = 0
         self._writing = False
         self._changed = trio.Event()
+        self._waiting = 0  # tasks in _wait_changed: only then must a change set the event
 
     def slot(self) -> Slot:
         slot = Slot(self)
@@ -63,11 +64,19 @@ class Outbox:
         return slot
 
     def add(self, data: list[bytes] | None) -> None:
-        """Queue a response that is ready now."""
-        self.slot().fill(data)
+        """Queue a response that is ready now (the common case, so no Slot method is called)."""
+        slot = Slot.__new__(Slot)
+        slot.data = data
+        slot.ready = True
+        self._slots.append(slot)
+        if data is not None:
+            self.queued_bytes += len(data[0]) if len(data) == 1 else sum(map(len, data))
+        if self._waiting:
+            self._changed.set()
 
     def slot_ready(self) -> None:
-        self._changed.set()
+        if self._waiting:
+            self._changed.set()
 
     @property
     def full(self) -> bool:
@@ -98,7 +107,8 @@ class Outbox:
                 if buffers:
                     await self._transport.send(buffers)
                     self.queued_bytes -= sum(map(len, buffers))
-                    self._changed.set()
+                    if self._waiting:
+                        self._changed.set()
                 if aborted:
                     raise ConnectionAborted
         finally:
@@ -114,4 +124,8 @@ class Outbox:
     async def _wait_changed(self) -> None:
         if self._changed.is_set():
             self._changed = trio.Event()
-        await self._changed.wait()
+        self._waiting += 1
+        try:
+            await self._changed.wait()
+        finally:
+            self._waiting -= 1

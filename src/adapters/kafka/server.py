@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from time import perf_counter
 
 import attrs
 import trio
@@ -245,7 +246,7 @@ async def _read_requests(
             client_id = request.client_id or ""
             if client is None or client.client_id != client_id or client.principal is not principal:
                 client = ClientInfo(client_id, peer_host, listener.name, advertised, principal)
-            started = trio.current_time()
+            started = perf_counter()
             handler = request.handler
             if ctx.authorization is not None:  # every API through the authorization table first
                 handler = attrs.evolve(handler, handle=functools.partial(ctx.authorization.handle, request.handler))
@@ -287,7 +288,7 @@ async def _complete_deferred(
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
-    ctx.observer.request_completed(request.handler.name, request.api_version, trio.current_time() - started)
+    ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
 
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:

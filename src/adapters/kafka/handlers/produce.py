@@ -22,27 +22,30 @@ VERSIONS = (3, 11)
 def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int, client: ClientInfo):
     acks = request.acks
     now = ctx.clock_ms()
+    produce = ctx.replicas.produce
+    produced = ctx.observer.partition_produced
+    valid_acks = acks in (0, 1, -1)
     appended: list[TopicPartition] = []
     failed = False
     responses = []
     for topic in request.topic_data:
+        name = topic.name
         partitions = []
         for data in topic.partition_data:
-            tp = TopicPartition(topic.name, data.index)
-            if acks not in (0, 1, -1):
-                result = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
-            else:
-                result = ctx.replicas.produce(tp, data.records, now)
-            if result.error is ErrorCode.NONE:
+            tp = TopicPartition(name, data.index)
+            result = produce(tp, data.records, now) if valid_acks else _INVALID_ACKS
+            error = result.error
+            if error is ErrorCode.NONE:
                 appended.append(tp)
-            size = len(data.records) if result.records_count and data.records else 0
-            ctx.observer.partition_produced(topic.name, result.error, result.records_count, size)
-            failed |= result.error is not ErrorCode.NONE
+            else:
+                failed = True
+            records = data.records
+            produced(name, error, result.records_count, len(records) if result.records_count and records else 0)
             partitions.append((
-                data.index, result.error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
+                data.index, error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
                 result.message,
             ))
-        responses.append((topic.name, partitions))
+        responses.append((name, partitions))
     if appended:
         ctx.appends.notify(appended)
     if acks == 0:
@@ -50,6 +53,9 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
             raise CloseConnection("acks=0 produce failed")
         return NO_RESPONSE
     return ProduceAnswer(responses)
+
+
+_INVALID_ACKS = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
 
 
 def register(registry: HandlerRegistry) -> None:
