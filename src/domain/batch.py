@@ -193,6 +193,38 @@ def validate_batches(
     return ValidatedBatches(buf, tuple(headers))
 
 
+def validate_one_batch(
+    records: bytes | bytearray | memoryview, checksum: Checksum, max_batch_bytes: int, latest_timestamp: int
+) -> tuple[bytearray, BatchHeader] | None:
+    """The produce path's common case: a record set that is exactly one valid batch, returned as a
+    patchable copy and its header. None for anything else (no batch, several, a truncated or invalid
+    one): `validate_batches` then says what is wrong, in the same words as always.
+
+    The checks are `validate_batches`'s, on one header unpacked once; `latest_timestamp` is the newest
+    CreateTime accepted (now + message.timestamp.after.max.ms)."""
+    end = len(records)
+    if end < HEADER_SIZE:
+        return None
+    fields = _HEADER.unpack_from(records, 0)
+    (_, batch_length, _, magic, crc, attributes, last_offset_delta, _, max_timestamp, _, _, _, records_count) = fields
+    if (
+        magic != 2
+        or LOG_OVERHEAD + batch_length != end
+        or batch_length < MIN_BATCH_LENGTH
+        or end > max_batch_bytes
+        or last_offset_delta < 0
+        or records_count != last_offset_delta + 1
+        or (not attributes & 0x07 and records_count * MIN_RECORD_SIZE > batch_length - MIN_BATCH_LENGTH)
+        or (not attributes & 0x08 and max_timestamp > latest_timestamp)
+    ):
+        return None
+    buf = bytearray(records)
+    with memoryview(buf) as view:
+        if checksum(view[CRC_START:]) != crc:
+            return None
+    return buf, tuple.__new__(BatchHeader, fields)
+
+
 def _wrong_magic(magic: int) -> KafkaError:
     return KafkaError(
         ErrorCode.INVALID_RECORD, f"produce requests must contain record batches with magic 2, found magic {magic}"
@@ -211,21 +243,34 @@ def assign_offsets(
     With `log_append_time_ms` (topics with message.timestamp.type=LogAppendTime) the timestamp type
     bit and max timestamp are set too, and since the CRC covers them it is recomputed.
     """
-    buf = batches.buffer
     patched = []
     next_offset = base_offset
     for pos, header in batches.headers:
-        _BASE_OFFSET.pack_into(buf, pos, next_offset)
-        _LEADER_EPOCH.pack_into(buf, pos + 12, leader_epoch)
-        if log_append_time_ms is not None:
-            attributes = header.attributes | 0x08
-            _ATTRIBUTES.pack_into(buf, pos + 21, attributes)
-            _MAX_TIMESTAMP.pack_into(buf, pos + 35, log_append_time_ms)
-            with memoryview(buf) as view:
-                crc = checksum(view[pos + CRC_START : pos + header.size])
-            _CRC.pack_into(buf, pos + 17, crc)
-            header = header._replace(attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
-        header = tuple.__new__(BatchHeader, (next_offset, header[1], leader_epoch, *header[3:]))
+        header = place_batch(batches.buffer, pos, header, next_offset, leader_epoch, checksum, log_append_time_ms)
         patched.append(header)
         next_offset += header[6] + 1  # last_offset_delta + 1
     return patched
+
+
+def place_batch(
+    buf: bytearray,
+    pos: int,
+    header: BatchHeader,
+    base_offset: int,
+    leader_epoch: int,
+    checksum: Checksum,
+    log_append_time_ms: int | None = None,
+) -> BatchHeader:
+    """Patch the batch at `pos` with its base offset and leader epoch (and LogAppendTime, CRC
+    recomputed); the header as it now reads."""
+    _BASE_OFFSET.pack_into(buf, pos, base_offset)
+    _LEADER_EPOCH.pack_into(buf, pos + 12, leader_epoch)
+    if log_append_time_ms is not None:
+        attributes = header.attributes | 0x08
+        _ATTRIBUTES.pack_into(buf, pos + 21, attributes)
+        _MAX_TIMESTAMP.pack_into(buf, pos + 35, log_append_time_ms)
+        with memoryview(buf) as view:
+            crc = checksum(view[pos + CRC_START : pos + header.size])
+        _CRC.pack_into(buf, pos + 17, crc)
+        header = header._replace(attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
+    return tuple.__new__(BatchHeader, (base_offset, header[1], leader_epoch, *header[3:]))

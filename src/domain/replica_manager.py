@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import attrs
 
-from .batch import Checksum, assign_offsets, iter_batches, validate_batches
+from .batch import Checksum, assign_offsets, iter_batches, place_batch, validate_batches, validate_one_batch
 from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
@@ -141,13 +141,20 @@ class ReplicaManager:
         if records is None:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, message="null record set")
         route = self._route(topic)
-        try:
-            batches = validate_batches(records, self._checksum, route.max_batch_bytes, now_ms, route.timestamp_after_max_ms)
-        except KafkaError as error:
-            return ProduceResult(error.code, message=error.message)
-        if len(batches.headers) != 1:  # as Kafka: one batch per partition from v3 on
-            return ProduceResult(ErrorCode.INVALID_RECORD, message="a produce request carries one batch per partition")
-        header = batches.headers[0][1]
+        one = validate_one_batch(records, self._checksum, route.max_batch_bytes, now_ms + route.timestamp_after_max_ms)
+        if one is None:  # not exactly one valid batch: the general validator names the fault
+            try:
+                batches = validate_batches(
+                    records, self._checksum, route.max_batch_bytes, now_ms, route.timestamp_after_max_ms
+                )
+            except KafkaError as error:
+                return ProduceResult(error.code, message=error.message)
+            if len(batches.headers) != 1:  # as Kafka: one batch per partition from v3 on
+                return ProduceResult(
+                    ErrorCode.INVALID_RECORD, message="a produce request carries one batch per partition"
+                )
+            one = batches.buffer, batches.headers[0][1]
+        buffer, header = one
         attributes = header.attributes
         if attributes & 0x20:  # a control batch
             return ProduceResult(ErrorCode.INVALID_RECORD, message="clients may not produce control batches")
@@ -159,7 +166,7 @@ class ReplicaManager:
                 return ProduceResult(verdict)
         if route.schema_validation is not None:
             try:
-                refusal = self._schema_refusal(route.schema_validation, batches.buffer)
+                refusal = self._schema_refusal(route.schema_validation, buffer)
             except KafkaError as error:
                 return ProduceResult(error.code, message=error.message)
             if refusal is not None:
@@ -176,13 +183,13 @@ class ReplicaManager:
                 )
         log_append = route.log_append_time
         base_offset = log.log_end_offset
-        headers = assign_offsets(batches, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None)
+        placed = place_batch(buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None)
         try:
-            log.append(batches.buffer, headers)
+            log.append(buffer, (placed,))
         except OSError as exc:
             return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, message=f"the log could not be written: {exc}")
         if idempotent:
-            self._producer_state(tp, log).record(headers[0])
+            self._producer_state(tp, log).record(placed)
         return ProduceResult(
             ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
         )

@@ -56,6 +56,8 @@ class AppendNotifier:
                     del self._waiters[tp]
 
     def notify(self, partitions: Iterable[TopicPartition]) -> None:
+        if not self._waiters:  # no fetch is waiting: the common case while producers are busy
+            return
         for tp in partitions:
             for event in self._waiters.pop(tp, ()):
                 event.set()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Sequence
+from typing import NamedTuple
 
 
 class ProtocolError(Exception):
@@ -213,6 +214,88 @@ def decode_produce(frame: bytes, version: int) -> tuple[int, str | None, Produce
     if pos > len(frame):
         raise ProtocolError(f"truncated ProduceRequest v{version}")
     return correlation_id, client_id, request
+
+
+# -- the one-partition shape ----------------------------------------------------------------------
+# A producer with one batch ready sends a request for one topic and one partition. Its fields are
+# read straight into a tuple, with no request objects; anything else (several topics or partitions,
+# a null field, a varint past one or two bytes, a tagged field) returns None and takes the general
+# decoder. `tests/unit/test_produce_lane.py` checks the answer against the general path.
+
+_CLASSIC_ONE = struct.Struct(">hiih")  # acks, timeout, topic count, name length
+_I32_I32_I32 = struct.Struct(">iii")  # partition count, index, records length
+
+
+class OnePartition(NamedTuple):
+    version: int
+    correlation_id: int
+    acks: int
+    topic: str
+    index: int
+    records: bytes
+
+
+def decode_one_partition(frame: bytes) -> OnePartition | None:
+    """A Produce v3-11 frame for one topic and one partition, or None for any other shape."""
+    try:
+        _, version, correlation_id, size = _HEAD_CLIENT.unpack_from(frame, 0)
+        pos = 10 + (size if size > 0 else 0)
+        if version >= FLEXIBLE_FROM:
+            if version > MAX_VERSION or frame[pos] != 0:  # header tagged fields
+                return None
+            size = frame[pos + 1]  # transactional id: compact nullable string
+            if size >= 0x80:
+                return None
+            pos += 2 + (size - 1 if size else 0)
+            acks, _ = _ACKS_TIMEOUT.unpack_from(frame, pos)
+            if frame[pos + 6] != 2:  # one topic
+                return None
+            size = frame[pos + 7]
+            if not 1 < size < 0x80:
+                return None
+            pos += 8
+            end = pos + size - 1
+            topic = frame[pos:end].decode()
+            if frame[end] != 2:  # one partition
+                return None
+            (index,) = _I32.unpack_from(frame, end + 1)
+            pos = end + 5
+            size = frame[pos]
+            if size < 0x80:
+                pos += 1
+            else:
+                second = frame[pos + 1]
+                if second >= 0x80:
+                    size, pos = _uvarint(frame, pos)
+                else:
+                    size = (size & 0x7F) | second << 7
+                    pos += 2
+            if not size:
+                return None
+            end = pos + size - 1
+            if end + 3 > len(frame) or frame[end] or frame[end + 1] or frame[end + 2]:  # the three tagged-field counts
+                return None
+            return OnePartition(version, correlation_id, acks, topic, index, frame[pos:end])
+        if version < MIN_VERSION:
+            return None
+        (size,) = _I16.unpack_from(frame, pos)  # transactional id
+        pos += 2 + (size if size > 0 else 0)
+        acks, _, topics, size = _CLASSIC_ONE.unpack_from(frame, pos)
+        if topics != 1 or size < 1:
+            return None
+        pos += 12
+        end = pos + size
+        topic = frame[pos:end].decode()
+        partitions, index, size = _I32_I32_I32.unpack_from(frame, end)
+        if partitions != 1 or size < 0:
+            return None
+        pos = end + 12
+        end = pos + size
+        if end > len(frame):
+            return None
+        return OnePartition(version, correlation_id, acks, topic, index, frame[pos:end])
+    except (struct.error, IndexError, UnicodeDecodeError):
+        return None
 
 
 # -- encoding --------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import attrs
 import trio
 
 from kafka.protocol.metadata import ApiVersionsRequest
+from kafka.protocol.producer import ProduceRequest
 
 from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
@@ -45,7 +46,9 @@ from .codec import (
 from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
-from .registry import NO_RESPONSE, CloseConnection, Deferred
+from .fast_produce import decode_one_partition
+from .handlers.produce import answer_one_partition, handle_produce
+from .registry import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
 from .responses import ConnectionAborted, Outbox, Slot
 from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
@@ -193,6 +196,7 @@ async def _read_requests(
         ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
     )
     client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
+    lane = _produce_lane(ctx.registry)
     while True:
         try:
             frame = frames.next_frame()
@@ -226,6 +230,18 @@ async def _read_requests(
                 log.debug("connection from %s %sauthenticated as %s", peer, again, principal)
             if isinstance(step, Reply):
                 outbox.add([step.response])
+                continue
+        if lane is not None and frame[:2] == b"\x00\x00" and ctx.authorization is None and not ctx.faults.active:
+            one = decode_one_partition(frame)  # a Produce for one partition: the lane, no request objects
+            if one is not None and lane.min_version <= one.version <= lane.max_version and one.acks in (1, -1):
+                started = perf_counter()
+                try:
+                    response = answer_one_partition(ctx, one)
+                except Exception:
+                    log.exception("closing connection from %s: Produce v%d failed", peer, one.version)
+                    return
+                outbox.add([response])
+                ctx.observer.request_completed(lane.name, one.version, perf_counter() - started)
                 continue
         try:
             request = decode_request(frame, ctx.registry)
@@ -269,7 +285,14 @@ async def _read_requests(
             nursery.start_soon(_complete_deferred, outbox, outbox.slot(), outcome.wait, request, peer, ctx, started)
         else:
             outbox.add(_encode(outcome, request, peer))
-            _observe(ctx, request, started)
+            ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+
+
+def _produce_lane(registry: HandlerRegistry) -> ApiHandler | None:
+    """The Produce handler, when it is the standard one: its one-partition requests can take the lane
+    (`answer_one_partition`); a broker that registered another Produce handler gets no lane."""
+    handler = registry.get(ProduceRequest.API_KEY)
+    return handler if handler is not None and handler.handle is handle_produce else None
 
 
 async def _complete_deferred(
@@ -293,6 +316,9 @@ def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> Non
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:
     try:
+        encode_pieces = getattr(response, "encode_pieces", None)  # a fast-path response encodes itself
+        if encode_pieces is not None:
+            return encode_pieces(request.api_version, request.correlation_id)
         return encode_response_pieces(response, request.api_version, request.correlation_id)
     except Exception:
         log.exception("cannot encode %s v%d response for %s", request.handler.name, request.api_version, peer)

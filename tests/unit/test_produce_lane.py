@@ -1,0 +1,131 @@
+"""The one-partition Produce lane against the general path it shortcuts.
+
+A request for one topic and one partition (what a producer with one batch ready sends) is decoded by
+`decode_one_partition` into a tuple and answered by `answer_one_partition`, with no request or
+response objects. Both must be invisible: for every served version and any such request (valid,
+corrupt, too large, for unknown topics and partitions, with tagged fields and long varints), the
+lane decodes the fields the general decoder decodes, answers byte for byte what `handle_produce`
+and the encoder answer, and leaves the same bytes in the log.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.protocol.producer import ProduceRequest
+from kafka.record.memory_records import MemoryRecordsBuilder
+
+from trafka.adapters.kafka import fast_produce
+from trafka.adapters.kafka.codec import decode_request, encode_response
+from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.handlers.produce import answer_one_partition, handle_produce
+from trafka.app.bootstrap import bootstrap, default_adapters
+from trafka.app.config import load_settings
+from trafka.domain.topics import TopicPartition
+
+VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)
+REGISTRY = build_registry()
+NOW = 1_700_000_000_000
+TopicData = ProduceRequest.TopicProduceData
+
+
+def _batch(values: list[bytes], timestamp: int = NOW) -> bytes:
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+    for value in values:
+        builder.append(timestamp=timestamp, key=None, value=value, headers=[])
+    builder.close()
+    return bytes(builder.buffer())
+
+
+def _corrupt(batch: bytes) -> bytes:
+    return batch[:-1] + bytes([batch[-1] ^ 0xFF])  # the CRC no longer matches
+
+
+record_sets = st.one_of(
+    st.lists(st.binary(max_size=300), min_size=1, max_size=4).map(_batch),  # long values: two-byte varints
+    st.just(_batch([b"x" * 20_000])),  # a three-byte length varint
+    st.lists(st.binary(max_size=20), min_size=1, max_size=2).map(_batch).map(_corrupt),
+    st.just(_batch([b"a"]) + _batch([b"b"])),  # two batches in one partition
+    st.just(_batch([b"late"], timestamp=NOW + 10 * 3_600_000)),  # too far in the future
+    st.just(_batch([b"y" * 2_000])),  # over the topic's max.message.bytes
+    st.binary(max_size=80),  # not a batch at all
+    st.just(b""),
+)
+
+
+@st.composite
+def one_partition_requests(draw):
+    version = draw(st.sampled_from(VERSIONS))
+    request = ProduceRequest[version](
+        transactional_id=draw(st.none() | st.text(max_size=8)),
+        acks=draw(st.sampled_from([1, -1])),
+        timeout_ms=draw(st.integers(0, 60_000)),
+        topic_data=[TopicData(
+            name=draw(st.sampled_from(["orders", "small", "missing"])),
+            partition_data=[TopicData.PartitionProduceData(index=draw(st.integers(-1, 3)), records=draw(record_sets))],
+        )],
+    )
+    request.with_header(correlation_id=draw(st.integers(0, 2**31 - 1)), client_id=draw(st.none() | st.text(max_size=8)))
+    return version, bytes(request.encode(header=True, framed=False))
+
+
+def _context():
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
+    ctx = bootstrap(settings, default_adapters(settings))
+    ctx.clock_ms = lambda: NOW
+    ctx.catalog.create("orders", 2, 1)
+    ctx.catalog.create("small", 1, 1, {"max.message.bytes": "1000"})
+    return ctx
+
+
+def _log_bytes(ctx) -> dict[TopicPartition, bytes]:
+    return {
+        tp: ctx.replicas.fetch(tp, 0, 1 << 30, True).records
+        for topic in ("orders", "small") for tp in ctx.catalog.get(topic).topic_partitions()
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests=st.lists(one_partition_requests(), min_size=1, max_size=4))
+def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(requests):
+    general, lane = _context(), _context()
+    client = ClientInfo("test", "127.0.0.1")
+    for version, frame in requests:
+        decoded = decode_request(frame, REGISTRY)
+        expected = encode_response(handle_produce(general, decoded.body, version, client), version, decoded.correlation_id)
+        one = fast_produce.decode_one_partition(frame)
+        assert one is not None
+        topic = decoded.body.topic_data[0]
+        assert one == (version, decoded.correlation_id, decoded.body.acks, topic.name,
+                       topic.partition_data[0].index, topic.partition_data[0].records)
+        assert answer_one_partition(lane, one) == expected
+    assert _log_bytes(lane) == _log_bytes(general)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_other_shapes_take_the_general_path(version):
+    def frame(topic_data, **header):
+        request = ProduceRequest[version](transactional_id=None, acks=1, timeout_ms=100, topic_data=topic_data)
+        request.with_header(correlation_id=7, client_id="c", **header)
+        return bytes(request.encode(header=True, framed=False))
+
+    part = TopicData.PartitionProduceData
+    batch = _batch([b"v"])
+    assert fast_produce.decode_one_partition(frame([TopicData(name="t", partition_data=[part(index=0, records=batch)])]))
+    for topic_data in (
+        [],  # no topic
+        [TopicData(name="t", partition_data=[])],  # no partition
+        [TopicData(name="t", partition_data=[part(index=0, records=batch), part(index=1, records=batch)])],
+        [TopicData(name="t", partition_data=[part(index=0, records=batch)]), TopicData(name="u", partition_data=[])],
+        [TopicData(name="t", partition_data=[part(index=0, records=None)])],  # null records
+        [TopicData(name="", partition_data=[part(index=0, records=batch)])],  # empty topic name
+    ):
+        assert fast_produce.decode_one_partition(frame(topic_data)) is None, topic_data
+
+
+@given(frame=st.binary(max_size=120))
+def test_any_bytes_decode_to_a_request_or_none(frame):
+    one = fast_produce.decode_one_partition(b"\x00\x00" + frame)
+    assert one is None or isinstance(one, fast_produce.OnePartition)
