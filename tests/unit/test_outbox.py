@@ -134,3 +134,29 @@ def test_every_connection_of_a_loop_reads_into_one_buffer_and_each_thread_has_it
     thread.start()
     thread.join()
     assert other[0] is not here and len(other[0]) == len(here)
+
+
+async def test_the_socket_transport_writes_every_byte_in_order_through_partial_writes():
+    """Buffers larger than the socket can take at once (and more than IOV_MAX of them) arrive whole
+    and in order while the reader drains slowly: the kernel takes part of a buffer, the rest goes on."""
+    from trafka.adapters.kafka.transport import SocketTransport
+
+    left, right = trio.socket.socketpair()
+    left.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+    buffers = [bytes([n % 251]) * (n * 37 % 5000) for n in range(700)] + [b"\xaa" * 300_000]
+    expected = b"".join(buffers)
+    received = bytearray()
+
+    async def read_slowly():
+        while len(received) < len(expected):
+            received.extend(await right.recv(7000))
+            await trio.sleep(0)
+
+    transport = SocketTransport(trio.SocketStream(left))
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_slowly)
+            await transport.send(buffers)
+    assert bytes(received) == expected
+    left.close()
+    right.close()

@@ -145,10 +145,13 @@ class FilePartitionLog:
         active = self._segments[-1]
         if headers[0].base_offset != active.next_offset:
             raise ValueError(f"append at {headers[0].base_offset} but the log ends at {active.next_offset}")
+        last = headers[-1]
+        config = self.config
         if active.size > 0 and (
-            active.size + len(batches) > self.config.segment_bytes
-            or self._clock_ms() - (active.created_ms or 0) >= self.config.segment_ms
-            or headers[-1].last_offset - active.base_offset > MAX_RELATIVE_OFFSET  # Kafka's canConvertToRelativeOffset
+            active.size + len(batches) > config.segment_bytes
+            or self._clock_ms() - (active.created_ms or 0) >= config.segment_ms
+            # Kafka's canConvertToRelativeOffset
+            or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
         ):
             active = self.roll()
         if len(headers) == 1:  # the common case: one batch per produced partition
@@ -167,7 +170,7 @@ class FilePartitionLog:
         try:
             active.append(batches, positions)
             self._unflushed_messages += messages
-            if self._unflushed_messages >= self.config.flush_messages:
+            if self._unflushed_messages >= config.flush_messages:
                 self.flush()
         except OSError as exc:
             health.write_failed(f"partition {os.path.basename(self.directory)}", exc)

@@ -236,7 +236,14 @@ class Segment:
             raise
         self.size = start + size
         if len(positions) == 1 and self._bytes_since_index <= self.index_interval_bytes:
-            self._track(start, positions[0][1])  # no index entry is due: bookkeeping in memory only
+            # `_track` when no index entry is due (bookkeeping in memory only), on the header's fields
+            header = positions[0][1]
+            last_offset = header.base_offset + header.last_offset_delta
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = last_offset
+            self._bytes_since_index += LOG_OVERHEAD + header.batch_length
+            self.next_offset = last_offset + 1
             return
         saved = self._state()
         try:

@@ -80,23 +80,23 @@ class SocketTransport:
         return count
 
     async def send(self, buffers: Sequence[bytes]) -> None:
-        pending = [memoryview(b) for b in buffers if b]
+        pending = list(buffers)
         while pending:
+            batch = pending if len(pending) <= _IOV_MAX else pending[:_IOV_MAX]
             try:
-                written = os.writev(self._fd, pending[:_IOV_MAX])
+                written = os.writev(self._fd, batch)
             except BlockingIOError:
                 await trio.lowlevel.wait_writable(self._socket)
                 continue
             except OSError as exc:  # EPIPE, ECONNRESET: the peer is gone
                 raise trio.BrokenResourceError(str(exc)) from exc
-            while written:
-                head = pending[0]
-                if written >= len(head):
-                    written -= len(head)
-                    pending.pop(0)
-                else:
-                    pending[0] = head[written:]
-                    written = 0
+            done = 0  # drop what the kernel took; a buffer it took part of goes on as a view of the rest
+            while done < len(pending) and written >= len(pending[done]):
+                written -= len(pending[done])
+                done += 1
+            del pending[:done]
+            if written:
+                pending[0] = memoryview(pending[0])[written:]
 
 
 class TlsTransport:
