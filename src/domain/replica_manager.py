@@ -9,12 +9,12 @@ schema validation has its records' schema ids checked (`schema_validation.py`). 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import attrs
 
-from .batch import Checksum, assign_offsets, iter_batches, place_batch, validate_batches, validate_one_batch
+from .batch import BatchHeader, Checksum, assign_offsets, iter_batches, place_batch, validate_batches, validate_one_batch
 from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
@@ -42,6 +42,40 @@ class ProduceResult(NamedTuple):
     log_start_offset: int = -1
     message: str | None = None
     records_count: int = 0  # records appended, from the batch header (0 for a duplicate)
+
+
+class _Admitted(NamedTuple):
+    """A batch that passed every check, ready to be placed in its log."""
+
+    log: PartitionLog
+    buffer: bytearray
+    header: BatchHeader
+    log_append_time: bool
+
+
+class _PlacedGroup:
+    """A partition's batches placed by one `produce_many`, appended together."""
+
+    __slots__ = ("log", "next_offset", "indices", "buffers", "headers", "log_append_ms")
+
+    def __init__(self, log: PartitionLog, next_offset: int) -> None:
+        self.log = log
+        self.next_offset = next_offset
+        self.indices: list[int] = []
+        self.buffers: list[bytearray] = []
+        self.headers: list[BatchHeader] = []
+        self.log_append_ms: list[int | None] = []
+
+    def add(self, index: int, buffer: bytearray, placed: BatchHeader, log_append_ms: int | None) -> None:
+        self.indices.append(index)
+        self.buffers.append(buffer)
+        self.headers.append(placed)
+        self.log_append_ms.append(log_append_ms)
+        self.next_offset = placed.base_offset + placed.last_offset_delta + 1
+
+
+def _storage_error(exc: OSError) -> ProduceResult:
+    return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, message=f"the log could not be written: {exc}")
 
 
 class _ProduceRoute(NamedTuple):
@@ -134,6 +168,46 @@ class ReplicaManager:
         return route
 
     def produce(self, tp: TopicPartition, records: bytes | None, now_ms: int) -> ProduceResult:
+        admitted = self._admit(tp, records, now_ms)
+        if isinstance(admitted, ProduceResult):
+            return admitted
+        return self._append_one(tp, admitted, now_ms)
+
+    def produce_many(self, requests: Sequence[tuple[TopicPartition, bytes | None]], now_ms: int) -> list[ProduceResult]:
+        """`produce` for several record sets in order, with one log write per partition.
+
+        The answers, and the log's bytes, are those of calling `produce` for each in turn: every batch
+        is admitted (validated, checked) in order and placed at the next offset of its partition, and
+        a partition's placed batches go to its log in one append. Batches of idempotent or
+        transactional producers are appended one by one (their producer state is recorded after
+        each write), after the placed batches of their partition that came before them. If a
+        partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have."""
+        results: list[ProduceResult | None] = [None] * len(requests)
+        groups: dict[TopicPartition, _PlacedGroup] = {}
+        for i, (tp, records) in enumerate(requests):
+            admitted = self._admit(tp, records, now_ms)
+            if isinstance(admitted, ProduceResult):
+                results[i] = admitted
+                continue
+            header = admitted.header
+            if header.producer_id >= 0:  # idempotent (or transactional): its state follows each write
+                group = groups.pop(tp, None)
+                if group is not None:
+                    self._append_group(group, results, now_ms)
+                results[i] = self._append_one(tp, admitted, now_ms)
+                continue
+            group = groups.get(tp)
+            if group is None:
+                group = groups[tp] = _PlacedGroup(admitted.log, admitted.log.log_end_offset)
+            log_append_ms = now_ms if admitted.log_append_time else None
+            placed = place_batch(admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms)
+            group.add(i, admitted.buffer, placed, log_append_ms)
+        for group in groups.values():
+            self._append_group(group, results, now_ms)
+        return results  # type: ignore[return-value]
+
+    def _admit(self, tp: TopicPartition, records: bytes | None, now_ms: int) -> ProduceResult | _Admitted:
+        """Everything produce checks before it writes: the refusal, or the batch to place."""
         topic = self._catalog.get(tp.topic)
         log = None if topic is None or not 0 <= tp.partition < topic.partition_count else self._logs.get(tp)
         if log is None:
@@ -171,6 +245,10 @@ class ReplicaManager:
                 return ProduceResult(error.code, message=error.message)
             if refusal is not None:
                 return ProduceResult(ErrorCode.INVALID_RECORD, message=refusal)
+        return _Admitted(log, buffer, header, route.log_append_time)
+
+    def _append_one(self, tp: TopicPartition, admitted: _Admitted, now_ms: int) -> ProduceResult:
+        log, buffer, header, log_append = admitted
         idempotent = header.producer_id >= 0
         if idempotent:
             try:
@@ -181,18 +259,34 @@ class ReplicaManager:
                 return ProduceResult(
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
                 )
-        log_append = route.log_append_time
         base_offset = log.log_end_offset
         placed = place_batch(buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None)
         try:
             log.append(buffer, (placed,))
         except OSError as exc:
-            return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, message=f"the log could not be written: {exc}")
+            return _storage_error(exc)
         if idempotent:
             self._producer_state(tp, log).record(placed)
         return ProduceResult(
             ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
         )
+
+    @staticmethod
+    def _append_group(group: _PlacedGroup, results: list[ProduceResult | None], now_ms: int) -> None:
+        buffers = group.buffers
+        try:
+            group.log.append(buffers[0] if len(buffers) == 1 else b"".join(buffers), group.headers)
+        except OSError as exc:
+            failed = _storage_error(exc)
+            for i in group.indices:
+                results[i] = failed
+            return
+        start = group.log.log_start_offset
+        for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
+            results[i] = ProduceResult(
+                ErrorCode.NONE, header.base_offset, -1 if log_append_ms is None else log_append_ms, start, None,
+                header.records_count,
+            )
 
     def _schema_refusal(self, validation: SchemaValidation, batch: bytearray) -> str | None:
         """Broker-side schema validation of a topic that turns it on: None unless a record fails it."""

@@ -75,6 +75,44 @@ def test_pipelined_requests_are_answered_in_order(broker):
         assert seen == list(range(1, 41))
 
 
+def test_pipelined_produce_requests_mixed_with_others_are_answered_in_order_with_their_offsets(broker):
+    """One-partition Produce requests that arrive together are answered together (one log write per
+    partition); a request of another kind among them, a multi-partition Produce or acks=0, and a bad
+    frame after them are handled in their turn: every response in order, offsets as one at a time."""
+    from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+    from tests.batches import make_batch
+
+    from .clients import create_topic
+
+    topic = f"lane-{time.monotonic_ns()}"
+    create_topic(broker.bootstrap, topic, 2)
+    data = ProduceRequest.TopicProduceData
+    batch = make_batch([(int(time.time() * 1000), None, b"v")])
+
+    def produce(partitions, acks=-1, version=9):
+        return ProduceRequest[version](transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[data(
+            name=topic, partition_data=[data.PartitionProduceData(index=p, records=batch) for p in partitions])])
+
+    with WireClient(broker.bootstrap) as client:
+        plan = [  # (request, version, response class or None for acks=0)
+            (produce([0]), 9, ProduceResponse), (produce([1]), 9, ProduceResponse), (produce([0]), 7, ProduceResponse),
+            (ApiVersionsRequest[3](), 3, ApiVersionsResponse), (produce([0]), 9, ProduceResponse),
+            (produce([0, 1]), 9, ProduceResponse), (produce([1], acks=0), 9, None), (produce([1]), 9, ProduceResponse),
+            (produce([0]), 3, ProduceResponse),
+        ]
+        frames = b"".join(client.frame(request, version) for request, version, _ in plan)
+        client.send_raw(frames + struct.pack(">i", -1))  # and then a bad frame: the connection ends after
+        answers = [(client.receive(cls, version), version) for _, version, cls in plan if cls is not None]
+        assert [r.header.correlation_id for r, _ in answers] == [1, 2, 3, 4, 5, 6, 8, 9]
+        offsets = [[(p.index, p.error_code, p.base_offset) for t in r.responses for p in t.partition_responses]
+                   for r, _ in answers if isinstance(r, ProduceResponse)]
+        assert offsets == [[(0, 0, 0)], [(1, 0, 0)], [(0, 0, 1)], [(0, 0, 2)], [(0, 0, 3), (1, 0, 1)],
+                           [(1, 0, 3)], [(0, 0, 4)]]
+        assert client.is_closed_by_peer()
+    _still_serving(broker.bootstrap)
+
+
 def _rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:

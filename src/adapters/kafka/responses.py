@@ -79,6 +79,11 @@ class Outbox:
             self._changed.set()
 
     @property
+    def room(self) -> int:
+        """Responses that can still be queued before the reader must wait."""
+        return self._max_inflight - len(self._slots)
+
+    @property
     def full(self) -> bool:
         return len(self._slots) >= self._max_inflight or self.queued_bytes >= self._max_queued_bytes
 

@@ -46,7 +46,7 @@ from .codec import (
 from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
-from .fast_produce import decode_one_partition
+from .fast_produce import OnePartition, decode_one_partition
 from .handlers.produce import answer_one_partition, handle_produce
 from .registry import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
 from .responses import ConnectionAborted, Outbox, Slot
@@ -197,9 +197,10 @@ async def _read_requests(
     )
     client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
     lane = _produce_lane(ctx.registry)
+    held: bytes | None = None  # a frame read while gathering Produce requests for the lane: the next one
     while True:
         try:
-            frame = frames.next_frame()
+            frame, held = (held, None) if held is not None else (frames.next_frame(), None)
         except FrameError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
             return
@@ -231,17 +232,32 @@ async def _read_requests(
             if isinstance(step, Reply):
                 outbox.add([step.response])
                 continue
-        if lane is not None and frame[:2] == b"\x00\x00" and ctx.authorization is None and not ctx.faults.active:
-            one = decode_one_partition(frame)  # a Produce for one partition: the lane, no request objects
-            if one is not None and lane.min_version <= one.version <= lane.max_version and one.acks in (1, -1):
+        if lane is not None and ctx.authorization is None and not ctx.faults.active:
+            one = _lane_request(frame, lane)
+            if one is not None:  # a Produce for one partition: the lane, with the ones that follow it
+                group = [one]
+                while authenticator is None and len(group) < outbox.room:
+                    try:
+                        following = frames.next_frame()
+                    except FrameError:
+                        break  # the frame is still there: the next turn reports it
+                    if following is None:
+                        break
+                    one = _lane_request(following, lane)
+                    if one is None:
+                        held = following
+                        break
+                    group.append(one)
                 started = perf_counter()
                 try:
-                    response = answer_one_partition(ctx, one)
+                    responses = answer_one_partition(ctx, group)
                 except Exception:
-                    log.exception("closing connection from %s: Produce v%d failed", peer, one.version)
+                    log.exception("closing connection from %s: Produce v%d failed", peer, group[0].version)
                     return
-                outbox.add([response])
-                ctx.observer.request_completed(lane.name, one.version, perf_counter() - started)
+                elapsed = perf_counter() - started  # each response was ready when the group's were
+                for request, response in zip(group, responses):
+                    outbox.add([response])
+                    ctx.observer.request_completed(lane.name, request.version, elapsed)
                 continue
         try:
             request = decode_request(frame, ctx.registry)
@@ -286,6 +302,16 @@ async def _read_requests(
         else:
             outbox.add(_encode(outcome, request, peer))
             ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+
+
+def _lane_request(frame: bytes, lane: ApiHandler) -> OnePartition | None:
+    """A frame the Produce lane answers: a one-partition Produce at a served version, acks 1 or -1."""
+    if frame[:2] != b"\x00\x00":
+        return None
+    one = decode_one_partition(frame)
+    if one is None or not lane.min_version <= one.version <= lane.max_version or one.acks not in (1, -1):
+        return None
+    return one
 
 
 def _produce_lane(registry: HandlerRegistry) -> ApiHandler | None:

@@ -6,6 +6,8 @@ client refreshes its metadata. acks other than 0, 1 and -1 is INVALID_REQUIRED_A
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from trafka.domain.errors import ErrorCode
@@ -58,21 +60,27 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
 _INVALID_ACKS = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
 
 
-def answer_one_partition(ctx: BrokerContext, request: OnePartition) -> bytes:
-    """`handle_produce` and the response's encoding for the one-partition shape with acks 1 or -1,
-    without request or response objects: the framed response. Byte for byte what the general path
-    answers, and the same effects on the logs, the observer and waiting fetches
-    (`tests/unit/test_produce_lane.py`)."""
-    topic, index, records = request.topic, request.index, request.records
-    tp = TopicPartition(topic, index)
-    result = ctx.replicas.produce(tp, records, ctx.clock_ms())
-    error = result.error
-    if error is ErrorCode.NONE:
-        ctx.appends.notify((tp,))
-    ctx.observer.partition_produced(topic, error, result.records_count, len(records) if result.records_count and records else 0)
-    return encode_produce_response(request.version, request.correlation_id, (
-        (topic, ((index, error, result.base_offset, result.log_append_time_ms, result.log_start_offset, result.message),)),
-    ))
+def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -> list[bytes]:
+    """`handle_produce` and the responses' encoding for consecutive one-partition requests with acks
+    1 or -1, without request or response objects: their framed responses, in order. The batches go
+    through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
+    path answers for each in turn, with the same effects on the logs, the observer and waiting
+    fetches (`tests/unit/test_produce_lane.py`)."""
+    partitions = [TopicPartition(r.topic, r.index) for r in requests]
+    results = ctx.replicas.produce_many([(tp, r.records) for tp, r in zip(partitions, requests)], ctx.clock_ms())
+    appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
+    if appended:
+        ctx.appends.notify(appended)
+    produced = ctx.observer.partition_produced
+    responses = []
+    for request, result in zip(requests, results):
+        topic, records, error = request.topic, request.records, result.error
+        produced(topic, error, result.records_count, len(records) if result.records_count and records else 0)
+        responses.append(encode_produce_response(request.version, request.correlation_id, (
+            (topic, ((request.index, error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
+                      result.message),)),
+        )))
+    return responses
 
 
 def register(registry: HandlerRegistry) -> None:
