@@ -2,18 +2,23 @@
 
     python bench/request_path.py [--requests 50000] [--version 9] [--store memory|filesystem] [--metrics]
                                  [--records 1] [--topic-config | --schema-validation]
-    python bench/request_path.py --wire [--connections 4] ...   # through the real server and sockets
+    python bench/request_path.py --lane 8 ...                    # the one-partition lane, 8 requests at a time
+    python bench/request_path.py --wire [--connections 4] [--pipeline] ...   # through the real server and sockets
 
 Builds one-record batches as a producer with `batch.num.messages=1` sends them (kafka-python's
 record builder, CRC32C included), frames them as ProduceRequests for 8 partitions, then times
 `decode_request` -> the Produce handler -> `encode_response` over all of them with
 `time.process_time`. A repeatable view of the per-request Python cost that `bench/fanin.py` measures
 end to end (which adds Trio's socket and scheduling work and the clients sharing the machine).
+`--lane N` takes the way the server answers pipelined one-partition requests instead (ADR 29):
+`decode_one_partition`, then `answer_one_partition` for N requests at a time (one log write per
+partition per group).
 
 `--wire` runs the same frames through the real server instead (`trafka.Broker`, its own thread and
-Trio loop) from C raw sockets in this process, each with one request in flight as a producer with
+Trio loop) from raw sockets in a child process, each with one request in flight as a producer with
 acks=all and one record per request has, and reads the broker thread's own CPU clock: the cost of
-the connection loop included, the clients' cost left out.
+the connection loop included, the clients' cost left out. With `--pipeline` every connection sends
+its requests without waiting for the responses, as librdkafka does with many in flight.
 
 `--schema-validation` creates the topic with `confluent.value.schema.validation=true` and writes
 values in Confluent's wire format with an id registered under `bench-value`: the cost of broker-side
@@ -35,6 +40,8 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.codec import decode_request, encode_response
 from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.fast_produce import decode_one_partition
+from trafka.adapters.kafka.handlers.produce import answer_one_partition
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.app.http_wiring import schema_registry
@@ -165,6 +172,8 @@ def main() -> None:
     parser.add_argument("--pipeline", action="store_true",
                         help="with --wire: send every request without waiting for responses (many in flight)")
     parser.add_argument("--records", type=int, default=1, help="records per batch")
+    parser.add_argument("--lane", type=int, default=0, metavar="N",
+                        help="through the one-partition Produce lane, N requests answered together (the server's way)")
     validation = parser.add_mutually_exclusive_group()
     validation.add_argument("--schema-validation", action="store_true", help="confluent.value.schema.validation=true")
     validation.add_argument("--topic-config", action="store_true", help="an unrelated topic config (retention.ms)")
@@ -198,16 +207,24 @@ def main() -> None:
     for _ in range(args.runs):
         requests = frames(args.requests, args.version, args.partitions, args.records, value)
         began = time.process_time()
-        for frame in requests:
-            decoded = decode_request(frame, ctx.registry)
-            outcome = decoded.handler.handle(ctx, decoded.body, decoded.api_version, client)
-            encode_response(outcome, decoded.api_version, decoded.correlation_id)
-            ctx.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
+        if args.lane:  # what the server does with pipelined one-partition requests (ADR 29)
+            for base in range(0, len(requests), args.lane):
+                group = [decode_one_partition(frame) for frame in requests[base : base + args.lane]]
+                answer_one_partition(ctx, group)
+                for one in group:
+                    ctx.observer.request_completed("Produce", one.version, 0.0003)
+        else:
+            for frame in requests:
+                decoded = decode_request(frame, ctx.registry)
+                outcome = decoded.handler.handle(ctx, decoded.body, decoded.api_version, client)
+                encode_response(outcome, decoded.api_version, decoded.correlation_id)
+                ctx.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
         samples.append((time.process_time() - began) / args.requests * 1e6)
     appended = sum(ctx.replicas.watermarks(tp)[1] for tp in ctx.catalog.get("bench").topic_partitions())
     assert appended == args.runs * args.requests * args.records, f"only {appended} records were appended"
     adapters.stop()
     topic = ", schema validation on" if args.schema_validation else ", a topic config set" if args.topic_config else ""
+    topic += f", the lane in groups of {args.lane}" if args.lane else ", the general path"
     print(f"Produce v{args.version}, {args.records} record(s) per request, {args.store} store"
           f"{', metrics counted' if args.metrics else ''}{topic}: "
           f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})")

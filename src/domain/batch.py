@@ -32,11 +32,10 @@ MIN_RECORD_SIZE = 7  # length, attributes, timestamp delta, offset delta, key le
 Checksum = Callable[[memoryview], int]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-_BASE_OFFSET = struct.Struct(">q")
-_LEADER_EPOCH = struct.Struct(">i")
 _ATTRIBUTES = struct.Struct(">h")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _CRC = struct.Struct(">I")
+_PLACEMENT = struct.Struct(">qii")  # base_offset, batch_length, partition_leader_epoch: one pack
 
 
 class Compression(enum.IntEnum):
@@ -263,8 +262,7 @@ def place_batch(
 ) -> BatchHeader:
     """Patch the batch at `pos` with its base offset and leader epoch (and LogAppendTime, CRC
     recomputed); the header as it now reads."""
-    _BASE_OFFSET.pack_into(buf, pos, base_offset)
-    _LEADER_EPOCH.pack_into(buf, pos + 12, leader_epoch)
+    _PLACEMENT.pack_into(buf, pos, base_offset, header.batch_length, leader_epoch)  # the length as it was
     if log_append_time_ms is not None:
         attributes = header.attributes | 0x08
         _ATTRIBUTES.pack_into(buf, pos + 21, attributes)

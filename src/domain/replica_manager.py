@@ -74,6 +74,9 @@ class _PlacedGroup:
         self.next_offset = placed.base_offset + placed.last_offset_delta + 1
 
 
+_new = tuple.__new__  # named tuples built per batch without their Python-level __new__
+
+
 def _storage_error(exc: OSError) -> ProduceResult:
     return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, message=f"the log could not be written: {exc}")
 
@@ -245,7 +248,7 @@ class ReplicaManager:
                 return ProduceResult(error.code, message=error.message)
             if refusal is not None:
                 return ProduceResult(ErrorCode.INVALID_RECORD, message=refusal)
-        return _Admitted(log, buffer, header, route.log_append_time)
+        return _new(_Admitted, (log, buffer, header, route.log_append_time))
 
     def _append_one(self, tp: TopicPartition, admitted: _Admitted, now_ms: int) -> ProduceResult:
         log, buffer, header, log_append = admitted
@@ -283,10 +286,10 @@ class ReplicaManager:
             return
         start = group.log.log_start_offset
         for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
-            results[i] = ProduceResult(
+            results[i] = _new(ProduceResult, (
                 ErrorCode.NONE, header.base_offset, -1 if log_append_ms is None else log_append_ms, start, None,
                 header.records_count,
-            )
+            ))
 
     def _schema_refusal(self, validation: SchemaValidation, batch: bytearray) -> str | None:
         """Broker-side schema validation of a topic that turns it on: None unless a record fails it."""

@@ -235,6 +235,9 @@ class OnePartition(NamedTuple):
     records: bytes
 
 
+_new = tuple.__new__  # a named tuple built without its Python-level __new__ (one per request)
+
+
 def decode_one_partition(frame: bytes) -> OnePartition | None:
     """A Produce v3-11 frame for one topic and one partition, or None for any other shape."""
     try:
@@ -275,7 +278,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
             end = pos + size - 1
             if end + 3 > len(frame) or frame[end] or frame[end + 1] or frame[end + 2]:  # the three tagged-field counts
                 return None
-            return OnePartition(version, correlation_id, acks, topic, index, frame[pos:end])
+            return _new(OnePartition, (version, correlation_id, acks, topic, index, frame[pos:end]))
         if version < MIN_VERSION:
             return None
         (size,) = _I16.unpack_from(frame, pos)  # transactional id
@@ -293,7 +296,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
         end = pos + size
         if end > len(frame):
             return None
-        return OnePartition(version, correlation_id, acks, topic, index, frame[pos:end])
+        return _new(OnePartition, (version, correlation_id, acks, topic, index, frame[pos:end]))
     except (struct.error, IndexError, UnicodeDecodeError):
         return None
 

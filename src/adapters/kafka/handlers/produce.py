@@ -58,6 +58,7 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
 
 
 _INVALID_ACKS = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
+_new = tuple.__new__  # a named tuple built without its Python-level __new__ (one per request)
 
 
 def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -> list[bytes]:
@@ -66,7 +67,7 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
     path answers for each in turn, with the same effects on the logs, the observer and waiting
     fetches (`tests/unit/test_produce_lane.py`)."""
-    partitions = [TopicPartition(r.topic, r.index) for r in requests]
+    partitions = [_new(TopicPartition, (r.topic, r.index)) for r in requests]
     results = ctx.replicas.produce_many([(tp, r.records) for tp, r in zip(partitions, requests)], ctx.clock_ms())
     appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
     if appended:
