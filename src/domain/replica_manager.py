@@ -202,6 +202,8 @@ class ReplicaManager:
             group = groups.get(tp)
             if group is None:
                 group = groups[tp] = _PlacedGroup(admitted.log, admitted.log.log_end_offset)
+                if group.next_offset == 0:
+                    self._starts_empty(tp, admitted.log)
             log_append_ms = now_ms if admitted.log_append_time else None
             placed = place_batch(admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms)
             group.add(i, admitted.buffer, placed, log_append_ms)
@@ -250,8 +252,17 @@ class ReplicaManager:
                 return ProduceResult(ErrorCode.INVALID_RECORD, message=refusal)
         return _new(_Admitted, (log, buffer, header, route.log_append_time))
 
+    def _starts_empty(self, tp: TopicPartition, log: PartitionLog) -> None:
+        """A log nothing was ever written to has no producers: remember that, so the first fetch
+        (which asks for the last stable offset) need not scan every batch header appended since."""
+        cached = self._producer_states.get(tp)
+        if cached is None or cached[0] is not log:
+            self._producer_states[tp] = (log, PartitionProducerState())
+
     def _append_one(self, tp: TopicPartition, admitted: _Admitted, now_ms: int) -> ProduceResult:
         log, buffer, header, log_append = admitted
+        if log.log_end_offset == 0:
+            self._starts_empty(tp, log)
         idempotent = header.producer_id >= 0
         if idempotent:
             try:

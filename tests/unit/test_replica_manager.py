@@ -123,3 +123,24 @@ def test_log_append_time_topics_stamp_the_broker_clock(cluster: Cluster):
     assert result.log_append_time_ms == NOW
     (batch,) = read_batches(cluster.replicas.fetch(TP, 0, 1 << 20, True).records)
     assert [m.timestamp for m in list(batch)] == [NOW]
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_partition_written_from_empty_is_fetched_without_a_scan_for_producer_state(cluster: Cluster, together):
+    """The first fetch asks for the last stable offset, which needs the partition's producer state.
+    A log produced to from offset 0 has none before that, so the state starts empty rather than
+    being rebuilt by reading every batch header written since."""
+    cluster.catalog.create("fresh", 1, 1)
+    tp = TopicPartition("fresh", 0)
+    batches = [make_batch([(NOW, None, b"%d" % i)]) for i in range(3)]
+    if together:
+        cluster.replicas.produce_many([(tp, b) for b in batches], NOW)
+    else:
+        for batch in batches:
+            cluster.replicas.produce(tp, batch, NOW)
+    log = cluster.logs.get(tp)
+    log.batch_headers = lambda *args: pytest.fail("the producer state was rebuilt from the log")
+    assert cluster.replicas.fetch(tp, 0, 1 << 20, True).last_stable_offset == 3
+    idempotent = make_batch([(NOW, None, b"i")], producer_id=5, producer_epoch=0, base_sequence=0)
+    assert cluster.replicas.produce(tp, idempotent, NOW).base_offset == 3
+    assert cluster.replicas.produce(tp, idempotent, NOW).base_offset == 3  # a retry: its original offset
