@@ -15,7 +15,11 @@ reader writes them itself once it has handled every complete frame it holds, a d
 when it completes; there is no writer task. Plain TCP reads and writes the socket directly
 (transport.py: one reusable receive buffer, one `writev` per batch of responses, no scheduler round
 trip for a read that finds data). The outbox is bounded (`max_inflight_requests`, response bytes),
-so a client that pipelines without reading its responses stops being read. A frame is size-checked
+so a client that pipelines without reading its responses stops being read. One-partition Produce
+requests (acks 1 or -1) take a lane (ADR 29): the consecutive ones the reader holds are decoded into
+tuples and answered together, one log write per partition, with the same answers and effects as the
+general path (`answer_one_partition`); not with authorization rules, active faults or, beyond the
+first, on a SASL connection. A frame is size-checked
 before its body is buffered. A malformed frame, unknown API key or unsupported version is logged
 once and closes that connection; the server goes on.
 
@@ -342,9 +346,6 @@ def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> Non
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:
     try:
-        encode_pieces = getattr(response, "encode_pieces", None)  # a fast-path response encodes itself
-        if encode_pieces is not None:
-            return encode_pieces(request.api_version, request.correlation_id)
         return encode_response_pieces(response, request.api_version, request.correlation_id)
     except Exception:
         log.exception("cannot encode %s v%d response for %s", request.handler.name, request.api_version, peer)
