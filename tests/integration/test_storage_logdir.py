@@ -313,9 +313,12 @@ def test_log_dir_layout_and_clean_shutdown_files(tmp_path):
     assert not (data_dir / ".kafka_cleanshutdown").exists(), "a killed broker left a clean shutdown marker"
 
     # Every segment has its .index and .timeindex, as Kafka's LogSegment creates them on the first
-    # append, even while they hold no entry yet.
+    # append, even while they hold no entry yet; and a clean stop leaves each partition written in
+    # this run a producer snapshot at its end offset, as Kafka's UnifiedLog.close takes one (even
+    # with no idempotent producer: ProducerStateManager.takeSnapshot writes at the log's end).
     for p, names in segment_files.items():
-        assert names == {f"{stem}.log", f"{stem}.index", f"{stem}.timeindex", "partition.metadata"}, (p, names)
+        expected = {f"{stem}.log", f"{stem}.index", f"{stem}.timeindex", f"{counts[p]:020d}.snapshot", "partition.metadata"}
+        assert names == expected, (p, names)
 
 
 def _checkpoint(path) -> dict[tuple[str, int], int]:
