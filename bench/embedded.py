@@ -47,11 +47,15 @@ def main() -> None:
         starts.append(start)
         stops.append(stop)
     store = "filesystem" if args.data_dir else "memory"
-    print(f"store: {store}; cold (first in process, imports included): start {cold_start * 1000:.1f} ms, stop {cold_stop * 1000:.1f} ms")
+    print(
+        f"store: {store}; cold (first in process, imports included): start {cold_start * 1000:.1f} ms, stop {cold_stop * 1000:.1f} ms"
+    )
     for name, values in (("start", starts), ("stop", stops)):
         ordered = sorted(values)
         p95 = ordered[int(len(ordered) * 0.95) - 1]
-        print(f"{name}: min {ordered[0] * 1000:.2f} ms, median {statistics.median(ordered) * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms over {len(values)} runs")
+        print(
+            f"{name}: min {ordered[0] * 1000:.2f} ms, median {statistics.median(ordered) * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms over {len(values)} runs"
+        )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,10 @@ def machine_line() -> str:
 def spawn_trafka(data_dir: str) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "trafka", "serve", "--host", LOOPBACK, "--port", "0", "--data-dir", data_dir],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -86,8 +89,9 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int) -> float:
     for n in range(records):
         while True:
             try:
-                producer.produce(topic, key=b"%08d" % n, value=payload, partition=n % partitions,
-                                 headers=[("seq", b"%d" % n)])
+                producer.produce(
+                    topic, key=b"%08d" % n, value=payload, partition=n % partitions, headers=[("seq", b"%d" % n)]
+                )
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -172,13 +176,19 @@ def main() -> int:
         for source in args.sources.split(","):
             if source == "data_dir" and not data_dir:
                 continue
-            options = {"topic": args.topic, "includeHeaders": "true", **({"data_dir": data_dir} if source == "data_dir" else {"bootstrap": bootstrap})}
+            options = {
+                "topic": args.topic,
+                "includeHeaders": "true",
+                **({"data_dir": data_dir} if source == "data_dir" else {"bootstrap": bootstrap}),
+            }
             source_flag = ["--data-dir", data_dir] if source == "data_dir" else ["--bootstrap", bootstrap]
             for phase in ("scan", "export", "command"):
                 times = []
                 for run in range(args.runs):
                     if phase == "scan":
-                        rows, seconds = scan(spark, {**options, "minPartitions": str(3 * spark.sparkContext.defaultParallelism)})
+                        rows, seconds = scan(
+                            spark, {**options, "minPartitions": str(3 * spark.sparkContext.defaultParallelism)}
+                        )
                     else:
                         output = os.path.join(workdir, f"{source}-{run}.{args.format}")
                         argv = ["--topic", args.topic, *source_flag, "--output", output, "--format", args.format]
@@ -191,7 +201,11 @@ def main() -> int:
                         raise SystemExit(f"{source} {phase}: {rows} rows, expected {args.records}")
                     times.append(seconds)
                 median = statistics.median(times)
-                results[f"{source} {phase}"] = {"rows": rows, "seconds": round(median, 3), "rows_per_s": round(rows / median)}
+                results[f"{source} {phase}"] = {
+                    "rows": rows,
+                    "seconds": round(median, 3),
+                    "rows_per_s": round(rows / median),
+                }
         spark.stop()
     finally:
         if broker is not None:
@@ -200,15 +214,23 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)
 
     report = {
-        "records": args.records, "partitions": args.partitions, "format": args.format, "master": args.master,
-        "runs": args.runs, "produce_seconds": round(produce_seconds, 2), "spark_session_seconds": round(session_seconds, 2),
-        "results": results, "machine": machine_line(),
+        "records": args.records,
+        "partitions": args.partitions,
+        "format": args.format,
+        "master": args.master,
+        "runs": args.runs,
+        "produce_seconds": round(produce_seconds, 2),
+        "spark_session_seconds": round(session_seconds, 2),
+        "results": results,
+        "machine": machine_line(),
     }
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"{args.records:,} records in {args.partitions} partitions; produced in {produce_seconds:.1f} s; "
-          f"SparkSession ({args.master}) started in {session_seconds:.1f} s; median of {args.runs} runs")
+    print(
+        f"{args.records:,} records in {args.partitions} partitions; produced in {produce_seconds:.1f} s; "
+        f"SparkSession ({args.master}) started in {session_seconds:.1f} s; median of {args.runs} runs"
+    )
     print(f"{'source and phase':<28} {'rows':>10} {'seconds':>8} {'rows/s':>10}")
     for name, r in results.items():
         label = name if name.endswith("scan") else f"{name} ({args.format})"

@@ -35,10 +35,17 @@ TIMEOUT = 120.0
 
 
 def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: int, index: int, start: float) -> None:
-    producer = Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "batch.num.messages": 1,
-        "enable.idempotence": False, "delivery.report.only.error": True, "queue.buffering.max.messages": records + 10,
-    })
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 0,
+            "batch.num.messages": 1,
+            "enable.idempotence": False,
+            "delivery.report.only.error": True,
+            "queue.buffering.max.messages": records + 10,
+        }
+    )
     producer.list_topics(topic, timeout=30)  # metadata before the clock
     payload = bytes([65 + index]) * size
     failures = []
@@ -47,7 +54,12 @@ def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: in
     for n in range(records):
         while True:
             try:
-                producer.produce(topic, payload, partition=n % partitions, on_delivery=lambda err, _: failures.append(err) if err else None)
+                producer.produce(
+                    topic,
+                    payload,
+                    partition=n % partitions,
+                    on_delivery=lambda err, _: failures.append(err) if err else None,
+                )
                 break
             except BufferError:
                 producer.poll(0.01)
@@ -57,10 +69,15 @@ def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: in
 
 
 def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float) -> None:
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "fetch.queue.backoff.ms": 0,
-    })
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "fetch.queue.backoff.ms": 0,
+        }
+    )
     while time.time() < start:
         time.sleep(0.001)
     consumer.subscribe([topic])
@@ -113,12 +130,17 @@ def run_once(args: argparse.Namespace) -> dict:
             raise SystemExit(f"cannot create {topic}: {exc}") from None
         if args.profile:
             fmt = ["--format", "raw"] if args.profile.endswith(".txt") else []  # collapsed stacks, or a flame graph
-            profiler = subprocess.Popen(["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", "200"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            profiler = subprocess.Popen(
+                ["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", "200"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             time.sleep(1)
         total = args.producers * args.records
         produce_s, produce_cpu = _phase(
-            _produce, [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)], broker
+            _produce,
+            [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)],
+            broker,
         )
         consume_s, consume_cpu = _phase(
             _consume, [(broker.bootstrap, topic, total, f"fanout-{g}") for g in range(args.groups)], broker
@@ -129,7 +151,8 @@ def run_once(args: argparse.Namespace) -> dict:
             profiler.wait(60)
         broker.stop()
     result = {
-        "broker": label, "records": total,
+        "broker": label,
+        "records": total,
         "produce_records_per_s": total / produce_s,
         "produce_cpu_us_per_record": None if produce_cpu is None else produce_cpu / total * 1e6,
         "consume_records_per_s": total * args.groups / consume_s,
@@ -152,7 +175,10 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=4)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--profile", help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)")
+    parser.add_argument(
+        "--profile",
+        help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)",
+    )
     parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
     parser.add_argument("--tansu-bin")
     parser.add_argument("--json", action="store_true")
@@ -164,10 +190,16 @@ def main() -> None:
         print(json.dumps({"broker": runs[0]["broker"], "runs": runs, "median": median, "machine": machine_line()}))
         return
     print(f"# {machine_line()}")
-    print(f"{runs[0]['broker']}: {args.producers} producers x {args.records} records (1 per request, acks=all), "
-          f"{args.partitions} partitions, {args.groups} groups; median of {len(runs)}")
-    print(f"  fan-in : {_fmt(median['produce_records_per_s'], 0)} records/s, broker CPU {_fmt(median['produce_cpu_us_per_record'])} us/record")
-    print(f"  fan-out: {_fmt(median['consume_records_per_s'], 0)} records/s, broker CPU {_fmt(median['consume_cpu_us_per_record'])} us/record")
+    print(
+        f"{runs[0]['broker']}: {args.producers} producers x {args.records} records (1 per request, acks=all), "
+        f"{args.partitions} partitions, {args.groups} groups; median of {len(runs)}"
+    )
+    print(
+        f"  fan-in : {_fmt(median['produce_records_per_s'], 0)} records/s, broker CPU {_fmt(median['produce_cpu_us_per_record'])} us/record"
+    )
+    print(
+        f"  fan-out: {_fmt(median['consume_records_per_s'], 0)} records/s, broker CPU {_fmt(median['consume_cpu_us_per_record'])} us/record"
+    )
 
 
 if __name__ == "__main__":

@@ -66,14 +66,18 @@ def main() -> None:
         started = rss_mib(pid)
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         names = [f"mem-{n}" for n in range(args.topics)]
-        for name, future in admin.create_topics([NewTopic(n, args.partitions, 1) for n in names], operation_timeout=120).items():
+        for name, future in admin.create_topics(
+            [NewTopic(n, args.partitions, 1) for n in names], operation_timeout=120
+        ).items():
             future.result(120)
         with_partitions = rss_mib(pid)
         sockets = [api_versions_connection(host, int(port)) for _ in range(args.connections)]
         with_connections = rss_mib(pid)
         thread = threading.Thread(target=sample, daemon=True)
         thread.start()
-        _phase(_produce, [(broker.bootstrap, names[0], args.partitions, args.records, 100, i) for i in range(4)], broker)
+        _phase(
+            _produce, [(broker.bootstrap, names[0], args.partitions, args.records, 100, i) for i in range(4)], broker
+        )
         sampling = False
         thread.join()
         for sock in sockets:
@@ -81,9 +85,11 @@ def main() -> None:
     finally:
         broker.stop()
     print(f"# {machine_line()}")
-    print(f"trafka ({args.store}): RSS {started:.0f} MiB at start, {with_partitions:.0f} MiB with "
-          f"{args.topics * args.partitions} partitions, {with_connections:.0f} MiB with {args.connections} "
-          f"connections, peak {peak:.0f} MiB under 4 producers x {args.records} records")
+    print(
+        f"trafka ({args.store}): RSS {started:.0f} MiB at start, {with_partitions:.0f} MiB with "
+        f"{args.topics * args.partitions} partitions, {with_connections:.0f} MiB with {args.connections} "
+        f"connections, peak {peak:.0f} MiB under 4 producers x {args.records} records"
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     topics = [f"bench-{p}" for p in range(args.partitions)]
     for observer in (UnobservedBroker(), BrokerMetrics()):
+
         def produce() -> None:
             for topic in topics:
                 observer.partition_produced(topic, ErrorCode.NONE, 500, 52_000)
@@ -36,8 +37,10 @@ def main() -> None:
 
         for name, call in (("produce", produce), ("fetch", fetch)):
             seconds = min(timeit.repeat(call, number=args.requests, repeat=3))
-            print(f"{type(observer).__name__:16} {name:8} {seconds / args.requests * 1e6:6.2f} µs per request "
-                  f"({args.partitions} partition(s))")
+            print(
+                f"{type(observer).__name__:16} {name:8} {seconds / args.requests * 1e6:6.2f} µs per request "
+                f"({args.partitions} partition(s))"
+            )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,12 @@ TP = TopicPartition("recovered", 0)
 
 def _batch(size: int, producer_id: int = -1) -> bytes:
     builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0, is_transactional=producer_id >= 0, producer_id=producer_id,
-        producer_epoch=0 if producer_id >= 0 else -1, base_sequence=0 if producer_id >= 0 else -1,
+        magic=2,
+        compression_type=0,
+        is_transactional=producer_id >= 0,
+        producer_id=producer_id,
+        producer_epoch=0 if producer_id >= 0 else -1,
+        base_sequence=0 if producer_id >= 0 else -1,
         batch_size=1 << 24,
     )
     builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"x" * size, headers=[])
@@ -73,7 +77,9 @@ def main() -> None:
                 _append(log, plain)
         store.close()  # no clean-shutdown marker is written: the next open recovers everything
         logdir.unlock()
-        size = sum(os.path.getsize(os.path.join(path, "recovered-0", f)) for f in os.listdir(os.path.join(path, "recovered-0")))
+        size = sum(
+            os.path.getsize(os.path.join(path, "recovered-0", f)) for f in os.listdir(os.path.join(path, "recovered-0"))
+        )
 
         logdir = LogDir.open(path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
         assert not logdir.clean_shutdown
@@ -88,7 +94,9 @@ def main() -> None:
         assert len(log.aborted_transactions(0, 1 << 62)) == aborts
         store.close()
         logdir.unlock()
-    print(f"partition: {args.batches + aborts} batches + {aborts} markers, {size / 1e6:.1f} MB in {len(segments)} segments")
+    print(
+        f"partition: {args.batches + aborts} batches + {aborts} markers, {size / 1e6:.1f} MB in {len(segments)} segments"
+    )
     print(f"unclean open (scan, CRC, indexes, txnindex): {opened:.2f} s")
     print(f"a separate .txnindex rebuild pass over every segment: {rebuilt:.2f} s")
 

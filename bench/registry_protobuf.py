@@ -86,7 +86,9 @@ def main() -> None:
     results = {
         "parse_text_ms": per_call(lambda i: ProtobufFormat().parse(Schema(TEXT, P), {}), args.count, args.runs),
         "parse_again_ms": per_call(lambda i: fmt.parse(Schema(TEXT, P), {}), args.count, args.runs),
-        "parse_descriptor_ms": per_call(lambda i: ProtobufFormat().parse(Schema(descriptor, P), {}), args.count, args.runs),
+        "parse_descriptor_ms": per_call(
+            lambda i: ProtobufFormat().parse(Schema(descriptor, P), {}), args.count, args.runs
+        ),
         "compatibility_ms": per_call(lambda i: fmt.incompatibilities(newer, parsed), args.count, args.runs),
         "register_ms_per_schema": per_call(register, 1, args.runs) / args.count,
         "replay_ms_per_schema": per_call(replay, 1, args.runs) / args.count,

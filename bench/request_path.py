@@ -57,8 +57,15 @@ def frames(count: int, version: int, partitions: int, records: int = 1, value: b
             builder.append(timestamp=1_700_000_000_000 + n, key=None, value=value, headers=[])
         builder.close()
         request = ProduceRequest[version](
-            transactional_id=None, acks=-1, timeout_ms=30000,
-            topic_data=[data(name="bench", partition_data=[data.PartitionProduceData(index=n % partitions, records=builder.buffer())])],
+            transactional_id=None,
+            acks=-1,
+            timeout_ms=30000,
+            topic_data=[
+                data(
+                    name="bench",
+                    partition_data=[data.PartitionProduceData(index=n % partitions, records=builder.buffer())],
+                )
+            ],
         )
         request.with_header(correlation_id=n, client_id="rdkafka")
         out.append(bytes(request.encode(header=True, framed=False)))
@@ -75,7 +82,9 @@ def _receive_exactly(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-def _client(address: tuple[str, int], requests: list[bytes], connections: int, ready, go, pipeline: bool = False) -> None:
+def _client(
+    address: tuple[str, int], requests: list[bytes], connections: int, ready, go, pipeline: bool = False
+) -> None:
     sockets = [socket.create_connection(address) for _ in range(connections)]
     for sock in sockets:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -121,8 +130,11 @@ def _pipelined(sockets: list[socket.socket], requests: list[bytes]) -> None:
             del pending[:pos]
 
     shares = [requests[i :: len(sockets)] for i in range(len(sockets))]
-    threads = [threading.Thread(target=f, args=(sock, share if f is send else len(share)))
-               for sock, share in zip(sockets, shares) for f in (send, receive)]
+    threads = [
+        threading.Thread(target=f, args=(sock, share if f is send else len(share)))
+        for sock, share in zip(sockets, shares)
+        for f in (send, receive)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -169,11 +181,19 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help="count Prometheus metrics, as with --http-port")
     parser.add_argument("--wire", action="store_true", help="through the real server and sockets")
     parser.add_argument("--connections", type=int, default=4, help="with --wire: client connections")
-    parser.add_argument("--pipeline", action="store_true",
-                        help="with --wire: send every request without waiting for responses (many in flight)")
+    parser.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="with --wire: send every request without waiting for responses (many in flight)",
+    )
     parser.add_argument("--records", type=int, default=1, help="records per batch")
-    parser.add_argument("--lane", type=int, default=0, metavar="N",
-                        help="through the one-partition Produce lane, N requests answered together (the server's way)")
+    parser.add_argument(
+        "--lane",
+        type=int,
+        default=0,
+        metavar="N",
+        help="through the one-partition Produce lane, N requests answered together (the server's way)",
+    )
     validation = parser.add_mutually_exclusive_group()
     validation.add_argument("--schema-validation", action="store_true", help="confluent.value.schema.validation=true")
     validation.add_argument("--topic-config", action="store_true", help="an unrelated topic config (retention.ms)")
@@ -181,9 +201,11 @@ def main() -> None:
     if args.wire:
         samples = wire(args)
         inflight = "pipelined" if args.pipeline else "one request in flight each"
-        print(f"Produce v{args.version} over {args.connections} connections ({inflight}), 1 record per request, {args.store} store: "
-              f"{statistics.median(samples):.1f} us of broker-thread CPU per request (median of {args.runs}; "
-              f"runs {', '.join(f'{s:.1f}' for s in samples)})")
+        print(
+            f"Produce v{args.version} over {args.connections} connections ({inflight}), 1 record per request, {args.store} store: "
+            f"{statistics.median(samples):.1f} us of broker-thread CPU per request (median of {args.runs}; "
+            f"runs {', '.join(f'{s:.1f}' for s in samples)})"
+        )
         return
     storage = {"kind": "memory"} if args.store == "memory" else {"kind": "filesystem", "data_dir": tempfile.mkdtemp()}
     settings = load_settings(overrides={"storage": storage})
@@ -225,9 +247,11 @@ def main() -> None:
     adapters.stop()
     topic = ", schema validation on" if args.schema_validation else ", a topic config set" if args.topic_config else ""
     topic += f", the lane in groups of {args.lane}" if args.lane else ", the general path"
-    print(f"Produce v{args.version}, {args.records} record(s) per request, {args.store} store"
-          f"{', metrics counted' if args.metrics else ''}{topic}: "
-          f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})")
+    print(
+        f"Produce v{args.version}, {args.records} record(s) per request, {args.store} store"
+        f"{', metrics counted' if args.metrics else ''}{topic}: "
+        f"{statistics.median(samples):.1f} us of CPU per request (median of {args.runs}; runs {', '.join(f'{s:.1f}' for s in samples)})"
+    )
 
 
 if __name__ == "__main__":

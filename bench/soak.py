@@ -51,7 +51,10 @@ def start_broker(data_dir: str, port: int) -> tuple[subprocess.Popen, float]:
     env = {**os.environ, "TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0", "TRAFKA_LOG_LEVEL": "WARNING"}
     process = subprocess.Popen(
         [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", data_dir],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -86,10 +89,16 @@ class Load:
             thread.join(120)
 
     def _produce(self, name: str, idempotent: bool) -> None:
-        producer = Producer({
-            "bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": idempotent,
-            "linger.ms": 5, "message.timeout.ms": 120000, "reconnect.backoff.max.ms": 200,
-        })
+        producer = Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "acks": "all",
+                "enable.idempotence": idempotent,
+                "linger.ms": 5,
+                "message.timeout.ms": 120000,
+                "reconnect.backoff.max.ms": 200,
+            }
+        )
 
         def report(err, msg) -> None:
             if err is None:
@@ -112,10 +121,14 @@ class Load:
         producer.flush(120)
 
     def _consume(self) -> None:
-        consumer = Consumer({
-            "bootstrap.servers": self.bootstrap, "group.id": "soak-group", "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        })
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": "soak-group",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
         consumer.subscribe([TOPIC])
         while self.running:
             messages = consumer.consume(500, 0.2)
@@ -140,8 +153,10 @@ def read_everything(bootstrap: str, partitions: int) -> tuple[collections.Counte
                 stored[message.value().decode()] += 1
                 positions[message.partition()] = message.offset() + 1
     committed_reader = Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-group"})
-    committed = {tp.partition: tp.offset for tp in committed_reader.committed(
-        [TopicPartition(TOPIC, p) for p in range(partitions)], timeout=30)}
+    committed = {
+        tp.partition: tp.offset
+        for tp in committed_reader.committed([TopicPartition(TOPIC, p) for p in range(partitions)], timeout=30)
+    }
     committed_reader.close()
     consumer.close()
     return stored, ends, committed
@@ -177,8 +192,10 @@ def main() -> None:
     broker.wait(60)
 
     failed = False
-    print(f"cycles: {args.cycles} kill -9 restarts on {data_dir}; restart (spawn to listening) median "
-          f"{statistics.median(restarts):.2f} s, max {max(restarts):.2f} s")
+    print(
+        f"cycles: {args.cycles} kill -9 restarts on {data_dir}; restart (spawn to listening) median "
+        f"{statistics.median(restarts):.2f} s, max {max(restarts):.2f} s"
+    )
     for name in ("idempotent", "plain"):
         acked = load.acked[name]
         lost = [i for i in acked if stored[i] == 0]

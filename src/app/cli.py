@@ -43,12 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--data-dir", help="Kafka log dir of the filesystem store (default /tmp/trafka-logs)")
     run.add_argument("--http-port", type=int, help="HTTP port for /metrics, /healthz and the console (default off)")
     run.add_argument("--http-host", help="interface of the HTTP listener (default 127.0.0.1)")
-    run.add_argument("config_file", nargs="?", metavar="CONFIG",
-                     help="Kafka's server.properties (or a .toml file), as --config")
-    run.add_argument("--config", help="configuration file: Kafka's server.properties format, or TOML if it ends in .toml")
+    run.add_argument(
+        "config_file", nargs="?", metavar="CONFIG", help="Kafka's server.properties (or a .toml file), as --config"
+    )
+    run.add_argument(
+        "--config", help="configuration file: Kafka's server.properties format, or TOML if it ends in .toml"
+    )
     run.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     run.add_argument(
-        "--ready-file", metavar="F",
+        "--ready-file",
+        metavar="F",
         help="once listening, write the bound address to F as JSON (for test harnesses with --port 0)",
     )
     check = commands.add_parser("check", help="exit 0 if a broker answers an ApiVersions request")
@@ -79,8 +83,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["storage"] = {"kind": "memory"}
     elif getattr(args, "data_dir", None):
         out["storage"] = {"kind": "filesystem", "data_dir": args.data_dir}
-    http = {key: value for key, value in (("host", getattr(args, "http_host", None)),
-                                           ("port", getattr(args, "http_port", None))) if value is not None}
+    http = {
+        key: value
+        for key, value in (("host", getattr(args, "http_host", None)), ("port", getattr(args, "http_port", None)))
+        if value is not None
+    }
     if http:
         out["http"] = http
     if getattr(args, "log_level", None):
@@ -169,9 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         loaded = load_configuration(config_path(args), os.environ, _overrides(args))
         settings = loaded.settings
-        logging.basicConfig(
-            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+        logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         log_ignored_kafka_keys(loaded)
         adapters = default_adapters(settings)
         ctx = bootstrap(settings, adapters)
@@ -188,13 +193,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         error = group.exceptions[0]
         while isinstance(error, BaseExceptionGroup):
             error = error.exceptions[0]
-        where = (f"{settings.http.host}:{settings.http.port} (HTTP)" if isinstance(error, HttpBindError)
-                 else settings.server.listeners or f"{settings.server.host}:{settings.server.port}")
+        where = (
+            f"{settings.http.host}:{settings.http.port} (HTTP)"
+            if isinstance(error, HttpBindError)
+            else settings.server.listeners or f"{settings.server.host}:{settings.server.port}"
+        )
         print(f"trafka: cannot listen on {where}: {error}", file=sys.stderr)
         status = 1
     finally:
         close_broker(ctx, adapters)
     if adapters.health is not None and adapters.health.offline is not None:
-        print(f"trafka: stopped because log dir {adapters.health.path} failed: {adapters.health.offline}", file=sys.stderr)
+        print(
+            f"trafka: stopped because log dir {adapters.health.path} failed: {adapters.health.offline}", file=sys.stderr
+        )
         status = 1
     return status

@@ -29,13 +29,24 @@ def _info(args: argparse.Namespace) -> int:
     finally:
         admin.close()
     brokers = [
-        {"broker_id": b["broker_id"], "host": b["host"], "port": b["port"], "rack": b.get("rack"),
-         "controller": b["broker_id"] == cluster["controller_id"]}
+        {
+            "broker_id": b["broker_id"],
+            "host": b["host"],
+            "port": b["port"],
+            "rack": b.get("rack"),
+            "controller": b["broker_id"] == cluster["controller_id"],
+        }
         for b in sorted(cluster["brokers"], key=lambda b: b["broker_id"])
     ]
     if args.output == "json":
-        print_json({"cluster_id": cluster["cluster_id"], "controller_id": cluster["controller_id"],
-                    "brokers": brokers, "topics": len(topics)})
+        print_json(
+            {
+                "cluster_id": cluster["cluster_id"],
+                "controller_id": cluster["controller_id"],
+                "brokers": brokers,
+                "topics": len(topics),
+            }
+        )
         return OK
     print(f"Cluster: {cluster['cluster_id']}  Controller: {cluster['controller_id']}  Topics: {len(topics)}")
     print_rows(brokers, ["broker_id", "host", "port", "rack", "controller"], "table")

@@ -21,8 +21,12 @@ from .cli_output import OK, USAGE, fail, print_json, print_rows
 from .config import ConfigError, Settings, config_path, load_configuration
 
 _LOG_TOPIC_CONFIG = {
-    "retention_ms": "retention.ms", "retention_bytes": "retention.bytes", "segment_bytes": "segment.bytes",
-    "roll_ms": "segment.ms", "flush_interval_messages": "flush.messages", "flush_interval_ms": "flush.ms",
+    "retention_ms": "retention.ms",
+    "retention_bytes": "retention.bytes",
+    "segment_bytes": "segment.bytes",
+    "roll_ms": "segment.ms",
+    "flush_interval_messages": "flush.messages",
+    "flush_interval_ms": "flush.ms",
     "index_interval_bytes": "index.interval.bytes",
 }
 
@@ -77,6 +81,8 @@ def run_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         return OK
     print_rows(rows, ["setting", "value", "source"], "table")
     if loaded.ignored_kafka_keys:
-        print(f"\nKafka configs given but not implemented by trafka (ignored): {', '.join(loaded.ignored_kafka_keys)}",
-              file=sys.stdout)
+        print(
+            f"\nKafka configs given but not implemented by trafka (ignored): {', '.join(loaded.ignored_kafka_keys)}",
+            file=sys.stdout,
+        )
     return OK

@@ -27,8 +27,12 @@ def add_consume_parser(commands: Any) -> None:
     consume.add_argument("-g", "--group", help="join this consumer group and commit offsets")
     consume.add_argument("-p", "--partition", type=int)
     consume.add_argument("--offset", help="earliest, latest or a number (with --partition)")
-    consume.add_argument("-f", "--format", default="{value}",
-                         help="e.g. '{offset} {key}={value} {headers}' (fields: key value headers offset timestamp partition topic)")
+    consume.add_argument(
+        "-f",
+        "--format",
+        default="{value}",
+        help="e.g. '{offset} {key}={value} {headers}' (fields: key value headers offset timestamp partition topic)",
+    )
     consume.add_argument("-n", "--max-messages", type=int)
     consume.add_argument("--timeout-ms", type=int, help="stop after this long without a record")
     add_connection_options(consume)
@@ -75,7 +79,9 @@ def _consume(args: argparse.Namespace) -> int:
 
     config = client_config(args)
     consumer = KafkaConsumer(
-        **config, group_id=args.group, enable_auto_commit=bool(args.group),
+        **config,
+        group_id=args.group,
+        enable_auto_commit=bool(args.group),
         auto_offset_reset="earliest" if args.from_beginning else "latest",
     )
     printed = 0
@@ -86,7 +92,9 @@ def _consume(args: argparse.Namespace) -> int:
         _start(consumer, args, sorted(partitions))
         last_record = time.monotonic()
         while args.max_messages is None or printed < args.max_messages:
-            batch = consumer.poll(timeout_ms=200, max_records=(args.max_messages - printed) if args.max_messages else 500)
+            batch = consumer.poll(
+                timeout_ms=200, max_records=(args.max_messages - printed) if args.max_messages else 500
+            )
             records = sorted((r for rs in batch.values() for r in rs), key=lambda r: (r.partition, r.offset))
             for record in records:
                 _print(record, args)
@@ -110,8 +118,13 @@ def _consume(args: argparse.Namespace) -> int:
 def _print(record: Any, args: argparse.Namespace) -> None:
     headers = {k: _text(v) for k, v in (record.headers or [])}
     fields = {
-        "key": _text(record.key), "value": _text(record.value), "headers": headers, "offset": record.offset,
-        "timestamp": record.timestamp, "partition": record.partition, "topic": record.topic,
+        "key": _text(record.key),
+        "value": _text(record.value),
+        "headers": headers,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "partition": record.partition,
+        "topic": record.topic,
     }
     if args.output == "json":
         print(json.dumps(fields), flush=True)

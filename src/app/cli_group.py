@@ -16,8 +16,17 @@ from typing import Any
 from .cli_kafka import CommandError, add_connection_options, admin_client, run_operator
 from .cli_output import OK, USAGE, print_rows
 
-_DESCRIBE_COLUMNS = ["group", "topic", "partition", "current_offset", "log_end_offset", "lag",
-                     "consumer_id", "host", "client_id"]
+_DESCRIBE_COLUMNS = [
+    "group",
+    "topic",
+    "partition",
+    "current_offset",
+    "log_end_offset",
+    "lag",
+    "consumer_id",
+    "host",
+    "client_id",
+]
 
 
 def add_group_parser(commands: Any) -> None:
@@ -56,8 +65,13 @@ def _list(args: argparse.Namespace) -> int:
         groups = admin.list_groups()
     finally:
         admin.close()
-    rows = sorted(({"group": g["group_id"], "state": g.get("group_state"), "protocol_type": g.get("protocol_type")}
-                   for g in groups), key=lambda row: row["group"])
+    rows = sorted(
+        (
+            {"group": g["group_id"], "state": g.get("group_state"), "protocol_type": g.get("protocol_type")}
+            for g in groups
+        ),
+        key=lambda row: row["group"],
+    )
     print_rows(rows, ["group", "state", "protocol_type"], args.output)
     return OK
 
@@ -93,12 +107,20 @@ def _describe(args: argparse.Namespace) -> int:
                 member = owners.get(tp, {})
                 current = committed[tp].offset if tp in committed else None
                 end = ends[tp].offset
-                rows.append({
-                    "group": group_id, "topic": tp.topic, "partition": tp.partition, "current_offset": current,
-                    "log_end_offset": end, "lag": None if current is None else end - current,
-                    "consumer_id": member.get("member_id"), "host": member.get("client_host"),
-                    "client_id": member.get("client_id"), "state": described.get("group_state"),
-                })
+                rows.append(
+                    {
+                        "group": group_id,
+                        "topic": tp.topic,
+                        "partition": tp.partition,
+                        "current_offset": current,
+                        "log_end_offset": end,
+                        "lag": None if current is None else end - current,
+                        "consumer_id": member.get("member_id"),
+                        "host": member.get("client_host"),
+                        "client_id": member.get("client_id"),
+                        "state": described.get("group_state"),
+                    }
+                )
     finally:
         admin.close()
     print_rows(rows, _DESCRIBE_COLUMNS, args.output)
@@ -153,7 +175,9 @@ def _reset(args: argparse.Namespace) -> int:
         tps = _partitions(admin, args, committed)
         if not tps:
             raise CommandError(f"group {args.group} has no offsets to reset", USAGE)
-        earliest = {tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}).items()}
+        earliest = {
+            tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}).items()
+        }
         latest = {tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}).items()}
         by_time = admin.list_partition_offsets({tp: timestamp for tp in tps}) if timestamp is not None else {}
         plan = {}
@@ -166,7 +190,9 @@ def _reset(args: argparse.Namespace) -> int:
                 target = by_time[tp].offset if by_time[tp].offset >= 0 else latest[tp]
             elif args.shift_by is not None:
                 if tp not in committed:
-                    raise CommandError(f"--shift-by: group {args.group} has no committed offset for {tp.topic}-{tp.partition}", USAGE)
+                    raise CommandError(
+                        f"--shift-by: group {args.group} has no committed offset for {tp.topic}-{tp.partition}", USAGE
+                    )
                 target = committed[tp].offset + args.shift_by
             else:
                 target = args.to_offset
@@ -175,8 +201,16 @@ def _reset(args: argparse.Namespace) -> int:
             admin.alter_group_offsets(args.group, {tp: OffsetAndMetadata(o, "", -1) for tp, o in plan.items()})
     finally:
         admin.close()
-    rows = [{"group": args.group, "topic": tp.topic, "partition": tp.partition, "new_offset": offset,
-             "executed": args.execute} for tp, offset in sorted(plan.items())]
+    rows = [
+        {
+            "group": args.group,
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "new_offset": offset,
+            "executed": args.execute,
+        }
+        for tp, offset in sorted(plan.items())
+    ]
     print_rows(rows, ["group", "topic", "partition", "new_offset"], args.output)
     return OK
 

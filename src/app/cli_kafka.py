@@ -32,15 +32,23 @@ class CommandError(Exception):
 
 def add_connection_options(parser: argparse.ArgumentParser, output: bool = True) -> None:
     parser.add_argument(
-        "-b", "--bootstrap-server", metavar="HOST:PORT",
+        "-b",
+        "--bootstrap-server",
+        metavar="HOST:PORT",
         default=os.environ.get("TRAFKA_BOOTSTRAP", DEFAULT_BOOTSTRAP),
         help="broker to connect to (default: $TRAFKA_BOOTSTRAP, else localhost:9092)",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                        help="seconds to wait for the broker (default 10)")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="seconds to wait for the broker (default 10)"
+    )
     if output:
-        parser.add_argument("-o", "--output", choices=("table", "json"), default="table",
-                            help="table for people (default), json for scripts")
+        parser.add_argument(
+            "-o",
+            "--output",
+            choices=("table", "json"),
+            default="table",
+            help="table for people (default), json for scripts",
+        )
 
 
 def client_config(args: argparse.Namespace) -> dict[str, Any]:

@@ -13,7 +13,11 @@ from .cli_topic import add_topic_parser, run_topic
 from .dump_log import add_dump_log_parser, run_dump_log
 
 OPERATOR_COMMANDS = {
-    "topic": run_topic, "group": run_group, "produce": run_produce, "consume": run_consume, "cluster": run_cluster,
+    "topic": run_topic,
+    "group": run_group,
+    "produce": run_produce,
+    "consume": run_consume,
+    "cluster": run_cluster,
     "dump-log": run_dump_log,
 }
 

@@ -48,7 +48,9 @@ def format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], widt
     return "\n".join([line([c.upper() for c in columns])] + [line(r) for r in cells])
 
 
-def print_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], output: str, out: TextIO | None = None) -> None:
+def print_rows(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], output: str, out: TextIO | None = None
+) -> None:
     out = out or sys.stdout
     if output == "json":
         json.dump(list(rows), out, indent=2, default=str)

@@ -22,8 +22,9 @@ def add_produce_parser(commands: Any) -> None:
     produce = commands.add_parser("produce", help="send the lines of standard input as records")
     produce.add_argument("topic", metavar="TOPIC")
     produce.add_argument("-k", "--key-separator", metavar="SEP", help="each line is KEY<SEP>VALUE")
-    produce.add_argument("-H", "--header", action="append", default=[], metavar="KEY=VALUE",
-                         help="a header on every record (repeatable)")
+    produce.add_argument(
+        "-H", "--header", action="append", default=[], metavar="KEY=VALUE", help="a header on every record (repeatable)"
+    )
     produce.add_argument("-p", "--partition", type=int)
     add_connection_options(produce)
 
@@ -57,7 +58,9 @@ def _produce(args: argparse.Namespace) -> int:
         except KafkaTimeoutError:
             raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)") from None
         for key, value in _records(args):
-            sent.append(producer.send(args.topic, value=value, key=key, headers=headers or None, partition=args.partition))
+            sent.append(
+                producer.send(args.topic, value=value, key=key, headers=headers or None, partition=args.partition)
+            )
         producer.flush(timeout=args.timeout)
         for future in sent:
             try:

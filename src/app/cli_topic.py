@@ -87,8 +87,11 @@ def _describe(args: argparse.Namespace) -> int:
         tps = [TopicPartition(t["name"], p["partition_index"]) for t in described for p in t["partitions"]]
         earliest = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}) if tps else {}
         latest = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}) if tps else {}
-        configs = admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in described]) if described else {}
+        configs = (
+            admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in described])
+            if described
+            else {}
+        )
     finally:
         admin.close()
     out = []
@@ -96,8 +99,11 @@ def _describe(args: argparse.Namespace) -> int:
         name = topic["name"]
         partitions = [
             {
-                "partition": p["partition_index"], "leader": p["leader_id"], "replicas": p["replica_nodes"],
-                "isr": p["isr_nodes"], "log_start_offset": earliest[TopicPartition(name, p["partition_index"])].offset,
+                "partition": p["partition_index"],
+                "leader": p["leader_id"],
+                "replicas": p["replica_nodes"],
+                "isr": p["isr_nodes"],
+                "log_start_offset": earliest[TopicPartition(name, p["partition_index"])].offset,
                 "log_end_offset": latest[TopicPartition(name, p["partition_index"])].offset,
             }
             for p in sorted(topic["partitions"], key=lambda p: p["partition_index"])
@@ -109,9 +115,15 @@ def _describe(args: argparse.Namespace) -> int:
         return OK
     for index, topic in enumerate(out):
         configs_text = ",".join(f"{k}={v}" for k, v in sorted(topic["configs"].items())) or "-"
-        print(("\n" if index else "") + f"Topic: {topic['topic']}  TopicId: {topic['topic_id']}  "
-              f"PartitionCount: {len(topic['partitions'])}  Configs: {configs_text}")
-        print_rows(topic["partitions"], ["partition", "leader", "replicas", "isr", "log_start_offset", "log_end_offset"], "table")
+        print(
+            ("\n" if index else "") + f"Topic: {topic['topic']}  TopicId: {topic['topic_id']}  "
+            f"PartitionCount: {len(topic['partitions'])}  Configs: {configs_text}"
+        )
+        print_rows(
+            topic["partitions"],
+            ["partition", "leader", "replicas", "isr", "log_start_offset", "log_end_offset"],
+            "table",
+        )
     return OK
 
 
@@ -172,13 +184,18 @@ def _alter_config(args: argparse.Namespace) -> int:
     try:
         if args.topic not in admin.list_topics():
             raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
-        result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, args.topic, configs=changes)],
-                                     raise_on_unknown=False, incremental=True)
+        result = admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, args.topic, configs=changes)],
+            raise_on_unknown=False,
+            incremental=True,
+        )
     finally:
         admin.close()
     _raise_resource_errors(result)
-    rows = [{"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
-            for k, (op, v) in sorted(changes.items())]
+    rows = [
+        {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
+        for k, (op, v) in sorted(changes.items())
+    ]
     print_rows(rows, ["config", "change"], args.output)
     return OK
 
@@ -193,7 +210,9 @@ def _raise_resource_errors(result: Any) -> None:
             if text and text != "OK" and "NoError" not in text:
                 code = re.search(r"\[Error (\d+)\]", text)
                 detail = text.split(": ", 1)[-1]
-                raise CommandError(f"{name}: {kafka_errors.for_code(int(code.group(1))).message if code else text}: {detail}")
+                raise CommandError(
+                    f"{name}: {kafka_errors.for_code(int(code.group(1))).message if code else text}: {detail}"
+                )
 
 
 def _add_partitions(args: argparse.Namespace) -> int:
@@ -209,6 +228,10 @@ def _add_partitions(args: argparse.Namespace) -> int:
 
 
 _VERBS = {
-    "list": _list, "describe": _describe, "create": _create, "delete": _delete,
-    "alter-config": _alter_config, "add-partitions": _add_partitions,
+    "list": _list,
+    "describe": _describe,
+    "create": _create,
+    "delete": _delete,
+    "alter-config": _alter_config,
+    "add-partitions": _add_partitions,
 }

@@ -268,8 +268,10 @@ def _kafka_layers(
     except KafkaConfigError as exc:
         where = sorted({origin[key] for key in configs if key in str(exc)}) or sorted(set(origin.values()))
         raise ConfigError(f"{', '.join(where)}: {exc}") from exc
-    sources = {path: f"{origin[key]} ({key})" if origin[key].startswith("file") else origin[key]
-               for path, key in mapped.decided_by.items()}
+    sources = {
+        path: f"{origin[key]} ({key})" if origin[key].startswith("file") else origin[key]
+        for path, key in mapped.decided_by.items()
+    }
     return mapped.overrides, sources, tuple(mapped.ignored)
 
 
@@ -297,7 +299,9 @@ def load_configuration(
     try:
         settings = CONVERTER.structure(raw, Settings)
     except Exception as exc:
-        messages = cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
+        messages = (
+            cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
+        )
         raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
     return LoadedConfiguration(settings, sources, ignored)
 

@@ -100,8 +100,11 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
         record = decode_metadata_record(value)
         record_type = value[1] if len(value) > 1 else -1
         data = None if record is None else _jsonable(record.to_dict())
-        return None, {"type": _METADATA_NAMES.get(record_type, record_type), "version": value[2] if len(value) > 2 else None,
-                      "data": data}
+        return None, {
+            "type": _METADATA_NAMES.get(record_type, record_type),
+            "version": value[2] if len(value) > 2 else None,
+            "data": data,
+        }
     pairs = {"offsets": (OffsetCommitKey, OffsetCommitValue), "transaction": (TransactionLogKey, TransactionLogValue)}
     which = "offsets" if args.offsets_decoder else "transaction" if args.transaction_log_decoder else None
     if which is None:
@@ -127,14 +130,24 @@ def batch_fields(pos: int, header: BatchHeader, batch: bytes) -> dict[str, Any]:
     has_sequence = header.base_sequence >= 0
     last_sequence = (header.base_sequence + header.last_offset_delta) % 2**31 if has_sequence else -1
     return {
-        "baseOffset": header.base_offset, "lastOffset": header.last_offset, "count": header.records_count,
-        "baseSequence": header.base_sequence, "lastSequence": last_sequence, "producerId": header.producer_id,
-        "producerEpoch": header.producer_epoch, "partitionLeaderEpoch": header.partition_leader_epoch,
-        "isTransactional": header.is_transactional, "isControl": header.is_control,
+        "baseOffset": header.base_offset,
+        "lastOffset": header.last_offset,
+        "count": header.records_count,
+        "baseSequence": header.base_sequence,
+        "lastSequence": last_sequence,
+        "producerId": header.producer_id,
+        "producerEpoch": header.producer_epoch,
+        "partitionLeaderEpoch": header.partition_leader_epoch,
+        "isTransactional": header.is_transactional,
+        "isControl": header.is_control,
         "deleteHorizonMs": header.base_timestamp if header.attributes & _DELETE_HORIZON_FLAG else None,
-        "position": pos, "timestampType": "LogAppendTime" if header.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime",
-        "timestamp": header.max_timestamp, "size": header.size, "magic": header.magic,
-        "compresscodec": _CODECS.get(header.compression, str(header.compression)), "crc": header.crc,
+        "position": pos,
+        "timestampType": "LogAppendTime" if header.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime",
+        "timestamp": header.max_timestamp,
+        "size": header.size,
+        "magic": header.magic,
+        "compresscodec": _CODECS.get(header.compression, str(header.compression)),
+        "crc": header.crc,
         "isvalid": crc32c.crc32c(memoryview(batch)[CRC_START:]) == header.crc,
     }
 
@@ -145,10 +158,14 @@ def record_fields(args: argparse.Namespace, batch: bytes, header: BatchHeader) -
     out = []
     for delta, record in enumerate(DefaultRecordBatch(batch)):
         fields: dict[str, Any] = {
-            "offset": record.offset, "timestampType": batch_fields(0, header, batch)["timestampType"],
-            "timestamp": record.timestamp, "keySize": -1 if record.key is None else len(record.key),
+            "offset": record.offset,
+            "timestampType": batch_fields(0, header, batch)["timestampType"],
+            "timestamp": record.timestamp,
+            "keySize": -1 if record.key is None else len(record.key),
             "valueSize": -1 if record.value is None else len(record.value),
-            "sequence": (header.base_sequence + record.offset - header.base_offset) % 2**31 if header.base_sequence >= 0 else -1,
+            "sequence": (header.base_sequence + record.offset - header.base_offset) % 2**31
+            if header.base_sequence >= 0
+            else -1,
             "headerKeys": [k for k, _ in record.headers],
         }
         if header.is_control and record.key is not None and len(record.key) >= 4:
@@ -250,8 +267,11 @@ def _print_text(result: dict[str, Any], out: Any) -> None:
         if "logOffset" in bad:
             print(f"Index offset: {bad['offset']}, log offset: {bad['logOffset']}", file=out)
         else:
-            print(f"Found timestamp mismatch in :{result['file']}\n  Index timestamp: {bad['timestamp']}, "
-                  f"log timestamp: {bad['logTimestamp']}", file=out)
+            print(
+                f"Found timestamp mismatch in :{result['file']}\n  Index timestamp: {bad['timestamp']}, "
+                f"log timestamp: {bad['logTimestamp']}",
+                file=out,
+            )
 
 
 def run_dump_log(args: argparse.Namespace) -> int:

@@ -174,7 +174,12 @@ class RunningBroker:
                 for record in batch:
                     if record.offset >= offset:
                         yield Record(
-                            tp.topic, tp.partition, record.offset, record.timestamp, record.key, record.value,
+                            tp.topic,
+                            tp.partition,
+                            record.offset,
+                            record.timestamp,
+                            record.key,
+                            record.value,
                             tuple(record.headers),
                         )
             if last <= offset:
@@ -216,7 +221,9 @@ class RunningBroker:
         """Close every client connection at once; returns how many were open."""
         return self.ctx.faults.drop_connections()
 
-    def fail_next(self, api: str | int, error: str | int | ErrorCode = "NOT_LEADER_OR_FOLLOWER", times: int = 1) -> None:
+    def fail_next(
+        self, api: str | int, error: str | int | ErrorCode = "NOT_LEADER_OR_FOLLOWER", times: int = 1
+    ) -> None:
         """Answer the next `times` requests of `api` ("Produce", or its key) with `error` instead of
         serving them; a failed request has no effect, as when Kafka refuses one."""
         self.ctx.faults.fail_next(_api_key(self.ctx, api), _error_code(error), times)
@@ -250,7 +257,9 @@ async def open_broker(
     Options as `Broker`'s. The broker accepts connections when the body starts and is stopped
     gracefully when it ends.
     """
-    config = embedded_settings(data_dir=data_dir, auto_create_topics=auto_create_topics, host=host, port=port, settings=settings)
+    config = embedded_settings(
+        data_dir=data_dir, auto_create_topics=auto_create_topics, host=host, port=port, settings=settings
+    )
     adapters = default_adapters(config)
     ctx = bootstrap(config, adapters)
     try:
@@ -289,8 +298,12 @@ class Broker:
         **settings: Any,
     ) -> None:
         # Settings are checked now, so a typo fails where the broker is declared.
-        embedded_settings(data_dir=data_dir, auto_create_topics=auto_create_topics, host=host, port=port, settings=settings)
-        self._options = dict(data_dir=data_dir, topics=topics, auto_create_topics=auto_create_topics, host=host, port=port, **settings)
+        embedded_settings(
+            data_dir=data_dir, auto_create_topics=auto_create_topics, host=host, port=port, settings=settings
+        )
+        self._options = dict(
+            data_dir=data_dir, topics=topics, auto_create_topics=auto_create_topics, host=host, port=port, **settings
+        )
         self._running: RunningBroker | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._thread: threading.Thread | None = None

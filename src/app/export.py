@@ -66,24 +66,36 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
     export.add_argument("--output", required=True, help="directory to create; must not exist")
     export.add_argument("--format", choices=FORMATS, default="parquet", help="file format (default parquet)")
     export.add_argument(
-        "--starting-offsets", default="earliest",
+        "--starting-offsets",
+        default="earliest",
         help='earliest (default) or JSON per partition, e.g. \'{"T":{"0":23,"1":-2}}\' (-2 earliest)',
     )
     export.add_argument(
-        "--ending-offsets", default="latest",
+        "--ending-offsets",
+        default="latest",
         help='latest (default) or JSON per partition, e.g. \'{"T":{"0":50,"1":-1}}\' (-1 latest), exclusive',
     )
     export.add_argument("--no-headers", action="store_true", help="leave out the headers column")
     for column in ("value", "key"):
         export.add_argument(
-            f"--{column}-format", choices=("raw", "avro", "json", "protobuf"), default="raw",
+            f"--{column}-format",
+            choices=("raw", "avro", "json", "protobuf"),
+            default="raw",
             help=f"raw bytes (default), or the {column} decoded with its subject's latest schema (typed columns)",
         )
-    export.add_argument("--schema-registry", metavar="URL", help="the Schema Registry for --value-format/--key-format (default: the _schemas topic of the broker "
-             "or data dir read; protobuf needs the URL)")
+    export.add_argument(
+        "--schema-registry",
+        metavar="URL",
+        help="the Schema Registry for --value-format/--key-format (default: the _schemas topic of the broker "
+        "or data dir read; protobuf needs the URL)",
+    )
     export.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     export.add_argument(
-        "-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
         help="another option of the trafka data source, e.g. maxRecordsPerPartition=200000 or "
         "kafka.request.timeout.ms=5000 (repeatable)",
     )
@@ -153,7 +165,9 @@ def _prepare(args: argparse.Namespace) -> _Plan:
     options["endingOffsets"] = args.ending_offsets
     if args.value_format != "raw" or args.key_format != "raw":
         if args.format == "csv":
-            raise ExportError("--format csv cannot hold typed columns; use parquet, json or orc with --value-format/--key-format")
+            raise ExportError(
+                "--format csv cannot hold typed columns; use parquet, json or orc with --value-format/--key-format"
+            )
         options.update(valueFormat=args.value_format, keyFormat=args.key_format)
         if args.schema_registry is not None:
             options["schemaRegistry"] = args.schema_registry

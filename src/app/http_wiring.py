@@ -28,9 +28,11 @@ from .config import Settings
 
 def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
     """The HTTP adapter's view of the broker; its metrics become the Kafka listener's observer."""
+
     def info() -> BrokerInfo:
-        advertised = tuple(f"{listener.name}://{listener.advertised_host}:{listener.advertised_port}"
-                           for listener in ctx.listeners)  # as bound: empty until the Kafka listener is up
+        advertised = tuple(
+            f"{listener.name}://{listener.advertised_host}:{listener.advertised_port}" for listener in ctx.listeners
+        )  # as bound: empty until the Kafka listener is up
         return BrokerInfo(
             version=__version__,
             node_id=ctx.policy.node_id,
@@ -80,7 +82,9 @@ def _protobuf_format() -> SchemaFormat:
 
 
 SCHEMA_FORMATS: dict[SchemaType, Callable[[], SchemaFormat]] = {
-    SchemaType.AVRO: AvroFormat, SchemaType.JSON: JsonSchemaFormat, SchemaType.PROTOBUF: _protobuf_format,
+    SchemaType.AVRO: AvroFormat,
+    SchemaType.JSON: JsonSchemaFormat,
+    SchemaType.PROTOBUF: _protobuf_format,
 }
 
 

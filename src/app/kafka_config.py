@@ -32,12 +32,26 @@ KAFKA_ENV_PREFIX = "KAFKA_"
 # Kafka's scripts read these; they are never server.properties entries: KafkaDockerWrapper's
 # ExcludeServerPropsEnv, KAFKA_JMX_PORT (the image's `launch` script), the variables of
 # bin/kafka-run-class.sh, and KAFKA_HOME, which Kafka installations commonly export.
-KAFKA_ENV_NOT_CONFIGS = frozenset({
-    "KAFKA_VERSION", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS",
-    "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
-    "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME", "KAFKA_JMX_PORT", "KAFKA_DEBUG", "KAFKA_MODE",
-    "KAFKA_LOG4J_CMD_OPTS", "KAFKA_HOME",
-})
+KAFKA_ENV_NOT_CONFIGS = frozenset(
+    {
+        "KAFKA_VERSION",
+        "KAFKA_HEAP_OPTS",
+        "KAFKA_LOG4J_OPTS",
+        "KAFKA_OPTS",
+        "KAFKA_JMX_OPTS",
+        "KAFKA_JVM_PERFORMANCE_OPTS",
+        "KAFKA_GC_LOG_OPTS",
+        "KAFKA_LOG4J_ROOT_LOGLEVEL",
+        "KAFKA_LOG4J_LOGGERS",
+        "KAFKA_TOOLS_LOG4J_LOGLEVEL",
+        "KAFKA_JMX_HOSTNAME",
+        "KAFKA_JMX_PORT",
+        "KAFKA_DEBUG",
+        "KAFKA_MODE",
+        "KAFKA_LOG4J_CMD_OPTS",
+        "KAFKA_HOME",
+    }
+)
 # Families of Kafka keys named by prefix (per listener, per plugin, config providers).
 _KAFKA_KEY_PREFIXES = ("listener.name.", "rsm.config.", "rlmm.config.", "config.providers.")
 _INT_MAX = 2**31 - 1
@@ -65,8 +79,7 @@ def is_kafka_key(name: str) -> bool:
 
 def env_to_kafka_key(variable: str) -> str:
     """`KAFKA_LOG_RETENTION_MS` -> `log.retention.ms`, exactly as KafkaDockerWrapper converts names."""
-    return (variable.replace(KAFKA_ENV_PREFIX, "").lower()
-            .replace("_", ".").replace("...", "-").replace("..", "_"))
+    return variable.replace(KAFKA_ENV_PREFIX, "").lower().replace("_", ".").replace("...", "-").replace("..", "_")
 
 
 def kafka_environment(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
@@ -94,9 +107,12 @@ def _integer(low: int, high: int) -> Callable[[str, str], int]:
         except ValueError:
             raise KafkaConfigError(f"invalid value {value!r} for {key}: not a number") from None
         if not low <= number <= high:
-            raise KafkaConfigError(f"invalid value {value!r} for {key}: must be at least {low}"
-                                   + (f" and at most {high}" if high not in (_INT_MAX, _LONG_MAX) else ""))
+            raise KafkaConfigError(
+                f"invalid value {value!r} for {key}: must be at least {low}"
+                + (f" and at most {high}" if high not in (_INT_MAX, _LONG_MAX) else "")
+            )
         return number
+
     return parse
 
 
@@ -159,16 +175,30 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "producer.id.expiration.check.interval.ms": (("broker", "producer_id_expiration_check_interval_ms"), _int(1)),
     "transactional.id.expiration.ms": (("broker", "transactional_id_expiration_ms"), _int(1)),
     "transaction.remove.expired.transaction.cleanup.interval.ms": (
-        ("broker", "transaction_remove_expired_transaction_cleanup_interval_ms"), _int(1),
+        ("broker", "transaction_remove_expired_transaction_cleanup_interval_ms"),
+        _int(1),
     ),
 }
 # Resolved together below, with Kafka's precedence among them.
-_COMBINED = frozenset({
-    "broker.id", "log.dirs", "log.dir", "log.retention.ms", "log.retention.minutes", "log.retention.hours",
-    "log.roll.ms", "log.roll.hours", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
-    "listeners", "advertised.listeners", "controller.listener.names", "listener.security.protocol.map",
-    "process.roles",
-})
+_COMBINED = frozenset(
+    {
+        "broker.id",
+        "log.dirs",
+        "log.dir",
+        "log.retention.ms",
+        "log.retention.minutes",
+        "log.retention.hours",
+        "log.roll.ms",
+        "log.roll.hours",
+        "log.flush.interval.ms",
+        "log.flush.scheduler.interval.ms",
+        "listeners",
+        "advertised.listeners",
+        "controller.listener.names",
+        "listener.security.protocol.map",
+        "process.roles",
+    }
+)
 IMPLEMENTED_KAFKA_KEYS = frozenset(_SIMPLE) | _COMBINED
 _DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
@@ -199,12 +229,24 @@ def map_kafka_configs(configs: Mapping[str, str]) -> KafkaSettings:
             put(path, parse(key, configs[key]), key)
     _node_id(configs, put)
     _log_dirs(configs, put)
-    _first_of(configs, put, ("log", "retention_ms"), [
-        ("log.retention.ms", _long(), 1), ("log.retention.minutes", _int(), 60_000),
-        ("log.retention.hours", _int(), 3_600_000)], negative_is_unlimited=True)
+    _first_of(
+        configs,
+        put,
+        ("log", "retention_ms"),
+        [
+            ("log.retention.ms", _long(), 1),
+            ("log.retention.minutes", _int(), 60_000),
+            ("log.retention.hours", _int(), 3_600_000),
+        ],
+        negative_is_unlimited=True,
+    )
     _first_of(configs, put, ("log", "roll_ms"), [("log.roll.ms", _long(1), 1), ("log.roll.hours", _int(1), 3_600_000)])
-    _first_of(configs, put, ("log", "flush_interval_ms"), [
-        ("log.flush.interval.ms", _long(), 1), ("log.flush.scheduler.interval.ms", _long(), 1)])
+    _first_of(
+        configs,
+        put,
+        ("log", "flush_interval_ms"),
+        [("log.flush.interval.ms", _long(), 1), ("log.flush.scheduler.interval.ms", _long(), 1)],
+    )
     _listeners(configs, put)
     per_listener = _listener_name_keys(configs, overrides)
     ignored = tuple(sorted(key for key in configs if key not in IMPLEMENTED_KAFKA_KEYS and key not in per_listener))
@@ -236,8 +278,11 @@ def _log_dirs(configs: Mapping[str, str], put: Callable[..., None]) -> None:
 
 
 def _first_of(
-    configs: Mapping[str, str], put: Callable[..., None], path: tuple[str, str],
-    variants: list[tuple[str, Callable[[str, str], int], int]], negative_is_unlimited: bool = False,
+    configs: Mapping[str, str],
+    put: Callable[..., None],
+    path: tuple[str, str],
+    variants: list[tuple[str, Callable[[str, str], int], int]],
+    negative_is_unlimited: bool = False,
 ) -> None:
     """The first variant set wins, in the unit it is given in (Kafka's ms > minutes > hours)."""
     for key, parse, to_ms in variants:
@@ -275,14 +320,25 @@ def _listeners(configs: Mapping[str, str], put: Callable[..., None]) -> None:
         if served:
             put(("server", setting), ",".join(served), key)
     if "listener.security.protocol.map" in configs:
-        put(("server", "listener_security_protocol_map"), configs["listener.security.protocol.map"],
-            "listener.security.protocol.map")
+        put(
+            ("server", "listener_security_protocol_map"),
+            configs["listener.security.protocol.map"],
+            "listener.security.protocol.map",
+        )
 
 
 _LISTENER_NAME_KEYS = {
-    "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "ssl.keystore.type", "ssl.keystore.location",
-    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password", "ssl.truststore.type",
-    "ssl.truststore.location", "ssl.truststore.certificates", "ssl.client.auth",
+    "sasl.enabled.mechanisms",
+    "plain.sasl.jaas.config",
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.key.password",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.certificates",
+    "ssl.client.auth",
 }
 
 
@@ -292,7 +348,7 @@ def _listener_name_keys(configs: Mapping[str, str], overrides: dict[str, Any]) -
     for key, value in configs.items():
         if not key.startswith("listener.name."):
             continue
-        listener, _, rest = key[len("listener.name."):].partition(".")
+        listener, _, rest = key[len("listener.name.") :].partition(".")
         if rest in _LISTENER_NAME_KEYS and listener:
             section = overrides.setdefault("security", {}).setdefault("listener_name", {})
             section.setdefault(listener.lower(), {})[rest.replace(".", "_")] = value

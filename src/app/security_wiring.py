@@ -64,7 +64,9 @@ def authentication_from(
     sasl = {}
     for listener in listeners:
         if listener.security_protocol.uses_sasl:
-            sasl[listener.name] = _listener_sasl(listener.name, overrides.get(listener.name), security.sasl_enabled_mechanisms)
+            sasl[listener.name] = _listener_sasl(
+                listener.name, overrides.get(listener.name), security.sasl_enabled_mechanisms
+            )
     return Authentication(
         credentials=credentials,
         new_nonce=new_scram_nonce,
@@ -97,5 +99,7 @@ def _listener_sasl(name: str, override: ListenerNameSettings | None, default_mec
         try:
             users = parse_jaas_config(jaas).plain_users()
         except JaasConfigError as exc:
-            raise ConfigError(f"invalid configuration: listener.name.{name.lower()}.plain.sasl.jaas.config: {exc}") from exc
+            raise ConfigError(
+                f"invalid configuration: listener.name.{name.lower()}.plain.sasl.jaas.config: {exc}"
+            ) from exc
     return ListenerSasl(mechanisms, users)

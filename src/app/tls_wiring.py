@@ -53,7 +53,9 @@ def _context(name: str, ssl_settings: _Resolved) -> ssl.SSLContext:
         return ConfigError(f"invalid configuration: listener {name}: {message}")
 
     if ssl_settings.ssl_keystore_type.upper() != "PEM":
-        raise fail(f"ssl.keystore.type {ssl_settings.ssl_keystore_type} is not supported; trafka reads PEM (ssl.keystore.type=PEM)")
+        raise fail(
+            f"ssl.keystore.type {ssl_settings.ssl_keystore_type} is not supported; trafka reads PEM (ssl.keystore.type=PEM)"
+        )
     client_auth = _CLIENT_AUTH.get(ssl_settings.ssl_client_auth.lower())
     if client_auth is None:
         raise fail(f"ssl.client.auth must be required, requested or none, not {ssl_settings.ssl_client_auth}")

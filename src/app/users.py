@@ -65,7 +65,9 @@ def run_user(args: argparse.Namespace, stdin=sys.stdin) -> int:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2
     try:
-        credential = ScramCredential.from_password(mechanism, password, secrets.token_bytes(SALT_BYTES), args.iterations)
+        credential = ScramCredential.from_password(
+            mechanism, password, secrets.token_bytes(SALT_BYTES), args.iterations
+        )
         UserScramCredentials(adapters.scram_store).upsert(args.name, mechanism, credential)
     finally:
         adapters.stop()

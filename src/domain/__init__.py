@@ -4,7 +4,15 @@ Pure and I/O-free: it imports the standard library and attrs only. Bytes, reques
 time come in as arguments; storage is reached through the ports in `trafka.domain.ports`.
 """
 
-from .batch import BatchHeader, Compression, TimestampType, ValidatedBatches, assign_offsets, iter_batches, validate_batches
+from .batch import (
+    BatchHeader,
+    Compression,
+    TimestampType,
+    ValidatedBatches,
+    assign_offsets,
+    iter_batches,
+    validate_batches,
+)
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy, ConfigEntry, ConfigSource, ConfigType
 from .errors import ErrorCode, KafkaError
@@ -13,8 +21,28 @@ from .replica_manager import FetchResult, OffsetResult, ProduceResult, ReplicaMa
 from .topics import Topic, TopicPartition, validate_topic_name
 
 __all__ = [
-    "BatchHeader", "BrokerPolicy", "CatalogStore", "Compression", "ConfigEntry", "ConfigSource",
-    "ConfigType", "ErrorCode", "FetchResult", "KafkaError", "LogStore", "OffsetResult", "PartitionLog",
-    "ProduceResult", "ReplicaManager", "TimestampType", "Topic", "TopicCatalog", "TopicPartition",
-    "ValidatedBatches", "assign_offsets", "iter_batches", "validate_batches", "validate_topic_name",
+    "BatchHeader",
+    "BrokerPolicy",
+    "CatalogStore",
+    "Compression",
+    "ConfigEntry",
+    "ConfigSource",
+    "ConfigType",
+    "ErrorCode",
+    "FetchResult",
+    "KafkaError",
+    "LogStore",
+    "OffsetResult",
+    "PartitionLog",
+    "ProduceResult",
+    "ReplicaManager",
+    "TimestampType",
+    "Topic",
+    "TopicCatalog",
+    "TopicPartition",
+    "ValidatedBatches",
+    "assign_offsets",
+    "iter_batches",
+    "validate_batches",
+    "validate_topic_name",
 ]

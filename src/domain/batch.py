@@ -161,8 +161,21 @@ def validate_batches(
                     raise _wrong_magic(buf[pos + 16])
                 raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
             fields = _HEADER.unpack_from(buf, pos)
-            (_, batch_length, _, magic, crc, attributes, last_offset_delta, _, max_timestamp, _, _, _,
-             records_count) = fields
+            (
+                _,
+                batch_length,
+                _,
+                magic,
+                crc,
+                attributes,
+                last_offset_delta,
+                _,
+                max_timestamp,
+                _,
+                _,
+                _,
+                records_count,
+            ) = fields
             if magic != 2:
                 raise _wrong_magic(magic)
             if batch_length < MIN_BATCH_LENGTH:

@@ -93,9 +93,7 @@ class TopicCatalog:
         if replication_factor == -1:
             replication_factor = self._policy.default_replication_factor
         if replication_factor <= 0:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
-            )
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
         if replication_factor > 1:
             raise KafkaError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -126,13 +124,10 @@ class TopicCatalog:
         if count < topic.partition_count:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {topic.partition_count} partitions, which is higher than the "
-                f"requested {count}.",
+                f"Topic currently has {topic.partition_count} partitions, which is higher than the requested {count}.",
             )
         if count == topic.partition_count:
-            raise KafkaError(
-                ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partition_count} partitions."
-            )
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partition_count} partitions.")
         if count > MAX_PARTITIONS:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Too many partitions: {count}")
         grown = topic.with_partition_count(count)
@@ -165,7 +160,9 @@ class TopicCatalog:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for: {config}")
             if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
                 if TOPIC_CONFIG_DEFAULTS[config][1] is not ConfigType.LIST:
-                    raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config value append is not allowed for config key: {config}")
+                    raise KafkaError(
+                        ErrorCode.INVALID_CONFIG, f"Config value append is not allowed for config key: {config}"
+                    )
                 items = [i for i in current.split(",") if i]
                 wanted = [i for i in value.split(",") if i]
                 if op is AlterOp.APPEND:

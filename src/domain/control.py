@@ -21,7 +21,12 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
 def marker_batch(
-    producer_id: int, producer_epoch: int, commit: bool, timestamp_ms: int, checksum: Checksum, coordinator_epoch: int = 0
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    timestamp_ms: int,
+    checksum: Checksum,
+    coordinator_epoch: int = 0,
 ) -> bytes:
     key = struct.pack(">hh", 0, COMMIT if commit else ABORT)
     value = struct.pack(">hi", 0, coordinator_epoch)
@@ -29,15 +34,30 @@ def marker_batch(
         b"\x00"  # record attributes
         + encode_varint(0)  # timestamp delta
         + encode_varint(0)  # offset delta
-        + encode_varint(len(key)) + key
-        + encode_varint(len(value)) + value
+        + encode_varint(len(key))
+        + key
+        + encode_varint(len(value))
+        + value
         + encode_varint(0)  # headers
     )
     record = encode_varint(len(body)) + body
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(record)
     header = bytearray(
-        _HEADER.pack(0, batch_length, 0, 2, 0, _CONTROL_ATTRIBUTES, 0, timestamp_ms, timestamp_ms,
-                     producer_id, producer_epoch, -1, 1)
+        _HEADER.pack(
+            0,
+            batch_length,
+            0,
+            2,
+            0,
+            _CONTROL_ATTRIBUTES,
+            0,
+            timestamp_ms,
+            timestamp_ms,
+            producer_id,
+            producer_epoch,
+            -1,
+            1,
+        )
     )
     batch = header + record
     struct.pack_into(">I", batch, 17, checksum(memoryview(batch)[CRC_START:]))
@@ -60,4 +80,3 @@ class AbortedTxn:
     first_offset: int
     last_offset: int
     last_stable_offset: int
-

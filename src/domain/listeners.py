@@ -90,7 +90,9 @@ def parse_endpoints(text: str, protocols: dict[str, SecurityProtocol]) -> list[L
     for entry in _csv(text):
         match = _ENDPOINT.match(entry)
         if match is None:
-            raise ListenerConfigError(f"Error creating broker listeners from '{text}': Unable to parse {entry} to a broker endpoint")
+            raise ListenerConfigError(
+                f"Error creating broker listeners from '{text}': Unable to parse {entry} to a broker endpoint"
+            )
         name, host, port = match.group(1).upper(), match.group(2), int(match.group(3))
         if name not in protocols:
             raise ListenerConfigError(
@@ -133,8 +135,12 @@ def resolve_listeners(
             )
         out.append(
             Listener(
-                endpoint.name, endpoint.security_protocol, endpoint.host, endpoint.port,
-                shown.host or default_host, shown.port,
+                endpoint.name,
+                endpoint.security_protocol,
+                endpoint.host,
+                endpoint.port,
+                shown.host or default_host,
+                shown.port,
             )
         )
     return tuple(out)

@@ -184,6 +184,8 @@ class BrokerObserver(Protocol):
 
     def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
         """One partition of a Fetch response: its error code and the record bytes returned."""
+
+
 class ScramCredentialStore(Protocol):
     """Where SCRAM credentials live (Kafka: UserScramCredentialRecord in `__cluster_metadata`)."""
 

@@ -133,7 +133,10 @@ class PartitionProducerState:
         entry.last_timestamp = header.max_timestamp
         entry.batches.append(
             BatchMetadata(
-                header.base_sequence, batch_last_sequence(header), header.base_offset, header.last_offset,
+                header.base_sequence,
+                batch_last_sequence(header),
+                header.base_offset,
+                header.last_offset,
                 header.max_timestamp,
             )
         )
@@ -154,7 +157,8 @@ class PartitionProducerState:
         ProducerStateManager.removeExpiredProducers does; how many were removed. A producer that comes
         back after this is treated as new (any sequence accepted), as Kafka treats it."""
         expired = [
-            pid for pid, entry in self.producers.items()
+            pid
+            for pid, entry in self.producers.items()
             if entry.current_txn_first_offset is None and now_ms - entry.last_timestamp >= expiration_ms
         ]
         for pid in expired:
@@ -167,9 +171,13 @@ class PartitionProducerState:
             last = p.batches[-1] if p.batches else None
             entries.append(
                 ProducerSnapshotEntry(
-                    p.producer_id, p.epoch,
-                    last.last_sequence if last else -1, last.last_offset if last else -1,
-                    (last.last_offset - last.first_offset) if last else 0, p.last_timestamp, 0,
+                    p.producer_id,
+                    p.epoch,
+                    last.last_sequence if last else -1,
+                    last.last_offset if last else -1,
+                    (last.last_offset - last.first_offset) if last else 0,
+                    p.last_timestamp,
+                    0,
                     p.current_txn_first_offset if p.current_txn_first_offset is not None else -1,
                 )
             )

@@ -14,7 +14,15 @@ from typing import NamedTuple
 
 import attrs
 
-from .batch import BatchHeader, Checksum, assign_offsets, iter_batches, place_batch, validate_batches, validate_one_batch
+from .batch import (
+    BatchHeader,
+    Checksum,
+    assign_offsets,
+    iter_batches,
+    place_batch,
+    validate_batches,
+    validate_one_batch,
+)
 from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
@@ -205,7 +213,9 @@ class ReplicaManager:
                 if group.next_offset == 0:
                     self._starts_empty(tp, admitted.log)
             log_append_ms = now_ms if admitted.log_append_time else None
-            placed = place_batch(admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms)
+            placed = place_batch(
+                admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms
+            )
             group.add(i, admitted.buffer, placed, log_append_ms)
         for group in groups.values():
             self._append_group(group, results, now_ms)
@@ -274,7 +284,9 @@ class ReplicaManager:
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
                 )
         base_offset = log.log_end_offset
-        placed = place_batch(buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None)
+        placed = place_batch(
+            buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
+        )
         try:
             log.append(buffer, (placed,))
         except OSError as exc:
@@ -297,10 +309,17 @@ class ReplicaManager:
             return
         start = group.log.log_start_offset
         for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
-            results[i] = _new(ProduceResult, (
-                ErrorCode.NONE, header.base_offset, -1 if log_append_ms is None else log_append_ms, start, None,
-                header.records_count,
-            ))
+            results[i] = _new(
+                ProduceResult,
+                (
+                    ErrorCode.NONE,
+                    header.base_offset,
+                    -1 if log_append_ms is None else log_append_ms,
+                    start,
+                    None,
+                    header.records_count,
+                ),
+            )
 
     def _schema_refusal(self, validation: SchemaValidation, batch: bytearray) -> str | None:
         """Broker-side schema validation of a topic that turns it on: None unless a record fails it."""
@@ -357,7 +376,9 @@ class ReplicaManager:
         aborted = tuple(log.aborted_transactions(offset, last)) if records else ()
         return FetchResult(ErrorCode.NONE, end, stable, start, records, aborted)
 
-    def write_marker(self, tp: TopicPartition, producer_id: int, producer_epoch: int, commit: bool, now_ms: int) -> ErrorCode:
+    def write_marker(
+        self, tp: TopicPartition, producer_id: int, producer_epoch: int, commit: bool, now_ms: int
+    ) -> ErrorCode:
         """Append a transaction marker; an abort goes into the aborted transaction index."""
         log = self._log(tp)
         if log is None:

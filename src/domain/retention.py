@@ -31,9 +31,7 @@ def active_segment_expired(segments: Sequence[SegmentInfo], retention_ms: int, n
     )
 
 
-def retention_cut(
-    segments: Sequence[SegmentInfo], retention_ms: int, retention_bytes: int, now_ms: int
-) -> int | None:
+def retention_cut(segments: Sequence[SegmentInfo], retention_ms: int, retention_bytes: int, now_ms: int) -> int | None:
     """The base offset of the first segment to keep, or None when nothing is to be deleted."""
     closed = list(segments[:-1])
     doomed = 0

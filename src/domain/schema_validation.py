@@ -65,7 +65,9 @@ class SchemaValidation:
         The registry is asked once per subject per batch. Raises KafkaError (CORRUPT_MESSAGE) for
         records that cannot be read."""
         known: dict[str, Collection[int]] = {}
-        checks = [(name, subject) for name, subject in (("key", self.key_subject), ("value", self.value_subject)) if subject]
+        checks = [
+            (name, subject) for name, subject in (("key", self.key_subject), ("value", self.value_subject)) if subject
+        ]
         errors: list[tuple[int, str]] = []
         for index, record in enumerate(record_keys_values(batch, decompress, WIRE_HEADER_SIZE)):
             for field, subject in checks:
@@ -73,17 +75,24 @@ class SchemaValidation:
                 if data is None:
                     continue
                 if len(data) < WIRE_HEADER_SIZE or data[0] != MAGIC_BYTE:
-                    errors.append((index, (
-                        f"the {field} has no schema id (Confluent's wire format: magic byte 0, then a 4-byte "
-                        f"schema id), as schema validation on subject {subject} requires"
-                    )))
+                    errors.append(
+                        (
+                            index,
+                            (
+                                f"the {field} has no schema id (Confluent's wire format: magic byte 0, then a 4-byte "
+                                f"schema id), as schema validation on subject {subject} requires"
+                            ),
+                        )
+                    )
                     break
                 schema_id = int.from_bytes(data[1:], "big", signed=True)
                 ids = known.get(subject)
                 if ids is None:
                     ids = known[subject] = registry.schema_ids(subject)
                 if schema_id not in ids:
-                    errors.append((index, f"the {field}'s schema id {schema_id} is not registered under subject {subject}"))
+                    errors.append(
+                        (index, f"the {field}'s schema id {schema_id} is not registered under subject {subject}")
+                    )
                     break
         if not errors:
             return None

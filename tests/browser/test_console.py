@@ -22,18 +22,22 @@ def follow(browser, element_id: str) -> None:
 def _records(browser) -> list[tuple[int, str, str]]:
     rows = browser.find_elements(By.CSS_SELECTOR, "#records tr.record")
     return [
-        (int(row.get_attribute("data-offset")),
-         row.find_element(By.CSS_SELECTOR, "td.key").text,
-         row.find_element(By.CSS_SELECTOR, "td.value").text)
-        for row in rows if row.is_displayed()
+        (
+            int(row.get_attribute("data-offset")),
+            row.find_element(By.CSS_SELECTOR, "td.key").text,
+            row.find_element(By.CSS_SELECTOR, "td.value").text,
+        )
+        for row in rows
+        if row.is_displayed()
     ]
 
 
 def test_the_topic_page_shows_produced_records_with_key_and_json_value(console_broker, browser, screenshot):
     topic = unique("orders")
     create_topic(console_broker.bootstrap, topic, 2)
-    sent = [(0, f"customer-{i}".encode(), json.dumps({"order": i, "items": ["book"] * (i % 3)}).encode())
-            for i in range(12)]
+    sent = [
+        (0, f"customer-{i}".encode(), json.dumps({"order": i, "items": ["book"] * (i % 3)}).encode()) for i in range(12)
+    ]
     produce_batches(console_broker.bootstrap, topic, [sent[:5], sent[5:]])
     browser.get(f"{console_broker.http_url}/topics/{topic}")
     assert browser.find_element(By.ID, "topic-name").text == topic
@@ -67,8 +71,15 @@ def test_a_group_with_lag_shows_the_right_lag(console_broker, browser, screensho
     topic, group = unique("events"), unique("billing")
     create_topic(console_broker.bootstrap, topic, 2)
     produce_batches(console_broker.bootstrap, topic, [[(0, None, b"a")] * 10, [(1, None, b"b")] * 7])
-    consumer = Consumer({"bootstrap.servers": console_broker.bootstrap, "group.id": group, "log_level": 0,
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": console_broker.bootstrap,
+            "group.id": group,
+            "log_level": 0,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     try:
         consumer.subscribe([topic])
         consumed = []
@@ -84,8 +95,10 @@ def test_a_group_with_lag_shows_the_right_lag(console_broker, browser, screensho
 
     browser.get(f"{console_broker.http_url}/groups/{group}")
     assert browser.find_element(By.ID, "group-state").text == "EMPTY"
-    lag = {row.get_attribute("data-partition"): int(row.find_element(By.CSS_SELECTOR, "td.lag").text)
-           for row in browser.find_elements(By.CSS_SELECTOR, "#lag tbody tr")}
+    lag = {
+        row.get_attribute("data-partition"): int(row.find_element(By.CSS_SELECTOR, "td.lag").text)
+        for row in browser.find_elements(By.CSS_SELECTOR, "#lag tbody tr")
+    }
     assert lag == {f"{topic}-0": 6, f"{topic}-1": 0}
     assert browser.find_element(By.ID, "total-lag").text == "6"
     screenshot("group")

@@ -20,18 +20,27 @@ from tests.integration.secured import PLAIN_USERS, sasl_config, secured_broker
 
 from .test_console import follow
 
-AUTHORIZER = 'authorizer_class_name = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"\nsuper_users = "User:alice"'
+AUTHORIZER = (
+    'authorizer_class_name = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"\nsuper_users = "User:alice"'
+)
 
 
 def sasl(user: str) -> dict:
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": user,
-            "sasl.password": PLAIN_USERS[user], "log_level": 0}
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": user,
+        "sasl.password": PLAIN_USERS[user],
+        "log_level": 0,
+    }
 
 
 @pytest.fixture(scope="module")
 def secured_console(tmp_path_factory):
     config = sasl_config("SASL_PLAINTEXT://127.0.0.1:0", security=AUTHORIZER)
-    with secured_broker(tmp_path_factory.mktemp("console-login"), config, ("--memory", "--http-port", "0")) as listeners:
+    with secured_broker(
+        tmp_path_factory.mktemp("console-login"), config, ("--memory", "--http-port", "0")
+    ) as listeners:
         yield listeners["SASL_PLAINTEXT"]
 
 
@@ -40,8 +49,15 @@ def test_a_user_sees_the_topic_an_acl_allows_and_is_refused_the_other(secured_co
     admin = AdminClient({"bootstrap.servers": secured_console["bootstrap"], **sasl("alice")})
     for name in (allowed, refused):
         assert admin.create_topics([NewTopic(name, 1, 1)])[name].result(TIMEOUT) is None
-    binding = AclBinding(ResourceType.TOPIC, allowed, ResourcePatternType.LITERAL, "User:bob", "*",
-                         AclOperation.READ, AclPermissionType.ALLOW)
+    binding = AclBinding(
+        ResourceType.TOPIC,
+        allowed,
+        ResourcePatternType.LITERAL,
+        "User:bob",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
     assert admin.create_acls([binding])[binding].result(TIMEOUT) is None
     base = secured_console["process"].http_url
 

@@ -21,8 +21,14 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "kafka-4.0-group-metadata.
 KAFKA = dict(line.split() for line in FIXTURE.read_text().splitlines() if line.strip())
 
 STATIC = MemberMetadata(
-    "consumer-1-1f2e", "instance-7", "consumer-1", "/10.1.2.3", 300_000, 45_000,
-    bytes([0, 1, 0, 0, 0, 1, 0, 5]) + b"topic" + b"\xff\xff\xff\xff", bytes([0, 1, 0, 0, 0, 0]) + b"\xff\xff\xff\xff",
+    "consumer-1-1f2e",
+    "instance-7",
+    "consumer-1",
+    "/10.1.2.3",
+    300_000,
+    45_000,
+    bytes([0, 1, 0, 0, 0, 1, 0, 5]) + b"topic" + b"\xff\xff\xff\xff",
+    bytes([0, 1, 0, 0, 0, 0]) + b"\xff\xff\xff\xff",
 )
 DYNAMIC = MemberMetadata("consumer-2-9a8b", None, "consumer-2", "/10.1.2.4", 60_000, 10_000, b"\x00\x00", b"")
 STABLE = GroupMetadata("consumer", 12, "range", "consumer-1-1f2e", 1_732_000_000_000, (STATIC, DYNAMIC))

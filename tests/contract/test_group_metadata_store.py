@@ -68,10 +68,22 @@ def test_value_v3_bytes_are_laid_out_as_kafkas_schema_says():
         return struct.pack(">h", len(s)) + s.encode()
 
     expected = (
-        struct.pack(">h", 3) + string("consumer") + struct.pack(">i", 7) + string("range") + string("m-1")
-        + struct.pack(">q", 1_700_000_000_000) + struct.pack(">i", 1)
-        + string("m-1") + string("instance-1") + string("client") + string("/10.0.0.1")
-        + struct.pack(">ii", 300_000, 45_000) + struct.pack(">i", 5) + b"\x00\x01sub" + struct.pack(">i", 5) + b"\x00\x01asg"
+        struct.pack(">h", 3)
+        + string("consumer")
+        + struct.pack(">i", 7)
+        + string("range")
+        + string("m-1")
+        + struct.pack(">q", 1_700_000_000_000)
+        + struct.pack(">i", 1)
+        + string("m-1")
+        + string("instance-1")
+        + string("client")
+        + string("/10.0.0.1")
+        + struct.pack(">ii", 300_000, 45_000)
+        + struct.pack(">i", 5)
+        + b"\x00\x01sub"
+        + struct.pack(">i", 5)
+        + b"\x00\x01asg"
     )
     assert raw == expected
 
@@ -79,13 +91,24 @@ def test_value_v3_bytes_are_laid_out_as_kafkas_schema_says():
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_every_value_version_kafka_wrote_is_read_with_the_schemas_defaults(version):
     member = GroupMetadataValue.MemberMetadata(
-        version=version, member_id="m", group_instance_id="i" if version >= 3 else None, client_id="c",
-        client_host="h", rebalance_timeout=9 if version >= 1 else -1, session_timeout=6, subscription=b"s",
+        version=version,
+        member_id="m",
+        group_instance_id="i" if version >= 3 else None,
+        client_id="c",
+        client_host="h",
+        rebalance_timeout=9 if version >= 1 else -1,
+        session_timeout=6,
+        subscription=b"s",
         assignment=b"a",
     )
     value = GroupMetadataValue(
-        version=version, protocol_type="consumer", generation=3, protocol="range", leader="m",
-        current_state_timestamp=42 if version >= 2 else -1, members=[member],
+        version=version,
+        protocol_type="consumer",
+        generation=3,
+        protocol="range",
+        leader="m",
+        current_state_timestamp=42 if version >= 2 else -1,
+        members=[member],
     )
     decoded = _decode_group(encode_versioned(value, version))
     assert decoded.generation_id == 3 and decoded.protocol_name == "range"
@@ -97,11 +120,30 @@ def test_every_value_version_kafka_wrote_is_read_with_the_schemas_defaults(versi
 texts = st.text(max_size=20)
 
 
-@given(st.builds(
-    GroupMetadata, texts, st.integers(0, 2**31 - 1), st.none() | texts, st.none() | texts, st.integers(-1, 2**62),
-    st.lists(st.builds(MemberMetadata, texts, st.none() | texts, texts, texts, st.integers(-1, 2**31 - 1),
-                       st.integers(0, 2**31 - 1), st.binary(max_size=40), st.binary(max_size=40)), max_size=4).map(tuple),
-))
+@given(
+    st.builds(
+        GroupMetadata,
+        texts,
+        st.integers(0, 2**31 - 1),
+        st.none() | texts,
+        st.none() | texts,
+        st.integers(-1, 2**62),
+        st.lists(
+            st.builds(
+                MemberMetadata,
+                texts,
+                st.none() | texts,
+                texts,
+                texts,
+                st.integers(-1, 2**31 - 1),
+                st.integers(0, 2**31 - 1),
+                st.binary(max_size=40),
+                st.binary(max_size=40),
+            ),
+            max_size=4,
+        ).map(tuple),
+    )
+)
 def test_the_value_codec_round_trips(metadata):
     assert _decode_group(_group_value(metadata)) == metadata
 

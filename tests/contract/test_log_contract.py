@@ -172,7 +172,8 @@ class StoresAgree(RuleBasedStateMachine):
     @invariant()
     def same_offsets(self):
         assert (self.file.log.log_start_offset, self.file.log.log_end_offset) == (
-            self.memory.log_start_offset, self.memory.log_end_offset,
+            self.memory.log_start_offset,
+            self.memory.log_end_offset,
         )
 
 

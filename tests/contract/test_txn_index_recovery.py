@@ -45,8 +45,13 @@ class Broker:
 
     def send(self, producer_id: int, count: int = 3, transactional: bool = True) -> None:
         sequence = self.sequences.get(producer_id, 0)
-        batch = make_batch([(NOW, None, b"x" * 200)] * count, producer_id=producer_id, producer_epoch=0,
-                           base_sequence=sequence, transactional=transactional)
+        batch = make_batch(
+            [(NOW, None, b"x" * 200)] * count,
+            producer_id=producer_id,
+            producer_epoch=0,
+            base_sequence=sequence,
+            transactional=transactional,
+        )
         self.sequences[producer_id] = sequence + count
         assert self.ctx.replicas.produce(TP, batch, NOW).error == 0
 
@@ -59,7 +64,11 @@ class Broker:
 
     def txn_indexes(self) -> dict[str, bytes]:
         directory = self.path / "t-0"
-        return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory)) if name.endswith(".txnindex")}
+        return {
+            name: (directory / name).read_bytes()
+            for name in sorted(os.listdir(directory))
+            if name.endswith(".txnindex")
+        }
 
 
 @pytest.fixture
@@ -89,7 +98,7 @@ def broker(tmp_path):
 def test_the_fixture_spans_segments_and_aborts_where_kafka_would_index(broker):
     indexes = broker.txn_indexes()
     assert len(indexes) >= 2 and len(broker.ctx.replicas.segment_infos(TP)) >= 4
-    entries = [struct.unpack(">hqqqq", data[i:i + 34]) for data in indexes.values() for i in range(0, len(data), 34)]
+    entries = [struct.unpack(">hqqqq", data[i : i + 34]) for data in indexes.values() for i in range(0, len(data), 34)]
     assert [e[1] for e in entries] == [2, 1, 1, 2]
     assert entries[0][4] == 0  # producer 1's open transaction holds the last stable offset back
 

@@ -71,7 +71,7 @@ def test_charts_escape_labels_and_need_two_points():
 
 
 def test_assignments_decode_as_consumer_protocol_or_not_at_all():
-    data = bytes.fromhex("0000" "00000001" "0001" "74" "00000002" "00000000" "00000001" "00000000")
+    data = bytes.fromhex("00000000000100017400000002000000000000000100000000")
     assert decode_assignment(data) == (TopicPartition("t", 0), TopicPartition("t", 1))
     assert decode_assignment(b"\x00\x00\xff") == ()
     assert decode_assignment(b"") == ()
@@ -99,7 +99,10 @@ def test_browse_skips_control_batches_and_starts_inside_a_batch(broker):
     produce(ctx, tp, [(T0 + 9, None, b"after")])
     records = browse(view, tp, 3, 10)
     assert [(r.offset, r.key.auto, r.value.auto) for r in records] == [
-        (3, "k3", "v3"), (4, "k4", "v4"), (6, "null", "after")]
+        (3, "k3", "v3"),
+        (4, "k4", "v4"),
+        (6, "null", "after"),
+    ]
     assert [r.offset for r in browse(view, tp, 0, 2)] == [0, 1]
 
 
@@ -157,8 +160,9 @@ async def test_pages_and_forms_over_http(broker):
         assert ctx.catalog.get("x") is None
         status, html = await call("/topics", {"name": "bad name!", "csrf": csrf})
         assert status == 400 and "illegal" in html.lower()
-        status, html = await call("/topics", {"name": "made", "partitions": "2", "csrf": csrf,
-                                              "configs": "retention.ms=60000"})
+        status, html = await call(
+            "/topics", {"name": "made", "partitions": "2", "csrf": csrf, "configs": "retention.ms=60000"}
+        )
         assert status == 200 and ctx.catalog.get("made").partition_count == 2
         assert ctx.catalog.get("made").configs == {"retention.ms": "60000"}
         status, html = await call("/topics/made/delete")

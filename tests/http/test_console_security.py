@@ -34,8 +34,11 @@ from trafka.domain.topics import TopicPartition
 
 T0 = 1_700_000_000_000
 PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
-    f'user_{name}="{password}"' for name, password in PLAIN_USERS.items()) + ";"
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    + " ".join(f'user_{name}="{password}"' for name, password in PLAIN_USERS.items())
+    + ";"
+)
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 DELAY_MS = 250
 LIFETIME_MS = 60_000
@@ -49,11 +52,16 @@ def secured_settings(authorizer: bool = True, mechanisms: str = "PLAIN,SCRAM-SHA
     }
     if authorizer:
         security.update(authorizer_class_name=AUTHORIZER, super_users="User:admin")
-    return load_settings(None, {}, {
-        "storage": {"kind": "memory"}, "server": {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"},
-        "http": {"port": 0, "session_secret": "a-fixed-secret", "session_lifetime_ms": LIFETIME_MS},
-        "security": security,
-    })
+    return load_settings(
+        None,
+        {},
+        {
+            "storage": {"kind": "memory"},
+            "server": {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"},
+            "http": {"port": 0, "session_secret": "a-fixed-secret", "session_lifetime_ms": LIFETIME_MS},
+            "security": security,
+        },
+    )
 
 
 class Console:
@@ -66,17 +74,26 @@ class Console:
         self.view.clock_ms = lambda: self.now
         routes = schema_registry_routes(self.ctx) if extra_routes is None else extra_routes
         self.app = build_app(self.view, extra_routes=routes)
-        self.client = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app, client=("10.0.0.7", 5555)),
-                                        base_url="http://console")
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app, client=("10.0.0.7", 5555)), base_url="http://console"
+        )
 
     def add_scram_user(self, name: str, password: str, mechanism=ScramMechanism.SCRAM_SHA_256) -> None:
         credential = ScramCredential.from_password(mechanism, password, b"salt-of-" + name.encode(), 4096)
         self.ctx.credentials.upsert(name, mechanism, credential)
 
-    def allow(self, user: str, resource_type: Res, name: str, operation: Op,
-              pattern=PatternType.LITERAL, permission=AclPermissionType.ALLOW) -> None:
+    def allow(
+        self,
+        user: str,
+        resource_type: Res,
+        name: str,
+        operation: Op,
+        pattern=PatternType.LITERAL,
+        permission=AclPermissionType.ALLOW,
+    ) -> None:
         [result] = self.ctx.authorization.authorizer.create(
-            [AclBinding(resource_type, name, pattern, f"User:{user}", "*", operation, permission)])
+            [AclBinding(resource_type, name, pattern, f"User:{user}", "*", operation, permission)]
+        )
         assert result.error == 0
 
     async def get(self, path: str) -> httpx.Response:
@@ -90,8 +107,9 @@ class Console:
         return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
 
     async def login(self, user: str, password: str, next_path: str = "/") -> httpx.Response:
-        return await self.post("/login", {"csrf": await self.csrf(), "username": user, "password": password,
-                                          "next": next_path})
+        return await self.post(
+            "/login", {"csrf": await self.csrf(), "username": user, "password": password, "next": next_path}
+        )
 
 
 @pytest.fixture
@@ -112,7 +130,9 @@ async def test_every_page_and_action_needs_a_login_but_health_and_metrics_stay_o
     for path in ("/", "/topics/t", "/topics/t/delete", "/groups", "/groups/g", "/broker"):
         response = await console.get(path)
         assert response.status_code == 303 and response.headers["location"].startswith("/login?next="), path
-    assert (await console.get("/topics/t?partition=1")).headers["location"] == "/login?next=%2Ftopics%2Ft%3Fpartition%3D1"
+    assert (await console.get("/topics/t?partition=1")).headers[
+        "location"
+    ] == "/login?next=%2Ftopics%2Ft%3Fpartition%3D1"
     csrf = await console.csrf()
     response = await console.post("/topics", {"csrf": csrf, "name": "sneaky", "partitions": "1"})
     assert response.status_code == 403 and console.ctx.catalog.get("sneaky") is None
@@ -144,7 +164,8 @@ async def test_scram_users_of_a_mechanism_no_listener_enables_cannot_log_in(cons
 
 
 async def test_a_bad_password_and_an_unknown_user_look_the_same_and_wait_the_failed_authentication_delay(
-        console, autojump_clock):
+    console, autojump_clock
+):
     console.add_scram_user("carol", "carol-secret")
     answers = []
     for user, password in (("carol", "wrong"), ("alice", "wrong"), ("nobody", "carol-secret"), ("carol", "")):
@@ -201,7 +222,7 @@ async def test_a_tampered_or_foreign_cookie_is_no_session(console):
     data = _cookie_data(cookie)
     assert data["user"] == "alice"
     forged = base64.b64encode(json.dumps({**data, "user": "admin"}).encode()).decode()
-    console.client.cookies.set(SESSION_COOKIE, forged + cookie[cookie.index("."):])
+    console.client.cookies.set(SESSION_COOKIE, forged + cookie[cookie.index(".") :])
     assert (await console.get("/")).status_code == 303
     signer = itsdangerous.TimestampSigner("another-secret")
     console.client.cookies.set(SESSION_COOKIE, signer.sign(forged.encode()).decode())
@@ -296,8 +317,9 @@ async def test_deleting_a_topic_needs_delete_on_it(console):
 
 
 def commit(console: Console, group: str, offsets: dict[str, int]) -> None:
-    request = CommitRequest(group, "", -1, None,
-                            tuple((TopicPartition(t, 0), CommittedOffset(o)) for t, o in offsets.items()))
+    request = CommitRequest(
+        group, "", -1, None, tuple((TopicPartition(t, 0), CommittedOffset(o)) for t, o in offsets.items())
+    )
     assert set(console.view.offsets.commit(request, T0).values()) == {0}
 
 
@@ -377,8 +399,12 @@ async def test_the_schema_registry_needs_http_basic_auth_by_the_same_users(conso
     response = await console.client.get("/subjects")
     assert response.status_code == 401 and response.json() == {"error_code": 401, "message": "Unauthorized"}
     assert response.headers["www-authenticate"].startswith("Basic ")
-    for headers in (basic("carol", "wrong"), basic("nobody", "x"), {"Authorization": "Basic !!"},
-                    {"Authorization": "Bearer token"}):
+    for headers in (
+        basic("carol", "wrong"),
+        basic("nobody", "x"),
+        {"Authorization": "Basic !!"},
+        {"Authorization": "Bearer token"},
+    ):
         started = trio.current_time()
         response = await console.client.get("/subjects", headers=headers)
         assert response.status_code == 401 and response.json()["error_code"] == 401
@@ -386,7 +412,8 @@ async def test_the_schema_registry_needs_http_basic_auth_by_the_same_users(conso
     for user, password in (("carol", "carol-secret"), ("alice", "alice-secret")):
         response = await console.client.get("/subjects", headers=basic(user, password))
         assert response.status_code == 200 and response.json() == []
-    response = await console.client.post("/subjects/s-value/versions", headers=basic("alice", "alice-secret"),
-                                         json={"schema": '{"type": "string"}'})
+    response = await console.client.post(
+        "/subjects/s-value/versions", headers=basic("alice", "alice-secret"), json={"schema": '{"type": "string"}'}
+    )
     assert response.status_code == 200 and response.json() == {"id": 1}
     assert (await console.client.get("/login")).status_code == 200  # the console is still a login away

@@ -36,14 +36,18 @@ def test_http_is_off_by_default_and_loopback_when_on(tmp_path):
 
 
 async def test_health_endpoints_and_shutdown_with_the_broker():
-    settings = load_settings(None, {}, {"server": {"host": "127.0.0.1", "port": 0},
-                                        "storage": {"kind": "memory"}, "http": {"port": 0}})
+    settings = load_settings(
+        None, {}, {"server": {"host": "127.0.0.1", "port": 0}, "storage": {"kind": "memory"}, "http": {"port": 0}}
+    )
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
     bound: list[tuple[str, int]] = []
     async with trio.open_nursery() as nursery:
-        await nursery.start(lambda task_status: run_broker(
-            settings, ctx, adapters, http_started=lambda h, p: bound.append((h, p)), task_status=task_status))
+        await nursery.start(
+            lambda task_status: run_broker(
+                settings, ctx, adapters, http_started=lambda h, p: bound.append((h, p)), task_status=task_status
+            )
+        )
         host, port = bound[0]
         assert host == "127.0.0.1" and port > 0
         status, body = await trio.to_thread.run_sync(get, f"http://{host}:{port}/healthz")
@@ -63,8 +67,9 @@ async def test_health_endpoints_and_shutdown_with_the_broker():
 async def test_readyz_is_503_until_the_kafka_listener_accepts():
     settings = load_settings(None, {}, {"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    view = BrokerView(ctx.catalog, ctx.replicas, ctx.groups.coordinator, ctx.groups.offsets, ctx.clock_ms,
-                      info=lambda: None)
+    view = BrokerView(
+        ctx.catalog, ctx.replicas, ctx.groups.coordinator, ctx.groups.offsets, ctx.clock_ms, info=lambda: None
+    )
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         host, port = await nursery.start(serve_http, build_app(view), "127.0.0.1", 0, stop.wait)
@@ -99,10 +104,24 @@ def test_an_http_port_in_use_is_one_clear_error_and_exit_1():
         taken.listen()
         port = taken.getsockname()[1]
         run = subprocess.run(
-            [sys.executable, "-m", "trafka", "serve", "--memory", "--host", "127.0.0.1", "--port", "0",
-             "--http-port", str(port)],
-            capture_output=True, text=True, timeout=30,
+            [
+                sys.executable,
+                "-m",
+                "trafka",
+                "serve",
+                "--memory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--http-port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        f"trafka: cannot listen on 127.0.0.1:{port} (HTTP): [Errno 98] Address already in use"]
+        f"trafka: cannot listen on 127.0.0.1:{port} (HTTP): [Errno 98] Address already in use"
+    ]

@@ -19,9 +19,7 @@ DATA_DIR_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
 
 class BrokerProcess:
-    def __init__(
-        self, args: Sequence[str] = (), env: dict[str, str] | None = None, prefix: Sequence[str] = ()
-    ) -> None:
+    def __init__(self, args: Sequence[str] = (), env: dict[str, str] | None = None, prefix: Sequence[str] = ()) -> None:
         self.args = ["serve", "--host", "127.0.0.1", "--port", "0", *args]
         self.prefix = list(prefix)  # a command the broker runs under (e.g. in a mount namespace)
         self.env = {**os.environ, **(env or {})}

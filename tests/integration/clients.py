@@ -103,17 +103,24 @@ def create_topic(
     admin = confluent_admin(bootstrap, logger)  # referenced until the result is in (see confluent_admin)
     futures = admin.create_topics(
         [NewTopic(name, num_partitions=partitions, replication_factor=1, config=configs or {})],
-        operation_timeout=TIMEOUT, request_timeout=TIMEOUT,
+        operation_timeout=TIMEOUT,
+        request_timeout=TIMEOUT,
     )
     assert futures[name].result(TIMEOUT) is None
 
 
 def confluent_producer(bootstrap: str, **extra) -> Producer:
     """A silent producer with acks=all and no compression unless `extra` says otherwise."""
-    return Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "log_level": 0,
-        "compression.type": "none", **extra,
-    })
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 5,
+            "log_level": 0,
+            "compression.type": "none",
+            **extra,
+        }
+    )
 
 
 def produce_batches(
@@ -147,10 +154,15 @@ def read_partition(
     bootstrap: str, topic: str, partition: int, start: int, count: int
 ) -> list[tuple[int, bytes | None, bytes]]:
     """`count` records from `start` with assign(); (offset, key, value) in the order consumed."""
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": unique("reader"), "enable.auto.commit": False,
-        "log_level": 0, "fetch.wait.max.ms": 100,
-    })
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("reader"),
+            "enable.auto.commit": False,
+            "log_level": 0,
+            "fetch.wait.max.ms": 100,
+        }
+    )
     out: list[tuple[int, bytes | None, bytes]] = []
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
@@ -168,8 +180,9 @@ def read_partition(
 def consume_in_group(bootstrap: str, topic: str, count: int, **config) -> list[bytes]:
     """Values of `count` records read by a consumer in a new group (subscribe, poll, commit), with
     librdkafka settings `config` (security ones, say); an error the client reports is raised."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest",
-                         **config})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": unique("g"), "auto.offset.reset": "earliest", **config}
+    )
     consumer.subscribe([topic])
     seen: list[bytes] = []
     deadline = time.monotonic() + TIMEOUT
@@ -185,4 +198,3 @@ def consume_in_group(bootstrap: str, topic: str, count: int, **config) -> list[b
     finally:
         consumer.close()
     return seen
-

@@ -64,7 +64,11 @@ def wait_until(
 
 
 def produce(
-    bootstrap: str, topic: str, partitions: Iterable[int], per_partition: int, tag: str = "m",
+    bootstrap: str,
+    topic: str,
+    partitions: Iterable[int],
+    per_partition: int,
+    tag: str = "m",
     logger: logging.Logger | None = None,
 ) -> set[tuple[int, str]]:
     """Produce `per_partition` records to each partition; the (partition, value) pairs sent."""

@@ -13,9 +13,11 @@ from .broker import DATA_DIR_ENV, BrokerProcess
 
 PLAIN_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 SCRAM_USERS = {"carol": "carol-secret", "dave": "dave-secret"}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
-    f'user_{name}="{password}"' for name, password in PLAIN_USERS.items()
-) + ";"
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    + " ".join(f'user_{name}="{password}"' for name, password in PLAIN_USERS.items())
+    + ";"
+)
 
 
 def sasl_config(listeners: str, extra: str = "", security: str = "") -> str:
@@ -41,12 +43,16 @@ def secured_broker(folder: Path, config: str, args: tuple[str, ...] = ("--memory
     (folder / "trafka.toml").write_text(config)
     ready = folder / "ready.json"
     ready.unlink(missing_ok=True)
-    broker = BrokerProcess([*args, "--config", str(folder / "trafka.toml"), "--ready-file", str(ready)], env=DATA_DIR_ENV)
+    broker = BrokerProcess(
+        [*args, "--config", str(folder / "trafka.toml"), "--ready-file", str(ready)], env=DATA_DIR_ENV
+    )
     broker.start()
     try:
         listeners = json.loads(ready.read_text())["listeners"]
-        yield {name: {**listener, "bootstrap": f"127.0.0.1:{listener['port']}", "process": broker}
-               for name, listener in listeners.items()}
+        yield {
+            name: {**listener, "bootstrap": f"127.0.0.1:{listener['port']}", "process": broker}
+            for name, listener in listeners.items()
+        }
     finally:
         if broker.process.poll() is None:
             assert broker.stop() == 0, broker.log()

@@ -61,7 +61,8 @@ def test_incremental_alter_configs_shows_in_describe_configs_and_survives_restar
     admin = _admin(fs_broker)
     admin.create_topics([NewTopic(topic_name, 1, 1, config={"retention.ms": "86400000"})])[topic_name].result(10)
     resource = ConfigResource(
-        ResourceType.TOPIC, topic_name,
+        ResourceType.TOPIC,
+        topic_name,
         incremental_configs=[
             ConfigEntry("segment.bytes", "1048576", incremental_operation=AlterConfigOpType.SET),
             ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
@@ -72,7 +73,8 @@ def test_incremental_alter_configs_shows_in_describe_configs_and_survives_restar
     assert configs["segment.bytes"] == "1048576"
     assert configs["retention.ms"] == "604800000"  # back to the default
     bad = ConfigResource(
-        ResourceType.TOPIC, topic_name,
+        ResourceType.TOPIC,
+        topic_name,
         incremental_configs=[ConfigEntry("no.such", "1", incremental_operation=AlterConfigOpType.SET)],
     )
     with pytest.raises(Exception, match="INVALID_CONFIG|Unknown topic config"):
@@ -91,9 +93,9 @@ def test_delete_records_moves_the_low_watermark(fs_broker, topic_name):
 
 def test_retention_deletes_old_segments_in_the_background(fs_broker, topic_name):
     admin = _admin(fs_broker)
-    admin.create_topics(
-        [NewTopic(topic_name, 1, 1, config={"segment.bytes": "2000", "retention.ms": "60000"})]
-    )[topic_name].result(10)
+    admin.create_topics([NewTopic(topic_name, 1, 1, config={"segment.bytes": "2000", "retention.ms": "60000"})])[
+        topic_name
+    ].result(10)
     old = int(time.time() * 1000) - 3_600_000  # an hour ago: past retention.ms
     _produce(fs_broker, topic_name, 30, size=200, timestamp=old)
     segments_before = sorted(n for n in os.listdir(fs_broker.data_dir / f"{topic_name}-0") if n.endswith(".log"))

@@ -55,9 +55,7 @@ async def producer_client(bootstrap: str, **configs) -> AsyncIterator[AIOKafkaPr
 @contextlib.asynccontextmanager
 async def consumer_client(bootstrap: str, **configs) -> AsyncIterator[AIOKafkaConsumer]:
     configs.setdefault("auto_offset_reset", "earliest")
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **configs
-    )
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **configs)
     await consumer.start()
     try:
         yield consumer
@@ -192,9 +190,7 @@ def test_produce_consume_every_codec(bootstrap, topic_name, codec):
             futures = [await producer.send(topic_name, **record) for record in records]
             await producer.flush()
             metadata = [await asyncio.wait_for(f, TIMEOUT) for f in futures]
-        assert [(m.partition, m.offset) for m in metadata] == [
-            (p, o) for p in (0, 1) for o in range(per_partition)
-        ]
+        assert [(m.partition, m.offset) for m in metadata] == [(p, o) for p in (0, 1) for o in range(per_partition)]
 
         async with consumer_client(bootstrap) as consumer:
             partitions = [TopicPartition(topic_name, p) for p in (0, 1)]
@@ -210,9 +206,7 @@ def test_produce_consume_every_codec(bootstrap, topic_name, codec):
             assert [r.key for r in received] == [s["key"] for s in sent]
             assert [r.value for r in received] == [s["value"] for s in sent]
             assert [list(r.headers) for r in received] == [s["headers"] for s in sent]
-            assert [(r.timestamp_type, r.timestamp) for r in received] == [
-                (0, s["timestamp_ms"]) for s in sent
-            ]
+            assert [(r.timestamp_type, r.timestamp) for r in received] == [(0, s["timestamp_ms"]) for s in sent]
 
     run(scenario)
 
@@ -384,8 +378,6 @@ def test_describe_cluster(bootstrap, broker):
             cluster = await admin.describe_cluster()
         assert cluster["cluster_id"]
         assert cluster["controller_id"] == 1
-        assert [(b["node_id"], b["host"], b["port"]) for b in cluster["brokers"]] == [
-            (1, "127.0.0.1", broker.port)
-        ]
+        assert [(b["node_id"], b["host"], b["port"]) for b in cluster["brokers"]] == [(1, "127.0.0.1", broker.port)]
 
     run(scenario)

@@ -25,8 +25,11 @@ from .test_sasl_wire import authenticate, handshake
 from .wire import WireClient
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
-    f'user_{n}="{p}"' for n, p in USERS.items()) + ";"
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    + " ".join(f'user_{n}="{p}"' for n, p in USERS.items())
+    + ";"
+)
 CONFIG = f"""
 [server]
 listeners = "SASL_PLAINTEXT://127.0.0.1:0"
@@ -42,11 +45,18 @@ plain_sasl_jaas_config = '{JAAS}'
 
 
 def conf(user: str) -> dict:
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": user,
-            "sasl.password": USERS[user], "log_level": 0}
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": user,
+        "sasl.password": USERS[user],
+        "log_level": 0,
+    }
 
 
-def allow(principal, resource_type, name, operation, pattern=ResourcePatternType.LITERAL, permission=AclPermissionType.ALLOW):
+def allow(
+    principal, resource_type, name, operation, pattern=ResourcePatternType.LITERAL, permission=AclPermissionType.ALLOW
+):
     return AclBinding(resource_type, name, pattern, f"User:{principal}", "*", operation, permission)
 
 
@@ -93,7 +103,9 @@ def test_deny_overrides_a_prefixed_allow(bootstrap):
 
 
 def consume_error(bootstrap: str, user: str, group: str):
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest", **conf(user)})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest", **conf(user)}
+    )
     consumer.subscribe(["orders"])
     deadline = time.monotonic() + TIMEOUT
     try:
@@ -147,8 +159,13 @@ def sasl_wire(bootstrap: str, user: str) -> WireClient:
 
 def test_auto_creation_needs_create_and_authorized_operations_are_real(bootstrap):
     request = MetadataRequest[10](
-        topics=[MetadataRequest[10].MetadataRequestTopic(name=n, topic_id=None) for n in ("orders", "bob-auto", "alice-auto")],
-        allow_auto_topic_creation=True, include_cluster_authorized_operations=True, include_topic_authorized_operations=True,
+        topics=[
+            MetadataRequest[10].MetadataRequestTopic(name=n, topic_id=None)
+            for n in ("orders", "bob-auto", "alice-auto")
+        ],
+        allow_auto_topic_creation=True,
+        include_cluster_authorized_operations=True,
+        include_topic_authorized_operations=True,
     )
     with sasl_wire(bootstrap, "bob") as client:
         bob = {t.name: t for t in client.request(request, MetadataResponse, 10).topics}
@@ -161,7 +178,9 @@ def test_auto_creation_needs_create_and_authorized_operations_are_real(bootstrap
     assert found["alice-auto"].error_code == 0, "alice may create alice-* topics: auto-created"
     assert found["bob-auto"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert set(found["orders"].authorized_operations) == {
-        AclOperation.READ.value, AclOperation.WRITE.value, AclOperation.DESCRIBE.value,
+        AclOperation.READ.value,
+        AclOperation.WRITE.value,
+        AclOperation.DESCRIBE.value,
     }
     assert alice.authorized_operations == set()
 
@@ -175,8 +194,15 @@ def test_acl_admin_needs_the_cluster_and_describe_delete_work_for_a_super_user(b
     admin = AdminClient({"bootstrap.servers": bootstrap, **conf("admin")})
     assert admin.create_acls([binding])[binding].result(TIMEOUT) is None
     assert produce_error(bootstrap, "bob", "orders") is None
-    flt = AclBindingFilter(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:bob", None,
-                           AclOperation.WRITE, AclPermissionType.ANY)
+    flt = AclBindingFilter(
+        ResourceType.TOPIC,
+        "orders",
+        ResourcePatternType.LITERAL,
+        "User:bob",
+        None,
+        AclOperation.WRITE,
+        AclPermissionType.ANY,
+    )
     assert admin.describe_acls(flt).result(TIMEOUT) == [binding]
     assert admin.delete_acls([flt])[flt].result(TIMEOUT) == [binding]
     assert admin.describe_acls(flt).result(TIMEOUT) == []
@@ -194,7 +220,9 @@ def test_acls_are_kept_in_the_metadata_log_across_a_restart(tmp_path):
         assert admin.create_acls([binding])[binding].result(TIMEOUT) is None
     with secured_broker(tmp_path, CONFIG, ("--data-dir", str(data_dir))) as listeners:
         admin = AdminClient({"bootstrap.servers": listeners["SASL_PLAINTEXT"]["bootstrap"], **conf("admin")})
-        flt = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
+        flt = AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+        )
         assert admin.describe_acls(flt).result(TIMEOUT) == [binding]
     [record] = [r for r in metadata_records(data_dir) if isinstance(r, AccessControlEntryRecord)]
     assert (record.resource_name, record.principal, record.operation) == ("kept", "User:alice", 3)
@@ -202,17 +230,26 @@ def test_acls_are_kept_in_the_metadata_log_across_a_restart(tmp_path):
 
 def test_metadata_by_topic_id_or_v0_does_not_reveal_an_undescribable_topic(bootstrap):
     with sasl_wire(bootstrap, "admin") as client:
-        everything = client.request(MetadataRequest[12](topics=None, allow_auto_topic_creation=False,
-                                                         include_topic_authorized_operations=False), MetadataResponse, 12)
+        everything = client.request(
+            MetadataRequest[12](
+                topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+            ),
+            MetadataResponse,
+            12,
+        )
     secret_id = {t.name: t.topic_id for t in everything.topics}["team-secret"]
     by_id = MetadataRequest[12](
         topics=[MetadataRequest[12].MetadataRequestTopic(name=None, topic_id=secret_id)],
-        allow_auto_topic_creation=False, include_topic_authorized_operations=False,
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
     )
     with sasl_wire(bootstrap, "alice") as client:
         [refused] = client.request(by_id, MetadataResponse, 12).topics
-        v0 = client.request(MetadataRequest[0](topics=[MetadataRequest[0].MetadataRequestTopic(name="team-secret")]),
-                            MetadataResponse, 0)
+        v0 = client.request(
+            MetadataRequest[0](topics=[MetadataRequest[0].MetadataRequestTopic(name="team-secret")]),
+            MetadataResponse,
+            0,
+        )
     assert (refused.error_code, refused.name) == (KafkaError.TOPIC_AUTHORIZATION_FAILED, None)
     assert [(t.name, t.error_code) for t in v0.topics] == [("team-secret", KafkaError.TOPIC_AUTHORIZATION_FAILED)]
 
@@ -223,18 +260,42 @@ def test_fetch_and_list_offsets_answer_a_denied_topic_per_topic_and_serve_the_ot
     assert produce_error(bootstrap, "alice", "orders") is None
     Topic, Partition = FetchRequest[11].FetchTopic, FetchRequest[11].FetchTopic.FetchPartition
     fetch = FetchRequest[11](
-        replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
-        session_epoch=-1, rack_id="", forgotten_topics_data=[],
-        topics=[Topic(topic=t, partitions=[Partition(partition=0, current_leader_epoch=-1, fetch_offset=0,
-                                                      log_start_offset=-1, partition_max_bytes=1 << 20)])
-                for t in ("orders", "team-secret")],
+        replica_id=-1,
+        max_wait_ms=100,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        rack_id="",
+        forgotten_topics_data=[],
+        topics=[
+            Topic(
+                topic=t,
+                partitions=[
+                    Partition(
+                        partition=0,
+                        current_leader_epoch=-1,
+                        fetch_offset=0,
+                        log_start_offset=-1,
+                        partition_max_bytes=1 << 20,
+                    )
+                ],
+            )
+            for t in ("orders", "team-secret")
+        ],
     )
     LTopic = ListOffsetsRequest[5].ListOffsetsTopic
     offsets = ListOffsetsRequest[5](
-        replica_id=-1, isolation_level=0,
-        topics=[LTopic(name=t, partitions=[LTopic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1,
-                                                                           timestamp=-1)])
-                for t in ("orders", "team-secret")],
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            LTopic(
+                name=t,
+                partitions=[LTopic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1)],
+            )
+            for t in ("orders", "team-secret")
+        ],
     )
     with sasl_wire(bootstrap, "alice") as client:
         fetched = {t.topic: t.partitions[0] for t in client.request(fetch, FetchResponse, 11).responses}

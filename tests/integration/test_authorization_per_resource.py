@@ -91,8 +91,13 @@ def outcome(future) -> int:
 
 def topic_ids(bootstrap: str) -> dict:
     with sasl_wire(bootstrap, "admin") as client:
-        answer = client.request(MetadataRequest[12](topics=None, allow_auto_topic_creation=False,
-                                                     include_topic_authorized_operations=False), MetadataResponse, 12)
+        answer = client.request(
+            MetadataRequest[12](
+                topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+            ),
+            MetadataResponse,
+            12,
+        )
     return {t.name: t.topic_id for t in answer.topics}
 
 
@@ -114,7 +119,9 @@ def test_delete_topics_refuses_per_topic_and_hides_what_may_not_be_described(boo
 def test_delete_topics_by_id_names_only_a_describable_refused_topic(bootstrap):
     ids = topic_ids(bootstrap)
     Topic = DeleteTopicsRequest[6].DeleteTopicState
-    request = DeleteTopicsRequest[6](topics=[Topic(name=None, topic_id=ids[n]) for n in ("seen-1", "secret-1")], timeout_ms=5000)
+    request = DeleteTopicsRequest[6](
+        topics=[Topic(name=None, topic_id=ids[n]) for n in ("seen-1", "secret-1")], timeout_ms=5000
+    )
     with sasl_wire(bootstrap, "alice") as client:
         answer = client.request(request, DeleteTopicsResponse, 6)
     found = {r.topic_id: (r.name, r.error_code, r.error_message) for r in answer.responses}
@@ -141,8 +148,13 @@ def test_delete_records_per_partition(bootstrap):
             producer.produce(topic, b"r")
     assert producer.flush(TIMEOUT) == 0
     Topic = DeleteRecordsRequest[2].DeleteRecordsTopic
-    request = DeleteRecordsRequest[2](timeout_ms=5000, topics=[
-        Topic(name=n, partitions=[Topic.DeleteRecordsPartition(partition_index=0, offset=2)]) for n in ("granted-1", "secret-1")])
+    request = DeleteRecordsRequest[2](
+        timeout_ms=5000,
+        topics=[
+            Topic(name=n, partitions=[Topic.DeleteRecordsPartition(partition_index=0, offset=2)])
+            for n in ("granted-1", "secret-1")
+        ],
+    )
     with sasl_wire(bootstrap, "alice") as client:  # one request for both, as librdkafka may split them by leader
         answer = client.request(request, DeleteRecordsResponse, 2)
     found = {t.name: (t.partitions[0].error_code, t.partitions[0].low_watermark) for t in answer.topics}
@@ -153,8 +165,11 @@ def test_delete_records_per_partition(bootstrap):
 
 
 def test_describe_configs_per_resource_with_the_cluster_for_the_broker(bootstrap):
-    resources = [ConfigResource(ResourceType.TOPIC, "granted-1"), ConfigResource(ResourceType.TOPIC, "secret-1"),
-                 ConfigResource(ResourceType.BROKER, "1")]
+    resources = [
+        ConfigResource(ResourceType.TOPIC, "granted-1"),
+        ConfigResource(ResourceType.TOPIC, "secret-1"),
+        ConfigResource(ResourceType.BROKER, "1"),
+    ]
     alice = admin_client(bootstrap, "alice")
     results = alice.describe_configs(resources)
     found = {r.name: outcome(f) for r, f in results.items()}
@@ -179,9 +194,14 @@ def test_alter_configs_per_resource_with_kafkas_messages(bootstrap):
     Resource = AlterConfigsRequest[1].AlterConfigsResource
     Config = Resource.AlterableConfig
     request = AlterConfigsRequest[1](
-        resources=[Resource(resource_type=2, resource_name=n, configs=[Config(name="retention.ms", value="7200000")])
-                   for n in ("granted-1", "secret-1")]
-        + [Resource(resource_type=4, resource_name="1", configs=[]), Resource(resource_type=8, resource_name="logger", configs=[])],
+        resources=[
+            Resource(resource_type=2, resource_name=n, configs=[Config(name="retention.ms", value="7200000")])
+            for n in ("granted-1", "secret-1")
+        ]
+        + [
+            Resource(resource_type=4, resource_name="1", configs=[]),
+            Resource(resource_type=8, resource_name="logger", configs=[]),
+        ],
         validate_only=True,
     )
     with sasl_wire(bootstrap, "alice") as client:
@@ -198,7 +218,8 @@ def test_alter_configs_per_resource_with_kafkas_messages(bootstrap):
 def commit_as_admin(bootstrap: str, group: str, topics: tuple[str, ...]) -> None:
     admin = admin_client(bootstrap, "admin")
     results = admin.alter_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group, [TopicPartition(t, 0, 1) for t in topics])])
+        [ConsumerGroupTopicPartitions(group, [TopicPartition(t, 0, 1) for t in topics])]
+    )
     for future in results.values():
         future.result(TIMEOUT)
 
@@ -212,7 +233,9 @@ def test_offset_fetch_per_topic_and_all_topics_leave_out_the_refused(bootstrap):
     found = {tp.topic: (tp.offset, tp.error.code() if tp.error else 0) for tp in named.topic_partitions}
     assert found["granted-1"] == (1, 0)
     assert found["secret-1"][1] == TAF
-    [everything] = [f.result(TIMEOUT) for f in alice.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()]
+    [everything] = [
+        f.result(TIMEOUT) for f in alice.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()
+    ]
     assert {tp.topic for tp in everything.topic_partitions} == {"granted-1"}
 
 
@@ -221,7 +244,9 @@ def test_offset_fetch_v8_answers_each_group(bootstrap):
     commit_as_admin(bootstrap, mine, ("granted-1",))
     commit_as_admin(bootstrap, theirs, ("granted-1",))
     Group = OffsetFetchRequest[8].OffsetFetchRequestGroup
-    request = OffsetFetchRequest[8](groups=[Group(group_id=g, topics=None) for g in (mine, theirs)], require_stable=False)
+    request = OffsetFetchRequest[8](
+        groups=[Group(group_id=g, topics=None) for g in (mine, theirs)], require_stable=False
+    )
     with sasl_wire(bootstrap, "alice") as client:
         answer = client.request(request, OffsetFetchResponse, 8)
     groups = {g.group_id: g for g in answer.groups}
@@ -234,14 +259,21 @@ def test_offset_delete_per_topic(bootstrap):
     group = unique("alice-delete")
     commit_as_admin(bootstrap, group, ("granted-1", "secret-1"))
     Topic = OffsetDeleteRequest[0].OffsetDeleteRequestTopic
-    request = OffsetDeleteRequest[0](group_id=group, topics=[
-        Topic(name=n, partitions=[Topic.OffsetDeleteRequestPartition(partition_index=0)]) for n in ("granted-1", "secret-1")])
+    request = OffsetDeleteRequest[0](
+        group_id=group,
+        topics=[
+            Topic(name=n, partitions=[Topic.OffsetDeleteRequestPartition(partition_index=0)])
+            for n in ("granted-1", "secret-1")
+        ],
+    )
     with sasl_wire(bootstrap, "alice") as client:
         answer = client.request(request, OffsetDeleteResponse, 0)
     assert answer.error_code == 0
     assert {t.name: t.partitions[0].error_code for t in answer.topics} == {"granted-1": 0, "secret-1": TAF}
     admin = admin_client(bootstrap, "admin")
-    [after] = [f.result(TIMEOUT) for f in admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()]
+    [after] = [
+        f.result(TIMEOUT) for f in admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()
+    ]
     assert {tp.topic for tp in after.topic_partitions} == {"secret-1"}, "granted-1's offset deleted, secret-1's kept"
 
 
@@ -269,8 +301,11 @@ def test_find_coordinator_v4_per_key(bootstrap):
 
 
 def init_producer(client, transactional_id: str) -> tuple[int, int]:
-    answer = client.request(InitProducerIdRequest[1](transactional_id=transactional_id, transaction_timeout_ms=60000),
-                            InitProducerIdResponse, 1)
+    answer = client.request(
+        InitProducerIdRequest[1](transactional_id=transactional_id, transaction_timeout_ms=60000),
+        InitProducerIdResponse,
+        1,
+    )
     assert answer.error_code == 0
     return answer.producer_id, answer.producer_epoch
 
@@ -278,19 +313,29 @@ def init_producer(client, transactional_id: str) -> tuple[int, int]:
 def add_partitions(client, transactional_id: str, pid: int, epoch: int, topics: dict[str, list[int]]) -> dict:
     Topic = AddPartitionsToTxnRequest[3].AddPartitionsToTxnTopic
     request = AddPartitionsToTxnRequest[3](
-        v3_and_below_transactional_id=transactional_id, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+        v3_and_below_transactional_id=transactional_id,
+        v3_and_below_producer_id=pid,
+        v3_and_below_producer_epoch=epoch,
         v3_and_below_topics=[Topic(name=n, partitions=ps) for n, ps in topics.items()],
     )
     answer = client.request(request, AddPartitionsToTxnResponse, 3)
-    return {(t.name, p.partition_index): p.partition_error_code for t in answer.results_by_topic_v3_and_below
-            for p in t.results_by_partition}
+    return {
+        (t.name, p.partition_index): p.partition_error_code
+        for t in answer.results_by_topic_v3_and_below
+        for p in t.results_by_partition
+    }
 
 
 def test_add_partitions_to_txn_adds_nothing_when_one_partition_is_refused(bootstrap):
     with sasl_wire(bootstrap, "alice") as client:
         pid, epoch = init_producer(client, "alice-tx")
-        refused = add_partitions(client, "alice-tx", pid, epoch,
-                                 {"granted-1": [0], "secret-1": [0], "granted-absent": [0], "__consumer_offsets": [0]})
+        refused = add_partitions(
+            client,
+            "alice-tx",
+            pid,
+            epoch,
+            {"granted-1": [0], "secret-1": [0], "granted-absent": [0], "__consumer_offsets": [0]},
+        )
         assert refused == {
             ("granted-1", 0): KafkaError.OPERATION_NOT_ATTEMPTED,
             ("secret-1", 0): TAF,
@@ -298,10 +343,14 @@ def test_add_partitions_to_txn_adds_nothing_when_one_partition_is_refused(bootst
             ("__consumer_offsets", 0): TAF,  # an internal topic is never added by a client
         }
         assert add_partitions(client, "bob-tx", pid, epoch, {"granted-1": [0]}) == {
-            ("granted-1", 0): KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+            ("granted-1", 0): KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        }
         assert add_partitions(client, "alice-tx", pid, epoch, {"granted-1": [0]}) == {("granted-1", 0): 0}
-        ended = client.request(EndTxnRequest[1](transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch,
-                                                committed=False), EndTxnResponse, 1)
+        ended = client.request(
+            EndTxnRequest[1](transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch, committed=False),
+            EndTxnResponse,
+            1,
+        )
         assert ended.error_code == 0
 
 
@@ -311,37 +360,61 @@ def test_txn_offset_commit_per_topic(bootstrap):
     Partition = Topic.TxnOffsetCommitRequestPartition
     with sasl_wire(bootstrap, "alice") as client:
         pid, epoch = init_producer(client, "alice-tx")
-        added = client.request(AddOffsetsToTxnRequest[1](transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch,
-                                                         group_id=group), AddOffsetsToTxnResponse, 1)
+        added = client.request(
+            AddOffsetsToTxnRequest[1](
+                transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch, group_id=group
+            ),
+            AddOffsetsToTxnResponse,
+            1,
+        )
         assert added.error_code == 0
         request = TxnOffsetCommitRequest[2](
-            transactional_id="alice-tx", group_id=group, producer_id=pid, producer_epoch=epoch,
-            topics=[Topic(name=n, partitions=[Partition(partition_index=0, committed_offset=1, committed_leader_epoch=-1,
-                                                        committed_metadata="")]) for n in ("granted-1", "secret-1")],
+            transactional_id="alice-tx",
+            group_id=group,
+            producer_id=pid,
+            producer_epoch=epoch,
+            topics=[
+                Topic(
+                    name=n,
+                    partitions=[
+                        Partition(
+                            partition_index=0, committed_offset=1, committed_leader_epoch=-1, committed_metadata=""
+                        )
+                    ],
+                )
+                for n in ("granted-1", "secret-1")
+            ],
         )
         answer = client.request(request, TxnOffsetCommitResponse, 2)
-        ended = client.request(EndTxnRequest[1](transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch,
-                                                committed=True), EndTxnResponse, 1)
+        ended = client.request(
+            EndTxnRequest[1](transactional_id="alice-tx", producer_id=pid, producer_epoch=epoch, committed=True),
+            EndTxnResponse,
+            1,
+        )
     assert {t.name: t.partitions[0].error_code for t in answer.topics} == {"granted-1": 0, "secret-1": TAF}
     assert ended.error_code == 0
     admin = admin_client(bootstrap, "admin")
-    [committed] = [f.result(TIMEOUT) for f in admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()]
+    [committed] = [
+        f.result(TIMEOUT) for f in admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()
+    ]
     assert {(tp.topic, tp.offset) for tp in committed.topic_partitions} == {("granted-1", 1)}
 
 
 def test_describe_transactions_per_transactional_id(bootstrap):
     with sasl_wire(bootstrap, "alice") as client:
         init_producer(client, "alice-tx")
-        answer = client.request(DescribeTransactionsRequest[0](transactional_ids=["alice-tx", "bob-tx"]),
-                                DescribeTransactionsResponse, 0)
+        answer = client.request(
+            DescribeTransactionsRequest[0](transactional_ids=["alice-tx", "bob-tx"]), DescribeTransactionsResponse, 0
+        )
     found = {s.transactional_id: s.error_code for s in answer.transaction_states}
     assert found == {"alice-tx": 0, "bob-tx": KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
 
 
 def test_describe_topic_partitions_refuses_named_topics_and_leaves_out_the_rest(bootstrap):
     Topic = DescribeTopicPartitionsRequest[0].TopicRequest
-    named = DescribeTopicPartitionsRequest[0](topics=[Topic(name=n) for n in ("granted-1", "secret-1")],
-                                              response_partition_limit=100, cursor=None)
+    named = DescribeTopicPartitionsRequest[0](
+        topics=[Topic(name=n) for n in ("granted-1", "secret-1")], response_partition_limit=100, cursor=None
+    )
     everything = DescribeTopicPartitionsRequest[0](topics=[], response_partition_limit=100, cursor=None)
     with sasl_wire(bootstrap, "alice") as client:
         answer = client.request(named, DescribeTopicPartitionsResponse, 0)
@@ -358,8 +431,15 @@ def test_describe_topic_partitions_refuses_named_topics_and_leaves_out_the_rest(
 def test_a_refused_describe_acls_lists_no_acls(bootstrap):
     from kafka.protocol.admin import DescribeAclsRequest, DescribeAclsResponse
 
-    request = DescribeAclsRequest[3](resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
-                                     principal_filter=None, host_filter=None, operation=1, permission_type=1)  # ANY
+    request = DescribeAclsRequest[3](
+        resource_type_filter=1,
+        resource_name_filter=None,
+        pattern_type_filter=1,
+        principal_filter=None,
+        host_filter=None,
+        operation=1,
+        permission_type=1,
+    )  # ANY
     with sasl_wire(bootstrap, "admin") as client:
         assert client.request(request, DescribeAclsResponse, 3).resources, "there are ACLs to hide"
     with sasl_wire(bootstrap, "alice") as client:
@@ -373,12 +453,20 @@ def test_offset_fetch_before_v8_per_topic_and_for_the_group(bootstrap):
     Topic = OffsetFetchRequest[7].OffsetFetchRequestTopic
     topics = [Topic(name=n, partition_indexes=[0]) for n in ("granted-1", "secret-1")]
     with sasl_wire(bootstrap, "alice") as client:
-        named = client.request(OffsetFetchRequest[7](group_id=mine, topics=topics, require_stable=False), OffsetFetchResponse, 7)
-        everything = client.request(OffsetFetchRequest[7](group_id=mine, topics=None, require_stable=False), OffsetFetchResponse, 7)
-        refused = client.request(OffsetFetchRequest[7](group_id=theirs, topics=topics, require_stable=False), OffsetFetchResponse, 7)
+        named = client.request(
+            OffsetFetchRequest[7](group_id=mine, topics=topics, require_stable=False), OffsetFetchResponse, 7
+        )
+        everything = client.request(
+            OffsetFetchRequest[7](group_id=mine, topics=None, require_stable=False), OffsetFetchResponse, 7
+        )
+        refused = client.request(
+            OffsetFetchRequest[7](group_id=theirs, topics=topics, require_stable=False), OffsetFetchResponse, 7
+        )
     assert named.error_code == 0
     assert {t.name: (t.partitions[0].committed_offset, t.partitions[0].error_code) for t in named.topics} == {
-        "granted-1": (1, 0), "secret-1": (-1, TAF)}
+        "granted-1": (1, 0),
+        "secret-1": (-1, TAF),
+    }
     assert [t.name for t in everything.topics] == ["granted-1"]
     assert (refused.error_code, refused.topics) == (GAF, [])
 
@@ -387,12 +475,14 @@ def test_an_idempotent_producer_needs_write_on_any_topic_or_idempotent_write(boo
     from confluent_kafka import Producer
 
     errors = []
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "message.timeout.ms": 10000,
-                         **conf("alice")})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "message.timeout.ms": 10000, **conf("alice")}
+    )
     producer.produce("granted-1", b"once", on_delivery=lambda err, msg: errors.append(err))
     producer.flush(TIMEOUT)
     assert errors == [None], "alice may WRITE granted-* topics: enough for a producer id (KIP-679)"
     with sasl_wire(bootstrap, "bob") as client:  # bob may write no topic and has no IDEMPOTENT_WRITE
-        refused = client.request(InitProducerIdRequest[1](transactional_id=None, transaction_timeout_ms=60000),
-                                 InitProducerIdResponse, 1)
+        refused = client.request(
+            InitProducerIdRequest[1](transactional_id=None, transaction_timeout_ms=60000), InitProducerIdResponse, 1
+        )
     assert refused.error_code == KafkaError.CLUSTER_AUTHORIZATION_FAILED

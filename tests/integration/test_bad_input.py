@@ -56,15 +56,18 @@ def test_unsupported_api_versions_version_gets_error_35_with_a_v0_body(broker):
         assert response.error_code == 35
         assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 4)]
         # The connection stays usable: the client retries with a version it now knows.
-        again = client.request(ApiVersionsRequest[3](client_software_name="t", client_software_version="1"),
-                               ApiVersionsResponse, 3)
+        again = client.request(
+            ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), ApiVersionsResponse, 3
+        )
         assert again.error_code == 0 and len(again.api_keys) >= 10
 
 
 def test_pipelined_requests_are_answered_in_order(broker):
     with WireClient(broker.bootstrap) as client:
         frames = b"".join(
-            client.frame(ApiVersionsRequest[v % 4](), v % 4) if v % 2 else client.frame(MetadataRequest[9](topics=[]), 9)
+            client.frame(ApiVersionsRequest[v % 4](), v % 4)
+            if v % 2
+            else client.frame(MetadataRequest[9](topics=[]), 9)
             for v in range(40)
         )
         client.send_raw(frames)
@@ -91,24 +94,45 @@ def test_pipelined_produce_requests_mixed_with_others_are_answered_in_order_with
     batch = make_batch([(int(time.time() * 1000), None, b"v")])
 
     def produce(partitions, acks=-1, version=9):
-        return ProduceRequest[version](transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[data(
-            name=topic, partition_data=[data.PartitionProduceData(index=p, records=batch) for p in partitions])])
+        return ProduceRequest[version](
+            transactional_id=None,
+            acks=acks,
+            timeout_ms=1000,
+            topic_data=[
+                data(name=topic, partition_data=[data.PartitionProduceData(index=p, records=batch) for p in partitions])
+            ],
+        )
 
     with WireClient(broker.bootstrap) as client:
         plan = [  # (request, version, response class or None for acks=0)
-            (produce([0]), 9, ProduceResponse), (produce([1]), 9, ProduceResponse), (produce([0]), 7, ProduceResponse),
-            (ApiVersionsRequest[3](), 3, ApiVersionsResponse), (produce([0]), 9, ProduceResponse),
-            (produce([0, 1]), 9, ProduceResponse), (produce([1], acks=0), 9, None), (produce([1]), 9, ProduceResponse),
+            (produce([0]), 9, ProduceResponse),
+            (produce([1]), 9, ProduceResponse),
+            (produce([0]), 7, ProduceResponse),
+            (ApiVersionsRequest[3](), 3, ApiVersionsResponse),
+            (produce([0]), 9, ProduceResponse),
+            (produce([0, 1]), 9, ProduceResponse),
+            (produce([1], acks=0), 9, None),
+            (produce([1]), 9, ProduceResponse),
             (produce([0]), 3, ProduceResponse),
         ]
         frames = b"".join(client.frame(request, version) for request, version, _ in plan)
         client.send_raw(frames + struct.pack(">i", -1))  # and then a bad frame: the connection ends after
         answers = [(client.receive(cls, version), version) for _, version, cls in plan if cls is not None]
         assert [r.header.correlation_id for r, _ in answers] == [1, 2, 3, 4, 5, 6, 8, 9]
-        offsets = [[(p.index, p.error_code, p.base_offset) for t in r.responses for p in t.partition_responses]
-                   for r, _ in answers if isinstance(r, ProduceResponse)]
-        assert offsets == [[(0, 0, 0)], [(1, 0, 0)], [(0, 0, 1)], [(0, 0, 2)], [(0, 0, 3), (1, 0, 1)],
-                           [(1, 0, 3)], [(0, 0, 4)]]
+        offsets = [
+            [(p.index, p.error_code, p.base_offset) for t in r.responses for p in t.partition_responses]
+            for r, _ in answers
+            if isinstance(r, ProduceResponse)
+        ]
+        assert offsets == [
+            [(0, 0, 0)],
+            [(1, 0, 0)],
+            [(0, 0, 1)],
+            [(0, 0, 2)],
+            [(0, 0, 3), (1, 0, 1)],
+            [(1, 0, 3)],
+            [(0, 0, 4)],
+        ]
         assert client.is_closed_by_peer()
     _still_serving(broker.bootstrap)
 
@@ -135,11 +159,29 @@ def test_a_client_that_pipelines_large_fetches_without_reading_cannot_make_the_b
             producer.flush(10)
         Topic = FetchRequest.FetchTopic
         fetch = FetchRequest[11](
-            replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=50_000_000, isolation_level=0, session_id=0,
-            session_epoch=-1, rack_id="", forgotten_topics_data=[],
-            topics=[Topic(topic="big", partitions=[Topic.FetchPartition(
-                partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
-                partition_max_bytes=50_000_000)])],
+            replica_id=-1,
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=50_000_000,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            rack_id="",
+            forgotten_topics_data=[],
+            topics=[
+                Topic(
+                    topic="big",
+                    partitions=[
+                        Topic.FetchPartition(
+                            partition=0,
+                            current_leader_epoch=-1,
+                            fetch_offset=0,
+                            log_start_offset=-1,
+                            partition_max_bytes=50_000_000,
+                        )
+                    ],
+                )
+            ],
         )
         before = _rss_bytes(broker.process.pid)
         with WireClient(broker.bootstrap, timeout=30) as client:

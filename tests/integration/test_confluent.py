@@ -341,9 +341,7 @@ def test_admin_list_offsets(conf, admin, topic_name):
     stamps = [base + 3000, base + 1000, base + 5000, base + 2000]  # the max is at offset 2
     # One compressed batch: the broker has to look at the records inside it.
     producer = Producer({**conf, "linger.ms": 50, "compression.type": "zstd"})
-    produce_all(
-        producer, [{"topic": topic_name, "partition": 0, "value": b"v", "timestamp": ts} for ts in stamps]
-    )
+    produce_all(producer, [{"topic": topic_name, "partition": 0, "value": b"v", "timestamp": ts} for ts in stamps])
     tp = TopicPartition(topic_name, 0)
 
     def list_offset(spec):
@@ -454,9 +452,9 @@ def test_authorized_operations_are_reported_when_asked_as_without_an_authorizer(
 
     client = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     client.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(10)
-    described = client.describe_topics(
-        TopicCollection([topic_name]), include_authorized_operations=True
-    )[topic_name].result(10)
+    described = client.describe_topics(TopicCollection([topic_name]), include_authorized_operations=True)[
+        topic_name
+    ].result(10)
     assert {AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE} <= set(described.authorized_operations)
     cluster = client.describe_cluster(include_authorized_operations=True).result(10)
     assert AclOperation.DESCRIBE in set(cluster.authorized_operations)

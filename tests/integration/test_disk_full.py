@@ -23,7 +23,8 @@ def small_disk_broker(tmp_path):
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
     broker = BrokerProcess(
-        ["--data-dir", str(mount_point / "logs")], env={**DATA_DIR_ENV, "TRAFKA_LOG_LEVEL": "INFO"},
+        ["--data-dir", str(mount_point / "logs")],
+        env={**DATA_DIR_ENV, "TRAFKA_LOG_LEVEL": "INFO"},
         prefix=["unshare", "--map-root-user", "--mount", "sh", "-c", MOUNT, str(mount_point)],
     ).start()
     yield broker, str(mount_point / "logs")
@@ -33,8 +34,9 @@ def small_disk_broker(tmp_path):
 def _produce(bootstrap: str, topic: str, value: bytes, count: int) -> tuple[int, list[KafkaError]]:
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
-                         "message.timeout.ms": 4000, "retries": 0})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "message.timeout.ms": 4000, "retries": 0}
+    )
     acked, errors = [], []
 
     def report(err, msg):
@@ -97,6 +99,7 @@ async def test_an_io_error_stops_the_broker_as_kafka_halts_on_its_only_log_dir(t
     data_dir = str(tmp_path / "logs")
     errors = []
     async with trafka.open_broker(data_dir=data_dir, topics=["t"]) as broker:
+
         def produce() -> None:
             _, failed = _produce(broker.bootstrap_servers, "t", b"v", 1)
             errors.extend(failed)

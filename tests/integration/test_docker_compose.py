@@ -347,8 +347,16 @@ def test_named_volumes_are_declared_and_the_data_volume_is_shared_read_only(comp
 def test_the_export_service_uses_the_export_cli_shape(services) -> None:
     command = argv(services["spark-export"]["command"])
     assert command == [
-        "trafka", "export", "--topic", "events", "--data-dir", "/var/lib/trafka",
-        "--output", "/exports/events", "--format", "parquet",
+        "trafka",
+        "export",
+        "--topic",
+        "events",
+        "--data-dir",
+        "/var/lib/trafka",
+        "--output",
+        "/exports/events",
+        "--format",
+        "parquet",
     ]
     raw = [str(part) for part in services["spark-export"]["command"]]
     assert "${TOPIC:-events}" in raw and "/exports/${TOPIC:-events}" in raw
@@ -479,7 +487,9 @@ def test_the_dockerfile_exposes_the_port_compose_maps_and_declares_the_data_volu
     assert {str(l.port) for l in _broker_listeners(services).values()} <= exposed
     published = {str(p).rsplit(":", 1)[1] for p in substitute(services["broker"]["ports"])}
     assert published <= exposed, f"compose maps {published}, the image exposes {exposed}"
-    volumes = {v for k, rest in broker if k == "VOLUME" for v in (json.loads(rest) if rest.startswith("[") else rest.split())}
+    volumes = {
+        v for k, rest in broker if k == "VOLUME" for v in (json.loads(rest) if rest.startswith("[") else rest.split())
+    }
     assert settings.storage.data_dir in volumes
     compose_dir = serve_settings(
         parse_trafka(argv(services["broker"]["command"]), "broker"), environment_of(services["broker"]), "broker"
@@ -535,7 +545,9 @@ def test_extras_the_image_installs_exist() -> None:
 
 
 def test_dockerignore_keeps_what_the_image_copies() -> None:
-    rules = [line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    rules = [
+        line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip() and not line.startswith("#")
+    ]
     assert rules[0] == "*", "an allow-list: everything else (.venv, .git, node_modules, data) stays out"
     for needed in ("!pyproject.toml", "!README.md", "!src/"):
         assert needed in rules

@@ -21,7 +21,9 @@ KAFKA_LOGDIR = Path(__file__).resolve().parents[1] / "fixtures" / "kafka-4.0-kra
 
 
 def dump(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trafka", "dump-log", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "trafka", "dump-log", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def dump_json(*args: str) -> list[dict]:
@@ -44,8 +46,16 @@ def assert_same_as_kafka_python(path: Path, dumped: dict) -> None:
     assert len(dumped["batches"]) == len(expected)
     position = 0
     for got, (batch, records, valid) in zip(dumped["batches"], expected):
-        assert (got["baseOffset"], got["lastOffset"], got["count"]) == (batch.base_offset, batch.last_offset, batch.records_count)
-        assert (got["producerId"], got["producerEpoch"], got["baseSequence"]) == (batch.producer_id, batch.producer_epoch, batch.base_sequence)
+        assert (got["baseOffset"], got["lastOffset"], got["count"]) == (
+            batch.base_offset,
+            batch.last_offset,
+            batch.records_count,
+        )
+        assert (got["producerId"], got["producerEpoch"], got["baseSequence"]) == (
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+        )
         assert (got["partitionLeaderEpoch"], got["magic"], got["crc"]) == (batch.leader_epoch, batch.magic, batch.crc)
         assert (got["isTransactional"], got["isControl"]) == (batch.is_transactional, batch.is_control_batch)
         assert (got["timestamp"], got["size"], got["position"]) == (batch.max_timestamp, batch.size_in_bytes, position)
@@ -114,8 +124,13 @@ def trafka_logdir(tmp_path_factory):
         txn.send("dumped", value=b"in a transaction")
         txn.commit_transaction()
         txn.close()
-        consumer = KafkaConsumer("dumped", bootstrap_servers=broker.bootstrap, group_id="dump-group",
-                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        consumer = KafkaConsumer(
+            "dumped",
+            bootstrap_servers=broker.bootstrap,
+            group_id="dump-group",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
         while not consumer.poll(500):
             pass
         consumer.commit()
@@ -146,7 +161,9 @@ def test_index_entries_point_at_the_batches_and_verify(trafka_logdir, tmp_path):
     [times] = dump_json(str(segment / "00000000000000000000.timeindex"))
     assert times["entries"] and times["mismatches"] == []
     verified = dump(str(segment / "00000000000000000000.index"), "--verify-index-only")
-    assert verified.returncode == 0 and verified.stdout.splitlines() == [f"Dumping {segment / '00000000000000000000.index'}"]
+    assert verified.returncode == 0 and verified.stdout.splitlines() == [
+        f"Dumping {segment / '00000000000000000000.index'}"
+    ]
 
     broken = tmp_path / "dumped-0"
     shutil.copytree(segment, broken)
@@ -162,8 +179,12 @@ def test_offsets_and_transaction_log_decoders(trafka_logdir):
     offsets = next((trafka_logdir / "__consumer_offsets-0").glob("*.log"))
     [dumped] = dump_json(str(offsets), "--print-data-log", "--offsets-decoder")
     commits = [r for b in dumped["batches"] for r in b["records"]]
-    assert any(r["key"]["data"]["group"] == "dump-group" and r["key"]["data"].get("topic") == "dumped"
-               and r["payload"]["data"]["offset"] > 0 for r in commits)
+    assert any(
+        r["key"]["data"]["group"] == "dump-group"
+        and r["key"]["data"].get("topic") == "dumped"
+        and r["payload"]["data"]["offset"] > 0
+        for r in commits
+    )
     generations = [(r["payload"]["version"], r["payload"]["data"]) for r in commits if r["key"]["type"] == "2"]
     assert [g["generation"] for _, g in generations] == list(range(1, len(generations) + 1))
     (version, stable), (_, empty) = generations[0], generations[-1]  # each generation; empty after close()

@@ -43,10 +43,14 @@ def test_a_broker_in_a_with_block_serves_clients_and_shows_its_records_and_offse
         assert {r.partition for r in records} <= {0, 1, 2}
         assert [(r.partition, r.offset) for r in records] == sorted((r.partition, r.offset) for r in records)
 
-        consumer = Consumer({
-            "bootstrap.servers": broker.bootstrap_servers, "group.id": "billing",
-            "auto.offset.reset": "earliest", "enable.auto.commit": False,
-        })
+        consumer = Consumer(
+            {
+                "bootstrap.servers": broker.bootstrap_servers,
+                "group.id": "billing",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
         consumer.subscribe(["orders"])
         seen = 0
         deadline = time.monotonic() + 15
@@ -125,19 +129,35 @@ def test_wait_for_gives_up_after_its_timeout_and_unknown_topics_are_errors():
 
 async def test_open_broker_runs_in_the_callers_trio_loop():
     async with trafka.open_broker(topics={"events": 2}) as broker:
+
         def produce() -> None:
             _produce(broker.bootstrap_servers, "events", [(b"k", b"v")])
 
         await trio.to_thread.run_sync(produce)
         records = await broker.wait_for("events", 1, timeout=10)
-        assert records == [Record("events", records[0].partition, 0, records[0].timestamp, b"k", b"v", (("source", b"test"),))]
+        assert records == [
+            Record("events", records[0].partition, 0, records[0].timestamp, b"k", b"v", (("source", b"test"),))
+        ]
 
 
 def test_serve_writes_the_ready_file_once_listening(tmp_path):
     ready = tmp_path / "ready.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "trafka", "serve", "--memory", "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "trafka",
+            "serve",
+            "--memory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--ready-file",
+            str(ready),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 20

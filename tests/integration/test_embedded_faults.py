@@ -32,7 +32,9 @@ def _confluent_producer(broker, **extra) -> Producer:
 
 
 def _kafka_python_producer(broker, **extra) -> KafkaProducer:
-    return KafkaProducer(bootstrap_servers=broker.bootstrap_servers, retries=5, retry_backoff_ms=20, linger_ms=0, **extra)
+    return KafkaProducer(
+        bootstrap_servers=broker.bootstrap_servers, retries=5, retry_backoff_ms=20, linger_ms=0, **extra
+    )
 
 
 def test_confluent_retries_a_produce_refused_with_not_leader(broker):
@@ -81,7 +83,9 @@ def test_consumers_retry_the_coordinator_lookup(broker):
     producer.produce("t", b"m")
     assert producer.flush(10) == 0
     broker.fail_next("FindCoordinator", error="COORDINATOR_NOT_AVAILABLE", times=3)
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "g1", "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap_servers, "group.id": "g1", "auto.offset.reset": "earliest"}
+    )
     consumer.subscribe(["t"])
     message = None
     deadline = time.monotonic() + 20
@@ -96,8 +100,14 @@ def test_consumers_retry_the_coordinator_lookup(broker):
     assert broker.committed("g1") == {("t", 0): 1}
 
     broker.fail_next("FindCoordinator", error="COORDINATOR_NOT_AVAILABLE", times=2)
-    kp = KafkaConsumer("t", bootstrap_servers=broker.bootstrap_servers, group_id="g2",
-                       auto_offset_reset="earliest", consumer_timeout_ms=10000, enable_auto_commit=False)
+    kp = KafkaConsumer(
+        "t",
+        bootstrap_servers=broker.bootstrap_servers,
+        group_id="g2",
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=10000,
+        enable_auto_commit=False,
+    )
     values = [next(kp).value]
     kp.commit()
     kp.close()
@@ -107,8 +117,14 @@ def test_consumers_retry_the_coordinator_lookup(broker):
 
 def test_kafka_python_retries_an_offset_commit_refused_by_a_moving_coordinator(broker):
     _kafka_python_producer(broker).send("t", b"m").get(timeout=15)
-    consumer = KafkaConsumer("t", bootstrap_servers=broker.bootstrap_servers, group_id="g3",
-                             auto_offset_reset="earliest", consumer_timeout_ms=10000, enable_auto_commit=False)
+    consumer = KafkaConsumer(
+        "t",
+        bootstrap_servers=broker.bootstrap_servers,
+        group_id="g3",
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=10000,
+        enable_auto_commit=False,
+    )
     next(consumer)
     broker.fail_next("OffsetCommit", error="NOT_COORDINATOR", times=2)
     consumer.commit()  # kafka-python looks the coordinator up again and retries

@@ -19,8 +19,12 @@ def test_the_example_projects_tests_pass_through_the_plugin_alone():
     assert not list(SHOP.rglob("conftest.py"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly"], cwd=SHOP, env=env,
-        capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly"],
+        cwd=SHOP,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     summary = run.stdout.strip().splitlines()[-1]

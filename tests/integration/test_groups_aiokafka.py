@@ -139,8 +139,12 @@ def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_log
         first = await produce(bootstrap, topic, range(2), 5, "first")
         member = Member(bootstrap, topic, group)
         async with started(member):
-            await until(lambda: len(member.messages) >= len(first), "the first 10 records", poll_all(member),
-                        state=lambda: member.messages)
+            await until(
+                lambda: len(member.messages) >= len(first),
+                "the first 10 records",
+                poll_all(member),
+                state=lambda: member.messages,
+            )
             assert sorted((p, v) for p, _, v in member.messages) == sorted(first)
             assert member.partitions() == {0, 1}
             await member.consumer.commit()
@@ -150,8 +154,12 @@ def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_log
         second = await produce(bootstrap, topic, range(2), 3, "second")
         resumed = Member(bootstrap, topic, group)
         async with started(resumed):
-            await until(lambda: len(resumed.messages) >= len(second), "the 6 records produced after the commit",
-                        poll_all(resumed), state=lambda: resumed.messages)
+            await until(
+                lambda: len(resumed.messages) >= len(second),
+                "the 6 records produced after the commit",
+                poll_all(resumed),
+                state=lambda: resumed.messages,
+            )
         assert sorted((p, v) for p, _, v in resumed.messages) == sorted(second)  # no re-delivery
         assert sorted(o for _, o, _ in resumed.messages) == [5, 5, 6, 6, 7, 7]
 
@@ -163,8 +171,9 @@ def test_committed_is_none_for_a_partition_never_committed(bootstrap, rdkafka_lo
     create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
 
     async def scenario() -> None:
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                    request_timeout_ms=10_000)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=10_000
+        )
         await consumer.start()
         try:
             consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
@@ -193,8 +202,11 @@ def test_two_members_split_partitions_and_admin_sees_them(bootstrap, rdkafka_log
         b = Member(bootstrap, topic, group, client_id="aio-member-b")
         async with started(a, b), aiokafka_admin(bootstrap) as admin:
             await until(
-                lambda: bool(a.partitions()) and bool(b.partitions())
-                and is_disjoint_cover([a.partitions(), b.partitions()], 4),
+                lambda: (
+                    bool(a.partitions())
+                    and bool(b.partitions())
+                    and is_disjoint_cover([a.partitions(), b.partitions()], 4)
+                ),
                 "2 aiokafka members to split 4 partitions",
                 poll_all(a, b),
                 timeout=20,
@@ -203,8 +215,12 @@ def test_two_members_split_partitions_and_admin_sees_them(bootstrap, rdkafka_log
             assert sorted(len(m.partitions()) for m in (a, b)) == [2, 2]  # round robin: 2 each
 
             sent = await produce(bootstrap, topic, range(4), 5, "m")
-            await until(lambda: len(a.messages) + len(b.messages) >= len(sent), "all 20 records", poll_all(a, b),
-                        state=lambda: (a.messages, b.messages))
+            await until(
+                lambda: len(a.messages) + len(b.messages) >= len(sent),
+                "all 20 records",
+                poll_all(a, b),
+                state=lambda: (a.messages, b.messages),
+            )
             assert sorted((p, v) for m in (a, b) for p, _, v in m.messages) == sorted(sent)
             for member in (a, b):
                 assert {p for p, _, _ in member.messages} == member.partitions()
@@ -214,7 +230,13 @@ def test_two_members_split_partitions_and_admin_sees_them(bootstrap, rdkafka_log
             assert (group, "consumer") in [tuple(g)[:2] for g in listed]
             (response,) = await admin.describe_consumer_groups([group])
             ((error_code, group_id, state, protocol_type, protocol, members, *_),) = response.groups
-            assert (error_code, group_id, state, protocol_type, protocol) == (0, group, "Stable", "consumer", "roundrobin")
+            assert (error_code, group_id, state, protocol_type, protocol) == (
+                0,
+                group,
+                "Stable",
+                "consumer",
+                "roundrobin",
+            )
             # (member_id, [group_instance_id from v4], client_id, client_host, metadata, assignment)
             assert sorted(m[-4] for m in members) == ["aio-member-a", "aio-member-b"]
             offsets = await admin.list_consumer_group_offsets(group)
@@ -234,8 +256,11 @@ def test_static_member_restart_keeps_its_partitions(bootstrap, rdkafka_logger):
         async with started(b):
             async with started(a):
                 await until(
-                    lambda: bool(a.partitions()) and bool(b.partitions())
-                    and is_disjoint_cover([a.partitions(), b.partitions()], 4),
+                    lambda: (
+                        bool(a.partitions())
+                        and bool(b.partitions())
+                        and is_disjoint_cover([a.partitions(), b.partitions()], 4)
+                    ),
                     "2 static members to split 4 partitions",
                     poll_all(a, b),
                     timeout=20,
@@ -245,8 +270,12 @@ def test_static_member_restart_keeps_its_partitions(bootstrap, rdkafka_logger):
             # stop() sends no LeaveGroup for a static member; the new instance takes the same slot.
             a2 = Member(bootstrap, topic, group, group_instance_id="aio-a")
             async with started(a2):
-                await until(lambda: bool(a2.partitions()), "the restarted static member's assignment",
-                            poll_all(a2, b), state=lambda: (a2.partitions(), b.partitions()))
+                await until(
+                    lambda: bool(a2.partitions()),
+                    "the restarted static member's assignment",
+                    poll_all(a2, b),
+                    state=lambda: (a2.partitions(), b.partitions()),
+                )
                 assert a2.partitions() == a_partitions
                 # Watch b for several heartbeat intervals: a rebalance would reach it through one.
                 deadline = time.monotonic() + 2.0

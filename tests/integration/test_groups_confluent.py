@@ -132,7 +132,9 @@ def assignments(*members: Member) -> dict[str, set[int]]:
 def wait_for_split(members: list[Member], partitions: int, timeout: float = TIMEOUT) -> None:
     """Until every member has partitions and together they cover the topic with no overlap."""
     wait_until(
-        lambda: all(m.partitions() for m in members) and is_disjoint_cover([m.partitions() for m in members], partitions),
+        lambda: (
+            all(m.partitions() for m in members) and is_disjoint_cover([m.partitions() for m in members], partitions)
+        ),
         f"{len(members)} members to split {partitions} partitions",
         timeout=timeout,
         step=poll_all(*members),
@@ -150,14 +152,17 @@ def wait_for_described(admin: AdminClient, group: str, members: list[Member], ti
 
     def matches() -> bool:
         description = describe(admin, group)
-        described = {
-            m.member_id: {tp.partition for tp in m.assignment.topic_partitions} for m in description.members
-        }
+        described = {m.member_id: {tp.partition for tp in m.assignment.topic_partitions} for m in description.members}
         last[:] = [description, (description.state, described)]
         return description.state == ConsumerGroupState.STABLE and described == assignments(*members)
 
-    wait_until(matches, f"group {group} to be described Stable with {len(members)} members", timeout=timeout,
-               step=poll_all(*members), state=lambda: (last[1], assignments(*members)))
+    wait_until(
+        matches,
+        f"group {group} to be described Stable with {len(members)} members",
+        timeout=timeout,
+        step=poll_all(*members),
+        state=lambda: (last[1], assignments(*members)),
+    )
     return last[0]
 
 
@@ -182,8 +187,12 @@ def test_two_consumers_split_four_partitions_without_overlap(bootstrap, admin, m
     assert not description.is_simple_consumer_group
 
     sent = produce(bootstrap, topic, range(4), 10, logger=logger)
-    wait_until(lambda: received_all([a, b], sent), "all 40 records", step=poll_all(a, b),
-               state=lambda: (len(a.messages), len(b.messages)))
+    wait_until(
+        lambda: received_all([a, b], sent),
+        "all 40 records",
+        step=poll_all(a, b),
+        state=lambda: (len(a.messages), len(b.messages)),
+    )
     got = sorted((p, v) for m in (a, b) for p, _, v in m.messages)
     assert got == sorted(sent)  # every record exactly once between the two
     for member in (a, b):
@@ -228,7 +237,7 @@ def test_cooperative_sticky_members_give_up_only_the_partitions_that_move(bootst
     description = wait_for_described(admin, group, [a, b, c])
     assert description.partition_assignor == "cooperative-sticky"
     assert a.partitions() <= before["a"] and b.partitions() <= before["b"]  # nobody lost what it kept
-    moved = set().union(*a.revoked[revoked_before[0]:], *b.revoked[revoked_before[1]:])
+    moved = set().union(*a.revoked[revoked_before[0] :], *b.revoked[revoked_before[1] :])
     assert moved == c.partitions()  # only the partitions that moved to c were revoked
 
 
@@ -241,8 +250,11 @@ def test_killed_consumer_partitions_move_to_survivors_after_session_timeout(boot
     child = ChildConsumer(bootstrap, topic, group, SESSION_TIMEOUT_MS)
     try:
         wait_until(
-            lambda: bool(child.refresh()) and all(m.partitions() for m in (a, b))
-            and is_disjoint_cover([a.partitions(), b.partitions(), child.assignment], 4),
+            lambda: (
+                bool(child.refresh())
+                and all(m.partitions() for m in (a, b))
+                and is_disjoint_cover([a.partitions(), b.partitions(), child.assignment], 4)
+            ),
             "the child consumer to join and take partitions",
             timeout=20,
             step=poll_all(a, b),
@@ -285,8 +297,12 @@ def test_static_member_restart_keeps_its_partitions_without_rebalance(bootstrap,
 
     a.close()  # a static member does not send LeaveGroup on close
     a2 = members(topic, group, **{"group.instance.id": "instance-a", **static})
-    wait_until(lambda: bool(a2.partitions()), "the restarted static member's assignment", step=poll_all(a2, b),
-               state=lambda: assignments(a2, b))
+    wait_until(
+        lambda: bool(a2.partitions()),
+        "the restarted static member's assignment",
+        step=poll_all(a2, b),
+        state=lambda: assignments(a2, b),
+    )
     assert a2.partitions() == a_partitions
     assert a2.consumer.memberid() != a_member_id  # a new member id in the same static slot
 
@@ -322,8 +338,12 @@ def test_new_consumers_resume_from_committed_offsets(bootstrap, admin, members, 
 
     second = produce(bootstrap, topic, range(4), 5, tag="second", logger=logger)
     c, d = members(topic, group), members(topic, group)
-    wait_until(lambda: received_all([c, d], second), "the 20 records produced after the commit",
-               step=poll_all(c, d), state=lambda: (c.messages, d.messages))
+    wait_until(
+        lambda: received_all([c, d], second),
+        "the 20 records produced after the commit",
+        step=poll_all(c, d),
+        state=lambda: (c.messages, d.messages),
+    )
     resumed = [(p, o, v) for m in (c, d) for p, o, v in m.messages]
     assert sorted((p, v) for p, _, v in resumed) == sorted(second)  # nothing committed is re-delivered
     assert min(o for _, o, _ in resumed) == 10
@@ -332,10 +352,14 @@ def test_new_consumers_resume_from_committed_offsets(bootstrap, admin, members, 
 def test_offset_fetch_for_uncommitted_partition_returns_no_offset(bootstrap, admin, logger):
     topic, group = unique("nocommit"), unique("g")
     create_topic(bootstrap, topic, 2, logger=logger)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "logger": logger, "group.id": group,
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "logger": logger, "group.id": group, "enable.auto.commit": False}
+    )
     committed = consumer.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], TIMEOUT)
-    assert [(tp.partition, tp.offset, tp.error) for tp in committed] == [(0, OFFSET_INVALID, None), (1, OFFSET_INVALID, None)]
+    assert [(tp.partition, tp.offset, tp.error) for tp in committed] == [
+        (0, OFFSET_INVALID, None),
+        (1, OFFSET_INVALID, None),
+    ]
 
     # Commit partition 0 only (as a simple consumer, generation -1): partition 1 still has none.
     consumer.commit(offsets=[TopicPartition(topic, 0, 7)], asynchronous=False)
@@ -391,15 +415,18 @@ def test_admin_lists_describes_and_manages_groups(bootstrap, admin, members, log
     for member in (a, b):
         member.consumer.commit(asynchronous=False)
     offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(TIMEOUT)
-    assert sorted((tp.topic, tp.partition, tp.offset) for tp in offsets.topic_partitions) == [(topic, 0, 3), (topic, 1, 3)]
+    assert sorted((tp.topic, tp.partition, tp.offset) for tp in offsets.topic_partitions) == [
+        (topic, 0, 3),
+        (topic, 1, 3),
+    ]
 
     # An active group can be neither deleted nor have its offsets altered by an admin.
     with pytest.raises(KafkaException) as deleted:
         admin.delete_consumer_groups([group])[group].result(TIMEOUT)
     assert deleted.value.args[0].code() == KafkaError.NON_EMPTY_GROUP
-    refused = admin.alter_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 1)])]
-    )[group].result(TIMEOUT)
+    refused = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 1)])])[
+        group
+    ].result(TIMEOUT)
     assert [(tp.partition, tp.error.code()) for tp in refused.topic_partitions] == [(0, KafkaError.UNKNOWN_MEMBER_ID)]
     offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(TIMEOUT)
     assert sorted((tp.partition, tp.offset) for tp in offsets.topic_partitions) == [(0, 3), (1, 3)]
@@ -412,15 +439,18 @@ def test_admin_lists_describes_and_manages_groups(bootstrap, admin, members, log
     altered = admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 1), TopicPartition(topic, 1, 2)])]
     )[group].result(TIMEOUT)
-    assert sorted((tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions) == [(0, 1, None), (1, 2, None)]
+    assert sorted((tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions) == [
+        (0, 1, None),
+        (1, 2, None),
+    ]
     offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(TIMEOUT)
     assert sorted((tp.partition, tp.offset) for tp in offsets.topic_partitions) == [(0, 1), (1, 2)]
 
     assert admin.delete_consumer_groups([group])[group].result(TIMEOUT) is None
     assert group not in {g.group_id for g in admin.list_consumer_groups().result(TIMEOUT).valid}
-    offsets = admin.list_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0)])]
-    )[group].result(TIMEOUT)
+    offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0)])])[
+        group
+    ].result(TIMEOUT)
     assert [(tp.partition, tp.offset) for tp in offsets.topic_partitions] == [(0, OFFSET_INVALID)]
 
     with pytest.raises(KafkaException) as missing:
@@ -440,7 +470,9 @@ def test_group_emptied_by_its_members_leaving_is_still_a_consumer_group(bootstra
 
     description = describe(admin, group)
     assert (description.state, description.members, description.partition_assignor) == (
-        ConsumerGroupState.EMPTY, [], ""
+        ConsumerGroupState.EMPTY,
+        [],
+        "",
     )
     assert not description.is_simple_consumer_group
     listed = {g.group_id: g for g in admin.list_consumer_groups().result(TIMEOUT).valid}
@@ -451,9 +483,9 @@ def test_group_emptied_by_its_members_leaving_is_still_a_consumer_group(bootstra
 def test_admin_alter_offsets_creates_a_simple_group(bootstrap, admin, logger):
     topic, group = unique("simple"), unique("g")
     create_topic(bootstrap, topic, 1, logger=logger)
-    altered = admin.alter_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 4)])]
-    )[group].result(TIMEOUT)
+    altered = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 4)])])[
+        group
+    ].result(TIMEOUT)
     assert [(tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions] == [(0, 4, None)]
     listed = {g.group_id: g for g in admin.list_consumer_groups().result(TIMEOUT).valid}
     assert group in listed

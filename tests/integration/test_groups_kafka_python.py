@@ -175,8 +175,9 @@ def test_consumer_subscribes_consumes_commits_and_resumes(bootstrap, rdkafka_log
     consumer.subscribe([topic])
     got.clear()
     try:
-        wait_until(lambda: len(got) >= len(second), "the 6 records produced after the commit", step=step,
-                   state=lambda: got)
+        wait_until(
+            lambda: len(got) >= len(second), "the 6 records produced after the commit", step=step, state=lambda: got
+        )
     finally:
         consumer.close()
     assert sorted((p, v) for p, _, v in got) == sorted(second)  # nothing committed is re-delivered
@@ -206,14 +207,21 @@ def test_two_members_split_partitions(bootstrap, admin, thread_members, rdkafka_
     def split() -> bool:
         return bool(a.partitions()) and bool(b.partitions()) and is_disjoint_cover([a.partitions(), b.partitions()], 4)
 
-    wait_until(split, "2 kafka-python members to split 4 partitions", timeout=20,
-               state=lambda: (a.partitions(), b.partitions()))
+    wait_until(
+        split,
+        "2 kafka-python members to split 4 partitions",
+        timeout=20,
+        state=lambda: (a.partitions(), b.partitions()),
+    )
     wait_until(lambda: describe(admin, group)["group_state"] == "Stable", "the group to be Stable")
     assert sorted(len(m.partitions()) for m in (a, b)) == [2, 2]
 
     sent = produce(bootstrap, topic, range(4), 5, logger=rdkafka_logger)
-    wait_until(lambda: len(a.messages()) + len(b.messages()) >= len(sent), "all 20 records",
-               state=lambda: (a.messages(), b.messages()))
+    wait_until(
+        lambda: len(a.messages()) + len(b.messages()) >= len(sent),
+        "all 20 records",
+        state=lambda: (a.messages(), b.messages()),
+    )
     assert sorted((p, v) for m in (a, b) for p, _, v in m.messages()) == sorted(sent)
     for member in (a, b):
         assert {p for p, _, _ in member.messages()} == member.partitions()
@@ -228,8 +236,12 @@ def test_admin_lists_describes_and_deletes_groups(bootstrap, admin, thread_membe
     create_topic(bootstrap, topic, 2, logger=rdkafka_logger)
     a = thread_members(topic, group, client_id="kp-member-a")
     b = thread_members(topic, group, client_id="kp-member-b")
-    wait_until(lambda: bool(a.partitions()) and bool(b.partitions()), "both members to get a partition",
-               timeout=20, state=lambda: (a.partitions(), b.partitions()))
+    wait_until(
+        lambda: bool(a.partitions()) and bool(b.partitions()),
+        "both members to get a partition",
+        timeout=20,
+        state=lambda: (a.partitions(), b.partitions()),
+    )
     wait_until(lambda: describe(admin, group)["group_state"] == "Stable", "the group to be Stable")
 
     listed = {g["group_id"]: g for g in admin.list_groups()}

@@ -21,10 +21,15 @@ GROUP_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
 
 def _consume(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, bytes]]:
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": "resume", "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "log_level": 0,
-    })
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "resume",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "log_level": 0,
+        }
+    )
     consumer.subscribe([topic])
     got = []
     deadline = time.monotonic() + 30
@@ -85,10 +90,17 @@ def _describe(bootstrap: str, group: str):
 
 
 def _member(bootstrap: str, group: str, **extra) -> Consumer:
-    return Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "session.timeout.ms": SESSION_MS, "log_level": 0, **extra,
-    })
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": SESSION_MS,
+            "log_level": 0,
+            **extra,
+        }
+    )
 
 
 def _poll_until(consumers: list[Consumer], condition, what: str, timeout: float = 60) -> list:
@@ -108,8 +120,20 @@ def _group_records(data_dir, group: str) -> list[dict]:
     out = []
     for segment in sorted((data_dir / "__consumer_offsets-0").glob("*.log")):
         result = subprocess.run(
-            [sys.executable, "-m", "trafka", "dump-log", str(segment), "--print-data-log", "--offsets-decoder",
-             "-o", "json"], capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "trafka",
+                "dump-log",
+                str(segment),
+                "--print-data-log",
+                "--offsets-decoder",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert result.returncode == 0, result.stderr
         for dumped in json.loads(result.stdout):
@@ -138,8 +162,11 @@ def test_a_stable_group_comes_back_stable_and_its_members_carry_on_without_a_reb
         for i in range(10):
             producer.produce("kept", value=b"before-%d" % i, partition=i % 2)
         assert producer.flush(10) == 0
-        _poll_until(consumers, lambda got: len(got) >= 10 and all(len(c.assignment()) == 1 for c in consumers),
-                    "both members to consume")
+        _poll_until(
+            consumers,
+            lambda got: len(got) >= 10 and all(len(c.assignment()) == 1 for c in consumers),
+            "both members to consume",
+        )
         before = _describe(broker.bootstrap, "kept-group")
         assert before.state.name == "STABLE" and len(before.members) == 2
         assigned = len(rebalances)
@@ -150,7 +177,8 @@ def test_a_stable_group_comes_back_stable_and_its_members_carry_on_without_a_reb
         assert after.state.name == "STABLE"
         assert after.partition_assignor == before.partition_assignor
         assert sorted((m.member_id, m.client_id) for m in after.members) == sorted(
-            (m.member_id, m.client_id) for m in before.members)
+            (m.member_id, m.client_id) for m in before.members
+        )
         assert sorted(tp.partition for m in after.members for tp in m.assignment.topic_partitions) == [0, 1]
 
         producer = Producer({"bootstrap.servers": broker.bootstrap, "log_level": 0})

@@ -12,8 +12,9 @@ from .broker import BrokerProcess
 
 
 def _values(bootstrap: str, topic: str, expected: int) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "log_level": 0,
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "check", "log_level": 0, "enable.auto.commit": False}
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
     deadline = time.monotonic() + 20
@@ -39,7 +40,9 @@ def test_confluent_and_kafka_python_idempotent_producers(broker, topic_name):
         kp.send(topic_name, b"k%d" % i, partition=0)
     kp.flush(15)
     kp.close()
-    assert _values(broker.bootstrap, topic_name, 550) == [b"c%d" % i for i in range(500)] + [b"k%d" % i for i in range(50)]
+    assert _values(broker.bootstrap, topic_name, 550) == [b"c%d" % i for i in range(500)] + [
+        b"k%d" % i for i in range(50)
+    ]
 
 
 def test_idempotent_producer_retries_across_a_broker_crash(tmp_path):
@@ -47,10 +50,17 @@ def test_idempotent_producer_retries_across_a_broker_crash(tmp_path):
     args = ["--data-dir", str(tmp_path / "logs")]
     broker = BrokerProcess(args).start()
     same_port = args + ["--port", str(broker.port)]  # the last --port wins
-    producer = Producer({
-        "bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "log_level": 0,
-        "linger.ms": 2, "message.timeout.ms": 60000, "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 200,
-    })
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "enable.idempotence": True,
+            "log_level": 0,
+            "linger.ms": 2,
+            "message.timeout.ms": 60000,
+            "reconnect.backoff.ms": 50,
+            "reconnect.backoff.max.ms": 200,
+        }
+    )
     failures: list = []
     delivered: list[int] = []
     count = 3000

@@ -21,10 +21,17 @@ def test_kafkas_server_properties_starts_trafka(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
-    broker = BrokerProcess([
-        str(FIXTURES / "kafka-4.0-server.properties"), "--data-dir", str(tmp_path),
-        "--port", port, "--advertised-port", port,
-    ]).start()
+    broker = BrokerProcess(
+        [
+            str(FIXTURES / "kafka-4.0-server.properties"),
+            "--data-dir",
+            str(tmp_path),
+            "--port",
+            port,
+            "--advertised-port",
+            port,
+        ]
+    ).start()
     try:
         admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
         configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
@@ -45,8 +52,14 @@ def test_broker_log_defaults_reach_topics(tmp_path):
         admin.create_topics([NewTopic("rolled", 1, 1, topic_configs={"retention.bytes": "99999"})])
         described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "rolled")], config_filter="all")
         topic = described["topic"]["rolled"]
-        assert (topic["retention.ms"]["value"], topic["retention.ms"]["config_source"]) == ("7200000", "STATIC_BROKER_CONFIG")
-        assert (topic["segment.bytes"]["value"], topic["segment.bytes"]["config_source"]) == ("1024", "STATIC_BROKER_CONFIG")
+        assert (topic["retention.ms"]["value"], topic["retention.ms"]["config_source"]) == (
+            "7200000",
+            "STATIC_BROKER_CONFIG",
+        )
+        assert (topic["segment.bytes"]["value"], topic["segment.bytes"]["config_source"]) == (
+            "1024",
+            "STATIC_BROKER_CONFIG",
+        )
         assert topic["retention.bytes"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
         assert topic["flush.ms"]["config_source"] == "DEFAULT_CONFIG"
         broker_configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")

@@ -52,9 +52,7 @@ def make_consumer(bootstrap):
 
     def make(**configs) -> KafkaConsumer:
         configs.setdefault("auto_offset_reset", "earliest")
-        consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **configs
-        )
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **configs)
         consumers.append(consumer)
         return consumer
 
@@ -176,9 +174,7 @@ def test_produce_consume_every_codec(admin, make_producer, make_consumer, topic_
     futures = [producer.send(topic_name, **record) for record in records]
     producer.flush(timeout=TIMEOUT)
     metadata = [f.get(timeout=TIMEOUT) for f in futures]
-    assert [(m.partition, m.offset) for m in metadata] == [
-        (p, o) for p in (0, 1) for o in range(per_partition)
-    ]
+    assert [(m.partition, m.offset) for m in metadata] == [(p, o) for p in (0, 1) for o in range(per_partition)]
 
     consumer = make_consumer()
     partitions = [TopicPartition(topic_name, p) for p in (0, 1)]
@@ -331,9 +327,7 @@ def test_describe_topic_configs(admin, topic_name):
     create_topic(admin, topic_name, configs={"retention.ms": "3600000"})
 
     modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)])
-    everything = admin.describe_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, topic_name)], config_filter="all"
-    )
+    everything = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)], config_filter="all")
 
     assert list(modified["topic"][topic_name]) == ["retention.ms"]
     configs = everything["topic"][topic_name]
@@ -358,6 +352,4 @@ def test_describe_cluster(admin, broker):
 
     assert cluster["cluster_id"]
     assert cluster["controller_id"] == 1
-    assert [(b["broker_id"], b["host"], b["port"]) for b in cluster["brokers"]] == [
-        (1, "127.0.0.1", broker.port)
-    ]
+    assert [(b["broker_id"], b["host"], b["port"]) for b in cluster["brokers"]] == [(1, "127.0.0.1", broker.port)]

@@ -17,11 +17,16 @@ from .wire import WireClient
 def _create(client: WireClient, name: str) -> None:
     response = client.request(
         CreateTopicsRequest[5](
-            topics=[CreateTopicsRequest.CreatableTopic(name=name, num_partitions=1, replication_factor=1,
-                                                       assignments=[], configs=[])],
-            timeout_ms=1000, validate_only=False,
+            topics=[
+                CreateTopicsRequest.CreatableTopic(
+                    name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[]
+                )
+            ],
+            timeout_ms=1000,
+            validate_only=False,
         ),
-        CreateTopicsResponse, 5,
+        CreateTopicsResponse,
+        5,
     )
     assert response.topics[0].error_code == 0
 
@@ -29,11 +34,29 @@ def _create(client: WireClient, name: str) -> None:
 def _long_poll(name: str, wait_ms: int) -> FetchRequest:
     Topic = FetchRequest.FetchTopic
     return FetchRequest[11](
-        replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-        session_id=0, session_epoch=-1,
-        topics=[Topic(topic=name, partitions=[Topic.FetchPartition(partition=0, current_leader_epoch=-1,
-                fetch_offset=0, log_start_offset=-1, partition_max_bytes=1 << 20)])],
-        forgotten_topics_data=[], rack_id="",
+        replica_id=-1,
+        max_wait_ms=wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            Topic(
+                topic=name,
+                partitions=[
+                    Topic.FetchPartition(
+                        partition=0,
+                        current_leader_epoch=-1,
+                        fetch_offset=0,
+                        log_start_offset=-1,
+                        partition_max_bytes=1 << 20,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
     )
 
 
@@ -82,14 +105,22 @@ def test_trafka_check_answers_0_for_a_live_broker_and_1_otherwise(broker):
     import subprocess
     import sys
 
-    live = subprocess.run([sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(broker.port)],
-                          capture_output=True, text=True, timeout=30)
+    live = subprocess.run(
+        [sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(broker.port)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert live.returncode == 0 and "is up" in live.stdout
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
-    dead = subprocess.run([sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(free),
-                           "--timeout", "2"], capture_output=True, text=True, timeout=30)
+    dead = subprocess.run(
+        [sys.executable, "-m", "trafka", "check", "--host", "127.0.0.1", "--port", str(free), "--timeout", "2"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert dead.returncode == 1 and "not answering" in dead.stderr
 
 
@@ -99,7 +130,9 @@ def test_a_port_in_use_is_one_clear_error_and_exit_1(broker, tmp_path):
 
     taken = subprocess.run(
         [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", str(broker.port), "--memory"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert taken.returncode == 1
     assert f"cannot listen on 127.0.0.1:{broker.port}" in taken.stderr and "Traceback" not in taken.stderr

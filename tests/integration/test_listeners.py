@@ -47,9 +47,7 @@ def test_metadata_and_find_coordinator_answer_with_the_listener_s_advertised_add
     listener = two_listeners[name]
     with WireClient(_address(listener)) as client:
         metadata = client.request(MetadataRequest[1](topics=[]), MetadataResponse, 1)
-        coordinator = client.request(
-            FindCoordinatorRequest[2](key="g", key_type=0), FindCoordinatorResponse, 2
-        )
+        coordinator = client.request(FindCoordinatorRequest[2](key="g", key_type=0), FindCoordinatorResponse, 2)
     [broker] = metadata.brokers
     assert f"{broker.host}:{broker.port}" == listener["advertised"]
     assert f"{coordinator.host}:{coordinator.port}" == listener["advertised"]
@@ -75,7 +73,9 @@ def test_a_listener_kafka_would_refuse_stops_the_broker_with_kafka_s_message(tmp
     (tmp_path / "trafka.toml").write_text(f"[server]\n{config}\n")
     done = subprocess.run(
         [sys.executable, "-m", "trafka", "serve", "--memory", "--config", str(tmp_path / "trafka.toml")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

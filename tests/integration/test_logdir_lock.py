@@ -21,7 +21,10 @@ pytestmark = pytest.mark.integration
 def _serve(data_dir) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir)],
-        capture_output=True, text=True, timeout=30, env={**os.environ, **DATA_DIR_ENV},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **DATA_DIR_ENV},
     )
 
 

@@ -50,7 +50,9 @@ def value(samples, name: str, **labels) -> float:
 def produce_request(topic: str, partition: int, batch: bytes) -> ProduceRequest:
     data = ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=batch)
     return ProduceRequest[PRODUCE_VERSION](
-        transactional_id=None, acks=1, timeout_ms=5000,
+        transactional_id=None,
+        acks=1,
+        timeout_ms=5000,
         topic_data=[ProduceRequest.TopicProduceData(name=topic, partition_data=[data])],
     )
 
@@ -58,7 +60,9 @@ def produce_request(topic: str, partition: int, batch: bytes) -> ProduceRequest:
 def test_produce_fetch_and_lag_counts_match_exactly(http_broker):
     topic = unique("metrics")
     create_topic(http_broker.bootstrap, topic, 2)
-    batches = [make_batch([(1_700_000_000_000 + i, b"k%d" % i, b"v" * (10 * i + 1)) for i in range(n)]) for n in (1, 5, 20)]
+    batches = [
+        make_batch([(1_700_000_000_000 + i, b"k%d" % i, b"v" * (10 * i + 1)) for i in range(n)]) for n in (1, 5, 20)
+    ]
     before = scrape(http_broker)
     with WireClient(http_broker.bootstrap) as wire:
         for batch in batches:
@@ -97,10 +101,14 @@ def test_produce_fetch_and_lag_counts_match_exactly(http_broker):
     assert delta("kafka_network_requestmetrics_totaltimems_count", request="Produce") == 4
     assert delta("kafka_network_requestmetrics_totaltimems_bucket", request="Produce", le="+Inf") == 4
     assert delta("kafka_network_requestmetrics_errors_total", request="Produce", error="NONE") == 3
-    assert delta("kafka_network_requestmetrics_errors_total", request="Produce",
-                 error="UNKNOWN_TOPIC_OR_PARTITION") == 1
-    fetches = sum(v for (name, labels), v in after.items()
-                  if name == "kafka_network_requestmetrics_requests_total" and ("request", "Fetch") in labels)
+    assert (
+        delta("kafka_network_requestmetrics_errors_total", request="Produce", error="UNKNOWN_TOPIC_OR_PARTITION") == 1
+    )
+    fetches = sum(
+        v
+        for (name, labels), v in after.items()
+        if name == "kafka_network_requestmetrics_requests_total" and ("request", "Fetch") in labels
+    )
     assert fetches >= 1
     assert value(after, "kafka_network_requestmetrics_totaltimems_count", request="Fetch") == fetches
     assert delta("kafka_server_socket_server_metrics_connection_creation_total", listener="PLAINTEXT") >= 3
@@ -114,7 +122,8 @@ def test_records_from_a_real_producer_are_counted_from_batch_headers(http_broker
     assert value(samples, "kafka_server_brokertopicmetrics_messagesin_total", topic=topic) == 20
     assert value(samples, "kafka_log_log_logendoffset", topic=topic, partition="0") == 20
     assert value(samples, "kafka_server_brokertopicmetrics_bytesin_total", topic=topic) == value(
-        samples, "kafka_log_log_size", topic=topic, partition="0")
+        samples, "kafka_log_log_size", topic=topic, partition="0"
+    )
 
 
 def test_connections_are_counted_while_open(http_broker):
@@ -124,10 +133,12 @@ def test_connections_are_counted_while_open(http_broker):
     while True:
         before = value(scrape(http_broker), "kafka_server_socket_server_metrics_connection_count", listener="PLAINTEXT")
         with WireClient(http_broker.bootstrap) as wire:
-            wire.request(produce_request("absent-topic", 0, make_batch([(0, None, b"x")])), ProduceResponse,
-                         PRODUCE_VERSION)
-            during = value(scrape(http_broker), "kafka_server_socket_server_metrics_connection_count",
-                           listener="PLAINTEXT")
+            wire.request(
+                produce_request("absent-topic", 0, make_batch([(0, None, b"x")])), ProduceResponse, PRODUCE_VERSION
+            )
+            during = value(
+                scrape(http_broker), "kafka_server_socket_server_metrics_connection_count", listener="PLAINTEXT"
+            )
         if during == before + 1:
             return
         assert time.monotonic() < deadline, (before, during)
@@ -139,8 +150,9 @@ def test_a_deleted_or_unknown_topic_has_no_per_topic_series(http_broker):
     create_topic(http_broker.bootstrap, topic, 1)
     produce_batches(http_broker.bootstrap, topic, [[(0, None, b"x")] * 3])
     with WireClient(http_broker.bootstrap) as wire:
-        wire.request(produce_request("never-created", 0, make_batch([(0, None, b"x")])), ProduceResponse,
-                     PRODUCE_VERSION)
+        wire.request(
+            produce_request("never-created", 0, make_batch([(0, None, b"x")])), ProduceResponse, PRODUCE_VERSION
+        )
     samples = scrape(http_broker)
     assert value(samples, "kafka_server_brokertopicmetrics_messagesin_total", topic=topic) == 3
     assert not [labels for _, labels in samples if ("topic", "never-created") in labels]

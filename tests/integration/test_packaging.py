@@ -19,7 +19,9 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=600,
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     [built] = out.glob("trafka-*.whl")
     return zipfile.ZipFile(built)
@@ -30,9 +32,18 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
     [dist_info] = [t for t in top if t.endswith(".dist-info")]
     assert top == {"trafka", dist_info}
     names = set(wheel.namelist())
-    for module in ("trafka/__init__.py", "trafka/__main__.py", "trafka/testing.py", "trafka/spark.py", "trafka/py.typed",
-                   "trafka/domain/__init__.py", "trafka/adapters/kafka/server.py", "trafka/app/cli.py",
-                   "trafka/app/pytest_plugin.py", "trafka/adapters/filesystem/schemas/TopicRecord.json"):
+    for module in (
+        "trafka/__init__.py",
+        "trafka/__main__.py",
+        "trafka/testing.py",
+        "trafka/spark.py",
+        "trafka/py.typed",
+        "trafka/domain/__init__.py",
+        "trafka/adapters/kafka/server.py",
+        "trafka/app/cli.py",
+        "trafka/app/pytest_plugin.py",
+        "trafka/adapters/filesystem/schemas/TopicRecord.json",
+    ):
         assert module in names, module
 
 

@@ -27,7 +27,9 @@ ILLEGAL_SASL_STATE = 34
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory):
     config = sasl_config("SASL_PLAINTEXT://127.0.0.1:0").replace(
-        "connection_failed_authentication_delay_ms = 100", f"connection_failed_authentication_delay_ms = {int(DELAY * 1000)}")
+        "connection_failed_authentication_delay_ms = 100",
+        f"connection_failed_authentication_delay_ms = {int(DELAY * 1000)}",
+    )
     with secured_broker(tmp_path_factory.mktemp("sasl-before-auth"), config) as found:
         yield found["SASL_PLAINTEXT"]["bootstrap"]
 
@@ -57,8 +59,12 @@ def raw_header(api_key: int, version: int, correlation_id: int = 7) -> bytes:
 
 def produce(acks: int) -> ProduceRequest:
     Topic = ProduceRequest[8].TopicProduceData
-    return ProduceRequest[8](transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[
-        Topic(name="orders", partition_data=[Topic.PartitionProduceData(index=0, records=None)])])
+    return ProduceRequest[8](
+        transactional_id=None,
+        acks=acks,
+        timeout_ms=1000,
+        topic_data=[Topic(name="orders", partition_data=[Topic.PartitionProduceData(index=0, records=None)])],
+    )
 
 
 # -- before the handshake: Kafka raises IllegalSaslStateException before parsing, sends nothing --------
@@ -107,7 +113,9 @@ def test_metadata_between_handshake_and_authentication_is_answered_illegal_sasl_
     answer = sasl.request(MetadataRequest[1](topics=["orders", "payments"]), MetadataResponse, 1)
     assert time.monotonic() - started >= DELAY
     assert [(t.name, t.error_code, t.partitions) for t in answer.topics] == [
-        ("orders", ILLEGAL_SASL_STATE, []), ("payments", ILLEGAL_SASL_STATE, [])]
+        ("orders", ILLEGAL_SASL_STATE, []),
+        ("payments", ILLEGAL_SASL_STATE, []),
+    ]
     assert answer.brokers == [], "nothing is served before authentication"
     assert closed_unanswered(sasl) < DELAY
 
@@ -116,7 +124,8 @@ def test_produce_between_handshake_and_authentication_is_answered_per_partition(
     assert handshake(sasl, "PLAIN").error_code == 0
     answer = sasl.request(produce(acks=1), ProduceResponse, 8)
     assert [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in answer.responses] == [
-        ("orders", [(0, ILLEGAL_SASL_STATE)])]
+        ("orders", [(0, ILLEGAL_SASL_STATE)])
+    ]
     assert closed_unanswered(sasl) < DELAY
 
 

@@ -36,8 +36,12 @@ def sasl_broker(sasl_listener):
 
 
 def confluent_sasl(user: str, password: str, mechanism: str = "SCRAM-SHA-512") -> dict:
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-            "sasl.username": user, "sasl.password": password}
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+    }
 
 
 def test_confluent_kafka_with_scram_sha_512_produces_consumes_in_a_group_and_administers(sasl_broker):
@@ -59,9 +63,14 @@ def test_confluent_kafka_with_scram_sha_512_produces_consumes_in_a_group_and_adm
 
 def test_confluent_kafka_with_a_wrong_password_gets_kafka_s_authentication_error(sasl_broker):
     errors = []
-    admin = AdminClient({
-        "bootstrap.servers": sasl_broker, "log_level": 0, "error_cb": errors.append, **confluent_sasl("carol", "wrong"),
-    })
+    admin = AdminClient(
+        {
+            "bootstrap.servers": sasl_broker,
+            "log_level": 0,
+            "error_cb": errors.append,
+            **confluent_sasl("carol", "wrong"),
+        }
+    )
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=3)
     deadline = time.monotonic() + TIMEOUT
@@ -69,14 +78,19 @@ def test_confluent_kafka_with_a_wrong_password_gets_kafka_s_authentication_error
         admin.poll(0.2)
     authentication = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
     assert authentication, errors
-    assert "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512" in (
-        authentication[0].str()
+    assert (
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+        in (authentication[0].str())
     )
 
 
 def kafka_python_plain(user: str, password: str) -> dict:
-    return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
-            "sasl_plain_username": user, "sasl_plain_password": password}
+    return {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_plain_username": user,
+        "sasl_plain_password": password,
+    }
 
 
 def test_kafka_python_with_plain_produces_consumes_in_a_group_and_administers(sasl_broker):
@@ -94,8 +108,12 @@ def test_kafka_python_with_plain_produces_consumes_in_a_group_and_administers(sa
     producer.flush(TIMEOUT)
     producer.close()
     consumer = KafkaConsumer(
-        topic, bootstrap_servers=sasl_broker, group_id=unique("g"), auto_offset_reset="earliest",
-        consumer_timeout_ms=int(TIMEOUT * 1000), **security,
+        topic,
+        bootstrap_servers=sasl_broker,
+        group_id=unique("g"),
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=int(TIMEOUT * 1000),
+        **security,
     )
     try:
         values = [next(consumer).value for _ in range(5)]
@@ -110,7 +128,9 @@ def _refused_over_plain(listener, user: str, password: str) -> None:
     broker = listener["process"]
     before = len(broker.output)
     with pytest.raises(KpKafkaError):
-        KafkaAdminClient(bootstrap_servers=listener["bootstrap"], bootstrap_timeout_ms=2000, **kafka_python_plain(user, password))
+        KafkaAdminClient(
+            bootstrap_servers=listener["bootstrap"], bootstrap_timeout_ms=2000, **kafka_python_plain(user, password)
+        )
     assert any(
         "PLAIN authentication failed: Authentication failed: Invalid username or password" in line
         for line in broker.output[before:]
@@ -126,8 +146,12 @@ def test_a_scram_user_cannot_log_in_over_plain_as_in_kafka(sasl_listener):
 
 
 def test_aiokafka_with_scram_sha_256_produces_consumes_in_a_group_and_administers(sasl_broker):
-    security = dict(security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
-                    sasl_plain_username="dave", sasl_plain_password=SCRAM_USERS["dave"])
+    security = dict(
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username="dave",
+        sasl_plain_password=SCRAM_USERS["dave"],
+    )
     topic = unique("scram256")
 
     async def scenario() -> list[bytes]:
@@ -163,15 +187,21 @@ def test_aiokafka_with_scram_sha_256_produces_consumes_in_a_group_and_administer
 
 def test_librdkafka_re_authenticates_before_its_session_expires(tmp_path):
     """KIP-368 with a real client: sessions of 2 s, a producer that lives through several of them."""
-    config = sasl_config("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", security="connections_max_reauth_ms = 2000")
+    config = sasl_config(
+        "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", security="connections_max_reauth_ms = 2000"
+    )
     with secured_broker(tmp_path, config, ("--memory", "--log-level", "DEBUG")) as listeners:
         add_scram_users(listeners["PLAINTEXT"]["bootstrap"], SCRAM_USERS)
         bootstrap, broker = listeners["SASL_PLAINTEXT"]["bootstrap"], listeners["SASL_PLAINTEXT"]["process"]
-        producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0, **confluent_sasl("carol", SCRAM_USERS["carol"])})
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, "log_level": 0, **confluent_sasl("carol", SCRAM_USERS["carol"])}
+        )
         topic = unique("reauth")
         deadline = time.monotonic() + TIMEOUT
         sent = 0
-        while not any("re-authenticated as User:carol" in line for line in broker.output) and time.monotonic() < deadline:
+        while (
+            not any("re-authenticated as User:carol" in line for line in broker.output) and time.monotonic() < deadline
+        ):
             producer.produce(topic, b"x")
             sent += 1
             assert producer.flush(TIMEOUT) == 0

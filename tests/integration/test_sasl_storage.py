@@ -41,8 +41,23 @@ def metadata_records(data_dir: Path) -> list:
 
 def user_add(data_dir: Path, name: str, mechanism: str, password: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "trafka", "user", "add", name, "--mechanism", mechanism, "--data-dir", str(data_dir), *extra],
-        input=password + "\n", capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "trafka",
+            "user",
+            "add",
+            name,
+            "--mechanism",
+            mechanism,
+            "--data-dir",
+            str(data_dir),
+            *extra,
+        ],
+        input=password + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

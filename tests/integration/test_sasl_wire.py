@@ -12,7 +12,12 @@ import time
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.producer import ProduceRequest
-from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 from ..scram_client import ScramClient
 from .secured import SCRAM_USERS, add_scram_users, sasl_config, secured_broker
@@ -63,7 +68,9 @@ def test_plain_succeeds_and_then_every_api_is_served(sasl):
 
 
 def test_api_versions_is_served_before_the_handshake(sasl):
-    versions = sasl.request(ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), ApiVersionsResponse, 3)
+    versions = sasl.request(
+        ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), ApiVersionsResponse, 3
+    )
     assert {SaslHandshakeRequest.API_KEY, SaslAuthenticateRequest.API_KEY} <= {k.api_key for k in versions.api_keys}
     assert handshake(sasl, "SCRAM-SHA-256").error_code == 0
 
@@ -108,7 +115,9 @@ def test_a_wrong_scram_password(sasl):
     client = ScramClient("sha512", "carol", "not-her-password")
     handshake(sasl, "SCRAM-SHA-512")
     first = authenticate(sasl, client.client_first())
-    _failed_then_closed(sasl, authenticate(sasl, client.client_final(first.auth_bytes)), GENERIC.format("SCRAM-SHA-512"))
+    _failed_then_closed(
+        sasl, authenticate(sasl, client.client_final(first.auth_bytes)), GENERIC.format("SCRAM-SHA-512")
+    )
 
 
 def test_a_scram_final_message_with_a_bad_nonce(sasl):

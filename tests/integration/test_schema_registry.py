@@ -19,19 +19,46 @@ from .broker import BrokerProcess
 
 pytestmark = pytest.mark.integration
 
-USER_V1 = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [
-    {"name": "name", "type": "string"}, {"name": "age", "type": "int"}]})
-USER_V2 = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [
-    {"name": "name", "type": "string"}, {"name": "age", "type": "long"},
-    {"name": "email", "type": ["null", "string"], "default": None}]})
-USER_REQUIRED = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [
-    {"name": "name", "type": "string"}, {"name": "age", "type": "int"}, {"name": "city", "type": "string"}]})
+USER_V1 = json.dumps(
+    {
+        "type": "record",
+        "name": "User",
+        "namespace": "t",
+        "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "int"}],
+    }
+)
+USER_V2 = json.dumps(
+    {
+        "type": "record",
+        "name": "User",
+        "namespace": "t",
+        "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "age", "type": "long"},
+            {"name": "email", "type": ["null", "string"], "default": None},
+        ],
+    }
+)
+USER_REQUIRED = json.dumps(
+    {
+        "type": "record",
+        "name": "User",
+        "namespace": "t",
+        "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "age", "type": "int"},
+            {"name": "city", "type": "string"},
+        ],
+    }
+)
 
 
 @pytest.fixture(scope="module")
 def registry_broker(tmp_path_factory):
-    process = BrokerProcess(["--data-dir", str(tmp_path_factory.mktemp("logs")), "--http-port", "0"],
-                            env={"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}).start()
+    process = BrokerProcess(
+        ["--data-dir", str(tmp_path_factory.mktemp("logs")), "--http-port", "0"],
+        env={"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"},
+    ).start()
     yield process
     assert process.stop() == 0, process.log()
 
@@ -54,8 +81,9 @@ def error_of(call) -> SchemaRegistryError:
 
 def raw(url: str, method: str = "GET", body: dict | list | None = None) -> tuple[int, str, dict | list | int]:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method,
-                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/vnd.schemaregistry.v1+json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.headers["Content-Type"], json.loads(response.read())
@@ -74,8 +102,9 @@ def test_avro_serializer_and_deserializer_round_trip_through_the_broker(registry
     registered = client.get_latest_version(f"{topic}-value")
     assert registered.version == 1 and json.loads(registered.schema.schema_str) == json.loads(USER_V1)
 
-    consumer = Consumer({"bootstrap.servers": registry_broker.bootstrap, "group.id": topic,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {"bootstrap.servers": registry_broker.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}
+    )
     consumer.subscribe([topic])
     deserializer = AvroDeserializer(client)
     seen = []
@@ -106,7 +135,9 @@ def test_evolution_is_accepted_and_rejected_per_level(client, subject):
     # Forward: the latest (v2, age long) must read the new data; an int age reads as long.
     assert client.register_schema(subject, Schema(USER_REQUIRED, "AVRO")) == second + 1
     client.set_compatibility(subject, "FULL_TRANSITIVE")
-    narrowed = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [{"name": "name", "type": "string"}]})
+    narrowed = json.dumps(
+        {"type": "record", "name": "User", "namespace": "t", "fields": [{"name": "name", "type": "string"}]}
+    )
     refused = error_of(lambda: client.register_schema(subject, Schema(narrowed, "AVRO")))
     assert refused.error_code == 40901
     client.set_compatibility(subject, "NONE")
@@ -156,7 +187,9 @@ def test_confluent_bodies_content_type_and_modes(registry_broker, subject):
     assert (status, content_type) == (404, "application/vnd.schemaregistry.v1+json")
     assert body == {"error_code": 40401, "message": f"Subject '{subject}' not found."}
     status, _, registered = raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1})
-    assert status == 200 and registered == {"id": raw(f"{url}/subjects/{subject}", "POST", {"schema": USER_V1})[2]["id"]}
+    assert status == 200 and registered == {
+        "id": raw(f"{url}/subjects/{subject}", "POST", {"schema": USER_V1})[2]["id"]
+    }
     assert raw(f"{url}/subjects/{subject}/versions/latest/schema")[2] == json.loads(USER_V1)
     assert raw(f"{url}/subjects/{subject}/versions/zero")[2]["error_code"] == 42202
     assert raw(f"{url}/schemas/types")[2] == ["AVRO", "JSON", "PROTOBUF"]
@@ -167,25 +200,46 @@ def test_confluent_bodies_content_type_and_modes(registry_broker, subject):
     assert raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V2})[2]["error_code"] == 42205
     assert raw(f"{url}/mode/{subject}", "DELETE")[2] == {"mode": "READONLY"}
     assert raw(f"{url}/mode", "PUT", {"mode": "SIDEWAYS"})[2]["error_code"] == 42204
-    assert raw(f"{url}/compatibility/subjects/{subject}/versions/latest?verbose=true", "POST",
-               {"schema": USER_REQUIRED})[2]["is_compatible"] is False
+    assert (
+        raw(f"{url}/compatibility/subjects/{subject}/versions/latest?verbose=true", "POST", {"schema": USER_REQUIRED})[
+            2
+        ]["is_compatible"]
+        is False
+    )
     status, _, body = raw(f"{url}/subjects/{subject}/versions", "POST", {"schemaType": "AVRO"})
     assert (status, body["error_code"]) == (422, 42201)
 
 
 def test_bad_requests_get_confluent_errors_and_change_nothing(registry_broker, subject):
     url = registry_broker.http_url
-    request = urllib.request.Request(f"{url}/subjects/{subject}/versions", data=b"{not json", method="POST",
-                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    request = urllib.request.Request(
+        f"{url}/subjects/{subject}/versions",
+        data=b"{not json",
+        method="POST",
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
     assert caught.value.code == 400 and json.loads(caught.value.read())["error_code"] == 400
     assert raw(f"{url}/subjects/{subject}/versions", "POST", [1])[0] == 422  # type: ignore[arg-type]
-    assert raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "schemaType": "XML"})[2]["error_code"] == 42201
-    assert raw(f"{url}/subjects/{subject}/versions", "POST",
-               {"schema": USER_V1, "references": [{"name": "x"}]})[2]["error_code"] == 42201
-    assert raw(f"{url}/subjects/{subject}/versions", "POST",
-               {"schema": USER_V1, "references": [{"name": "A", "subject": "missing", "version": 1}]})[2]["error_code"] == 42201
+    assert (
+        raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "schemaType": "XML"})[2]["error_code"]
+        == 42201
+    )
+    assert (
+        raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "references": [{"name": "x"}]})[2][
+            "error_code"
+        ]
+        == 42201
+    )
+    assert (
+        raw(
+            f"{url}/subjects/{subject}/versions",
+            "POST",
+            {"schema": USER_V1, "references": [{"name": "A", "subject": "missing", "version": 1}]},
+        )[2]["error_code"]
+        == 42201
+    )
     assert raw(f"{url}/schemas/ids/abc")[2]["error_code"] == 40403
     assert raw(f"{url}/config", "PUT", {"compatibility": 7})[2]["error_code"] == 42203
     assert raw(f"{url}/subjects/{subject}/versions", "POST", {"schema": USER_V1, "id": 5})[2]["error_code"] == 42205
@@ -217,14 +271,36 @@ def test_a_restart_keeps_every_schema_and_the_id_counter(tmp_path):
         assert again.stop() == 0, again.log()
 
 
-ORDER_V1 = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
-                       "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
-                       "required": ["id"], "additionalProperties": False})
-ORDER_V2 = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
-                       "properties": {"id": {"type": "integer"}, "item": {"type": "string"}, "qty": {"type": "number"}},
-                       "required": ["id"], "additionalProperties": False})
-ORDER_BAD = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
-                        "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": False})
+ORDER_V1 = json.dumps(
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Order",
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+)
+ORDER_V2 = json.dumps(
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Order",
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "item": {"type": "string"}, "qty": {"type": "number"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+)
+ORDER_BAD = json.dumps(
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Order",
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+)
 
 
 def test_json_serializer_and_deserializer_round_trip_and_evolution(registry_broker, client):
@@ -243,8 +319,9 @@ def test_json_serializer_and_deserializer_round_trip_and_evolution(registry_brok
     found = client.lookup_schema(f"{topic}-value", Schema(ORDER_V1, "JSON"))
     assert (found.schema_id, found.version) == (latest.schema_id, 1)
 
-    consumer = Consumer({"bootstrap.servers": registry_broker.bootstrap, "group.id": topic,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {"bootstrap.servers": registry_broker.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}
+    )
     consumer.subscribe([topic])
     deserializer = JSONDeserializer(None, schema_registry_client=client)
     seen = []

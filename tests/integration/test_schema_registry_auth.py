@@ -23,11 +23,20 @@ SCHEMA = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id"
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
     config = sasl_config("SASL_PLAINTEXT://127.0.0.1:0")
-    with secured_broker(tmp_path_factory.mktemp("registry-auth"), config, ("--memory", "--http-port", "0")) as listeners:
+    with secured_broker(
+        tmp_path_factory.mktemp("registry-auth"), config, ("--memory", "--http-port", "0")
+    ) as listeners:
         listener = listeners["SASL_PLAINTEXT"]
-        add_scram_users(listener["bootstrap"], SCRAM_USERS, **{
-            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-            "sasl.username": "alice", "sasl.password": PLAIN_USERS["alice"]})
+        add_scram_users(
+            listener["bootstrap"],
+            SCRAM_USERS,
+            **{
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice",
+                "sasl.password": PLAIN_USERS["alice"],
+            },
+        )
         yield listener["process"].http_url
 
 

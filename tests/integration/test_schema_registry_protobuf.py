@@ -37,11 +37,17 @@ message User {
 message Address { string city = 1; }
 """
 # Compatible by Confluent's rules: a field added, one renamed, int64 read as uint64, a message added.
-USER_V2 = USER_V1.replace("int64 id = 2;", "uint64 id = 2;").replace("string name = 1;", "string full_name = 1;") \
-    .replace("Kind kind = 6;", "Kind kind = 6;\n  string email = 7;") + "message Note { string text = 1; }\n"
+USER_V2 = (
+    USER_V1.replace("int64 id = 2;", "uint64 id = 2;")
+    .replace("string name = 1;", "string full_name = 1;")
+    .replace("Kind kind = 6;", "Kind kind = 6;\n  string email = 7;")
+    + "message Note { string text = 1; }\n"
+)
 USER_SCALAR_CHANGED = USER_V1.replace("int64 id = 2;", "string id = 2;")
 USER_KIND_CHANGED = USER_V1.replace("string name = 1;", "Address name = 1;")
-USER_MESSAGE_REMOVED = USER_V1.replace("repeated Address addresses = 5;", "").replace("message Address { string city = 1; }", "")
+USER_MESSAGE_REMOVED = USER_V1.replace("repeated Address addresses = 5;", "").replace(
+    "message Address { string city = 1; }", ""
+)
 
 
 def produce_and_consume(broker, topic, serializer, deserializer, messages):
@@ -67,8 +73,7 @@ def test_protobuf_serializer_and_deserializer_round_trip_through_the_broker(regi
     topic = f"users-{uuid.uuid4().hex[:8]}"
     classes = message_classes({"shop/user.proto": USER_V1})
     User, Address = classes["shop.User"], classes["shop.Address"]
-    users = [User(name=f"u{i}", id=i, scores={"a": i}, addresses=[Address(city="Oslo")], kind=i % 2)
-             for i in range(4)]
+    users = [User(name=f"u{i}", id=i, scores={"a": i}, addresses=[Address(city="Oslo")], kind=i % 2) for i in range(4)]
     users[0].joined.FromSeconds(1_700_000_000)
     serializer = ProtobufSerializer(User, client)
     deserializer = ProtobufDeserializer(User, {}, schema_registry_client=client)
@@ -112,9 +117,11 @@ def test_a_second_message_of_the_file_is_framed_with_its_index(registry_broker, 
 def test_evolution_is_accepted_and_rejected_per_level(client, subject):
     first = client.register_schema(subject, Schema(USER_V1, "PROTOBUF"))
     assert client.test_compatibility(subject, Schema(USER_V2, "PROTOBUF"))
-    for changed, difference in [(USER_SCALAR_CHANGED, "FIELD_SCALAR_KIND_CHANGED"),
-                                (USER_KIND_CHANGED, "FIELD_KIND_CHANGED"),
-                                (USER_MESSAGE_REMOVED, "MESSAGE_REMOVED")]:
+    for changed, difference in [
+        (USER_SCALAR_CHANGED, "FIELD_SCALAR_KIND_CHANGED"),
+        (USER_KIND_CHANGED, "FIELD_KIND_CHANGED"),
+        (USER_MESSAGE_REMOVED, "MESSAGE_REMOVED"),
+    ]:
         refused = error_of(lambda changed=changed: client.register_schema(subject, Schema(changed, "PROTOBUF")))
         assert refused.http_status_code == 409 and refused.error_code == 40901
         assert difference in refused.error_message
@@ -140,8 +147,10 @@ def test_evolution_is_accepted_and_rejected_per_level(client, subject):
 def test_references_are_registered_and_resolved_by_the_serializers(registry_broker, client):
     topic = f"orders-{uuid.uuid4().hex[:8]}"
     common = 'syntax = "proto3";\npackage common;\nmessage Money { string currency = 1; int64 units = 2; }\n'
-    order = ('syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
-             "message Order { string id = 1; common.Money total = 2; }\n")
+    order = (
+        'syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
+        "message Order { string id = 1; common.Money total = 2; }\n"
+    )
     classes = message_classes({"common/money.proto": common, "shop/order.proto": order})
     Order, Money = classes["shop.Order"], classes["common.Money"]
     orders = [Order(id="o1", total=Money(currency="EUR", units=12))]
@@ -151,14 +160,17 @@ def test_references_are_registered_and_resolved_by_the_serializers(registry_brok
     assert seen == orders
     latest = client.get_latest_version(f"{topic}-value")
     assert [(r.name, r.subject, r.version) for r in latest.schema.references] == [
-        ("common/money.proto", "common/money.proto", 1)]
+        ("common/money.proto", "common/money.proto", 1)
+    ]
     assert 'import "common/money.proto";' in latest.schema.schema_str
 
     # A changed referenced type is compared: Money.units int64 -> string is refused.
     client.set_compatibility("common/money.proto", "NONE")
     bad_common = Schema(common.replace("int64 units", "string units"), "PROTOBUF")
     assert client.register_schema("common/money.proto", bad_common) > latest.schema_id
-    moved = Schema(latest.schema.schema_str, "PROTOBUF", [SchemaReference("common/money.proto", "common/money.proto", 2)])
+    moved = Schema(
+        latest.schema.schema_str, "PROTOBUF", [SchemaReference("common/money.proto", "common/money.proto", 2)]
+    )
     refused = error_of(lambda: client.register_schema(f"{topic}-value", moved))
     assert refused.error_code == 40901 and "FIELD_SCALAR_KIND_CHANGED" in refused.error_message
     assert "FIELD_NAMED_TYPE_CHANGED" in refused.error_message
@@ -166,8 +178,10 @@ def test_references_are_registered_and_resolved_by_the_serializers(registry_brok
 
 def test_google_types_need_no_references(registry_broker, client):
     topic = f"prices-{uuid.uuid4().hex[:8]}"
-    text = ('syntax = "proto3";\npackage shop;\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
-            "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n")
+    text = (
+        'syntax = "proto3";\npackage shop;\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
+        "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n"
+    )
     Price = message_classes({"shop/price.proto": text})["shop.Price"]
     price = Price()
     price.amount.currency_code, price.amount.units, price.valid_until.year = "EUR", 12, 2027
@@ -180,10 +194,15 @@ def test_google_types_need_no_references(registry_broker, client):
 
 def test_bad_protobuf_schemas_get_confluent_errors(registry_broker, subject):
     url = f"{registry_broker.http_url}/subjects/{subject}/versions"
-    status, _, body = raw(url, "POST", {"schemaType": "PROTOBUF", "schema": 'syntax = "proto3";\nmessage X { strin a = 1; }'})
+    status, _, body = raw(
+        url, "POST", {"schemaType": "PROTOBUF", "schema": 'syntax = "proto3";\nmessage X { strin a = 1; }'}
+    )
     assert status == 422 and body["error_code"] == 42201 and '"strin" is not defined' in body["message"]
-    status, _, body = raw(url, "POST", {"schemaType": "PROTOBUF",
-                                        "schema": 'syntax = "proto3";\nimport "missing.proto";\nmessage X { int32 a = 1; }'})
+    status, _, body = raw(
+        url,
+        "POST",
+        {"schemaType": "PROTOBUF", "schema": 'syntax = "proto3";\nimport "missing.proto";\nmessage X { int32 a = 1; }'},
+    )
     assert status == 422 and body["error_code"] == 42201
     status, _, body = raw(url, "POST", {"schemaType": "PROTOBUF", "schema": "bm90IGEgZGVzY3JpcHRvcg=="})
     assert status == 422 and body["error_code"] == 42201

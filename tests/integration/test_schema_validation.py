@@ -21,8 +21,14 @@ from .wire import WireClient
 
 pytestmark = pytest.mark.integration
 
-USER = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [
-    {"name": "name", "type": "string"}, {"name": "age", "type": "int"}]})
+USER = json.dumps(
+    {
+        "type": "record",
+        "name": "User",
+        "namespace": "t",
+        "fields": [{"name": "name", "type": "string"}, {"name": "age", "type": "int"}],
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +116,13 @@ def test_compressed_batches_are_validated(broker, admin, registry, compression):
 
 def test_incremental_alter_configs_turns_validation_on_and_describe_configs_shows_it(broker, admin):
     topic = create_topic(admin, {})
-    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
-        ConfigEntry("confluent.value.schema.validation", "true",
-                    incremental_operation=AlterConfigOpType.SET)])
+    resource = ConfigResource(
+        ConfigResource.Type.TOPIC,
+        topic,
+        incremental_configs=[
+            ConfigEntry("confluent.value.schema.validation", "true", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
     admin.incremental_alter_configs([resource])[resource].result(30)
     described = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
     entries = next(iter(described.values())).result(30)
@@ -128,11 +138,24 @@ def test_the_refusal_names_the_record_and_leaves_the_requests_other_partitions_a
     schema_id = registry.register_schema(f"{validated}-value", Schema(USER, "AVRO"))
     good = b"\x00" + struct.pack(">i", schema_id) + b"\x06ann\x02"
     data = ProduceRequest.TopicProduceData
-    request = ProduceRequest[9](transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
-        data(name=validated, partition_data=[data.PartitionProduceData(
-            index=0, records=make_batch([(1, None, good), (2, None, b"raw"), (3, None, good)]))]),
-        data(name=plain, partition_data=[data.PartitionProduceData(index=0, records=make_batch([(1, None, b"raw")]))]),
-    ])
+    request = ProduceRequest[9](
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=5000,
+        topic_data=[
+            data(
+                name=validated,
+                partition_data=[
+                    data.PartitionProduceData(
+                        index=0, records=make_batch([(1, None, good), (2, None, b"raw"), (3, None, good)])
+                    )
+                ],
+            ),
+            data(
+                name=plain, partition_data=[data.PartitionProduceData(index=0, records=make_batch([(1, None, b"raw")]))]
+            ),
+        ],
+    )
     with WireClient(broker.bootstrap) as wire:
         response = wire.request(request, ProduceResponse, 9)
     answers = {topic.name: topic.partition_responses[0] for topic in response.responses}
@@ -149,8 +172,9 @@ def test_validation_needs_no_http_listener_the_registry_being_the_schemas_topic(
     data_dir = str(tmp_path / "logs")
     with_http = BrokerProcess(["--data-dir", data_dir, "--http-port", "0"]).start()
     try:
-        topic = create_topic(AdminClient({"bootstrap.servers": with_http.bootstrap}),
-                             {"confluent.value.schema.validation": "true"})
+        topic = create_topic(
+            AdminClient({"bootstrap.servers": with_http.bootstrap}), {"confluent.value.schema.validation": "true"}
+        )
         values = serialized(SchemaRegistryClient({"url": with_http.http_url}), topic, [{"name": "a", "age": 1}])
     finally:
         assert with_http.stop() == 0, with_http.log()

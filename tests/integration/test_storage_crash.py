@@ -78,12 +78,29 @@ def fetch_batches(
     """The record batches a raw Fetch v11 at `offset` returns, exactly as served."""
     Topic = FetchRequest.FetchTopic
     request = FetchRequest[11](
-        replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=max_bytes, isolation_level=0,
-        session_id=0, session_epoch=-1,
-        topics=[Topic(topic=topic, partitions=[Topic.FetchPartition(
-            partition=partition, current_leader_epoch=-1, fetch_offset=offset, log_start_offset=-1,
-            partition_max_bytes=max_bytes)])],
-        forgotten_topics_data=[], rack_id="",
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=max_bytes,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            Topic(
+                topic=topic,
+                partitions=[
+                    Topic.FetchPartition(
+                        partition=partition,
+                        current_leader_epoch=-1,
+                        fetch_offset=offset,
+                        log_start_offset=-1,
+                        partition_max_bytes=max_bytes,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
     )
     with WireClient(bootstrap, timeout=TIMEOUT) as client:
         response = client.request(request, FetchResponse, 11)
@@ -126,9 +143,7 @@ def segment_files(partition_dir: str, suffix: str) -> list[str]:
 # -- acknowledged records survive a crash ------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "env", [{}, {"TRAFKA_STORAGE_FLUSH_MESSAGES": "1"}], ids=["page-cache", "fsync-each-batch"]
-)
+@pytest.mark.parametrize("env", [{}, {"TRAFKA_STORAGE_FLUSH_MESSAGES": "1"}], ids=["page-cache", "fsync-each-batch"])
 def test_acknowledged_records_survive_kill_9(tmp_path, env):
     topic, partitions = "durable", 3
     batches = [
@@ -308,9 +323,10 @@ def test_a_lost_or_corrupt_index_is_rebuilt(tmp_path, damage, how):
             assert records[0].offset == offset
             assert [r.offset for r in records] == list(range(offset, offset + len(records)))
             assert all((r.key, r.value) == values[r.offset] for r in records)
-        assert read_partition(broker.bootstrap, topic, 0, len(expected) // 2 + 3, 5) == expected[
-            len(expected) // 2 + 3 : len(expected) // 2 + 8
-        ]
+        assert (
+            read_partition(broker.bootstrap, topic, 0, len(expected) // 2 + 3, 5)
+            == expected[len(expected) // 2 + 3 : len(expected) // 2 + 8]
+        )
         for index_path, content in originals.items():
             assert os.path.exists(index_path), f"{index_path} was not rebuilt"
             with open(index_path, "rb") as f:
@@ -322,11 +338,17 @@ def test_a_lost_or_corrupt_index_is_rebuilt(tmp_path, damage, how):
 
 
 def _consumer(bootstrap: str, group: str) -> Consumer:
-    return Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-        "auto.offset.reset": "earliest", "log_level": 0, "session.timeout.ms": 6000,
-        "fetch.wait.max.ms": 100,
-    })
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+            "session.timeout.ms": 6000,
+            "fetch.wait.max.ms": 100,
+        }
+    )
 
 
 def _wait_for_assignment(consumer: Consumer, count: int) -> None:
@@ -456,10 +478,14 @@ def test_topics_survive_a_restart(tmp_path, how):
         client.create_partitions([NewPartitions("grown", 4)], operation_timeout=TIMEOUT)["grown"].result(TIMEOUT)
         kept_id = _topic_id(b, "kept")
         assert _topics(b) == {"kept": 3, "grown": 4}
-        resource = ConfigResource(ResourceType.TOPIC, "kept", incremental_configs=[
-            ConfigEntry("retention.ms", "999", incremental_operation=AlterConfigOpType.SET),
-            ConfigEntry("max.message.bytes", None, incremental_operation=AlterConfigOpType.DELETE),
-        ])
+        resource = ConfigResource(
+            ResourceType.TOPIC,
+            "kept",
+            incremental_configs=[
+                ConfigEntry("retention.ms", "999", incremental_operation=AlterConfigOpType.SET),
+                ConfigEntry("max.message.bytes", None, incremental_operation=AlterConfigOpType.DELETE),
+            ],
+        )
         [future] = client.incremental_alter_configs([resource], request_timeout=TIMEOUT).values()
         future.result(TIMEOUT)
         altered = {"retention.ms": "999", "cleanup.policy": "compact"}

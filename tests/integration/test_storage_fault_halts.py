@@ -36,7 +36,10 @@ def test_an_io_error_on_append_halts_the_broker_and_loses_nothing_acknowledged(t
 
     process = subprocess.Popen(
         [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **DATA_DIR_ENV},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **DATA_DIR_ENV},
         preexec_fn=_limit_file_size,
     )
     try:
@@ -53,10 +56,17 @@ def test_an_io_error_on_append_halts_the_broker_and_loses_nothing_acknowledged(t
         def on_delivery(err, msg) -> None:
             (failed if err is not None else acked).append(msg.value())
 
-        producer = Producer({
-            "bootstrap.servers": f"127.0.0.1:{port}", "acks": "all", "linger.ms": 0, "log_level": 0,
-            "message.timeout.ms": 5000, "retries": 0, "compression.type": "none",
-        })
+        producer = Producer(
+            {
+                "bootstrap.servers": f"127.0.0.1:{port}",
+                "acks": "all",
+                "linger.ms": 0,
+                "log_level": 0,
+                "message.timeout.ms": 5000,
+                "retries": 0,
+                "compression.type": "none",
+            }
+        )
         for i in range(60):  # 60 x 10 KB: well past the 256 KB limit
             producer.produce("big", value=b"%03d" % i + b"x" * 10_000, partition=0, on_delivery=on_delivery)
             producer.poll(0)

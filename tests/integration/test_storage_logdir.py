@@ -186,8 +186,10 @@ def test_segments_and_indexes_decode_independently(tmp_path):
     def produce_with(bootstrap: str, codecs: list[str]) -> None:
         for codec in codecs:
             batches = [
-                [(i % partitions, f"{codec}-{b}-{i}".encode(), os.urandom(40).hex().encode() + b"x" * 200)
-                 for i in range(24)]
+                [
+                    (i % partitions, f"{codec}-{b}-{i}".encode(), os.urandom(40).hex().encode() + b"x" * 200)
+                    for i in range(24)
+                ]
                 for b in range(8)
             ]
             reports.extend(produce_batches(bootstrap, topic, batches, **{"compression.type": codec}))
@@ -317,7 +319,13 @@ def test_log_dir_layout_and_clean_shutdown_files(tmp_path):
     # this run a producer snapshot at its end offset, as Kafka's UnifiedLog.close takes one (even
     # with no idempotent producer: ProducerStateManager.takeSnapshot writes at the log's end).
     for p, names in segment_files.items():
-        expected = {f"{stem}.log", f"{stem}.index", f"{stem}.timeindex", f"{counts[p]:020d}.snapshot", "partition.metadata"}
+        expected = {
+            f"{stem}.log",
+            f"{stem}.index",
+            f"{stem}.timeindex",
+            f"{counts[p]:020d}.snapshot",
+            "partition.metadata",
+        }
         assert names == expected, (p, names)
 
 
@@ -340,6 +348,7 @@ def _checkpoint(path) -> dict[tuple[str, int], int]:
 
 def _snapshot(path: str) -> list[tuple]:
     """Everything observable about a path and what is under it."""
+
     def entry(p: str) -> tuple:
         st = os.lstat(p)
         digest = None
@@ -413,16 +422,38 @@ def _bad_dir(kind: str, tmp_path) -> tuple[str, str, str, list[str]]:
 
 @pytest.mark.parametrize(
     "kind",
-    ["non-empty-without-meta", "a-regular-file", "a-file-where-a-partition-dir-should-be", "another-node", "unsupported-meta-version", "not-writable",
-     "parent-not-writable"],
+    [
+        "non-empty-without-meta",
+        "a-regular-file",
+        "a-file-where-a-partition-dir-should-be",
+        "another-node",
+        "unsupported-meta-version",
+        "not-writable",
+        "parent-not-writable",
+    ],
 )
 def test_an_unusable_data_dir_is_refused_untouched(tmp_path, kind):
     path, watched, problem, prefix = _bad_dir(kind, tmp_path)
     before = _snapshot(watched)
     try:
         result = subprocess.run(
-            [*prefix, sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", path],
-            capture_output=True, text=True, timeout=20, env={**os.environ, **DATA_DIR_ENV},
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "trafka",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--data-dir",
+                path,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={**os.environ, **DATA_DIR_ENV},
         )
         after = _snapshot(watched)
     finally:

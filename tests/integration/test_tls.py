@@ -30,9 +30,15 @@ def pki(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pki")
     ca = trustme.CA()
     server = ca.issue_cert("localhost", "127.0.0.1")
-    client = ca.issue_cert("client.test", common_name="svc-orders", organization_name="Example", organization_unit_name="eng")
-    paths = {"ca": folder / "ca.pem", "server": folder / "server.pem", "client_cert": folder / "client.pem",
-             "client_key": folder / "client.key"}
+    client = ca.issue_cert(
+        "client.test", common_name="svc-orders", organization_name="Example", organization_unit_name="eng"
+    )
+    paths = {
+        "ca": folder / "ca.pem",
+        "server": folder / "server.pem",
+        "client_cert": folder / "client.pem",
+        "client_key": folder / "client.key",
+    }
     ca.cert_pem.write_to_path(str(paths["ca"]))
     server.private_key_and_cert_chain_pem.write_to_path(str(paths["server"]))
     client.cert_chain_pems[0].write_to_path(str(paths["client_cert"]))
@@ -47,9 +53,9 @@ listeners = "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
 
 [security]
 ssl_keystore_type = "PEM"
-ssl_keystore_location = "{pki['server']}"
+ssl_keystore_location = "{pki["server"]}"
 ssl_truststore_type = "PEM"
-ssl_truststore_location = "{pki['ca']}"
+ssl_truststore_location = "{pki["ca"]}"
 ssl_handshake_timeout_ms = {HANDSHAKE_TIMEOUT_MS}
 sasl_enabled_mechanisms = "SCRAM-SHA-512"
 authorizer_class_name = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -103,8 +109,12 @@ def still_serving(tls_broker, pki):
 
 def test_confluent_kafka_over_sasl_ssl_with_scram_sha_512(tls_broker, pki):
     security = {
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "carol",
-        "sasl.password": SCRAM_USERS["carol"], "ssl.ca.location": str(pki["ca"]), "log_level": 0,
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "carol",
+        "sasl.password": SCRAM_USERS["carol"],
+        "ssl.ca.location": str(pki["ca"]),
+        "log_level": 0,
     }
     bootstrap = tls_broker["SASL_SSL"]["bootstrap"]
     topic = unique("sasl-ssl")
@@ -136,8 +146,12 @@ def test_kafka_python_over_ssl_with_a_client_certificate(tls_broker, pki):
     producer.flush(TIMEOUT)
     producer.close()
     consumer = KafkaConsumer(
-        topic, bootstrap_servers=bootstrap, group_id=unique("g"), auto_offset_reset="earliest",
-        consumer_timeout_ms=int(TIMEOUT * 1000), **kafka_python_ssl(pki),
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=unique("g"),
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=int(TIMEOUT * 1000),
+        **kafka_python_ssl(pki),
     )
     try:
         assert [next(consumer).value for _ in range(5)] == [f"m{i}".encode() for i in range(5)]
@@ -161,8 +175,11 @@ def test_a_client_without_a_certificate_where_one_is_required(tls_broker, pki, s
         tls_metadata(tls_broker["SSL"]["bootstrap"], client_ssl_context(pki, with_certificate=False))
     assert _logged(broker, before, "TLS handshake failed")
     with pytest.raises(KpKafkaError):
-        KafkaAdminClient(bootstrap_servers=tls_broker["SSL"]["bootstrap"], bootstrap_timeout_ms=2000,
-                         **kafka_python_ssl(pki, with_certificate=False))
+        KafkaAdminClient(
+            bootstrap_servers=tls_broker["SSL"]["bootstrap"],
+            bootstrap_timeout_ms=2000,
+            **kafka_python_ssl(pki, with_certificate=False),
+        )
 
 
 def test_a_plaintext_client_on_the_tls_port(tls_broker, still_serving):
@@ -190,7 +207,9 @@ def test_a_half_finished_handshake_costs_one_connection_and_a_log_line(tls_broke
     host, port = tls_broker["SSL"]["bootstrap"].rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as stalled:
         stalled.sendall(b"\x16\x03\x01\x02\x00\x01")  # the start of a ClientHello, then silence
-        assert tls_metadata(tls_broker["SSL"]["bootstrap"], client_ssl_context(pki)).brokers, "others are served meanwhile"
+        assert tls_metadata(tls_broker["SSL"]["bootstrap"], client_ssl_context(pki)).brokers, (
+            "others are served meanwhile"
+        )
         started = time.monotonic()
         assert stalled.recv(1) == b"", "the broker closes the stalled connection"
         assert time.monotonic() - started < HANDSHAKE_TIMEOUT_MS / 1000 + 5
@@ -204,18 +223,42 @@ def test_the_client_certificate_subject_is_the_principal_acls_name(tls_broker, p
     topic = unique("guarded")
     admin = AdminClient({"bootstrap.servers": tls_broker["PLAINTEXT"]["bootstrap"], "log_level": 0})
     assert admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(TIMEOUT) is None
-    deny = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:CN=svc-orders,OU=eng,O=Example", "*",
-                      AclOperation.WRITE, AclPermissionType.DENY)
-    everyone = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:*", "*",
-                          AclOperation.WRITE, AclPermissionType.ALLOW)
+    deny = AclBinding(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        "User:CN=svc-orders,OU=eng,O=Example",
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.DENY,
+    )
+    everyone = AclBinding(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        "User:*",
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.ALLOW,
+    )
     for future in admin.create_acls([deny, everyone]).values():
         assert future.result(TIMEOUT) is None
-    others = Producer({"bootstrap.servers": tls_broker["SASL_SSL"]["bootstrap"], "security.protocol": "SASL_SSL",
-                       "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "carol", "sasl.password": SCRAM_USERS["carol"],
-                       "ssl.ca.location": str(pki["ca"]), "log_level": 0})
+    others = Producer(
+        {
+            "bootstrap.servers": tls_broker["SASL_SSL"]["bootstrap"],
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "carol",
+            "sasl.password": SCRAM_USERS["carol"],
+            "ssl.ca.location": str(pki["ca"]),
+            "log_level": 0,
+        }
+    )
     others.produce(topic, b"allowed")
     assert others.flush(TIMEOUT) == 0, "User:carol may write"
-    producer = KafkaProducer(bootstrap_servers=tls_broker["SSL"]["bootstrap"], max_block_ms=5000, **kafka_python_ssl(pki))
+    producer = KafkaProducer(
+        bootstrap_servers=tls_broker["SSL"]["bootstrap"], max_block_ms=5000, **kafka_python_ssl(pki)
+    )
     try:
         with pytest.raises(TopicAuthorizationFailedError):
             producer.send(topic, b"x").get(TIMEOUT)

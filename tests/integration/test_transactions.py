@@ -27,8 +27,15 @@ def _create(bootstrap: str, topic: str, partitions: int = 1) -> None:
 
 
 def _read(bootstrap: str, topic: str, isolation: str, expected: int, wait: float = 10.0) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{isolation}", "log_level": 0,
-                         "isolation.level": isolation, "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{isolation}",
+            "log_level": 0,
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
     deadline = time.monotonic() + wait
@@ -101,9 +108,16 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(txn_brok
         plain.produce(source, b"%d" % i, partition=0)
     plain.flush(10)
 
-    consumer = Consumer({"bootstrap.servers": txn_broker.bootstrap, "group.id": f"{topic_name}-etl",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest", "log_level": 0,
-                         "isolation.level": "read_committed"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": txn_broker.bootstrap,
+            "group.id": f"{topic_name}-etl",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+            "isolation.level": "read_committed",
+        }
+    )
     consumer.subscribe([source])
     producer = _producer(txn_broker.bootstrap, f"{topic_name}-etl")
     taken = []
@@ -145,8 +159,14 @@ def test_transaction_state_survives_a_crash_and_an_abandoned_transaction_times_o
     args = ["--data-dir", str(tmp_path / "logs")]
     broker = BrokerProcess(args).start()
     _create(broker.bootstrap, "crash-txn")
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "crash-tid",
-                         "transaction.timeout.ms": 2000, "log_level": 0})
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": "crash-tid",
+            "transaction.timeout.ms": 2000,
+            "log_level": 0,
+        }
+    )
     producer.init_transactions(15)
     producer.begin_transaction()
     producer.produce("crash-txn", b"done", partition=0)
@@ -193,7 +213,8 @@ def test_describe_and_list_transactions_and_describe_producers(txn_broker, topic
     with WireClient(txn_broker.bootstrap) as client:
         described = client.request(
             DescribeTransactionsRequest[0](transactional_ids=[f"{topic_name}-ops", "nobody"]),
-            DescribeTransactionsResponse, 0,
+            DescribeTransactionsResponse,
+            0,
         )
         ongoing, unknown = described.transaction_states
         assert (ongoing.error_code, ongoing.transaction_state) == (0, "Ongoing")
@@ -201,13 +222,15 @@ def test_describe_and_list_transactions_and_describe_producers(txn_broker, topic
         assert unknown.error_code == 105  # TRANSACTIONAL_ID_NOT_FOUND
         listed = client.request(
             ListTransactionsRequest[1](state_filters=["Ongoing"], producer_id_filters=[], duration_filter=-1),
-            ListTransactionsResponse, 1,
+            ListTransactionsResponse,
+            1,
         )
         assert f"{topic_name}-ops" in [t.transactional_id for t in listed.transaction_states]
         Topic = DescribeProducersRequest.TopicRequest
         producers = client.request(
             DescribeProducersRequest[0](topics=[Topic(name=topic_name, partition_indexes=[0])]),
-            DescribeProducersResponse, 0,
+            DescribeProducersResponse,
+            0,
         )
         (active,) = producers.topics[0].partitions[0].active_producers
         assert active.producer_id == ongoing.producer_id and active.current_txn_start_offset == 0
@@ -230,16 +253,22 @@ def test_transactional_offsets_survive_a_broker_restart_before_the_commit(tmp_pa
     same_port = args + ["--port", str(broker.port)]
     _create(broker.bootstrap, "etl-in")
     _create(broker.bootstrap, "etl-out")
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "etl", "log_level": 0,
-                         "enable.auto.commit": False})
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "etl-tid", "log_level": 0,
-                         "transaction.timeout.ms": 60000, "reconnect.backoff.ms": 50})
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "etl", "log_level": 0, "enable.auto.commit": False}
+    )
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": "etl-tid",
+            "log_level": 0,
+            "transaction.timeout.ms": 60000,
+            "reconnect.backoff.ms": 50,
+        }
+    )
     producer.init_transactions(15)
     producer.begin_transaction()
     producer.produce("etl-out", b"derived", partition=0)
-    producer.send_offsets_to_transaction(
-        [TopicPartition("etl-in", 0, 42)], consumer.consumer_group_metadata(), 15
-    )
+    producer.send_offsets_to_transaction([TopicPartition("etl-in", 0, 42)], consumer.consumer_group_metadata(), 15)
     producer.flush(10)
     with WireClient(broker.bootstrap) as client:
         Topic = OffsetFetchRequest.OffsetFetchRequestTopic

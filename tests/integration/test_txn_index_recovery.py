@@ -22,8 +22,14 @@ def test_a_lost_txnindex_is_rebuilt_after_kill_9_and_read_committed_still_skips_
     args = ["--data-dir", str(data)]
     broker = BrokerProcess(args).start()
     _create(broker.bootstrap, "rebuilt")
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "rebuilt-tid",
-                         "transaction.timeout.ms": 2000, "log_level": 0})
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": "rebuilt-tid",
+            "transaction.timeout.ms": 2000,
+            "log_level": 0,
+        }
+    )
     producer.init_transactions(15)
     producer.begin_transaction()
     producer.produce("rebuilt", b"committed", partition=0)
@@ -56,6 +62,12 @@ def test_a_lost_txnindex_is_rebuilt_after_kill_9_and_read_committed_still_skips_
         assert _indexes(data / "rebuilt-0") == written
         assert _read(broker.bootstrap, "rebuilt", "read_committed", 2) == [b"committed", b"later"]
         assert _read(broker.bootstrap, "rebuilt", "read_uncommitted", 6) == [
-            b"committed", b"aborted-0", b"aborted-1", b"aborted-2", b"interrupted", b"later"]
+            b"committed",
+            b"aborted-0",
+            b"aborted-1",
+            b"aborted-2",
+            b"interrupted",
+            b"later",
+        ]
     finally:
         assert broker.stop() == 0, broker.log()

@@ -24,8 +24,12 @@ def build_batch(
 ) -> bytes:
     """A v2 batch of `records` at `base_offset` (kafka-python encodes; snappy it frames the xerial way)."""
     builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0 if codec == SNAPPY_RAW else CODECS[codec], is_transactional=control,
-        producer_id=7 if control else -1, producer_epoch=0 if control else -1, base_sequence=0 if control else -1,
+        magic=2,
+        compression_type=0 if codec == SNAPPY_RAW else CODECS[codec],
+        is_transactional=control,
+        producer_id=7 if control else -1,
+        producer_epoch=0 if control else -1,
+        base_sequence=0 if control else -1,
         batch_size=1 << 24,
     )
     for delta, (timestamp, key, value, headers) in enumerate(records):

@@ -79,10 +79,15 @@ def produce_everything(bootstrap: str) -> Produced:
     rows: set = set()
     i = 0
     for codec in CONFLUENT_CODECS:
-        producer = Producer({
-            "bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 20,
-            "batch.num.messages": 25, "log_level": 0,
-        })
+        producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "compression.type": codec,
+                "linger.ms": 20,
+                "batch.num.messages": 25,
+                "log_level": 0,
+            }
+        )
         for _ in range(PER_CODEC):
             key, value, headers = _record(rng, i)
             partition, timestamp = i % PARTITIONS, BASE_TIMESTAMP + i * 1000
@@ -91,8 +96,15 @@ def produce_everything(bootstrap: str) -> Produced:
                 assert err is None, err
                 rows.add((TOPIC, msg.partition(), msg.offset(), key, value, timestamp, 0, _headers(headers)))
 
-            producer.produce(TOPIC, value=value, key=key, partition=partition, timestamp=timestamp,
-                             headers=headers, on_delivery=delivered)
+            producer.produce(
+                TOPIC,
+                value=value,
+                key=key,
+                partition=partition,
+                timestamp=timestamp,
+                headers=headers,
+                on_delivery=delivered,
+            )
             i += 1
         assert producer.flush(TIMEOUT) == 0
 
@@ -105,8 +117,9 @@ def produce_everything(bootstrap: str) -> Produced:
         if key is None and value is None:
             key = b"kafka-python needs a key or a value"
         timestamp = BASE_TIMESTAMP + i * 1000
-        future = producer.send(TOPIC, key=key, value=value, headers=headers, partition=i % PARTITIONS,
-                               timestamp_ms=timestamp)
+        future = producer.send(
+            TOPIC, key=key, value=value, headers=headers, partition=i % PARTITIONS, timestamp_ms=timestamp
+        )
         futures.append((future, key, value, headers, timestamp))
         i += 1
     producer.flush(TIMEOUT)
@@ -119,11 +132,14 @@ def produce_everything(bootstrap: str) -> Produced:
     before = int(time.time() * 1000)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 0})
     for n in range(20):
+
         def delivered(err, msg, n=n):
             assert err is None, err
             append_rows.add((APPEND_TIME_TOPIC, msg.partition(), msg.offset(), b"k%d" % n, b"v%d" % n))
 
-        producer.produce(APPEND_TIME_TOPIC, value=b"v%d" % n, key=b"k%d" % n, timestamp=before - 10**9, on_delivery=delivered)
+        producer.produce(
+            APPEND_TIME_TOPIC, value=b"v%d" % n, key=b"k%d" % n, timestamp=before - 10**9, on_delivery=delivered
+        )
     assert producer.flush(TIMEOUT) == 0
     return Produced(frozenset(rows), frozenset(append_rows))
 
@@ -141,10 +157,18 @@ def collect(frame) -> set:
         headers = None
         if with_headers and row.headers is not None:
             headers = tuple((h.key, None if h.value is None else bytes(h.value)) for h in row.headers)
-        out.add((
-            row.topic, row.partition, row.offset, _bytes(row.key), _bytes(row.value), row.ms, row.timestampType,
-            headers,
-        ))
+        out.add(
+            (
+                row.topic,
+                row.partition,
+                row.offset,
+                _bytes(row.key),
+                _bytes(row.value),
+                row.ms,
+                row.timestampType,
+                headers,
+            )
+        )
     return out
 
 

@@ -72,30 +72,67 @@ def test_parquet_from_the_data_dir(spark, broker, produced, tmp_path, capsys):
 
 def test_json_from_the_broker(broker, produced, tmp_path):
     output = tmp_path / "records.json"
-    assert run_export(parse("--topic", TOPIC, "--bootstrap", broker.bootstrap, "--output", str(output), "--format", "json")) == 0
+    assert (
+        run_export(
+            parse("--topic", TOPIC, "--bootstrap", broker.bootstrap, "--output", str(output), "--format", "json")
+        )
+        == 0
+    )
     rows = set()
     for path in glob.glob(str(output / "part-*.json")):
         with open(path) as f:
             for line in f:
                 r = json.loads(line)
                 headers = None if r["headers"] is None else tuple((h["key"], decode(h["value"])) for h in r["headers"])
-                rows.add((r["topic"], r["partition"], r["offset"], decode(r["key"]), decode(r["value"]),
-                          iso_millis(r["timestamp"]), r["timestampType"], headers))
+                rows.add(
+                    (
+                        r["topic"],
+                        r["partition"],
+                        r["offset"],
+                        decode(r["key"]),
+                        decode(r["value"]),
+                        iso_millis(r["timestamp"]),
+                        r["timestampType"],
+                        headers,
+                    )
+                )
     assert rows == produced.rows
 
 
 def test_csv_from_the_data_dir(broker, produced, tmp_path):
     output = tmp_path / "records.csv"
-    assert run_export(parse("--topic", TOPIC, "--data-dir", broker.data_dir, "--output", str(output), "--format", "csv")) == 0
+    assert (
+        run_export(parse("--topic", TOPIC, "--data-dir", broker.data_dir, "--output", str(output), "--format", "csv"))
+        == 0
+    )
     rows = set()
     for path in glob.glob(str(output / "part-*.csv")):
         with open(path, newline="") as f:
             reader = csv.reader(f, escapechar="\\")
-            assert next(reader) == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+            assert next(reader) == [
+                "key",
+                "value",
+                "topic",
+                "partition",
+                "offset",
+                "timestamp",
+                "timestampType",
+                "headers",
+            ]
             for key, value, topic, partition, offset, timestamp, timestamp_type, headers in reader:
                 parsed = None if not headers else tuple((h["key"], decode(h["value"])) for h in json.loads(headers))
-                rows.add((topic, int(partition), int(offset), decode(key or None), decode(value or None),
-                          iso_millis(timestamp), int(timestamp_type), parsed))
+                rows.add(
+                    (
+                        topic,
+                        int(partition),
+                        int(offset),
+                        decode(key or None),
+                        decode(value or None),
+                        iso_millis(timestamp),
+                        int(timestamp_type),
+                        parsed,
+                    )
+                )
     # csv.reader reads a null and an empty value both as '', but the file tells them apart
     assert rows == {r[:3] + (r[3] or None, r[4] or None) + r[5:] for r in produced.rows}
     text = "".join(open(path).read() for path in glob.glob(str(output / "part-*.csv")))
@@ -109,9 +146,19 @@ def test_csv_from_the_data_dir(broker, produced, tmp_path):
 def test_orc_offset_range_without_headers(spark, broker, produced, tmp_path):
     output = tmp_path / "range.orc"
     argv = [
-        "--topic", TOPIC, "--bootstrap", broker.bootstrap, "--output", str(output), "--format", "orc", "--no-headers",
-        "--starting-offsets", f'{{"{TOPIC}":{{"0":3,"1":-2,"2":10}}}}',
-        "--ending-offsets", f'{{"{TOPIC}":{{"0":30,"1":-1,"2":11}}}}',
+        "--topic",
+        TOPIC,
+        "--bootstrap",
+        broker.bootstrap,
+        "--output",
+        str(output),
+        "--format",
+        "orc",
+        "--no-headers",
+        "--starting-offsets",
+        f'{{"{TOPIC}":{{"0":3,"1":-2,"2":10}}}}',
+        "--ending-offsets",
+        f'{{"{TOPIC}":{{"0":30,"1":-1,"2":11}}}}',
     ]
     assert run_export(parse(*argv)) == 0
     ends = produced.end_offsets()
@@ -141,9 +188,22 @@ def test_a_failure_while_writing_leaves_nothing(broker, produced, tmp_path, caps
 def test_the_command(broker, produced, tmp_path):
     output = tmp_path / "appendtime"
     result = subprocess.run(
-        [*export_command(), "--topic", APPEND_TIME_TOPIC, "--bootstrap", broker.bootstrap, "--output", str(output),
-         "--format", "json", "--master", "local[1]"],
-        capture_output=True, text=True, timeout=180,
+        [
+            *export_command(),
+            "--topic",
+            APPEND_TIME_TOPIC,
+            "--bootstrap",
+            broker.bootstrap,
+            "--output",
+            str(output),
+            "--format",
+            "json",
+            "--master",
+            "local[1]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert result.returncode == 0, result.stderr
     assert f"exported 20 records of topic {APPEND_TIME_TOPIC} to {output} (json)" in result.stdout
@@ -155,8 +215,14 @@ def test_the_command(broker, produced, tmp_path):
 
 
 BAD_INPUT = {
-    "unknown topic in the data dir": (["--topic", "nope", "--data-dir", "{data_dir}"], "topic 'nope' does not exist in data dir"),
-    "unknown topic on the broker": (["--topic", "nope", "--bootstrap", "{bootstrap}"], "topic 'nope' does not exist on the broker"),
+    "unknown topic in the data dir": (
+        ["--topic", "nope", "--data-dir", "{data_dir}"],
+        "topic 'nope' does not exist in data dir",
+    ),
+    "unknown topic on the broker": (
+        ["--topic", "nope", "--bootstrap", "{bootstrap}"],
+        "topic 'nope' does not exist on the broker",
+    ),
     "missing data dir": (["--topic", TOPIC, "--data-dir", "{tmp}/missing"], "data dir {tmp}/missing does not exist"),
     "not a log dir": (["--topic", TOPIC, "--data-dir", "{tmp}"], "data dir {tmp} is not a Kafka or trafka log dir"),
     "unreachable broker": (
@@ -164,7 +230,7 @@ BAD_INPUT = {
         "cannot reach a broker at 127.0.0.1:9",
     ),
     "offsets that are not JSON": (
-        ["--topic", TOPIC, "--data-dir", "{data_dir}", "--starting-offsets", "{{\"records\":"],
+        ["--topic", TOPIC, "--data-dir", "{data_dir}", "--starting-offsets", '{{"records":'],
         "startingOffsets must be earliest, latest or JSON",
     ),
     "offsets missing partitions": (
@@ -172,12 +238,28 @@ BAD_INPUT = {
         "endingOffsets misses partitions [1, 2] of topic 'records'",
     ),
     "offsets past the end": (
-        ["--topic", TOPIC, "--bootstrap", "{bootstrap}", "--starting-offsets", '{{"records":{{"0":1,"1":99999,"2":0}}}}'],
+        [
+            "--topic",
+            TOPIC,
+            "--bootstrap",
+            "{bootstrap}",
+            "--starting-offsets",
+            '{{"records":{{"0":1,"1":99999,"2":0}}}}',
+        ],
         "startingOffsets 99999 of records-1 is past its log end offset",
     ),
-    "output that exists": (["--topic", TOPIC, "--data-dir", "{data_dir}", "--output", "{tmp}"], "output {tmp} already exists"),
-    "a bad master": (["--topic", TOPIC, "--data-dir", "{data_dir}", "--master", "bogus"], "--master 'bogus' is not a Spark"),
-    "an option out of range": (["--topic", TOPIC, "--data-dir", "{data_dir}", "-o", "minPartitions=0"], "minPartitions must be positive"),
+    "output that exists": (
+        ["--topic", TOPIC, "--data-dir", "{data_dir}", "--output", "{tmp}"],
+        "output {tmp} already exists",
+    ),
+    "a bad master": (
+        ["--topic", TOPIC, "--data-dir", "{data_dir}", "--master", "bogus"],
+        "--master 'bogus' is not a Spark",
+    ),
+    "an option out of range": (
+        ["--topic", TOPIC, "--data-dir", "{data_dir}", "-o", "minPartitions=0"],
+        "minPartitions must be positive",
+    ),
 }
 
 

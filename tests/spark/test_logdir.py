@@ -57,8 +57,11 @@ def test_control_batches_and_a_torn_tail(spark, produced, copied):
     """A commit marker takes an offset but no row; half a batch at the end is a tail being written."""
     reader = wiring.open_log_dir(copied)
     end = reader.log_end_offset(TOPIC, 1)
-    appended = build_batch(end + 1, [(1_800_000_000_000, b"after", b"marker", [("h", b"1")]),
-                                     (1_800_000_000_001, None, b"second", [])], codec="zstd")
+    appended = build_batch(
+        end + 1,
+        [(1_800_000_000_000, b"after", b"marker", [("h", b"1")]), (1_800_000_000_001, None, b"second", [])],
+        codec="zstd",
+    )
     torn = build_batch(end + 3, [(1_800_000_000_002, b"torn", b"x" * 500, [])])
     with open(last_segment(copied, 1), "ab") as f:
         f.write(commit_marker(end, 1_800_000_000_000) + appended + torn[: len(torn) // 2])
@@ -94,7 +97,10 @@ def test_corruption_before_the_last_segment_is_an_error(copied):
     with open(first, "r+b") as f:
         f.seek(70)
         f.write(b"\xff")
-    with pytest.raises(SourceError, match=r"segment .*00000000000000000000\.log is corrupt at position 0: batch at offset 0 fails its CRC"):
+    with pytest.raises(
+        SourceError,
+        match=r"segment .*00000000000000000000\.log is corrupt at position 0: batch at offset 0 fails its CRC",
+    ):
         list(wiring.open_log_dir(copied).batches(TOPIC, 2, 0))
 
 

@@ -40,10 +40,22 @@ def test_bad_offsets_name_the_problem(text, message):
 
 def test_read_options_defaults():
     batch = read_options({"TOPIC": "t", "bootstrap": "h:1"}, streaming=False)
-    assert (batch.topics, batch.starting, batch.ending, batch.include_headers) == (("t",), OffsetSpec("earliest"), OffsetSpec("latest"), False)
+    assert (batch.topics, batch.starting, batch.ending, batch.include_headers) == (
+        ("t",),
+        OffsetSpec("earliest"),
+        OffsetSpec("latest"),
+        False,
+    )
     assert (batch.fail_on_data_loss, batch.max_records_per_partition, batch.min_partitions) == (True, 1_000_000, None)
-    stream = read_options({"subscribe": "a, b", "kafka.bootstrap.servers": "h:1", "kafka.request.timeout.ms": "5"}, streaming=True)
-    assert (stream.topics, stream.starting, stream.bootstrap, stream.client_settings) == (("a", "b"), OffsetSpec("latest"), "h:1", {"request.timeout.ms": "5"})
+    stream = read_options(
+        {"subscribe": "a, b", "kafka.bootstrap.servers": "h:1", "kafka.request.timeout.ms": "5"}, streaming=True
+    )
+    assert (stream.topics, stream.starting, stream.bootstrap, stream.client_settings) == (
+        ("a", "b"),
+        OffsetSpec("latest"),
+        "h:1",
+        {"request.timeout.ms": "5"},
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +71,11 @@ def test_read_options_defaults():
         ({**DIR, "endingOffsets": "earliest"}, False, "endingOffsets can't be earliest"),
         ({**DIR, "endingOffsets": "latest"}, True, "endingOffsets is not valid in streaming queries"),
         ({**DIR, "startingOffsets": '{"t":{"0":1}}', "endingOffsets": '{"t":{"1":1}}'}, False, "must name the same"),
-        ({**DIR, "startingOffsets": '{"t":{"0":9}}', "endingOffsets": '{"t":{"0":3}}'}, False, "9 is after endingOffsets 3"),
+        (
+            {**DIR, "startingOffsets": '{"t":{"0":9}}', "endingOffsets": '{"t":{"0":3}}'},
+            False,
+            "9 is after endingOffsets 3",
+        ),
         ({**DIR, "includeHeaders": "yes"}, False, "includeHeaders must be true or false"),
         ({**DIR, "minPartitions": "0"}, False, "minPartitions must be positive"),
         ({**DIR, "maxRecordsPerPartition": "many"}, False, "maxRecordsPerPartition must be a positive integer"),
@@ -73,7 +89,9 @@ def test_bad_options_name_the_problem(options, streaming, message):
 
 def test_kafka_settings_are_typed_and_the_unsafe_ones_refused():
     assert consumer_settings({"request.timeout.ms": "5000", "check.crcs": "false", "client.id": "x"}) == {
-        "request_timeout_ms": 5000, "check_crcs": False, "client_id": "x",
+        "request_timeout_ms": 5000,
+        "check_crcs": False,
+        "client_id": "x",
     }
     with pytest.raises(OptionError, match="kafka.group.id is not supported"):
         consumer_settings({"group.id": "g"})
@@ -105,7 +123,9 @@ def test_plan_resolves_earliest_latest_and_offsets():
     start = parse_offsets('{"t":{"0":10,"1":-2,"2":5}}', "s")
     end = parse_offsets('{"t":{"0":20,"1":-1,"2":5}}', "e")
     assert plan_batch(SOURCE, ["t"], start, end, True) == [
-        OffsetRange("t", 0, 10, 20), OffsetRange("t", 1, 40, 60), OffsetRange("t", 2, 5, 5),
+        OffsetRange("t", 0, 10, 20),
+        OffsetRange("t", 1, 40, 60),
+        OffsetRange("t", 2, 5, 5),
     ]
 
 
@@ -115,7 +135,12 @@ def test_plan_resolves_earliest_latest_and_offsets():
         ('{"t":{"0":0,"1":3,"2":5}}', None, True, "startingOffsets 3 of t-1 is below its log start offset 40"),
         ('{"t":{"0":0,"1":61,"2":5}}', None, True, "startingOffsets 61 of t-1 is past its log end offset 60"),
         (None, '{"t":{"0":101,"1":-1,"2":-1}}', True, "endingOffsets 101 of t-0 is past its log end offset 100"),
-        ('{"t":{"0":0,"1":50,"2":5}}', '{"t":{"0":1,"1":45,"2":5}}', True, "starting offset 50 of t-1 is after its ending offset 45"),
+        (
+            '{"t":{"0":0,"1":50,"2":5}}',
+            '{"t":{"0":1,"1":45,"2":5}}',
+            True,
+            "starting offset 50 of t-1 is after its ending offset 45",
+        ),
         ('{"t":{"0":0}}', None, True, r"startingOffsets misses partitions \[1, 2\] of topic 't'"),
         ('{"t":{"0":0,"1":-2,"2":-2,"3":0}}', None, True, r"names partitions \[3\] that do not exist"),
     ],
@@ -139,7 +164,9 @@ def test_unknown_topic():
 
 def covers(chunks: list[OffsetRange], ranges: list[OffsetRange]) -> bool:
     for r in ranges:
-        mine = sorted((c.from_offset, c.until_offset) for c in chunks if (c.topic, c.partition) == (r.topic, r.partition))
+        mine = sorted(
+            (c.from_offset, c.until_offset) for c in chunks if (c.topic, c.partition) == (r.topic, r.partition)
+        )
         flat = [o for pair in mine for o in pair]
         if r.size and (flat[0], flat[-1]) != (r.from_offset, r.until_offset):
             return False

@@ -54,9 +54,15 @@ def test_a_recursive_message_is_refused_as_spark_refuses_it():
         spark_type(message_classes({"t.proto": SCALARS})["t.Tree"].DESCRIPTOR)
 
 
-@pytest.mark.parametrize("encoded, indexes", [
-    (b"\x00", [0]), (b"\x02\x02", [1]), (b"\x04\x02\x06", [1, 3]), (b"\x02\x80\x01", [64]),
-])
+@pytest.mark.parametrize(
+    "encoded, indexes",
+    [
+        (b"\x00", [0]),
+        (b"\x02\x02", [1]),
+        (b"\x04\x02\x06", [1, 3]),
+        (b"\x02\x80\x01", [64]),
+    ],
+)
 def test_message_indexes(encoded, indexes):
     assert read_indexes(b"\x00\x00\x00\x00\x01" + encoded + b"payload", 5) == (indexes, 5 + len(encoded))
 
@@ -83,12 +89,17 @@ def test_the_reader_pickles_without_its_classes_and_decodes_after():
 def test_references_are_fetched_by_subject_and_version_and_named_by_their_import():
     import base64
 
-    files = {f.name: f for f in compile_files({
-        "common/money.proto": 'syntax = "proto3";\npackage common;\nmessage Money { int64 units = 1; }\n',
-        "shop/order.proto": 'syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
-                            'import "google/protobuf/timestamp.proto";\n'
-                            "message Order { common.Money total = 1; google.protobuf.Timestamp at = 2; }\n",
-    }).file}
+    files = {
+        f.name: f
+        for f in compile_files(
+            {
+                "common/money.proto": 'syntax = "proto3";\npackage common;\nmessage Money { int64 units = 1; }\n',
+                "shop/order.proto": 'syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
+                'import "google/protobuf/timestamp.proto";\n'
+                "message Order { common.Money total = 1; google.protobuf.Timestamp at = 2; }\n",
+            }
+        ).file
+    }
     encoded = {name: base64.b64encode(f.SerializeToString()).decode() for name, f in files.items()}
     asked = []
 
@@ -97,13 +108,18 @@ def test_references_are_fetched_by_subject_and_version_and_named_by_their_import
         assert path == "/subjects/common%2Fmoney.proto/versions/4?deleted=true&format=serialized"
         return {"schema": encoded["common/money.proto"]}
 
-    body = {"schema": encoded["shop/order.proto"], "references": [
-        {"name": "common/money.proto", "subject": "common/money.proto", "version": 4},
-        {"name": "google/protobuf/timestamp.proto", "subject": "google/protobuf/timestamp.proto", "version": 1}]}
+    body = {
+        "schema": encoded["shop/order.proto"],
+        "references": [
+            {"name": "common/money.proto", "subject": "common/money.proto", "version": 4},
+            {"name": "google/protobuf/timestamp.proto", "subject": "google/protobuf/timestamp.proto", "version": 1},
+        ],
+    }
     reader = ProtobufReader(SchemaFiles.fetch(get, body))
     assert len(asked) == 1 and reader.message == "shop.Order"
-    assert reader.spark_type() == StructType().add("total", StructType().add("units", LongType())) \
-        .add("at", TimestampType())
+    assert reader.spark_type() == StructType().add("total", StructType().add("units", LongType())).add(
+        "at", TimestampType()
+    )
 
 
 def test_google_types_are_structs_from_the_readers_own_pool():
@@ -111,4 +127,5 @@ def test_google_types_are_structs_from_the_readers_own_pool():
     file = [f for f in compile_files({"t.proto": text}).file if f.name == "t.proto"][0]
     reader = ProtobufReader(SchemaFiles([file.SerializeToString()]))
     assert reader.spark_type() == StructType().add(
-        "amount", StructType().add("currency_code", StringType()).add("units", LongType()).add("nanos", IntegerType()))
+        "amount", StructType().add("currency_code", StringType()).add("units", LongType()).add("nanos", IntegerType())
+    )

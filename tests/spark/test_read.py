@@ -10,8 +10,13 @@ from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, Stri
 from .records import APPEND_TIME_TOPIC, TIMEOUT, TOPIC, admin, collect, create_topic
 
 SPARK_KAFKA_COLUMNS = [
-    ("key", BinaryType()), ("value", BinaryType()), ("topic", StringType()), ("partition", IntegerType()),
-    ("offset", LongType()), ("timestamp", TimestampType()), ("timestampType", IntegerType()),
+    ("key", BinaryType()),
+    ("value", BinaryType()),
+    ("topic", StringType()),
+    ("partition", IntegerType()),
+    ("offset", LongType()),
+    ("timestamp", TimestampType()),
+    ("timestampType", IntegerType()),
 ]
 
 
@@ -32,14 +37,21 @@ def test_schema_is_sparks_kafka_schema(spark, broker, produced, source_kind):
     headers = read(spark, broker, source_kind, topic=TOPIC, includeHeaders="true").schema["headers"].dataType
     assert isinstance(headers, ArrayType)
     assert isinstance(headers.elementType, StructType)
-    assert [(f.name, f.dataType) for f in headers.elementType.fields] == [("key", StringType()), ("value", BinaryType())]
+    assert [(f.name, f.dataType) for f in headers.elementType.fields] == [
+        ("key", StringType()),
+        ("value", BinaryType()),
+    ]
     assert collect(plain) == {r[:7] + (None,) for r in produced.rows}
 
 
 def test_offset_ranges(spark, broker, produced, source_kind):
     ends = produced.end_offsets()
     frame = read(
-        spark, broker, source_kind, topic=TOPIC, includeHeaders="true",
+        spark,
+        broker,
+        source_kind,
+        topic=TOPIC,
+        includeHeaders="true",
         startingOffsets=f'{{"{TOPIC}":{{"0":5,"1":-2,"2":{ends[2] - 3}}}}}',
         endingOffsets=f'{{"{TOPIC}":{{"0":40,"1":7,"2":-1}}}}',
     )
@@ -66,7 +78,9 @@ def trimmed(broker):
     from confluent_kafka import Producer
 
     create_topic(broker.bootstrap, "trimmed", 1)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50, "compression.type": "lz4", "log_level": 0})
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "linger.ms": 50, "compression.type": "lz4", "log_level": 0}
+    )
     for n in range(10):
         producer.produce("trimmed", value=b"v%d" % n, partition=0)
     assert producer.flush(TIMEOUT) == 0
@@ -127,5 +141,7 @@ def test_control_batches_are_skipped(spark, broker, transactional, source_kind):
 
 
 def test_read_committed_through_the_broker(spark, broker, transactional):
-    rows = read(spark, broker, "bootstrap", topic=transactional, **{"kafka.isolation.level": "read_committed"}).collect()
+    rows = read(
+        spark, broker, "bootstrap", topic=transactional, **{"kafka.isolation.level": "read_committed"}
+    ).collect()
     assert sorted(r.offset for r in rows) == [0, 1, 2, 8, 9, 10]

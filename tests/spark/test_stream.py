@@ -15,13 +15,31 @@ def produce(bootstrap: str, topic: str, partition: int, values: range) -> set:
     rows = set()
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "zstd", "log_level": 0})
     for n in values:
+
         def delivered(err, msg, n=n):
             assert err is None, err
-            rows.add((topic, msg.partition(), msg.offset(), b"k%d" % n, b"v%d" % n, 1_700_000_000_000 + n, 0,
-                      (("n", b"%d" % n),)))
+            rows.add(
+                (
+                    topic,
+                    msg.partition(),
+                    msg.offset(),
+                    b"k%d" % n,
+                    b"v%d" % n,
+                    1_700_000_000_000 + n,
+                    0,
+                    (("n", b"%d" % n),),
+                )
+            )
 
-        producer.produce(topic, key=b"k%d" % n, value=b"v%d" % n, partition=partition,
-                         timestamp=1_700_000_000_000 + n, headers=[("n", b"%d" % n)], on_delivery=delivered)
+        producer.produce(
+            topic,
+            key=b"k%d" % n,
+            value=b"v%d" % n,
+            partition=partition,
+            timestamp=1_700_000_000_000 + n,
+            headers=[("n", b"%d" % n)],
+            on_delivery=delivered,
+        )
     assert producer.flush(TIMEOUT) == 0
     return rows
 
@@ -41,7 +59,9 @@ def test_a_stream_picks_up_records_produced_after_it_started(spark, broker, sour
         query.processAllAvailable()
         assert collect(spark.table(table)) == set()
 
-        expected = produce(broker.bootstrap, topic, 0, range(5, 25)) | produce(broker.bootstrap, topic, 1, range(25, 40))
+        expected = produce(broker.bootstrap, topic, 0, range(5, 25)) | produce(
+            broker.bootstrap, topic, 1, range(25, 40)
+        )
         query.processAllAvailable()
         assert collect(spark.table(table)) == expected
 
@@ -60,15 +80,18 @@ def test_a_stream_picks_up_records_produced_after_it_started(spark, broker, sour
 
 def test_available_now_in_bounded_micro_batches(spark, broker, produced, tmp_path):
     import pyspark.sql.streaming.datasource  # noqa: F401  (admission control: PySpark 4.2+, the extra's floor)
+
     stream = (
         spark.readStream.format("trafka")
         .options(**broker.source("data_dir"), topic=TOPIC, startingOffsets="earliest", maxOffsetsPerTrigger="300")
         .load()
     )
     query = (
-        stream.writeStream.format("memory").queryName("available_now")
+        stream.writeStream.format("memory")
+        .queryName("available_now")
         .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True).start()
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(120)
     assert query.exception() is None

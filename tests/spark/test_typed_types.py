@@ -27,19 +27,26 @@ from trafka.adapters.spark.typed import avro_spark_type, conform, json_spark_typ
 
 
 def test_avro_types_as_from_avro_maps_them():
-    schema = fastavro.parse_schema({"type": "record", "name": "R", "fields": [
-        {"name": "i", "type": "int"},
-        {"name": "opt", "type": ["null", "string"]},
-        {"name": "wide", "type": ["int", "long"]},
-        {"name": "mixed", "type": ["string", "int", "null"]},
-        {"name": "tags", "type": {"type": "array", "items": "string"}},
-        {"name": "attrs", "type": {"type": "map", "values": "double"}},
-        {"name": "color", "type": {"type": "enum", "name": "C", "symbols": ["RED"]}},
-        {"name": "hash", "type": {"type": "fixed", "name": "H", "size": 2}},
-        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
-        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
-    ]}, _write_hint=False)
+    schema = fastavro.parse_schema(
+        {
+            "type": "record",
+            "name": "R",
+            "fields": [
+                {"name": "i", "type": "int"},
+                {"name": "opt", "type": ["null", "string"]},
+                {"name": "wide", "type": ["int", "long"]},
+                {"name": "mixed", "type": ["string", "int", "null"]},
+                {"name": "tags", "type": {"type": "array", "items": "string"}},
+                {"name": "attrs", "type": {"type": "map", "values": "double"}},
+                {"name": "color", "type": {"type": "enum", "name": "C", "symbols": ["RED"]}},
+                {"name": "hash", "type": {"type": "fixed", "name": "H", "size": 2}},
+                {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+                {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+                {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+            ],
+        },
+        _write_hint=False,
+    )
     spark = avro_spark_type(schema)
     assert [(f.name, f.dataType, f.nullable) for f in spark.fields] == [
         ("i", IntegerType(), False),
@@ -57,8 +64,10 @@ def test_avro_types_as_from_avro_maps_them():
 
 
 def test_a_recursive_record_is_refused_as_spark_refuses_it():
-    linked = fastavro.parse_schema({"type": "record", "name": "Node", "fields": [
-        {"name": "next", "type": ["null", "Node"], "default": None}]}, _write_hint=False)
+    linked = fastavro.parse_schema(
+        {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"], "default": None}]},
+        _write_hint=False,
+    )
     with pytest.raises(ValueError, match="recursive"):
         avro_spark_type(linked)
 
@@ -76,10 +85,24 @@ def test_values_are_shaped_to_their_columns():
 
 
 def test_json_schema_types():
-    schema = {"type": "object", "properties": {
-        "id": {"type": "integer"}, "score": {"type": "number"}, "ok": {"type": "boolean"},
-        "name": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},
-        "extra": {"type": "object"}}}
-    assert json_spark_type(schema) == StructType([
-        StructField("id", LongType()), StructField("score", DoubleType()), StructField("ok", BooleanType()),
-        StructField("name", StringType()), StructField("tags", ArrayType(StringType())), StructField("extra", StringType())])
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "score": {"type": "number"},
+            "ok": {"type": "boolean"},
+            "name": {"type": ["string", "null"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "extra": {"type": "object"},
+        },
+    }
+    assert json_spark_type(schema) == StructType(
+        [
+            StructField("id", LongType()),
+            StructField("score", DoubleType()),
+            StructField("ok", BooleanType()),
+            StructField("name", StringType()),
+            StructField("tags", ArrayType(StringType())),
+            StructField("extra", StringType()),
+        ]
+    )

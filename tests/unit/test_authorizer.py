@@ -36,7 +36,11 @@ def acl(name, op, perm=Perm.ALLOW, principal="User:alice", pattern=Pattern.LITER
 
 
 def test_literal_prefixed_and_wildcard_patterns():
-    found = authorizer(acl("orders", Op.WRITE), acl("logs-", Op.READ, pattern=Pattern.PREFIXED), acl("*", Op.DESCRIBE, principal="User:bob"))
+    found = authorizer(
+        acl("orders", Op.WRITE),
+        acl("logs-", Op.READ, pattern=Pattern.PREFIXED),
+        acl("*", Op.DESCRIBE, principal="User:bob"),
+    )
     assert found.authorize(ALICE, "h", Op.WRITE, Res.TOPIC, "orders")
     assert not found.authorize(ALICE, "h", Op.WRITE, Res.TOPIC, "orders-2")
     assert found.authorize(ALICE, "h", Op.READ, Res.TOPIC, "logs-app")
@@ -54,7 +58,8 @@ def test_read_write_delete_alter_imply_describe_and_alter_configs_implies_descri
 
 def test_deny_wins_over_a_prefixed_allow_and_implications_hold_for_allow_only():
     found = authorizer(
-        acl("team-", Op.ALL, pattern=Pattern.PREFIXED), acl("team-secret", Op.WRITE, Perm.DENY),
+        acl("team-", Op.ALL, pattern=Pattern.PREFIXED),
+        acl("team-secret", Op.WRITE, Perm.DENY),
         acl("team-x", Op.READ, Perm.DENY),
     )
     assert found.authorize(ALICE, "h", Op.WRITE, Res.TOPIC, "team-public")
@@ -112,6 +117,7 @@ def test_invalid_bindings_are_refused_one_by_one(binding, message):
 def test_authorize_by_resource_type_as_kafkas_default_authorizer():
     """Allowed on at least one resource of the type: an ALLOW for the operation or ALL that no DENY of the
     same literal name or of one of its prefixes overrides (InitProducerId's WRITE on any topic)."""
+
     def by_type(*acls, principal=ALICE, **options):
         return authorizer(*acls, **options).authorize_by_resource_type(principal, "h", Op.WRITE, Res.TOPIC)
 

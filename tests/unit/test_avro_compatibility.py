@@ -49,7 +49,11 @@ def schemas(draw, path: str = "t", depth: int = 2) -> Any:
     if kind == "primitive":
         return draw(st.sampled_from(PRIMITIVES))
     if kind == "enum":
-        enum = {"type": "enum", "name": f"E_{path}", "symbols": draw(st.lists(st.sampled_from(SYMBOLS), min_size=1, unique=True))}
+        enum = {
+            "type": "enum",
+            "name": f"E_{path}",
+            "symbols": draw(st.lists(st.sampled_from(SYMBOLS), min_size=1, unique=True)),
+        }
         if draw(st.booleans()):
             enum["default"] = enum["symbols"][0]
         return enum
@@ -87,7 +91,11 @@ def evolved(draw, schema: Any, path: str = "t") -> Any:
     if change == "other":
         return draw(schemas(path, 1))
     if isinstance(schema, str):
-        return draw(st.sampled_from([schema] * 4 + ["long", "double", "string", "bytes", ["null", schema] if schema != "null" else "null"]))
+        return draw(
+            st.sampled_from(
+                [schema] * 4 + ["long", "double", "string", "bytes", ["null", schema] if schema != "null" else "null"]
+            )
+        )
     if isinstance(schema, list):
         return [b for b in schema if isinstance(b, dict) or draw(st.integers(0, 4)) > 0] or ["null"]
     kind = schema["type"]
@@ -113,7 +121,9 @@ def evolved(draw, schema: Any, path: str = "t") -> Any:
         if name not in {f["name"] for f in fields} and draw(st.integers(0, 3)) == 0:
             new_type = draw(schemas(f"{path}_{name}", 0))
             with_default = draw(st.integers(0, 3)) > 0
-            fields.append({"name": name, "type": new_type, **({"default": default_for(new_type)} if with_default else {})})
+            fields.append(
+                {"name": name, "type": new_type, **({"default": default_for(new_type)} if with_default else {})}
+            )
     return {**schema, "fields": fields or schema["fields"]}
 
 
@@ -184,7 +194,9 @@ def test_promotions_and_their_reverse():
     fmt = AvroFormat()
 
     def check(reader: str, writer: str) -> bool:
-        return not fmt.incompatibilities(fmt.parse(Schema(json.dumps(reader)), {}), fmt.parse(Schema(json.dumps(writer)), {}))
+        return not fmt.incompatibilities(
+            fmt.parse(Schema(json.dumps(reader)), {}), fmt.parse(Schema(json.dumps(writer)), {})
+        )
 
     assert check("long", "int") and check("double", "float") and check("bytes", "string")
     assert not check("int", "long") and not check("float", "double") and not check("int", "string")

@@ -119,8 +119,13 @@ def test_a_catalog_rebuilt_from_its_store_has_the_same_topics(cluster: Cluster):
 
 @pytest.mark.parametrize(
     "configs",
-    [{"segment.bytes": "3000000000"}, {"segment.bytes": "10"}, {"index.interval.bytes": "-1"}, {"retention.ms": "-2"},
-     {"flush.messages": "0"}],
+    [
+        {"segment.bytes": "3000000000"},
+        {"segment.bytes": "10"},
+        {"index.interval.bytes": "-1"},
+        {"retention.ms": "-2"},
+        {"flush.messages": "0"},
+    ],
 )
 def test_config_values_outside_kafkas_ranges_are_invalid_config(cluster: Cluster, configs):
     with pytest.raises(KafkaError) as info:

@@ -37,7 +37,8 @@ def test_a_truncated_body_is_a_protocol_error():
         timeout_ms=100,
         topic_data=[
             ProduceRequest.TopicProduceData(
-                name="t", partition_data=[ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=records)]
+                name="t",
+                partition_data=[ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=records)],
             )
         ],
     )

@@ -17,7 +17,9 @@ from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 
 REGISTRY = build_registry()
-CASES = [(h.api_key, v) for _, low, high in REGISTRY.supported() for h in [REGISTRY.get(_)] for v in range(low, high + 1)]
+CASES = [
+    (h.api_key, v) for _, low, high in REGISTRY.supported() for h in [REGISTRY.get(_)] for v in range(low, high + 1)
+]
 
 
 @pytest.mark.parametrize(("api_key", "version"), CASES, ids=[f"{REGISTRY.get(k).name}-v{v}" for k, v in CASES])

@@ -38,7 +38,9 @@ def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answe
 
 def test_large_record_sets_are_written_from_the_logs_own_bytes():
     stored = b"r" * fast_fetch.SEPARATE_RECORDS
-    fetch = fast_fetch.FetchAnswer([("t", uuid.uuid4(), [(0, 0, 5, 5, 0, None, -1, stored), (1, 0, 1, 1, 0, None, -1, b"x")])])
+    fetch = fast_fetch.FetchAnswer(
+        [("t", uuid.uuid4(), [(0, 0, 5, 5, 0, None, -1, stored), (1, 0, 1, 1, 0, None, -1, b"x")])]
+    )
     pieces = fetch.encode_pieces(12, 7)
     assert len(pieces) == 3 and pieces[1] is stored
     assert b"".join(pieces) == fetch.reference(12, 7)

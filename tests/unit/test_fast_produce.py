@@ -35,7 +35,9 @@ PartitionResponse = TopicResponse.PartitionProduceResponse
 def produce_requests(draw, version):
     topics = draw(st.lists(st.tuples(names, st.lists(st.tuples(int32, records), max_size=3)), max_size=3))
     request = ProduceRequest[version](
-        transactional_id=draw(nullable_names), acks=draw(int16), timeout_ms=draw(int32),
+        transactional_id=draw(nullable_names),
+        acks=draw(int16),
+        timeout_ms=draw(int32),
         topic_data=[
             TopicData(name=name, partition_data=[PartitionData(index=i, records=r) for i, r in parts])
             for name, parts in topics
@@ -84,8 +86,13 @@ def flexible_frames_with_unknown_tags(draw, version):
 
 def _fields(request) -> tuple:
     return (
-        request.transactional_id, request.acks, request.timeout_ms,
-        [(t.name, [(p.index, None if p.records is None else bytes(p.records)) for p in t.partition_data]) for t in request.topic_data],
+        request.transactional_id,
+        request.acks,
+        request.timeout_ms,
+        [
+            (t.name, [(p.index, None if p.records is None else bytes(p.records)) for p in t.partition_data])
+            for t in request.topic_data
+        ],
     )
 
 
@@ -141,18 +148,30 @@ partition_answers = st.tuples(int32, int16, int64, int64, int64, nullable_names)
 @pytest.mark.parametrize("version", VERSIONS)
 @settings(max_examples=60, deadline=None)
 @given(
-    correlation_id=int32, throttle=int32,
+    correlation_id=int32,
+    throttle=int32,
     topics=st.lists(st.tuples(names, st.lists(partition_answers, max_size=3)), max_size=3),
 )
 def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, throttle, topics):
     reference = ProduceResponse(
-        version=version, throttle_time_ms=throttle,
+        version=version,
+        throttle_time_ms=throttle,
         responses=[
-            TopicResponse(name=name, partition_responses=[
-                PartitionResponse(index=i, error_code=e, base_offset=b, log_append_time_ms=t, log_start_offset=s,
-                                  record_errors=[], error_message=m)
-                for i, e, b, t, s, m in parts
-            ])
+            TopicResponse(
+                name=name,
+                partition_responses=[
+                    PartitionResponse(
+                        index=i,
+                        error_code=e,
+                        base_offset=b,
+                        log_append_time_ms=t,
+                        log_start_offset=s,
+                        record_errors=[],
+                        error_message=m,
+                    )
+                    for i, e, b, t, s, m in parts
+                ],
+            )
             for name, parts in topics
         ],
     )
@@ -170,11 +189,24 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
     shortcut of precomputed pieces: the same bytes as kafka-python's."""
     i, e, b, t, s = answer
     reference = ProduceResponse(
-        version=version, throttle_time_ms=0,
-        responses=[TopicResponse(name=name, partition_responses=[
-            PartitionResponse(index=i, error_code=e, base_offset=b, log_append_time_ms=t, log_start_offset=s,
-                              record_errors=[], error_message=None)
-        ])],
+        version=version,
+        throttle_time_ms=0,
+        responses=[
+            TopicResponse(
+                name=name,
+                partition_responses=[
+                    PartitionResponse(
+                        index=i,
+                        error_code=e,
+                        base_offset=b,
+                        log_append_time_ms=t,
+                        log_start_offset=s,
+                        record_errors=[],
+                        error_message=None,
+                    )
+                ],
+            )
+        ],
     )
     reference.API_VERSION = version
     reference.with_header(correlation_id=correlation_id)

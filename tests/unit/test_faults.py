@@ -69,16 +69,25 @@ def _request_naming_a_partition(handler, version):
     if name == "Produce":
         data = handler.request.TopicProduceData
         request = handler.request[version](
-            acks=-1, timeout_ms=1000,
+            acks=-1,
+            timeout_ms=1000,
             topic_data=[data(name="existing", partition_data=[data.PartitionProduceData(index=0, records=b"")])],
         )
     elif name == "OffsetCommit":
         topic = handler.request.OffsetCommitRequestTopic
         request = handler.request[version](
-            group_id="g", topics=[topic(name="existing", partitions=[topic.OffsetCommitRequestPartition(partition_index=0, committed_offset=5)])],
+            group_id="g",
+            topics=[
+                topic(
+                    name="existing",
+                    partitions=[topic.OffsetCommitRequestPartition(partition_index=0, committed_offset=5)],
+                )
+            ],
         )
     elif name == "CreateTopics":
-        request = handler.request[version](topics=[handler.request.CreatableTopic(name="new-topic", num_partitions=1, replication_factor=1)])
+        request = handler.request[version](
+            topics=[handler.request.CreatableTopic(name="new-topic", num_partitions=1, replication_factor=1)]
+        )
     elif name == "DeleteTopics":
         if version >= 6:
             request = handler.request[version](topics=[handler.request.DeleteTopicState(name="existing")])
@@ -89,13 +98,22 @@ def _request_naming_a_partition(handler, version):
     elif name == "Fetch":
         topic = handler.request.FetchTopic
         request = handler.request[version](
-            max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
-            topics=[topic(topic="existing", topic_id=_topic_id(handler), partitions=[topic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])],
+            max_wait_ms=0,
+            min_bytes=0,
+            max_bytes=1 << 20,
+            topics=[
+                topic(
+                    topic="existing",
+                    topic_id=_topic_id(handler),
+                    partitions=[topic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)],
+                )
+            ],
         )
     elif name == "ListOffsets":
         topic = handler.request.ListOffsetsTopic
         request = handler.request[version](
-            replica_id=-1, topics=[topic(name="existing", partitions=[topic.ListOffsetsPartition(partition_index=0, timestamp=-1)])],
+            replica_id=-1,
+            topics=[topic(name="existing", partitions=[topic.ListOffsetsPartition(partition_index=0, timestamp=-1)])],
         )
     elif name == "OffsetFetch" and version < 8:
         topic = handler.request.OffsetFetchRequestTopic
@@ -135,7 +153,9 @@ def test_failures_run_out_after_the_armed_count():
     handler = REGISTRY.get(32)  # DescribeConfigs: served normally once the failures are used
     ctx = _context()
     resource = handler.request.DescribeConfigsResource
-    request = handler.request[4](resources=[resource(resource_type=2, resource_name="existing", configuration_keys=None)])
+    request = handler.request[4](
+        resources=[resource(resource_type=2, resource_name="existing", configuration_keys=None)]
+    )
     faults.fail_next(32, ERROR, 2)
     assert faults.active and faults.pending_failures(32) == 2
     assert faults.handle(handler, ctx, request, 4, CLIENT).results[0].error_code == ERROR
@@ -182,5 +202,18 @@ async def test_pause_holds_waiters_until_resume_and_drop_cancels_every_connectio
 def test_every_served_api_with_an_error_code_can_be_failed():
     """The APIs a client retries on are all among the ones fail_next accepts."""
     names = {REGISTRY.get(k).name for k, _ in FAILABLE}
-    assert {"Produce", "Fetch", "Metadata", "ListOffsets", "FindCoordinator", "JoinGroup", "SyncGroup",
-            "Heartbeat", "OffsetCommit", "OffsetFetch", "InitProducerId", "CreateTopics", "DeleteTopics"} <= names
+    assert {
+        "Produce",
+        "Fetch",
+        "Metadata",
+        "ListOffsets",
+        "FindCoordinator",
+        "JoinGroup",
+        "SyncGroup",
+        "Heartbeat",
+        "OffsetCommit",
+        "OffsetFetch",
+        "InitProducerId",
+        "CreateTopics",
+        "DeleteTopics",
+    } <= names

@@ -46,9 +46,20 @@ class Harness:
         token = next(self._tokens)
         self._record(
             self.coordinator.join(
-                JoinRequest(G, member_id, "consumer", tuple(Protocol(n, m) for n, m in protocols),
-                            SESSION, REBALANCE, instance, client, "host", known),
-                self.now, token,
+                JoinRequest(
+                    G,
+                    member_id,
+                    "consumer",
+                    tuple(Protocol(n, m) for n, m in protocols),
+                    SESSION,
+                    REBALANCE,
+                    instance,
+                    client,
+                    "host",
+                    known,
+                ),
+                self.now,
+                token,
             )
         )
         return token
@@ -61,7 +72,9 @@ class Harness:
 
     def sync(self, member_id, generation, assignments=(), instance=None):
         token = next(self._tokens)
-        self._record(self.coordinator.sync(SyncRequest(G, member_id, generation, tuple(assignments), instance), self.now, token))
+        self._record(
+            self.coordinator.sync(SyncRequest(G, member_id, generation, tuple(assignments), instance), self.now, token)
+        )
         return token
 
     def tick(self, to: int) -> None:
@@ -85,7 +98,12 @@ def test_one_member_joins_syncs_and_is_stable():
     h = Harness()
     member = h.join_new()
     joined = h.answers[h.join(member)]
-    assert (joined.error, joined.generation_id, joined.leader, joined.protocol_name) == (ErrorCode.NONE, 1, member, "range")
+    assert (joined.error, joined.generation_id, joined.leader, joined.protocol_name) == (
+        ErrorCode.NONE,
+        1,
+        member,
+        "range",
+    )
     assert [m.member_id for m in joined.members] == [member]
     synced = h.answers[h.sync(member, 1, [(member, b"assignment")])]
     assert (synced.error, synced.assignment) == (ErrorCode.NONE, b"assignment")

@@ -34,8 +34,10 @@ def test_the_leaders_sync_stores_the_generation_with_every_assignment():
     stored = records[-1].metadata
     assert (stored.protocol_type, stored.protocol_name, stored.leader_id) == ("consumer", "range", a)
     assert stored.current_state_timestamp_ms == 500
-    assert [(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment, m.subscription)
-            for m in stored.members] == [(a, None, "ca", "host", b"A2", b"m"), (b, "static-b", "cb", "host", b"B2", b"m")]
+    assert [
+        (m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment, m.subscription)
+        for m in stored.members
+    ] == [(a, None, "ca", "host", b"A2", b"m"), (b, "static-b", "cb", "host", b"B2", b"m")]
     assert {(m.session_timeout_ms, m.rebalance_timeout_ms) for m in stored.members} == {(SESSION, REBALANCE)}
     assert h.coordinator.take_metadata_records() == []
 
@@ -83,7 +85,11 @@ def test_a_loaded_group_with_members_is_stable_and_its_members_carry_on_with_the
     stored = h.coordinator.take_metadata_records()[-1].metadata
     coordinator = _loaded({G: stored}, now=1_000_000)
     described = coordinator.describe(G)
-    assert (described.state, described.protocol_type, described.protocol_name) == (GroupState.STABLE, "consumer", "range")
+    assert (described.state, described.protocol_type, described.protocol_name) == (
+        GroupState.STABLE,
+        "consumer",
+        "range",
+    )
     assert [(m.member_id, m.assignment, m.metadata) for m in described.members] == [(a, b"A2", b"m"), (b, b"B2", b"m")]
     assert coordinator.heartbeat(G, a, 2, 1_000_001) is ErrorCode.NONE
     assert coordinator.validate_offset_commit(G, a, 2, 1_000_001) is ErrorCode.NONE
@@ -123,8 +129,21 @@ def test_a_static_member_rejoining_with_more_protocols_than_were_stored_does_not
     coordinator = _loaded({G: h.coordinator.take_metadata_records()[-1].metadata}, now=0)
 
     def rejoin(protocols):
-        return coordinator.join(JoinRequest(G, "", "consumer", tuple(Protocol(n, b"m") for n in protocols),
-                                            SESSION, REBALANCE, "static-b", "cb", "host"), 1, object())
+        return coordinator.join(
+            JoinRequest(
+                G,
+                "",
+                "consumer",
+                tuple(Protocol(n, b"m") for n in protocols),
+                SESSION,
+                REBALANCE,
+                "static-b",
+                "cb",
+                "host",
+            ),
+            1,
+            object(),
+        )
 
     [answer] = rejoin(["range", "roundrobin"])
     assert answer.result.error is ErrorCode.NONE and coordinator.group(G).state is GroupState.STABLE
@@ -151,8 +170,13 @@ def test_a_static_member_whose_rejoin_changes_the_selected_protocol_triggers_a_r
 
 def test_an_empty_loaded_group_is_empty_with_its_generation_and_old_values_default_like_kafka():
     member = MemberMetadata("m", None, "c", "h", -1, 6_000, b"s", b"a")  # value v0: no rebalance timeout
-    coordinator = _loaded({"empty": GroupMetadata("consumer", 9, None, None, -1, ()),
-                           "old": GroupMetadata("consumer", 4, "range", "m", -1, (member,))}, now=0)
+    coordinator = _loaded(
+        {
+            "empty": GroupMetadata("consumer", 9, None, None, -1, ()),
+            "old": GroupMetadata("consumer", 4, "range", "m", -1, (member,)),
+        },
+        now=0,
+    )
     empty = coordinator.group("empty")
     assert (empty.state, empty.generation_id, empty.state_timestamp_ms) == (GroupState.EMPTY, 9, None)
     assert coordinator.group("old").members["m"].rebalance_timeout_ms == 6_000

@@ -23,8 +23,9 @@ def _runtime(store) -> GroupRuntime:
 
 
 def _join_and_sync(runtime: GroupRuntime):
-    join = JoinRequest("g", "", "consumer", (Protocol("range", b"s"),), 10_000, 10_000, client_id="c",
-                       require_known_member_id=False)
+    join = JoinRequest(
+        "g", "", "consumer", (Protocol("range", b"s"),), 10_000, 10_000, client_id="c", require_known_member_id=False
+    )
     joined = runtime.join(join)
     assert joined.error is ErrorCode.NONE, joined
     return runtime.sync(SyncRequest("g", joined.member_id, joined.generation_id, ((joined.member_id, b"a"),)))
@@ -43,5 +44,6 @@ def test_a_metadata_write_that_fails_is_logged_and_the_group_carries_on(caplog):
         synced = _join_and_sync(runtime)
     assert synced.error is ErrorCode.NONE and synced.assignment == b"a"
     assert [r.getMessage() for r in caplog.records] == [
-        "group metadata of g could not be written: [Errno 28] No space left on device"]
+        "group metadata of g could not be written: [Errno 28] No space left on device"
+    ]
     assert runtime.coordinator.describe("g").state.value == "Stable"

@@ -125,8 +125,12 @@ def test_a_snapshot_restores_producer_state_and_only_the_tail_is_replayed():
     restarted = ReplicaManager(cluster.catalog, cluster.logs, cluster.policy, crc32c.crc32c, decompress)
     retry = make_batch([(NOW, None, b"2"), (NOW, None, b"3")], producer_id=7, producer_epoch=0, base_sequence=2)
     assert restarted.produce(TP, retry, NOW).base_offset == 2  # the snapshot's last batch
-    assert restarted.produce(TP, make_batch([(NOW, None, b"9")], producer_id=7, producer_epoch=0,
-                                            base_sequence=9), NOW).error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert (
+        restarted.produce(
+            TP, make_batch([(NOW, None, b"9")], producer_id=7, producer_epoch=0, base_sequence=9), NOW
+        ).error
+        == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    )
 
 
 def test_a_restored_batch_whose_sequences_wrapped_is_still_recognised_as_a_duplicate():

@@ -40,34 +40,55 @@ def test_same_schema_same_canonical_form():
     assert a.canonical == b.canonical
 
 
-@pytest.mark.parametrize("new, old, compatible", [
-    ({"type": "number"}, {"type": "integer"}, True),                      # TYPE_EXTENDED
-    ({"type": "integer"}, {"type": "number"}, False),                     # narrowed
-    ({"type": ["string", "null"]}, {"type": "string"}, True),
-    ({"type": "string"}, {"type": ["string", "null"]}, False),
-    ({"type": "string"}, {"type": "integer"}, False),                     # TYPE_CHANGED
-    ({"enum": ["a", "b", "c"]}, {"enum": ["a", "b"]}, True),
-    ({"enum": ["a"]}, {"enum": ["a", "b"]}, False),
-    ({"type": "string", "maxLength": 10}, {"type": "string", "maxLength": 5}, True),
-    ({"type": "string", "maxLength": 5}, {"type": "string", "maxLength": 10}, False),
-    ({"type": "string", "maxLength": 5}, {"type": "string"}, False),
-    ({"type": "array", "items": {"type": "number"}}, {"type": "array", "items": {"type": "integer"}}, True),
-    ({"type": "array", "items": {"type": "integer"}}, {"type": "array", "items": {"type": "number"}}, False),
-    # Objects, closed content model: adding an optional property is compatible, removing one is not.
-    (closed({"a": {"type": "string"}, "b": {"type": "string"}}), closed({"a": {"type": "string"}}), True),
-    (closed({"a": {"type": "string"}}), closed({"a": {"type": "string"}, "b": {"type": "string"}}), False),
-    (closed({"a": {"type": "string"}, "b": {"type": "string"}}, ["b"]), closed({"a": {"type": "string"}}), False),
-    (closed({"a": {"type": "string"}, "b": {"type": "string", "default": "x"}}, ["b"]), closed({"a": {"type": "string"}}), True),
-    # Open content model: removing a property is compatible, adding a typed one is not (STRICT).
-    ({"type": "object", "properties": {"a": {"type": "string"}}},
-     {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}, True),
-    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
-     {"type": "object", "properties": {"a": {"type": "string"}}}, False),
-    (closed({"a": {"type": "string"}}, ["a"]), closed({"a": {"type": "string"}}), False),   # REQUIRED_ATTRIBUTE_ADDED
-    (closed({"a": {"type": "string"}}), closed({"a": {"type": "string"}}, ["a"]), True),    # REQUIRED_ATTRIBUTE_REMOVED
-    (closed({"a": {"type": "integer"}}), closed({"a": {"type": "string"}}), False),         # nested change
-    (closed({"a": {"type": "string"}}), {"type": "object", "properties": {"a": {"type": "string"}}}, False),
-])
+@pytest.mark.parametrize(
+    "new, old, compatible",
+    [
+        ({"type": "number"}, {"type": "integer"}, True),  # TYPE_EXTENDED
+        ({"type": "integer"}, {"type": "number"}, False),  # narrowed
+        ({"type": ["string", "null"]}, {"type": "string"}, True),
+        ({"type": "string"}, {"type": ["string", "null"]}, False),
+        ({"type": "string"}, {"type": "integer"}, False),  # TYPE_CHANGED
+        ({"enum": ["a", "b", "c"]}, {"enum": ["a", "b"]}, True),
+        ({"enum": ["a"]}, {"enum": ["a", "b"]}, False),
+        ({"type": "string", "maxLength": 10}, {"type": "string", "maxLength": 5}, True),
+        ({"type": "string", "maxLength": 5}, {"type": "string", "maxLength": 10}, False),
+        ({"type": "string", "maxLength": 5}, {"type": "string"}, False),
+        ({"type": "array", "items": {"type": "number"}}, {"type": "array", "items": {"type": "integer"}}, True),
+        ({"type": "array", "items": {"type": "integer"}}, {"type": "array", "items": {"type": "number"}}, False),
+        # Objects, closed content model: adding an optional property is compatible, removing one is not.
+        (closed({"a": {"type": "string"}, "b": {"type": "string"}}), closed({"a": {"type": "string"}}), True),
+        (closed({"a": {"type": "string"}}), closed({"a": {"type": "string"}, "b": {"type": "string"}}), False),
+        (closed({"a": {"type": "string"}, "b": {"type": "string"}}, ["b"]), closed({"a": {"type": "string"}}), False),
+        (
+            closed({"a": {"type": "string"}, "b": {"type": "string", "default": "x"}}, ["b"]),
+            closed({"a": {"type": "string"}}),
+            True,
+        ),
+        # Open content model: removing a property is compatible, adding a typed one is not (STRICT).
+        (
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+            True,
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            False,
+        ),
+        (
+            closed({"a": {"type": "string"}}, ["a"]),
+            closed({"a": {"type": "string"}}),
+            False,
+        ),  # REQUIRED_ATTRIBUTE_ADDED
+        (
+            closed({"a": {"type": "string"}}),
+            closed({"a": {"type": "string"}}, ["a"]),
+            True,
+        ),  # REQUIRED_ATTRIBUTE_REMOVED
+        (closed({"a": {"type": "integer"}}), closed({"a": {"type": "string"}}), False),  # nested change
+        (closed({"a": {"type": "string"}}), {"type": "object", "properties": {"a": {"type": "string"}}}, False),
+    ],
+)
 def test_confluents_rules(new, old, compatible):
     assert (backward(new, old) == []) is compatible, backward(new, old)
 

@@ -44,9 +44,15 @@ def test_kafkas_own_server_properties_loads_unchanged():
     assert settings.storage.retention_check_interval_ms == 300000
     assert settings.server.max_request_bytes == 104857600
     # The KRaft quorum, threads, socket buffers and replication of internal topics are Kafka's, not ours.
-    for ignored in ("controller.quorum.voters", "num.network.threads", "num.io.threads",
-                    "offsets.topic.replication.factor", "inter.broker.listener.name",
-                    "share.coordinator.state.topic.replication.factor", "socket.send.buffer.bytes"):
+    for ignored in (
+        "controller.quorum.voters",
+        "num.network.threads",
+        "num.io.threads",
+        "offsets.topic.replication.factor",
+        "inter.broker.listener.name",
+        "share.coordinator.state.topic.replication.factor",
+        "socket.send.buffer.bytes",
+    ):
         assert ignored in loaded.ignored_kafka_keys
     assert "listeners" not in loaded.ignored_kafka_keys and "log.dirs" not in loaded.ignored_kafka_keys
     assert loaded.sources["log.retention_ms"] == f"file {KAFKA_SERVER_PROPERTIES} (log.retention.hours)"
@@ -55,8 +61,15 @@ def test_kafkas_own_server_properties_loads_unchanged():
 def test_the_generated_key_list_is_kafkas():
     keys = kafka_broker_keys()
     assert 250 < len(keys) < 500
-    for key in ("listeners", "log.retention.hours", "process.roles", "controller.quorum.voters",
-                "ssl.keystore.location", "group.initial.rebalance.delay.ms", "log.cleaner.min.cleanable.ratio"):
+    for key in (
+        "listeners",
+        "log.retention.hours",
+        "process.roles",
+        "controller.quorum.voters",
+        "ssl.keystore.location",
+        "group.initial.rebalance.delay.ms",
+        "log.cleaner.min.cleanable.ratio",
+    ):
         assert key in keys
     for not_broker in ("retention.ms", "bootstrap.servers", "zookeeper.connect", "consumer_byte_rate"):
         assert not_broker not in keys
@@ -135,21 +148,24 @@ def test_a_bad_value_in_a_file_names_the_file_key_and_value(tmp_path):
 
 
 def test_listeners_map_onto_trafkas_listeners_with_controller_listeners_left_out():
-    mapped = map_kafka_configs({
-        "listeners": "PLAINTEXT://127.0.0.1:19092,CONTROLLER://:9093,SECURE://:9094",
-        "advertised.listeners": "PLAINTEXT://broker.example:29092,CONTROLLER://localhost:9093,SECURE://b:9094",
-        "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
-        "listener.name.secure.sasl.enabled.mechanisms": "SCRAM-SHA-512",
-        "super.users": "User:admin",
-    })
+    mapped = map_kafka_configs(
+        {
+            "listeners": "PLAINTEXT://127.0.0.1:19092,CONTROLLER://:9093,SECURE://:9094",
+            "advertised.listeners": "PLAINTEXT://broker.example:29092,CONTROLLER://localhost:9093,SECURE://b:9094",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
+            "listener.name.secure.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "super.users": "User:admin",
+        }
+    )
     assert mapped.overrides["server"] == {
         "listeners": "PLAINTEXT://127.0.0.1:19092,SECURE://:9094",
         "advertised_listeners": "PLAINTEXT://broker.example:29092,SECURE://b:9094",
         "listener_security_protocol_map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
     }
     assert mapped.overrides["security"] == {
-        "super_users": "User:admin", "listener_name": {"secure": {"sasl_enabled_mechanisms": "SCRAM-SHA-512"}},
+        "super_users": "User:admin",
+        "listener_name": {"secure": {"sasl_enabled_mechanisms": "SCRAM-SHA-512"}},
     }
     assert mapped.ignored == ()
 
@@ -163,16 +179,29 @@ def test_a_toml_file_stays_toml_and_properties_then_flags(tmp_path):
 
 
 def test_topic_defaults_reach_the_broker_policy(tmp_path):
-    props = write(tmp_path, "log.retention.minutes=5\nlog.segment.bytes=1048576\nlog.roll.hours=1\n"
-                            "log.flush.interval.messages=10\nlog.retention.bytes=999\n")
+    props = write(
+        tmp_path,
+        "log.retention.minutes=5\nlog.segment.bytes=1048576\nlog.roll.hours=1\n"
+        "log.flush.interval.messages=10\nlog.retention.bytes=999\n",
+    )
     policy = policy_from(load_settings(props))
-    assert topic_defaults_from(load_settings(props)) == policy.topic_defaults == {
-        "retention.ms": "300000", "segment.bytes": "1048576", "segment.ms": "3600000",
-        "flush.messages": "10", "retention.bytes": "999",
-    }
+    assert (
+        topic_defaults_from(load_settings(props))
+        == policy.topic_defaults
+        == {
+            "retention.ms": "300000",
+            "segment.bytes": "1048576",
+            "segment.ms": "3600000",
+            "flush.messages": "10",
+            "retention.bytes": "999",
+        }
+    )
     entries = {e.name: e for e in policy.describe_topic({"retention.ms": "7"}, None)}
     assert (entries["retention.ms"].value, entries["retention.ms"].source) == ("7", ConfigSource.DYNAMIC_TOPIC_CONFIG)
-    assert (entries["segment.bytes"].value, entries["segment.bytes"].source) == ("1048576", ConfigSource.STATIC_BROKER_CONFIG)
+    assert (entries["segment.bytes"].value, entries["segment.bytes"].source) == (
+        "1048576",
+        ConfigSource.STATIC_BROKER_CONFIG,
+    )
     assert (entries["flush.ms"].source) == ConfigSource.DEFAULT_CONFIG
     broker = {e.name: e.value for e in policy.describe(None)}
     assert broker["log.retention.ms"] == "300000" and broker["log.roll.ms"] == "3600000"
@@ -235,8 +264,10 @@ def test_the_quickstart_environment_loads_through_the_real_loader():
     assert settings.broker.num_partitions == 3
     assert settings.groups.initial_rebalance_delay_ms == 0
     assert set(loaded.ignored_kafka_keys) == {
-        "controller.quorum.voters", "offsets.topic.replication.factor",
-        "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+        "controller.quorum.voters",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
     }
     assert loaded.sources["broker.num_partitions"] == "env KAFKA_NUM_PARTITIONS"
 
@@ -244,8 +275,11 @@ def test_the_quickstart_environment_loads_through_the_real_loader():
 def test_the_example_compose_with_two_broker_listeners_loads_unchanged():
     settings = load_settings(None, KAFKA_EXAMPLE_COMPOSE_ENV)
     names = sorted(listener.name for listener in listeners_from(settings))
-    assert names == sorted(n.split("://")[0] for n in KAFKA_EXAMPLE_COMPOSE_ENV["KAFKA_LISTENERS"].split(",")
-                           if not n.startswith("CONTROLLER"))
+    assert names == sorted(
+        n.split("://")[0]
+        for n in KAFKA_EXAMPLE_COMPOSE_ENV["KAFKA_LISTENERS"].split(",")
+        if not n.startswith("CONTROLLER")
+    )
     assert settings.storage.data_dir == "/tmp/kraft-combined-logs"
 
 
@@ -267,7 +301,9 @@ def test_listeners_default_to_the_advertised_ones_on_all_interfaces():
 def test_trafka_env_and_flags_win_over_kafka_env():
     settings = load_settings(None, {"KAFKA_NUM_PARTITIONS": "2", "TRAFKA_BROKER_NUM_PARTITIONS": "3"})
     assert settings.broker.num_partitions == 3
-    settings = load_settings(None, {"KAFKA_LISTENERS": "PLAINTEXT://:9093"}, {"server": {"listeners": "PLAINTEXT://:0"}})
+    settings = load_settings(
+        None, {"KAFKA_LISTENERS": "PLAINTEXT://:9093"}, {"server": {"listeners": "PLAINTEXT://:0"}}
+    )
     assert settings.server.listeners == "PLAINTEXT://:0"
 
 
@@ -281,8 +317,12 @@ def test_an_unknown_kafka_variable_is_named():
 
 def test_overrides_from_config_names_takes_dots_or_underscores():
     overrides = overrides_from_config_names(
-        {"num_partitions": 3, "group.initial.rebalance.delay.ms": 0, "auto_create_topics_enable": False,
-         "log_retention_hours": 1}
+        {
+            "num_partitions": 3,
+            "group.initial.rebalance.delay.ms": 0,
+            "auto_create_topics_enable": False,
+            "log_retention_hours": 1,
+        }
     )
     assert overrides == {
         "broker": {"num_partitions": 3, "auto_create_topics_enable": False},
@@ -296,7 +336,8 @@ def test_overrides_from_config_names_takes_dots_or_underscores():
         overrides_from_config_names({"replica_lag_time_max_ms": 3})
     seen = []
     assert overrides_from_config_names({"offsets.topic.replication.factor": 1, "num.partitions": 2}, seen.append) == {
-        "broker": {"num_partitions": 2}}
+        "broker": {"num_partitions": 2}
+    }
     assert seen == [("offsets.topic.replication.factor",)]
     with pytest.raises(KafkaConfigError, match="'x' for num.partitions"):
         overrides_from_config_names({"num_partitions": "x"})
@@ -308,8 +349,9 @@ def test_transaction_max_timeout_reaches_the_coordinator():
 
     settings = load_settings(None, {"KAFKA_TRANSACTION_MAX_TIMEOUT_MS": "1000"})
     assert settings.broker.transaction_max_timeout_ms == 1000
-    coordinator = TransactionCoordinator(iter(range(100)).__next__, lambda txn: None, (),
-                                         max_timeout_ms=settings.broker.transaction_max_timeout_ms)
+    coordinator = TransactionCoordinator(
+        iter(range(100)).__next__, lambda txn: None, (), max_timeout_ms=settings.broker.transaction_max_timeout_ms
+    )
     coordinator.init_producer_id("short", 1000, now=0)
     with pytest.raises(KafkaError) as info:
         coordinator.init_producer_id("long", 1001, now=0)

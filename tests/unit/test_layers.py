@@ -11,8 +11,26 @@ import sys
 import pytest
 
 SRC = pathlib.Path(__file__).parent.parent.parent / "src"
-IMPURE = {"trio", "socket", "asyncio", "os", "pathlib", "time", "subprocess", "shutil", "mmap", "io", "selectors",
-          "threading", "select", "ssl", "signal", "tempfile", "datetime", "random"}  # uuid is allowed: ids are values; new ones come in as functions
+IMPURE = {
+    "trio",
+    "socket",
+    "asyncio",
+    "os",
+    "pathlib",
+    "time",
+    "subprocess",
+    "shutil",
+    "mmap",
+    "io",
+    "selectors",
+    "threading",
+    "select",
+    "ssl",
+    "signal",
+    "tempfile",
+    "datetime",
+    "random",
+}  # uuid is allowed: ids are values; new ones come in as functions
 MODULES = sorted(p for p in SRC.rglob("*.py") if p.relative_to(SRC).parts[0] in ("domain", "adapters"))
 
 
@@ -27,7 +45,9 @@ def _imports(path: pathlib.Path) -> list[tuple[int, list[str]]]:
             module = node.module.split(".") if node.module else []
             if node.level:
                 base = package[: len(package) - node.level + 1]
-                found += [(node.lineno, base + module)] if module else [(node.lineno, base + [a.name]) for a in node.names]
+                found += (
+                    [(node.lineno, base + module)] if module else [(node.lineno, base + [a.name]) for a in node.names]
+                )
             else:
                 found.append((node.lineno, module))
     return found
@@ -46,7 +66,12 @@ def test_imports_point_inwards(path):
         if top in ("domain", "adapters", "app"):
             pytest.fail(f"{where}: import it as trafka.{top}")
         if here == "domain":
-            allowed = top == "attrs" or top == "__future__" or (top in sys.stdlib_module_names and top not in IMPURE) or target[:2] == ["trafka", "domain"]
+            allowed = (
+                top == "attrs"
+                or top == "__future__"
+                or (top in sys.stdlib_module_names and top not in IMPURE)
+                or target[:2] == ["trafka", "domain"]
+            )
             assert allowed, f"{where}: the domain imports the standard library (no I/O, no clock) and attrs only"
         elif top == "trafka" and len(target) > 1:
             assert target[1] != "app", f"{where}: an adapter never imports the app"

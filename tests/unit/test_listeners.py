@@ -35,7 +35,9 @@ def test_the_issue_s_three_listeners():
 def test_names_are_upper_cased_and_an_unadvertised_listener_advertises_itself():
     [listener] = resolve("sasl_ssl://kafka.local:9093")
     assert (listener.name, listener.security_protocol, listener.advertised_host) == (
-        "SASL_SSL", SecurityProtocol.SASL_SSL, "kafka.local"
+        "SASL_SSL",
+        SecurityProtocol.SASL_SSL,
+        "kafka.local",
     )
 
 
@@ -59,17 +61,37 @@ def test_port_zero_advertises_the_bound_port_unless_an_advertised_port_is_given(
 @pytest.mark.parametrize(
     "listeners, advertised, protocols, message",
     [
-        ("PLAINTEXT://localhost:9092,PLAINTEXT://localhost:9093", None, DEFAULT_SECURITY_PROTOCOL_MAP,
-         "Each listener must have a different name"),
-        ("PLAINTEXT://localhost:9092,SSL://localhost:9092", None, DEFAULT_SECURITY_PROTOCOL_MAP,
-         "Each listener must have a different port"),
-        ("INTERNAL://localhost:9092", None, DEFAULT_SECURITY_PROTOCOL_MAP,
-         "No security protocol defined for listener INTERNAL"),
+        (
+            "PLAINTEXT://localhost:9092,PLAINTEXT://localhost:9093",
+            None,
+            DEFAULT_SECURITY_PROTOCOL_MAP,
+            "Each listener must have a different name",
+        ),
+        (
+            "PLAINTEXT://localhost:9092,SSL://localhost:9092",
+            None,
+            DEFAULT_SECURITY_PROTOCOL_MAP,
+            "Each listener must have a different port",
+        ),
+        (
+            "INTERNAL://localhost:9092",
+            None,
+            DEFAULT_SECURITY_PROTOCOL_MAP,
+            "No security protocol defined for listener INTERNAL",
+        ),
         ("localhost:9092", None, DEFAULT_SECURITY_PROTOCOL_MAP, "Unable to parse localhost:9092 to a broker endpoint"),
-        ("PLAINTEXT://0.0.0.0:9092", None, DEFAULT_SECURITY_PROTOCOL_MAP,
-         "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0"),
-        ("PLAINTEXT://localhost:9092", "SSL://localhost:9093", DEFAULT_SECURITY_PROTOCOL_MAP,
-         "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners"),
+        (
+            "PLAINTEXT://0.0.0.0:9092",
+            None,
+            DEFAULT_SECURITY_PROTOCOL_MAP,
+            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0",
+        ),
+        (
+            "PLAINTEXT://localhost:9092",
+            "SSL://localhost:9093",
+            DEFAULT_SECURITY_PROTOCOL_MAP,
+            "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners",
+        ),
         ("PLAINTEXT://localhost:9092", None, "PLAINTEXT:TLS", "No enum constant SecurityProtocol.TLS"),
         ("PLAINTEXT://localhost:9092", None, "PLAINTEXT", "expected NAME:PROTOCOL"),
         ("PLAINTEXT://localhost:99999", None, DEFAULT_SECURITY_PROTOCOL_MAP, "port 99999 out of range"),
@@ -88,7 +110,9 @@ def test_the_default_map_names_each_protocol_after_itself():
 @given(
     st.lists(
         st.tuples(st.from_regex(r"[A-Z][A-Z_]{0,8}", fullmatch=True), st.sampled_from(list(SecurityProtocol))),
-        min_size=1, max_size=5, unique_by=lambda item: item[0],
+        min_size=1,
+        max_size=5,
+        unique_by=lambda item: item[0],
     )
 )
 def test_every_named_listener_resolves_with_its_protocol(named):

@@ -13,8 +13,10 @@ SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 
 
 def credentials(users: dict[tuple[str, ScramMechanism], str]):
-    stored = {key: ScramCredential.from_password(key[1], password, b"salt-" + key[0].encode(), 4096)
-              for key, password in users.items()}
+    stored = {
+        key: ScramCredential.from_password(key[1], password, b"salt-" + key[0].encode(), 4096)
+        for key, password in users.items()
+    }
     return lambda user, mechanism: stored.get((user, mechanism))
 
 

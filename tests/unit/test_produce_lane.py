@@ -62,10 +62,14 @@ def one_partition_requests(draw):
         transactional_id=draw(st.none() | st.text(max_size=8)),
         acks=draw(st.sampled_from([1, -1])),
         timeout_ms=draw(st.integers(0, 60_000)),
-        topic_data=[TopicData(
-            name=draw(st.sampled_from(["orders", "small", "missing"])),
-            partition_data=[TopicData.PartitionProduceData(index=draw(st.integers(-1, 2)), records=draw(record_sets))],
-        )],
+        topic_data=[
+            TopicData(
+                name=draw(st.sampled_from(["orders", "small", "missing"])),
+                partition_data=[
+                    TopicData.PartitionProduceData(index=draw(st.integers(-1, 2)), records=draw(record_sets))
+                ],
+            )
+        ],
     )
     request.with_header(correlation_id=draw(st.integers(0, 2**31 - 1)), client_id=draw(st.none() | st.text(max_size=8)))
     return version, bytes(request.encode(header=True, framed=False))
@@ -83,7 +87,8 @@ def _context():
 def _log_bytes(ctx) -> dict[TopicPartition, bytes]:
     return {
         tp: ctx.replicas.fetch(tp, 0, 1 << 30, True).records
-        for topic in ("orders", "small") for tp in ctx.catalog.get(topic).topic_partitions()
+        for topic in ("orders", "small")
+        for tp in ctx.catalog.get(topic).topic_partitions()
     }
 
 
@@ -102,8 +107,14 @@ def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(request
         one = fast_produce.decode_one_partition(frame)
         assert one is not None
         topic = decoded.body.topic_data[0]
-        assert one == (version, decoded.correlation_id, decoded.body.acks, topic.name,
-                       topic.partition_data[0].index, topic.partition_data[0].records)
+        assert one == (
+            version,
+            decoded.correlation_id,
+            decoded.body.acks,
+            topic.name,
+            topic.partition_data[0].index,
+            topic.partition_data[0].records,
+        )
         ones.append(one)
     assert answer_one_partition(lane, ones) == expected
     assert _log_bytes(lane) == _log_bytes(general)
@@ -118,7 +129,9 @@ def test_other_shapes_take_the_general_path(version):
 
     part = TopicData.PartitionProduceData
     batch = _batch([b"v"])
-    assert fast_produce.decode_one_partition(frame([TopicData(name="t", partition_data=[part(index=0, records=batch)])]))
+    assert fast_produce.decode_one_partition(
+        frame([TopicData(name="t", partition_data=[part(index=0, records=batch)])])
+    )
     for topic_data in (
         [],  # no topic
         [TopicData(name="t", partition_data=[])],  # no partition

@@ -18,8 +18,13 @@ from tests.batches import make_batch
 from .conftest import Cluster
 
 NOW = 1_700_000_000_000
-PARTITIONS = [TopicPartition("plain", 0), TopicPartition("plain", 1), TopicPartition("appended", 0),
-              TopicPartition("plain", 9), TopicPartition("missing", 0)]
+PARTITIONS = [
+    TopicPartition("plain", 0),
+    TopicPartition("plain", 1),
+    TopicPartition("appended", 0),
+    TopicPartition("plain", 9),
+    TopicPartition("missing", 0),
+]
 
 
 def _cluster() -> Cluster:
@@ -36,8 +41,9 @@ def record_sets(draw):
     if kind == "null":
         return None
     if kind == "idempotent":
-        return make_batch(values, producer_id=draw(st.sampled_from([7, 8])), producer_epoch=0,
-                          base_sequence=draw(st.integers(0, 6)))
+        return make_batch(
+            values, producer_id=draw(st.sampled_from([7, 8])), producer_epoch=0, base_sequence=draw(st.integers(0, 6))
+        )
     if kind == "transactional":
         return make_batch(values, producer_id=9, producer_epoch=0, base_sequence=0, transactional=True)
     batch = make_batch(values)

@@ -32,8 +32,13 @@ def _replicas() -> ReplicaManager:
 
 
 def _produce(replicas, producer_id: int, sequence: int, timestamp: int, transactional: bool = False):
-    batch = make_batch([(timestamp, None, b"v")], producer_id=producer_id, producer_epoch=0,
-                       base_sequence=sequence, transactional=transactional)
+    batch = make_batch(
+        [(timestamp, None, b"v")],
+        producer_id=producer_id,
+        producer_epoch=0,
+        base_sequence=sequence,
+        transactional=transactional,
+    )
     return replicas.produce(TP, batch, timestamp)
 
 

@@ -9,18 +9,7 @@ from trafka.app.properties import PropertiesError, parse_properties, read_proper
 
 
 def test_separators_comments_and_whitespace():
-    text = (
-        "# a comment\n"
-        "! another comment\n"
-        "   \n"
-        "a=1\n"
-        "b: 2\n"
-        "c 3\n"
-        "  d   =   4  \n"
-        "e\t:\tfive words\n"
-        "f\n"
-        "g=\n"
-    )
+    text = "# a comment\n! another comment\n   \na=1\nb: 2\nc 3\n  d   =   4  \ne\t:\tfive words\nf\ng=\n"
     assert parse_properties(text) == {"a": "1", "b": "2", "c": "3", "d": "4  ", "e": "five words", "f": "", "g": ""}
 
 
@@ -69,7 +58,9 @@ def test_read_properties_reads_utf8_and_latin1(tmp_path):
     assert read_properties(str(utf8)) == read_properties(str(latin1)) == {"name": "é"}
 
 
-_keys = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\\=: \t\f#!"), min_size=1)
+_keys = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\\=: \t\f#!"), min_size=1
+)
 _values = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\\"))
 
 
@@ -78,7 +69,12 @@ def test_what_java_would_write_reads_back(pairs):
     # Properties.store escapes a value's leading whitespace; these values keep theirs by escaping it.
     def escape_value(value: str) -> str:
         stripped = value.lstrip(" \t\f")
-        return "".join("\\" + c if c == " " else ("\\t" if c == "\t" else "\\f") for c in value[: len(value) - len(stripped)]) + stripped
+        return (
+            "".join(
+                "\\" + c if c == " " else ("\\t" if c == "\t" else "\\f") for c in value[: len(value) - len(stripped)]
+            )
+            + stripped
+        )
 
     text = "".join(f"{key}={escape_value(value)}\n" for key, value in pairs.items())
     assert parse_properties(text) == pairs

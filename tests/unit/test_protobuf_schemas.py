@@ -57,11 +57,20 @@ def test_text_and_descriptor_spellings_print_alike_and_the_print_compiles_to_its
     sent = base64.b64encode(parsed.parsed.file.SerializeToString()).decode()
     assert FORMAT.parse(Schema(sent, P), {}).canonical == parsed.canonical
     text = parsed.canonical
-    for expected in ['required string id = 1;', 'optional int32 count = 2 [default = 7];',
-                     'map<string, .acme.v1.Order.Line> lines = 7;', 'oneof payment {',
-                     'int64 voucher = 9 [deprecated = true];', 'reserved 20 to 25, 30;', 'extensions 100 to max;',
-                     '[json_name = "theRatio"]', 'option allow_alias = true;', 'extend .acme.v1.Order {',
-                     'rpc Place (.acme.v1.Order) returns (stream .acme.v1.Order);', 'option java_package = "com.acme";']:
+    for expected in [
+        "required string id = 1;",
+        "optional int32 count = 2 [default = 7];",
+        "map<string, .acme.v1.Order.Line> lines = 7;",
+        "oneof payment {",
+        "int64 voucher = 9 [deprecated = true];",
+        "reserved 20 to 25, 30;",
+        "extensions 100 to max;",
+        '[json_name = "theRatio"]',
+        "option allow_alias = true;",
+        "extend .acme.v1.Order {",
+        "rpc Place (.acme.v1.Order) returns (stream .acme.v1.Order);",
+        'option java_package = "com.acme";',
+    ]:
         assert expected in text, expected
 
 
@@ -92,14 +101,19 @@ def test_references_resolve_imports_and_are_required():
     assert "  .common.Money total = 1;" in parsed.canonical
 
 
-@pytest.mark.parametrize("text, detail", [
-    ('syntax = "proto3";\nmessage X { strin a = 1; }', '"strin" is not defined'),
-    ('syntax = "proto3";\nmessage X { int32 a = 1; int32 b = 1; }', "already been used"),
-    ('syntax = "proto3";\nimport "google/api/http.proto";\nmessage X { google.api.Http a = 1; }',
-     "'google/api/http.proto' is not a reference"),
-    ('edition = "2023";\nmessage X { int32 a = 1; }', "edition"),
-    ('syntax = "proto2";\nmessage X { optional group G = 1 { optional int32 a = 2; } }', "groups"),
-])
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ('syntax = "proto3";\nmessage X { strin a = 1; }', '"strin" is not defined'),
+        ('syntax = "proto3";\nmessage X { int32 a = 1; int32 b = 1; }', "already been used"),
+        (
+            'syntax = "proto3";\nimport "google/api/http.proto";\nmessage X { google.api.Http a = 1; }',
+            "'google/api/http.proto' is not a reference",
+        ),
+        ('edition = "2023";\nmessage X { int32 a = 1; }', "edition"),
+        ('syntax = "proto2";\nmessage X { optional group G = 1 { optional int32 a = 2; } }', "groups"),
+    ],
+)
 def test_bad_schemas_are_refused_with_a_reason(text, detail):
     with pytest.raises(ValueError, match=detail):
         parse(text)
@@ -108,8 +122,13 @@ def test_bad_schemas_are_refused_with_a_reason(text, detail):
 def test_a_descriptor_naming_unknown_types_is_refused():
     file = descriptor_pb2.FileDescriptorProto(name="x.proto", syntax="proto3")
     message = file.message_type.add(name="X")
-    message.field.add(name="a", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
-                      type_name=".nowhere.Y", label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    message.field.add(
+        name="a",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        type_name=".nowhere.Y",
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
     with pytest.raises(ValueError):
         FORMAT.parse(Schema(base64.b64encode(file.SerializeToString()).decode(), P), {})
 
@@ -119,26 +138,52 @@ def differences(old: str, new: str) -> list[str]:
     return FORMAT.incompatibilities(parse(new), parse(old))
 
 
-@pytest.mark.parametrize("old, new, found", [
-    ("message M { int32 a = 1; }", "message M { int32 b = 1; int32 c = 2; }", []),
-    ("message M { int32 a = 1; int32 b = 2; }", "message M { int32 a = 1; }", []),
-    ("package p;\nmessage M { int32 a = 1; }", "package q;\nmessage M { int32 a = 1; }", ["PACKAGE_CHANGED '#/'"]),
-    ("message M { int32 a = 1; }\nmessage N { int32 a = 1; }", "message M { int32 a = 1; }", ["MESSAGE_REMOVED '#/N'"]),
-    ("message M { int32 a = 1; }", "message M { N a = 1; }\nmessage N {}", ["FIELD_KIND_CHANGED '#/M/1'"]),
-    ("message M { map<string, int32> a = 1; }", "message M { map<string, string> a = 1; }",
-     ["FIELD_SCALAR_KIND_CHANGED '#/M/1'"]),
-    ("message M { N a = 1; }\nmessage N { int32 x = 1; }", "message M { N a = 1; }\nmessage N { string x = 1; }",
-     ["FIELD_SCALAR_KIND_CHANGED '#/N/1'", "FIELD_SCALAR_KIND_CHANGED '#/N/1'", "FIELD_NAMED_TYPE_CHANGED '#/M/1'"]),
-    ("message M { int32 a = 1; int32 b = 2; }", "message M { oneof o { int32 a = 1; int32 b = 2; } }",
-     ["MULTIPLE_FIELDS_MOVED_TO_ONEOF '#/M/o'"]),
-    ("message M { int32 a = 1; }", "message M { oneof o { int32 a = 1; int32 b = 2; } }", []),
-    ("message M { int32 a = 1; oneof o { int32 b = 2; } }", "message M { oneof o { int32 a = 1; int32 b = 2; } }",
-     ["FIELD_MOVED_TO_EXISTING_ONEOF '#/M/o'"]),
-    ("message M { oneof o { int32 a = 1; int32 b = 2; } }", "message M { oneof o { int32 a = 1; } }",
-     ["ONEOF_FIELD_REMOVED '#/M/o/2'"]),
-    ("message M { E e = 1; }\nenum E { A = 0; B = 1; }", "message M { E e = 1; }\nenum E { A = 0; C = 2; }", []),
-    ("message M { E e = 1; }\nenum E { A = 0; }", "message M { int64 e = 1; }", []),
-])
+@pytest.mark.parametrize(
+    "old, new, found",
+    [
+        ("message M { int32 a = 1; }", "message M { int32 b = 1; int32 c = 2; }", []),
+        ("message M { int32 a = 1; int32 b = 2; }", "message M { int32 a = 1; }", []),
+        ("package p;\nmessage M { int32 a = 1; }", "package q;\nmessage M { int32 a = 1; }", ["PACKAGE_CHANGED '#/'"]),
+        (
+            "message M { int32 a = 1; }\nmessage N { int32 a = 1; }",
+            "message M { int32 a = 1; }",
+            ["MESSAGE_REMOVED '#/N'"],
+        ),
+        ("message M { int32 a = 1; }", "message M { N a = 1; }\nmessage N {}", ["FIELD_KIND_CHANGED '#/M/1'"]),
+        (
+            "message M { map<string, int32> a = 1; }",
+            "message M { map<string, string> a = 1; }",
+            ["FIELD_SCALAR_KIND_CHANGED '#/M/1'"],
+        ),
+        (
+            "message M { N a = 1; }\nmessage N { int32 x = 1; }",
+            "message M { N a = 1; }\nmessage N { string x = 1; }",
+            [
+                "FIELD_SCALAR_KIND_CHANGED '#/N/1'",
+                "FIELD_SCALAR_KIND_CHANGED '#/N/1'",
+                "FIELD_NAMED_TYPE_CHANGED '#/M/1'",
+            ],
+        ),
+        (
+            "message M { int32 a = 1; int32 b = 2; }",
+            "message M { oneof o { int32 a = 1; int32 b = 2; } }",
+            ["MULTIPLE_FIELDS_MOVED_TO_ONEOF '#/M/o'"],
+        ),
+        ("message M { int32 a = 1; }", "message M { oneof o { int32 a = 1; int32 b = 2; } }", []),
+        (
+            "message M { int32 a = 1; oneof o { int32 b = 2; } }",
+            "message M { oneof o { int32 a = 1; int32 b = 2; } }",
+            ["FIELD_MOVED_TO_EXISTING_ONEOF '#/M/o'"],
+        ),
+        (
+            "message M { oneof o { int32 a = 1; int32 b = 2; } }",
+            "message M { oneof o { int32 a = 1; } }",
+            ["ONEOF_FIELD_REMOVED '#/M/o/2'"],
+        ),
+        ("message M { E e = 1; }\nenum E { A = 0; B = 1; }", "message M { E e = 1; }\nenum E { A = 0; C = 2; }", []),
+        ("message M { E e = 1; }\nenum E { A = 0; }", "message M { int64 e = 1; }", []),
+    ],
+)
 def test_confluents_differences(old, new, found):
     messages = differences(f'syntax = "proto3";\n{old}', f'syntax = "proto3";\n{new}')
     shown = [m.replace("Difference{fullPath=", "").replace(", type=", " ").rstrip("}") for m in messages]
@@ -154,8 +199,22 @@ def test_a_required_field_added_or_removed_is_incompatible():
 
 # bool is a general number to Confluent too, but it reads any varint as True, so the value 1 written
 # by the oracle below could not tell a zigzag-encoded sint from a plain one: it is left out.
-SCALARS = ["int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "sfixed32",
-           "fixed64", "sfixed64", "float", "double", "string", "bytes"]
+SCALARS = [
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "sint32",
+    "sint64",
+    "fixed32",
+    "sfixed32",
+    "fixed64",
+    "sfixed64",
+    "float",
+    "double",
+    "string",
+    "bytes",
+]
 
 
 @st.composite
@@ -200,13 +259,20 @@ def test_compatibility_agrees_with_protobuf_reading_old_bytes_with_the_new_schem
     assert parse(old.canonical).canonical == old.canonical
     written = _message_class(old)(**{name: ONE.get(kind, 1) for name, kind in old_fields.values()})
     read = _message_class(new).FromString(written.SerializeToString())
-    survives = all(
-        getattr(read, new_fields[n][0]) in (1, "x", b"x") for n in old_fields.keys() & new_fields.keys())
+    survives = all(getattr(read, new_fields[n][0]) in (1, "x", b"x") for n in old_fields.keys() & new_fields.keys())
     assert (not FORMAT.incompatibilities(new, old)) == survives, (old.canonical, new.canonical)
 
 
-DEFAULTS = {"int32": "-5", "uint64": "7", "sint32": "3", "double": "1.5", "float": "-0.25", "bool": "true",
-            "string": '"a\\"b\\\\c\\n"', "bytes": '"\\001x"'}
+DEFAULTS = {
+    "int32": "-5",
+    "uint64": "7",
+    "sint32": "3",
+    "double": "1.5",
+    "float": "-0.25",
+    "bool": "true",
+    "string": '"a\\"b\\\\c\\n"',
+    "bytes": '"\\001x"',
+}
 
 
 @st.composite
@@ -229,7 +295,9 @@ def proto_files(draw):
             if kind in DEFAULTS and not proto2 and draw(st.booleans()):
                 oneof.append(f"{kind} f{n} = {n};")
                 continue
-            label = draw(st.sampled_from(["optional", "required", "repeated"] if proto2 else ["", "optional", "repeated"]))
+            label = draw(
+                st.sampled_from(["optional", "required", "repeated"] if proto2 else ["", "optional", "repeated"])
+            )
             options = []
             if proto2 and label == "optional" and kind in DEFAULTS and draw(st.booleans()):
                 options.append(f"default = {DEFAULTS[kind]}")
@@ -270,13 +338,21 @@ def test_a_reference_name_outside_the_import_root_is_refused():
     money = parse('syntax = "proto3";\nmessage Money { int64 units = 1; }\n')
     for name in ("../escape.proto", "/etc/escape.proto"):
         with pytest.raises(ValueError, match="relative import path"):
-            FORMAT.parse(Schema(f'syntax = "proto3";\nimport "{name}";\nmessage X {{ Money m = 1; }}\n', P,
-                                (SchemaReference(name, "money", 1),)), {name: money})
+            FORMAT.parse(
+                Schema(
+                    f'syntax = "proto3";\nimport "{name}";\nmessage X {{ Money m = 1; }}\n',
+                    P,
+                    (SchemaReference(name, "money", 1),),
+                ),
+                {name: money},
+            )
 
 
 def test_google_types_are_imported_without_references():
-    text = ('syntax = "proto3";\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
-            "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n")
+    text = (
+        'syntax = "proto3";\nimport "google/type/money.proto";\nimport "google/type/date.proto";\n'
+        "message Price { google.type.Money amount = 1; google.type.Date valid_until = 2; }\n"
+    )
     parsed = parse(text)
     assert "  .google.type.Money amount = 1;" in parsed.canonical
     sent = base64.b64encode(parsed.parsed.file.SerializeToString()).decode()

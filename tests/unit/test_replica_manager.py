@@ -79,9 +79,7 @@ def test_max_message_bytes_topic_override(cluster: Cluster):
 def test_broker_message_max_bytes():
     cluster = Cluster(BrokerPolicy(message_max_bytes=200))
     cluster.catalog.create("t", 1, 1)
-    assert cluster.replicas.produce(TP, make_batch([(1, None, b"x" * 300)]), NOW).error == (
-        ErrorCode.MESSAGE_TOO_LARGE
-    )
+    assert cluster.replicas.produce(TP, make_batch([(1, None, b"x" * 300)]), NOW).error == (ErrorCode.MESSAGE_TOO_LARGE)
 
 
 @pytest.mark.parametrize(

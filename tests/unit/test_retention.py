@@ -67,8 +67,12 @@ def test_delete_records(cluster: Cluster):
 def test_alter_configs_set_delete_append_subtract(cluster: Cluster):
     cluster.catalog.create("t", 1, 1, {"retention.ms": "5"})
     topic = cluster.catalog.alter_configs(
-        "t", {"retention.ms": (AlterOp.DELETE, None), "segment.bytes": (AlterOp.SET, "1000"),
-              "cleanup.policy": (AlterOp.APPEND, "compact")},
+        "t",
+        {
+            "retention.ms": (AlterOp.DELETE, None),
+            "segment.bytes": (AlterOp.SET, "1000"),
+            "cleanup.policy": (AlterOp.APPEND, "compact"),
+        },
     )
     assert topic.configs == {"segment.bytes": "1000", "cleanup.policy": "delete,compact"}
     topic = cluster.catalog.alter_configs("t", {"cleanup.policy": (AlterOp.SUBTRACT, "delete")})

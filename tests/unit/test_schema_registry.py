@@ -200,8 +200,10 @@ def test_references_resolve_named_types_from_another_subject():
     s = Store()
     address = Schema(json.dumps({"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]}))
     s.register("address", address)
-    user = Schema(json.dumps({"type": "record", "name": "User", "fields": [{"name": "home", "type": "Address"}]}),
-                  references=(SchemaReference("Address", "address", 1),))
+    user = Schema(
+        json.dumps({"type": "record", "name": "User", "fields": [{"name": "home", "type": "Address"}]}),
+        references=(SchemaReference("Address", "address", 1),),
+    )
     registered = s.register("user", user)
     assert registered.schema_id == 2
     assert error_code(lambda: s.registry.register("other", Schema(user.text))) == 42201
@@ -244,8 +246,11 @@ def test_log_keys_and_values_are_confluents():
 def test_a_confluent_log_with_unknown_key_types_replays():
     registry = SchemaRegistry({SchemaType.AVRO: AvroFormat()})
     registry.apply(RegistryEntry.from_json(b'{"keytype":"NOOP","magic":0}', None))
-    registry.apply(RegistryEntry.from_json(
-        b'{"keytype":"SCHEMA","subject":"t-value","version":1,"magic":1}',
-        b'{"subject":"t-value","version":1,"id":7,"schemaType":"AVRO","schema":"\\"string\\"","deleted":false}'))
+    registry.apply(
+        RegistryEntry.from_json(
+            b'{"keytype":"SCHEMA","subject":"t-value","version":1,"magic":1}',
+            b'{"subject":"t-value","version":1,"id":7,"schemaType":"AVRO","schema":"\\"string\\"","deleted":false}',
+        )
+    )
     assert registry.version("t-value", 1).schema_id == 7
     assert registry.max_schema_id() == 7

@@ -101,10 +101,15 @@ def test_the_message_counts_every_bad_record_and_shows_three_as_kafka_does(clust
 
 def test_key_validation_checks_keys_against_the_key_subject_and_lets_null_keys_pass(cluster, registry):
     cluster.catalog.create("t", 1, 1, {"confluent.key.schema.validation": "true"})
-    assert cluster.replicas.produce(TP, make_batch([(1, wire(7), b"raw"), (2, None, b"raw")]), NOW).error is ErrorCode.NONE
+    assert (
+        cluster.replicas.produce(TP, make_batch([(1, wire(7), b"raw"), (2, None, b"raw")]), NOW).error is ErrorCode.NONE
+    )
     refused = cluster.replicas.produce(TP, make_batch([(1, wire(1), wire(1))]), NOW)
     assert refused.error is ErrorCode.INVALID_RECORD
-    assert "RecordError(batchIndex=0, message='the key's schema id 1 is not registered under subject t-key')" in refused.message
+    assert (
+        "RecordError(batchIndex=0, message='the key's schema id 1 is not registered under subject t-key')"
+        in refused.message
+    )
     assert end_offset(cluster) == 2
 
 
@@ -184,7 +189,8 @@ def test_describe_configs_lists_the_validation_configs_with_their_defaults(clust
 
 records = st.lists(
     st.tuples(st.integers(0, 2**40), st.none() | st.binary(max_size=300), st.none() | st.binary(max_size=300)),
-    min_size=1, max_size=20,
+    min_size=1,
+    max_size=20,
 )
 
 
@@ -192,5 +198,8 @@ records = st.lists(
 @settings(max_examples=60, deadline=None)
 def test_keys_and_values_read_as_kafka_pythons_reader_reads_them(batch_records, compression):
     batch = make_batch(batch_records, compression)
-    ours = [(None if k is None else bytes(k), None if v is None else bytes(v)) for k, v in record_keys_values(batch, decompress)]
+    ours = [
+        (None if k is None else bytes(k), None if v is None else bytes(v))
+        for k, v in record_keys_values(batch, decompress)
+    ]
     assert ours == [(r.key, r.value) for r in DefaultRecordBatch(batch)]

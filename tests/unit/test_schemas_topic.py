@@ -21,8 +21,15 @@ def service(cluster) -> RegistryService:
 
 
 def produce(cluster, records: list[tuple[bytes, bytes | None]]) -> None:
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                        producer_epoch=-1, base_sequence=-1, batch_size=2**31 - 1)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=2**31 - 1,
+    )
     for delta, (key, value) in enumerate(records):
         builder.append(delta, timestamp=0, key=key, value=value, headers=[])
     assert cluster.replicas.produce(TP, bytes(builder.build()), 0).error.name == "NONE"
@@ -52,13 +59,18 @@ def test_a_new_service_over_the_same_log_serves_the_same_registry(cluster):
 def test_records_produced_by_clients_are_served_and_garbage_is_skipped(cluster):
     registry = service(cluster)
     registry.change(lambda r: r.set_config(None, "NONE"))
-    produce(cluster, [
-        (b"not json", b"{}"),
-        (b'{"keytype":"NOOP","magic":0}', None),
-        (b'{"keytype":"SCHEMA","subject":"c-value","version":1,"magic":1}',
-         b'{"subject":"c-value","version":1,"id":40,"schema":"\\"string\\"","deleted":false}'),
-        (b'{"keytype":"CONFIG","subject":"c-value","magic":0}', b'{"compatibilityLevel":"SIDEWAYS"}'),
-    ])
+    produce(
+        cluster,
+        [
+            (b"not json", b"{}"),
+            (b'{"keytype":"NOOP","magic":0}', None),
+            (
+                b'{"keytype":"SCHEMA","subject":"c-value","version":1,"magic":1}',
+                b'{"subject":"c-value","version":1,"id":40,"schema":"\\"string\\"","deleted":false}',
+            ),
+            (b'{"keytype":"CONFIG","subject":"c-value","magic":0}', b'{"compatibilityLevel":"SIDEWAYS"}'),
+        ],
+    )
     state = registry.current()
     assert state.version("c-value", 1).schema_id == 40
     assert state.compatibility("c-value") is CompatibilityLevel.NONE
@@ -71,7 +83,7 @@ def test_a_hard_delete_writes_tombstones(cluster):
     registry.change(lambda r: r.delete_version("t-value", 1, permanent=False))
     registry.change(lambda r: r.delete_version("t-value", 1, permanent=True))
     raw = cluster.replicas.fetch(TP, 0, 1 << 20, True).records
-    values = [rec.value for pos, h in iter_batches(raw) for rec in DefaultRecordBatch(bytes(raw[pos:pos + h.size]))]
+    values = [rec.value for pos, h in iter_batches(raw) for rec in DefaultRecordBatch(bytes(raw[pos : pos + h.size]))]
     assert values[-1] is None
     assert service(cluster).current().subjects(deleted=True) == []
 
@@ -92,7 +104,10 @@ def test_the_registry_keeps_to_its_layers():
             else:
                 continue
             for name in names:
-                assert name.split(".")[0] in {"__future__", "attrs", "collections", "enum", "json", "typing"}, (module, name)
+                assert name.split(".")[0] in {"__future__", "attrs", "collections", "enum", "json", "typing"}, (
+                    module,
+                    name,
+                )
     for module in (src / "adapters" / "schemas").glob("*.py"):
         text = module.read_text()
         assert "trafka.adapters." not in text and "from .." not in text, module

@@ -85,7 +85,9 @@ def test_an_unknown_user_fails_without_saying_so_to_the_client():
 
 def test_a_final_message_with_another_nonce_fails():
     with pytest.raises(SaslException, match="Invalid client nonce"):
-        _exchange(server_for(credentials()), ScramClient("sha256", "alice", "secret"), nonce="fyko+d2lbbFgONRv9qkxdawLforged")
+        _exchange(
+            server_for(credentials()), ScramClient("sha256", "alice", "secret"), nonce="fyko+d2lbbFgONRv9qkxdawLforged"
+        )
 
 
 def test_a_forged_proof_fails():
@@ -158,7 +160,7 @@ def test_plain_accepts_a_configured_user():
 
 def test_jaas_config_users_as_kafka_s_plain_login_module():
     entry = parse_jaas_config(
-        'org.apache.kafka.common.security.plain.PlainLoginModule required\n'
+        "org.apache.kafka.common.security.plain.PlainLoginModule required\n"
         '  username="admin" password="admin-secret" user_admin="admin-secret" user_alice="a;b \\"c\\"";'
     )
     assert entry.flag == "required"
@@ -170,7 +172,7 @@ def test_jaas_config_users_as_kafka_s_plain_login_module():
     [
         ('org.apache.kafka.common.security.plain.PlainLoginModule required user_a="x"', "not terminated by semi-colon"),
         ('org.apache.kafka.common.security.plain.PlainLoginModule user_a="x";', "control flag not specified"),
-        ('org.apache.kafka.common.security.plain.PlainLoginModule required user_a;', "key=value pairs"),
+        ("org.apache.kafka.common.security.plain.PlainLoginModule required user_a;", "key=value pairs"),
     ],
 )
 def test_a_bad_jaas_config_is_refused(text, message):
@@ -180,4 +182,4 @@ def test_a_bad_jaas_config_is_refused(text, message):
 
 def test_plain_users_need_kafka_s_plain_login_module():
     with pytest.raises(JaasConfigError, match="expected org.apache.kafka.common.security.plain.PlainLoginModule"):
-        parse_jaas_config('org.apache.kafka.common.security.scram.ScramLoginModule required;').plain_users()
+        parse_jaas_config("org.apache.kafka.common.security.scram.ScramLoginModule required;").plain_users()

@@ -31,8 +31,11 @@ def test_kafka_s_refusals():
         for r in credentials.alter(
             [ScramDeletion("ghost", SHA256.type_id), ScramDeletion("twice", SHA256.type_id)],
             [
-                upsertion("few", iterations=4095), upsertion("many", iterations=16385), upsertion("twice"),
-                ScramUpsertion("odd", 9, 4096, b"s", b"p"), upsertion(""),
+                upsertion("few", iterations=4095),
+                upsertion("many", iterations=16385),
+                upsertion("twice"),
+                ScramUpsertion("odd", 9, 4096, b"s", b"p"),
+                upsertion(""),
             ],
         )
     }
@@ -50,7 +53,8 @@ def test_a_user_altered_twice_in_one_request_is_a_duplicate_and_nothing_is_store
     store = MemoryScramCredentialStore()
     [result] = UserScramCredentials(store).alter([], [upsertion("alice"), upsertion("alice", SHA512)])
     assert (result.error, result.message) == (
-        ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"
+        ErrorCode.DUPLICATE_RESOURCE,
+        "A user credential cannot be altered twice in the same request",
     )
     assert store.credentials == {}
 
@@ -64,7 +68,8 @@ def test_describe_every_user_or_the_named_ones():
     named = {r.user: (r.error, r.message) for r in credentials.describe(["bob", "nobody", "alice", "alice"])}
     assert named["bob"] == (ErrorCode.NONE, None)
     assert named["nobody"] == (
-        ErrorCode.RESOURCE_NOT_FOUND, "Attempt to describe a user credential that does not exist: nobody"
+        ErrorCode.RESOURCE_NOT_FOUND,
+        "Attempt to describe a user credential that does not exist: nobody",
     )
     assert named["alice"][0] is ErrorCode.DUPLICATE_RESOURCE
 

@@ -35,10 +35,12 @@ def test_per_listener_mechanisms_and_plain_users():
 
 
 def test_plain_users_from_the_listener_s_jaas_config():
-    authentication = wire({
-        "sasl_enabled_mechanisms": "PLAIN",
-        "listener_name": {"sasl_plaintext": {"plain_sasl_jaas_config": JAAS}},
-    })
+    authentication = wire(
+        {
+            "sasl_enabled_mechanisms": "PLAIN",
+            "listener_name": {"sasl_plaintext": {"plain_sasl_jaas_config": JAAS}},
+        }
+    )
     assert dict(authentication.listeners["SASL_PLAINTEXT"].plain_users) == {"alice": "a-secret"}
 
 
@@ -47,9 +49,17 @@ def test_plain_users_from_the_listener_s_jaas_config():
     [
         ({}, "sasl.enabled.mechanisms GSSAPI is not supported"),
         ({"sasl_enabled_mechanisms": "PLAIN"}, "listener.name.sasl_plaintext.plain.sasl.jaas.config"),
-        ({"sasl_enabled_mechanisms": "PLAIN", "listener_name": {"sasl_plaintext": {"plain_sasl_jaas_config": "nope"}}},
-         "not terminated by semi-colon"),
-        ({"sasl_enabled_mechanisms": "SCRAM-SHA-256", "listener_name": {"other": {}}}, "security.listener_name.other names no listener"),
+        (
+            {
+                "sasl_enabled_mechanisms": "PLAIN",
+                "listener_name": {"sasl_plaintext": {"plain_sasl_jaas_config": "nope"}},
+            },
+            "not terminated by semi-colon",
+        ),
+        (
+            {"sasl_enabled_mechanisms": "SCRAM-SHA-256", "listener_name": {"other": {}}},
+            "security.listener_name.other names no listener",
+        ),
         ({"sasl_enabled_mechanisms": " , "}, "has no sasl.enabled.mechanisms"),
     ],
 )
@@ -84,24 +94,41 @@ def pem(tmp_path_factory):
     server.private_key_and_cert_chain_pem.write_to_path(str(folder / "server.pem"))
     ca.cert_pem.write_to_path(str(folder / "ca.pem"))
     return {
-        "keystore": str(folder / "server.pem"), "ca": str(folder / "ca.pem"),
-        "key": server.private_key_pem.bytes().decode(), "chain": b"".join(p.bytes() for p in server.cert_chain_pems).decode(),
+        "keystore": str(folder / "server.pem"),
+        "ca": str(folder / "ca.pem"),
+        "key": server.private_key_pem.bytes().decode(),
+        "chain": b"".join(p.bytes() for p in server.cert_chain_pems).decode(),
         "ca_pem": ca.cert_pem.bytes().decode(),
     }
 
 
 def test_a_pem_keystore_file_with_client_auth_required(pem):
-    found = tls({"ssl_keystore_type": "PEM", "ssl_keystore_location": pem["keystore"], "ssl_client_auth": "required",
-                 "ssl_truststore_type": "PEM", "ssl_truststore_location": pem["ca"]})
+    found = tls(
+        {
+            "ssl_keystore_type": "PEM",
+            "ssl_keystore_location": pem["keystore"],
+            "ssl_client_auth": "required",
+            "ssl_truststore_type": "PEM",
+            "ssl_truststore_location": pem["ca"],
+        }
+    )
     assert found["SSL"].context.verify_mode == ssl.CERT_REQUIRED
 
 
 def test_kafka_s_inline_pem_forms_per_listener(pem):
     found = tls(
-        {"listener_name": {"sasl_ssl": {
-            "ssl_keystore_type": "PEM", "ssl_keystore_key": pem["key"], "ssl_keystore_certificate_chain": pem["chain"],
-            "ssl_client_auth": "requested", "ssl_truststore_certificates": pem["ca_pem"],
-        }}, "sasl_enabled_mechanisms": "SCRAM-SHA-256"},
+        {
+            "listener_name": {
+                "sasl_ssl": {
+                    "ssl_keystore_type": "PEM",
+                    "ssl_keystore_key": pem["key"],
+                    "ssl_keystore_certificate_chain": pem["chain"],
+                    "ssl_client_auth": "requested",
+                    "ssl_truststore_certificates": pem["ca_pem"],
+                }
+            },
+            "sasl_enabled_mechanisms": "SCRAM-SHA-256",
+        },
         "SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
     )
     assert set(found) == {"SASL_SSL"}
@@ -112,12 +139,22 @@ def test_kafka_s_inline_pem_forms_per_listener(pem):
     "security, message",
     [
         ({}, "ssl.keystore.type JKS is not supported; trafka reads PEM"),
-        ({"ssl_keystore_type": "PEM"}, "needs ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain"),
-        ({"ssl_keystore_type": "PEM", "ssl_keystore_location": "/nonexistent.pem"}, "cannot read ssl.keystore.location /nonexistent.pem"),
-        ({"ssl_keystore_type": "PEM", "ssl_keystore_location": "KEYSTORE", "ssl_client_auth": "always"},
-         "ssl.client.auth must be required, requested or none"),
-        ({"ssl_keystore_type": "PEM", "ssl_keystore_location": "KEYSTORE", "ssl_client_auth": "required"},
-         "needs ssl.truststore.location or ssl.truststore.certificates"),
+        (
+            {"ssl_keystore_type": "PEM"},
+            "needs ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain",
+        ),
+        (
+            {"ssl_keystore_type": "PEM", "ssl_keystore_location": "/nonexistent.pem"},
+            "cannot read ssl.keystore.location /nonexistent.pem",
+        ),
+        (
+            {"ssl_keystore_type": "PEM", "ssl_keystore_location": "KEYSTORE", "ssl_client_auth": "always"},
+            "ssl.client.auth must be required, requested or none",
+        ),
+        (
+            {"ssl_keystore_type": "PEM", "ssl_keystore_location": "KEYSTORE", "ssl_client_auth": "required"},
+            "needs ssl.truststore.location or ssl.truststore.certificates",
+        ),
         ({"ssl_keystore_type": "PEM", "ssl_keystore_location": "CA"}, "cannot load the TLS key and certificates"),
     ],
 )

@@ -42,6 +42,7 @@ async def handshake_both(server_ctx, client_ctx):
     client = trio.SSLStream(client_end, client_ctx, server_hostname="broker.test")
     result = {}
     async with trio.open_nursery() as nursery:
+
         async def serve():
             result["server"] = await accept_tls(server_end, ListenerTls(server_ctx, 5.0), "peer")
 

@@ -27,18 +27,27 @@ class Txns:
         self.cluster = Cluster()
         self.cluster.catalog.create("t", 1, 1)
         self.store = MemoryTransactionStore()
-        self.offsets = OffsetManager(GroupCoordinator(GroupSettings(), str), MemoryOffsetStore(), self.cluster.catalog, 0)
+        self.offsets = OffsetManager(
+            GroupCoordinator(GroupSettings(), str), MemoryOffsetStore(), self.cluster.catalog, 0
+        )
         allocator = ProducerIdAllocator(0, lambda start, end: None)
         self.service = TransactionService(
-            TransactionCoordinator(allocator.allocate, self.store.record), self.cluster.catalog,
-            self.cluster.replicas, self.offsets,
+            TransactionCoordinator(allocator.allocate, self.store.record),
+            self.cluster.catalog,
+            self.cluster.replicas,
+            self.offsets,
         )
         self.sequences: dict[int, int] = {}
 
     def send(self, pid: int, epoch: int, values: list[bytes], transactional: bool = True):
         builder = DefaultRecordBatchBuilder(
-            magic=2, compression_type=0, is_transactional=transactional, producer_id=pid, producer_epoch=epoch,
-            base_sequence=self.sequences.get(pid, 0), batch_size=1 << 20,
+            magic=2,
+            compression_type=0,
+            is_transactional=transactional,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=self.sequences.get(pid, 0),
+            batch_size=1 << 20,
         )
         for i, value in enumerate(values):
             builder.append(i, timestamp=NOW, key=None, value=value, headers=[])
@@ -119,7 +128,8 @@ def test_unknown_partitions_and_bad_ids():
     txn = t.service.init_producer_id("tid", 60_000, NOW)
     bad = TopicPartition("missing", 0)
     assert t.service.add_partitions("tid", txn.producer_id, 0, [TP, bad], NOW) == {
-        TP: ErrorCode.OPERATION_NOT_ATTEMPTED, bad: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        TP: ErrorCode.OPERATION_NOT_ATTEMPTED,
+        bad: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     }
     assert t.service.end("nope", 1, 0, True, NOW) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
     assert t.service.end("tid", txn.producer_id, 0, True, NOW) == ErrorCode.INVALID_TXN_STATE
@@ -208,7 +218,9 @@ def test_startup_recovery_finishes_prepared_transactions_and_ongoing_ones_carry_
     allocator = ProducerIdAllocator(1000, lambda start, end: None)
     restarted = TransactionService(
         TransactionCoordinator(allocator.allocate, t.store.record, t.store.load()),
-        t.cluster.catalog, t.cluster.replicas, t.offsets,
+        t.cluster.catalog,
+        t.cluster.replicas,
+        t.offsets,
     )
     assert restarted.recover(NOW) == ["committing"]
     states = {x.transactional_id: x for x in t.store.load()}

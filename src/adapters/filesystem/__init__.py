@@ -9,4 +9,15 @@ from .offset_store import FileOffsetStore
 from .transaction_store import FileTransactionStore
 from .security_store import FileAclStore, FileScramCredentialStore
 
-__all__ = ["FileAclStore", "FileScramCredentialStore", "DataDirError", "FileCatalogStore", "FileLogStore", "FileOffsetStore", "FileTransactionStore", "InternalLog", "LogDir", "METADATA_TOPIC_ID"]
+__all__ = [
+    "FileAclStore",
+    "FileScramCredentialStore",
+    "DataDirError",
+    "FileCatalogStore",
+    "FileLogStore",
+    "FileOffsetStore",
+    "FileTransactionStore",
+    "InternalLog",
+    "LogDir",
+    "METADATA_TOPIC_ID",
+]

@@ -67,15 +67,22 @@ class FileCatalogStore:
                 else:
                     topic_configs[record.name] = record.value
         return [
-            Topic(name, topic_id, len(partitions[topic_id]), configs.get(name, {}))
-            for topic_id, name in names.items()
+            Topic(name, topic_id, len(partitions[topic_id]), configs.get(name, {})) for topic_id, name in names.items()
         ]
 
     def _partition_record(self, topic: Topic, partition: int) -> bytes:
         record = PartitionRecord(
-            version=1, partition_id=partition, topic_id=topic.topic_id, replicas=[self._node_id],
-            isr=[self._node_id], removing_replicas=[], adding_replicas=[], leader=self._node_id,
-            leader_epoch=0, partition_epoch=0, directories=[self._directory_id],
+            version=1,
+            partition_id=partition,
+            topic_id=topic.topic_id,
+            replicas=[self._node_id],
+            isr=[self._node_id],
+            removing_replicas=[],
+            adding_replicas=[],
+            leader=self._node_id,
+            leader_epoch=0,
+            partition_epoch=0,
+            directories=[self._directory_id],
         )
         return encode_metadata_record(record, 1)
 
@@ -98,9 +105,15 @@ class FileCatalogStore:
     def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
         self._log.append(
             [
-                (None, encode_metadata_record(
-                    ConfigRecord(version=0, resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=k, value=v), 0
-                ))
+                (
+                    None,
+                    encode_metadata_record(
+                        ConfigRecord(
+                            version=0, resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=k, value=v
+                        ),
+                        0,
+                    ),
+                )
                 for k, v in sorted(changes.items())
             ]
         )
@@ -109,7 +122,9 @@ class FileCatalogStore:
         return self._next_producer_id
 
     def producer_ids_reserved(self, next_producer_id: int) -> None:
-        record = ProducerIdsRecord(version=0, broker_id=self._node_id, broker_epoch=0, next_producer_id=next_producer_id)
+        record = ProducerIdsRecord(
+            version=0, broker_id=self._node_id, broker_epoch=0, next_producer_id=next_producer_id
+        )
         self._log.append([(None, encode_metadata_record(record, 0))])
         self._next_producer_id = next_producer_id
 

@@ -77,13 +77,19 @@ class LogDirHealth:
         if exc.errno == errno.ENOSPC:
             if not self.full:
                 self.full = True
-                log.error("log dir %s is full: cannot write %s (%d bytes free); producers get "
-                          "KAFKA_STORAGE_ERROR until space is freed", self.path, where, _free_bytes(self.path))
+                log.error(
+                    "log dir %s is full: cannot write %s (%d bytes free); producers get "
+                    "KAFKA_STORAGE_ERROR until space is freed",
+                    self.path,
+                    where,
+                    _free_bytes(self.path),
+                )
             return
         if self.offline is None:
             self.offline = exc
-            log.error("log dir %s failed: %s while writing %s; it is offline and the broker stops",
-                      self.path, exc, where)
+            log.error(
+                "log dir %s failed: %s while writing %s; it is offline and the broker stops", self.path, exc, where
+            )
             self.on_offline()
 
     def write_succeeded(self) -> None:

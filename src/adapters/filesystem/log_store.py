@@ -64,7 +64,10 @@ class FileLogStore:
     def _open(self, tp: TopicPartition, configs: Mapping[str, str]) -> FilePartitionLog:
         path = self.logdir.partition_path(tp)
         partition_log = FilePartitionLog(
-            path, log_config(configs, self._flush_messages, self._topic_defaults), self._checksum, self._clock_ms,
+            path,
+            log_config(configs, self._flush_messages, self._topic_defaults),
+            self._checksum,
+            self._clock_ms,
             log_start_offset=self._log_starts.get(tp, 0),
             on_log_start_moved=self._write_log_starts,
             health=self.health,
@@ -73,7 +76,9 @@ class FileLogStore:
         if partition_log.truncated_bytes:
             log.warning(
                 "recovered %s: truncated %d bytes of incomplete or corrupt batches; the log now ends at %d",
-                tp, partition_log.truncated_bytes, partition_log.log_end_offset,
+                tp,
+                partition_log.truncated_bytes,
+                partition_log.log_end_offset,
             )
         self._logs[tp] = partition_log
         return partition_log

@@ -39,13 +39,18 @@ COMPACT_MIN_RECORDS = 1000
 
 
 def _key(group_id: str, tp: TopicPartition) -> bytes:
-    return encode_versioned(OffsetCommitKey(version=KEY_VERSION, group=group_id, topic=tp.topic, partition=tp.partition), KEY_VERSION)
+    return encode_versioned(
+        OffsetCommitKey(version=KEY_VERSION, group=group_id, topic=tp.topic, partition=tp.partition), KEY_VERSION
+    )
 
 
 def _value(committed: CommittedOffset) -> bytes:
     value = OffsetCommitValue(
-        version=VALUE_VERSION, offset=committed.offset, leader_epoch=committed.leader_epoch,
-        metadata=committed.metadata or "", commit_timestamp=committed.commit_timestamp_ms,
+        version=VALUE_VERSION,
+        offset=committed.offset,
+        leader_epoch=committed.leader_epoch,
+        metadata=committed.metadata or "",
+        commit_timestamp=committed.commit_timestamp_ms,
     )
     return encode_versioned(value, VALUE_VERSION)
 
@@ -169,7 +174,11 @@ def _decode(key: bytes, value: bytes | None) -> tuple[str, TopicPartition, Commi
     if value is None:
         return k.group, tp, None
     v = decode_versioned(OffsetCommitValue, value)
-    return k.group, tp, CommittedOffset(v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp)
+    return (
+        k.group,
+        tp,
+        CommittedOffset(v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp),
+    )
 
 
 def _group_key(group_id: str) -> bytes:
@@ -179,14 +188,23 @@ def _group_key(group_id: str) -> bytes:
 def _group_value(metadata: GroupMetadata) -> bytes:
     member = GroupMetadataValue.MemberMetadata
     value = GroupMetadataValue(
-        version=GROUP_VALUE_VERSION, protocol_type=metadata.protocol_type, generation=metadata.generation_id,
-        protocol=metadata.protocol_name, leader=metadata.leader_id,
+        version=GROUP_VALUE_VERSION,
+        protocol_type=metadata.protocol_type,
+        generation=metadata.generation_id,
+        protocol=metadata.protocol_name,
+        leader=metadata.leader_id,
         current_state_timestamp=metadata.current_state_timestamp_ms,
         members=[
             member(
-                version=GROUP_VALUE_VERSION, member_id=m.member_id, group_instance_id=m.group_instance_id,
-                client_id=m.client_id, client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
-                session_timeout=m.session_timeout_ms, subscription=m.subscription, assignment=m.assignment,
+                version=GROUP_VALUE_VERSION,
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout=m.rebalance_timeout_ms,
+                session_timeout=m.session_timeout_ms,
+                subscription=m.subscription,
+                assignment=m.assignment,
             )
             for m in metadata.members
         ],
@@ -198,13 +216,21 @@ def _decode_group(value: bytes) -> GroupMetadata:
     """Any value version Kafka has written (0-4); fields a version lacks take the schema's defaults."""
     v = decode_versioned(GroupMetadataValue, value)
     return GroupMetadata(
-        protocol_type=v.protocol_type, generation_id=v.generation, protocol_name=v.protocol, leader_id=v.leader,
+        protocol_type=v.protocol_type,
+        generation_id=v.generation,
+        protocol_name=v.protocol,
+        leader_id=v.leader,
         current_state_timestamp_ms=v.current_state_timestamp,
         members=tuple(
             MemberMetadata(
-                member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout, session_timeout_ms=m.session_timeout,
-                subscription=bytes(m.subscription), assignment=bytes(m.assignment),
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout,
+                session_timeout_ms=m.session_timeout,
+                subscription=bytes(m.subscription),
+                assignment=bytes(m.assignment),
             )
             for m in v.members
         ),

@@ -313,4 +313,5 @@ class FilePartitionLog:
 def _replay_into(txn_replay: TransactionIndexRebuild, segment: Segment) -> Callable[[int, BatchHeader], None]:
     def replay(pos: int, header: BatchHeader) -> None:
         txn_replay.replay(header, lambda: segment.control_type_at(pos, header))
+
     return replay

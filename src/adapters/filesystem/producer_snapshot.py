@@ -25,7 +25,9 @@ def _path(directory: str, offset: int) -> str:
 
 
 def snapshot_offsets(directory: str) -> list[int]:
-    return sorted(int(n[: -len(SUFFIX)]) for n in os.listdir(directory) if n.endswith(SUFFIX) and n[:-len(SUFFIX)].isdigit())
+    return sorted(
+        int(n[: -len(SUFFIX)]) for n in os.listdir(directory) if n.endswith(SUFFIX) and n[: -len(SUFFIX)].isdigit()
+    )
 
 
 def write_snapshot(
@@ -36,8 +38,13 @@ def write_snapshot(
         crc=0,
         producer_entries=[
             ProducerSnapshot.ProducerEntry(
-                producer_id=e.producer_id, epoch=e.epoch, last_sequence=e.last_sequence, last_offset=e.last_offset,
-                offset_delta=e.offset_delta, timestamp=e.timestamp, coordinator_epoch=e.coordinator_epoch,
+                producer_id=e.producer_id,
+                epoch=e.epoch,
+                last_sequence=e.last_sequence,
+                last_offset=e.last_offset,
+                offset_delta=e.offset_delta,
+                timestamp=e.timestamp,
+                coordinator_epoch=e.coordinator_epoch,
                 current_txn_first_offset=e.current_txn_first_offset,
             )
             for e in entries
@@ -72,8 +79,14 @@ def latest_snapshot(
             continue
         return offset, [
             ProducerSnapshotEntry(
-                e.producer_id, e.epoch, e.last_sequence, e.last_offset, e.offset_delta, e.timestamp,
-                e.coordinator_epoch, e.current_txn_first_offset,
+                e.producer_id,
+                e.epoch,
+                e.last_sequence,
+                e.last_offset,
+                e.offset_delta,
+                e.timestamp,
+                e.coordinator_epoch,
+                e.current_txn_first_offset,
             )
             for e in snapshot.producer_entries
         ]

@@ -17,7 +17,14 @@ from trafka.domain.batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, BatchH
 from trafka.domain.topics import TopicPartition
 
 from .catalog_store import FileCatalogStore
-from .layout import LOG_START_CHECKPOINT, META_PROPERTIES, DataDirError, LogDir, parse_partition_dir, read_meta_properties
+from .layout import (
+    LOG_START_CHECKPOINT,
+    META_PROPERTIES,
+    DataDirError,
+    LogDir,
+    parse_partition_dir,
+    read_meta_properties,
+)
 from .records import iter_records
 from .segment import INDEX_ENTRY, file_stem
 
@@ -225,5 +232,3 @@ class _MetadataLogView:
             for offset, key, value in iter_records(batch):
                 if offset >= self.log_start_offset:
                     yield offset, key, value
-
-

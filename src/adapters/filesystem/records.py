@@ -18,30 +18,86 @@ from trafka.domain.varint import encode_uvarint, read_uvarint
 from . import schemas
 
 
-class TopicRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class PartitionRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class RemoveTopicRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class FeatureLevelRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class ConfigRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class ProducerIdsRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class OffsetCommitKey(ApiData, load_json=schemas): pass  # noqa: E701
-class TransactionLogKey(ApiData, load_json=schemas): pass  # noqa: E701
-class ProducerSnapshot(ApiData, load_json=schemas): pass  # noqa: E701
-class TransactionLogValue(ApiData, load_json=schemas): pass  # noqa: E701
-class OffsetCommitValue(ApiData, load_json=schemas): pass  # noqa: E701
-class GroupMetadataKey(ApiData, load_json=schemas): pass  # noqa: E701
-class GroupMetadataValue(ApiData, load_json=schemas): pass  # noqa: E701
-class UserScramCredentialRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class RemoveUserScramCredentialRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class AccessControlEntryRecord(ApiData, load_json=schemas): pass  # noqa: E701
-class RemoveAccessControlEntryRecord(ApiData, load_json=schemas): pass  # noqa: E701
+class TopicRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class PartitionRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class RemoveTopicRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class FeatureLevelRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class ConfigRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class ProducerIdsRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class OffsetCommitKey(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class TransactionLogKey(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class ProducerSnapshot(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class TransactionLogValue(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class OffsetCommitValue(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class GroupMetadataKey(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class GroupMetadataValue(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class UserScramCredentialRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class RemoveUserScramCredentialRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class AccessControlEntryRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
+
+
+class RemoveAccessControlEntryRecord(ApiData, load_json=schemas):
+    pass  # noqa: E701
 
 
 # KRaft record types (Kafka's MetadataRecordType)
 METADATA_TYPES = {
-    2: TopicRecord, 3: PartitionRecord, 4: ConfigRecord, 9: RemoveTopicRecord, 12: FeatureLevelRecord,
-    15: ProducerIdsRecord, 11: UserScramCredentialRecord, 22: RemoveUserScramCredentialRecord,
-    18: AccessControlEntryRecord, 19: RemoveAccessControlEntryRecord,
+    2: TopicRecord,
+    3: PartitionRecord,
+    4: ConfigRecord,
+    9: RemoveTopicRecord,
+    12: FeatureLevelRecord,
+    15: ProducerIdsRecord,
+    11: UserScramCredentialRecord,
+    22: RemoveUserScramCredentialRecord,
+    18: AccessControlEntryRecord,
+    19: RemoveAccessControlEntryRecord,
 }
 TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
 FRAME_VERSION = 1
@@ -77,8 +133,13 @@ def build_batch(
 ) -> bytes:
     """A batch of records; with a producer id, a transactional one (as Kafka writes TxnOffsetCommit)."""
     builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0, is_transactional=producer_id >= 0, producer_id=producer_id,
-        producer_epoch=producer_epoch, base_sequence=0 if producer_id >= 0 else -1, batch_size=2**31 - 1,
+        magic=2,
+        compression_type=0,
+        is_transactional=producer_id >= 0,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=0 if producer_id >= 0 else -1,
+        batch_size=2**31 - 1,
     )
     for delta, (key, value) in enumerate(records):
         builder.append(delta, timestamp=timestamp_ms, key=key, value=value, headers=[])

@@ -58,8 +58,13 @@ class FileScramCredentialStore:
         values += [
             encode_metadata_record(
                 UserScramCredentialRecord(
-                    version=0, name=name, mechanism=m.type_id, salt=c.salt, stored_key=c.stored_key,
-                    server_key=c.server_key, iterations=c.iterations,
+                    version=0,
+                    name=name,
+                    mechanism=m.type_id,
+                    salt=c.salt,
+                    stored_key=c.stored_key,
+                    server_key=c.server_key,
+                    iterations=c.iterations,
                 ),
                 0,
             )
@@ -82,8 +87,12 @@ class FileAclStore:
             record = decode_metadata_record(value)
             if isinstance(record, AccessControlEntryRecord):
                 out[record.id] = AclBinding(
-                    ResourceType(record.resource_type), record.resource_name, PatternType(record.pattern_type),
-                    record.principal, record.host, AclOperation(record.operation),
+                    ResourceType(record.resource_type),
+                    record.resource_name,
+                    PatternType(record.pattern_type),
+                    record.principal,
+                    record.host,
+                    AclOperation(record.operation),
                     AclPermissionType(record.permission_type),
                 )
             elif isinstance(record, RemoveAccessControlEntryRecord):
@@ -95,9 +104,15 @@ class FileAclStore:
         values += [
             encode_metadata_record(
                 AccessControlEntryRecord(
-                    version=0, id=acl_id, resource_type=int(acl.resource_type), resource_name=acl.resource_name,
-                    pattern_type=int(acl.pattern_type), principal=acl.principal, host=acl.host,
-                    operation=int(acl.operation), permission_type=int(acl.permission_type),
+                    version=0,
+                    id=acl_id,
+                    resource_type=int(acl.resource_type),
+                    resource_name=acl.resource_name,
+                    pattern_type=int(acl.pattern_type),
+                    principal=acl.principal,
+                    host=acl.host,
+                    operation=int(acl.operation),
+                    permission_type=int(acl.permission_type),
                 ),
                 0,
             )

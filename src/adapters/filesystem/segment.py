@@ -68,7 +68,9 @@ class Segment:
     # -- opening -----------------------------------------------------------------------------------
 
     def load(
-        self, recover: bool, checksum: Callable[[memoryview], int],
+        self,
+        recover: bool,
+        checksum: Callable[[memoryview], int],
         replay: Callable[[int, BatchHeader], None] | None = None,
     ) -> int:
         """Read the indexes, or rebuild them by scanning; return bytes truncated from a torn tail.
@@ -145,7 +147,9 @@ class Segment:
         self._write_indexes()
         return truncated
 
-    def _scan(self, start: int, checksum: Callable[[memoryview], int] | None = None) -> Iterator[tuple[int, BatchHeader]]:
+    def _scan(
+        self, start: int, checksum: Callable[[memoryview], int] | None = None
+    ) -> Iterator[tuple[int, BatchHeader]]:
         """Batches from `start` to the first incomplete or invalid one (CRC checked with `checksum`)."""
         pos = start
         expected = self.base_offset  # offsets only grow within a segment
@@ -186,14 +190,19 @@ class Segment:
                 raw = f.read()
         except FileNotFoundError:
             return []
-        entries = [TXN_ENTRY.unpack_from(raw, i) for i in range(0, len(raw) - len(raw) % TXN_ENTRY.size, TXN_ENTRY.size)]
+        entries = [
+            TXN_ENTRY.unpack_from(raw, i) for i in range(0, len(raw) - len(raw) % TXN_ENTRY.size, TXN_ENTRY.size)
+        ]
         return [AbortedTxn(*entry[1:]) for entry in entries if entry[0] == 0]
 
     def record_aborted(self, aborted: AbortedTxn) -> None:
         self.aborted.append(aborted)
         with open(self.txn_index_path, "ab") as f:
-            f.write(TXN_ENTRY.pack(0, aborted.producer_id, aborted.first_offset, aborted.last_offset,
-                                   aborted.last_stable_offset))
+            f.write(
+                TXN_ENTRY.pack(
+                    0, aborted.producer_id, aborted.first_offset, aborted.last_offset, aborted.last_stable_offset
+                )
+            )
             f.flush()
             os.fsync(f.fileno())  # aborts are rare; read_committed depends on this entry
 
@@ -203,8 +212,12 @@ class Segment:
         if not aborted and not os.path.exists(self.txn_index_path):
             return
         with open(self.txn_index_path, "wb") as f:
-            f.write(b"".join(TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset)
-                             for a in aborted))
+            f.write(
+                b"".join(
+                    TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset)
+                    for a in aborted
+                )
+            )
             f.flush()
             os.fsync(f.fileno())
 
@@ -214,8 +227,12 @@ class Segment:
         if len(kept) != len(self.aborted):
             self.aborted = kept
             with open(self.txn_index_path, "wb") as f:
-                f.write(b"".join(TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset,
-                                                a.last_stable_offset) for a in kept))
+                f.write(
+                    b"".join(
+                        TXN_ENTRY.pack(0, a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset)
+                        for a in kept
+                    )
+                )
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -254,13 +271,27 @@ class Segment:
             raise
 
     def _state(self) -> tuple:
-        return (self.max_timestamp, self.offset_of_max_timestamp, len(self._index), len(self._time_index),
-                self._bytes_since_index, self.next_offset, self._time_entries_on_disk)
+        return (
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            len(self._index),
+            len(self._time_index),
+            self._bytes_since_index,
+            self.next_offset,
+            self._time_entries_on_disk,
+        )
 
     def _roll_back(self, size: int, saved: tuple) -> None:
         files = fileio.io()
-        (self.max_timestamp, self.offset_of_max_timestamp, index_entries, time_entries,
-         self._bytes_since_index, self.next_offset, self._time_entries_on_disk) = saved
+        (
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            index_entries,
+            time_entries,
+            self._bytes_since_index,
+            self.next_offset,
+            self._time_entries_on_disk,
+        ) = saved
         del self._index[index_entries:]
         del self._time_index[time_entries:]
         self.size = size

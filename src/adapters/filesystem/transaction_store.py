@@ -31,12 +31,17 @@ class FileTransactionStore:
                 latest[txn_id] = None
                 continue
             v = decode_versioned(TransactionLogValue, value)
-            partitions = {
-                TopicPartition(p.topic, i) for p in (v.transaction_partitions or []) for i in p.partition_ids
-            }
+            partitions = {TopicPartition(p.topic, i) for p in (v.transaction_partitions or []) for i in p.partition_ids}
             latest[txn_id] = TxnMetadata(
-                txn_id, v.producer_id, v.producer_epoch, v.transaction_timeout_ms, TxnState(v.transaction_status),
-                partitions, set(), v.transaction_start_timestamp_ms, v.transaction_last_update_timestamp_ms,
+                txn_id,
+                v.producer_id,
+                v.producer_epoch,
+                v.transaction_timeout_ms,
+                TxnState(v.transaction_status),
+                partitions,
+                set(),
+                v.transaction_start_timestamp_ms,
+                v.transaction_last_update_timestamp_ms,
             )
         return [t for t in latest.values() if t is not None]
 

@@ -44,9 +44,14 @@ class TransactionIndexRebuild:
         first = self._state.end_transaction(header.producer_id, header.producer_epoch, header.max_timestamp)
         if first is not None and marker_type() == ABORT:
             stable = self._state.first_unstable_offset()
-            self._aborted.append(AbortedTxn(
-                header.producer_id, first, header.base_offset, header.last_offset + 1 if stable is None else stable,
-            ))
+            self._aborted.append(
+                AbortedTxn(
+                    header.producer_id,
+                    first,
+                    header.base_offset,
+                    header.last_offset + 1 if stable is None else stable,
+                )
+            )
 
     def segment_done(self) -> list[AbortedTxn]:
         """The entries of the segment just replayed."""

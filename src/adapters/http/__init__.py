@@ -11,4 +11,13 @@ from .app import build_app
 from .server import HttpBindError, run_listener, serve_http
 from .view import BrokerInfo, BrokerView, ConsoleSecurity, Readiness
 
-__all__ = ["BrokerInfo", "HttpBindError", "BrokerView", "ConsoleSecurity", "Readiness", "build_app", "run_listener", "serve_http"]
+__all__ = [
+    "BrokerInfo",
+    "HttpBindError",
+    "BrokerView",
+    "ConsoleSecurity",
+    "Readiness",
+    "build_app",
+    "run_listener",
+    "serve_http",
+]

@@ -38,13 +38,15 @@ class Access:
         return self.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
 
     def may_create_topic(self, name: str) -> bool:
-        return (self.allows(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
-                or self.allows(AclOperation.CREATE, ResourceType.TOPIC, name))
+        return self.allows(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) or self.allows(
+            AclOperation.CREATE, ResourceType.TOPIC, name
+        )
 
     def may_reset(self, group_id: str, topics: set[str]) -> bool:
         """OffsetCommit's checks: READ on the group and on every topic whose offsets change."""
         return self.allows(AclOperation.READ, ResourceType.GROUP, group_id) and all(
-            self.allows(AclOperation.READ, ResourceType.TOPIC, topic) for topic in sorted(topics))
+            self.allows(AclOperation.READ, ResourceType.TOPIC, topic) for topic in sorted(topics)
+        )
 
     def visible_group(self, row: GroupRow) -> GroupRow:
         """The group as DescribeGroups and OffsetFetch show it: topics the user may not describe left out."""

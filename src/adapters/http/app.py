@@ -83,10 +83,15 @@ def build_app(view: BrokerView, history: History | None = None, extra_routes: Se
     ]
     middleware = []
     if view.security is not None:
-        middleware.append(Middleware(
-            SessionMiddleware, secret_key=view.security.session_secret, session_cookie=SESSION_COOKIE,
-            max_age=max(view.security.session_lifetime_ms // 1000, 1), same_site="strict",
-        ))
+        middleware.append(
+            Middleware(
+                SessionMiddleware,
+                secret_key=view.security.session_secret,
+                session_cookie=SESSION_COOKIE,
+                max_age=max(view.security.session_lifetime_ms // 1000, 1),
+                same_site="strict",
+            )
+        )
     return Starlette(routes=routes, middleware=middleware)
 
 

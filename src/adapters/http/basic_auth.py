@@ -30,8 +30,10 @@ REALM = "SchemaRegistry"
 
 def unauthorized() -> Response:
     return Response(
-        json.dumps({"error_code": 401, "message": "Unauthorized"}), status_code=401,
-        media_type=REGISTRY_CONTENT_TYPE, headers={"WWW-Authenticate": f'Basic realm="{REALM}"'},
+        json.dumps({"error_code": 401, "message": "Unauthorized"}),
+        status_code=401,
+        media_type=REGISTRY_CONTENT_TYPE,
+        headers={"WWW-Authenticate": f'Basic realm="{REALM}"'},
     )
 
 
@@ -58,6 +60,7 @@ def requiring_basic_auth(security: ConsoleSecurity, endpoint: Endpoint) -> Endpo
             await trio.sleep(security.failed_authentication_delay_ms / 1000)
             return unauthorized()
         return await endpoint(request)
+
     return authenticated
 
 
@@ -67,6 +70,12 @@ def with_basic_auth(security: ConsoleSecurity, routes: Sequence[BaseRoute]) -> l
     for route in routes:
         if not isinstance(route, Route):
             raise TypeError(f"only plain routes can be wrapped, not {route!r}")
-        wrapped.append(Route(route.path, requiring_basic_auth(security, route.endpoint),
-                             methods=sorted(route.methods or ()), name=route.name))
+        wrapped.append(
+            Route(
+                route.path,
+                requiring_basic_auth(security, route.endpoint),
+                methods=sorted(route.methods or ()),
+                name=route.name,
+            )
+        )
     return wrapped

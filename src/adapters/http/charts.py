@@ -43,7 +43,9 @@ def line_chart(series: Sequence[Series], unit: str = "") -> str:
     ]
     for s in series:
         coords = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in s.points)
-        parts.append(f'<polyline class="line {s.css_class}" points="{coords}"><title>{html.escape(s.label)}</title></polyline>')
+        parts.append(
+            f'<polyline class="line {s.css_class}" points="{coords}"><title>{html.escape(s.label)}</title></polyline>'
+        )
     legend = "".join(f'<span class="legend {s.css_class}">{html.escape(s.label)}</span>' for s in series)
     return "".join(parts) + "</svg>" + f'<div class="legends">{legend}</div>'
 

@@ -82,9 +82,11 @@ def renderer(view: BrokerView) -> Callable[..., HTMLResponse]:
 
     def page(request: Request, template: str, status_code: int = 200, **values) -> HTMLResponse:
         info = view.info()
-        html = env.get_template(template).render(csrf=csrf_of(request), user=access_of(request).user, broker=info,
-                                                 **values)
+        html = env.get_template(template).render(
+            csrf=csrf_of(request), user=access_of(request).user, broker=info, **values
+        )
         return HTMLResponse(html, status_code=status_code)
+
     return page
 
 
@@ -94,8 +96,9 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
 
     def denied(request: Request, what: str) -> HTMLResponse:
         user = access_of(request).user
-        return page(request, "message.html", 403, title="Not authorized",
-                    message=f"User:{user} is not authorized to {what}.")
+        return page(
+            request, "message.html", 403, title="Not authorized", message=f"User:{user} is not authorized to {what}."
+        )
 
     async def form_of(request: Request) -> dict[str, str] | None:
         """The POSTed form, or None when it is too large or its CSRF token is wrong."""
@@ -108,7 +111,13 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         return form
 
     def forbidden(request: Request) -> HTMLResponse:
-        return page(request, "message.html", 403, title="Forbidden", message="The form is stale or did not come from this console: reload the page and try again.")
+        return page(
+            request,
+            "message.html",
+            403,
+            title="Forbidden",
+            message="The form is stale or did not come from this console: reload the page and try again.",
+        )
 
     def topic_rows(request: Request) -> list[pages.TopicRow]:
         """The topics the user may describe, as Metadata lists them."""
@@ -127,13 +136,17 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             return denied(request, f"create the topic '{name}'")
         try:
             partitions = int(form.get("partitions") or "-1")
-            configs = dict(
-                line.split("=", 1) for line in form.get("configs", "").splitlines() if line.strip()
-            )
+            configs = dict(line.split("=", 1) for line in form.get("configs", "").splitlines() if line.strip())
             actions.create_topic(view, name, partitions, {k.strip(): v.strip() for k, v in configs.items()})
         except ValueError:
-            return page(request, "topics.html", 400, rows=topic_rows(request), form=form,
-                        error="Partitions is a number and each config line is name=value.")
+            return page(
+                request,
+                "topics.html",
+                400,
+                rows=topic_rows(request),
+                form=form,
+                error="Partitions is a number and each config line is name=value.",
+            )
         except actions.ConsoleError as error:
             return page(request, "topics.html", 400, rows=topic_rows(request), error=str(error), form=form)
         return RedirectResponse(f"/topics/{quote(name, safe='')}", status_code=303)
@@ -145,7 +158,9 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             return denied(request, f"describe the topic '{name}'")
         found = view.catalog.get(name)
         if found is None:
-            return page(request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+            return page(
+                request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist."
+            )
         row = pages.topic_row(view, found)
         query = request.query_params
         try:
@@ -168,10 +183,23 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             if error is None:
                 records = browse(view, tp, start, limit)
         return page(
-            request, "topic.html", topic=found, row=row, records=records, may_read=may_read,
-            configs=pages.topic_configs(found) if access.allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, name) else None,
+            request,
+            "topic.html",
+            topic=found,
+            row=row,
+            records=records,
+            may_read=may_read,
+            configs=pages.topic_configs(found)
+            if access.allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, name)
+            else None,
             may_delete=access.allows(AclOperation.DELETE, ResourceType.TOPIC, name),
-            partition=partition, limit=limit, mode=mode, position=position, start=start, marks=marks, error=error,
+            partition=partition,
+            limit=limit,
+            mode=mode,
+            position=position,
+            start=start,
+            marks=marks,
+            error=error,
         )
 
     async def confirm_delete(request: Request) -> Response:
@@ -179,7 +207,9 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         if not access_of(request).allows(AclOperation.DELETE, ResourceType.TOPIC, name):
             return denied(request, f"delete the topic '{name}'")
         if view.catalog.get(name) is None:
-            return page(request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist.")
+            return page(
+                request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist."
+            )
         return page(request, "confirm_delete.html", name=name, row=pages.topic_row(view, view.catalog.get(name)))
 
     async def delete_topic(request: Request) -> Response:
@@ -197,8 +227,11 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
 
     async def groups(request: Request) -> Response:
         access = access_of(request)
-        rows = [access.visible_group(row) for row in pages.group_rows(view)
-                if access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, row.group_id)]
+        rows = [
+            access.visible_group(row)
+            for row in pages.group_rows(view)
+            if access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, row.group_id)
+        ]
         return page(request, "groups.html", rows=rows)
 
     def described_group(request: Request, group_id: str) -> Response | tuple[pages.GroupRow, str]:
@@ -208,7 +241,9 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             return denied(request, f"describe the group '{group_id}'")
         row = pages.group_row(view, group_id)
         if row is None:
-            return page(request, "message.html", 404, title="No such group", message=f"Group {group_id} does not exist.")
+            return page(
+                request, "message.html", 404, title="No such group", message=f"Group {group_id} does not exist."
+            )
         visible = access.visible_group(row)
         return visible, lag_chart(visible, with_history=visible == row)
 
@@ -217,8 +252,9 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         if isinstance(found, Response):
             return found
         row, chart = found
-        return page(request, "group.html", group=row, chart=chart, plan=None, error=None, target="earliest",
-                    timestamp="")
+        return page(
+            request, "group.html", group=row, chart=chart, plan=None, error=None, target="earliest", timestamp=""
+        )
 
     def lag_chart(row: pages.GroupRow, with_history: bool) -> str:
         """The sampled history (of the whole group's lag: kept from a user who may not see every topic),
@@ -240,28 +276,50 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         try:
             plan = actions.plan_reset(view, group_id, target, _parse_time(timestamp) if timestamp else None)
             if not access_of(request).may_reset(group_id, {r.tp.topic for r in plan}):
-                return denied(request, f"reset the offsets of the group '{group_id}' (READ on it and on each of its topics)")
+                return denied(
+                    request, f"reset the offsets of the group '{group_id}' (READ on it and on each of its topics)"
+                )
             if form.get("confirm") == "yes":
                 actions.reset_offsets(view, group_id, plan)
                 return RedirectResponse(f"/groups/{quote(group_id, safe='')}", status_code=303)
         except (actions.ConsoleError, ValueError) as error:
-            return page(request, "group.html", 400, group=row, chart=chart, plan=None, error=str(error),
-                        target=target, timestamp=timestamp)
-        return page(request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp)
+            return page(
+                request,
+                "group.html",
+                400,
+                group=row,
+                chart=chart,
+                plan=None,
+                error=str(error),
+                target=target,
+                timestamp=timestamp,
+            )
+        return page(
+            request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp
+        )
 
     async def broker(request: Request) -> Response:
         if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
             return denied(request, "describe the broker's configs")
         rates = history.rates(view.clock_ms())
         records = line_chart([Series("records in /s", [(r.at_ms, r.records) for r in rates])], "/s")
-        traffic = line_chart([
-            Series("bytes in /s", [(r.at_ms, r.bytes_in) for r in rates]),
-            Series("bytes out /s", [(r.at_ms, r.bytes_out) for r in rates], "s1"),
-        ], " B/s")
+        traffic = line_chart(
+            [
+                Series("bytes in /s", [(r.at_ms, r.bytes_in) for r in rates]),
+                Series("bytes out /s", [(r.at_ms, r.bytes_out) for r in rates], "s1"),
+            ],
+            " B/s",
+        )
         info = view.info()
         uptime_s = max(view.clock_ms() - info.started_ms, 0) // 1000
-        return page(request, "broker.html", uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
-                    records_chart=records, bytes_chart=traffic, http_url=f"{request.url.scheme}://{request.url.netloc}")
+        return page(
+            request,
+            "broker.html",
+            uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
+            records_chart=records,
+            bytes_chart=traffic,
+            http_url=f"{request.url.scheme}://{request.url.netloc}",
+        )
 
     return [
         Route("/", topics, methods=["GET"]),
@@ -286,8 +344,9 @@ def _parse_time(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _start_offset(view: BrokerView, tp: TopicPartition, marks: tuple[int, int], mode: str, position: str,
-                  limit: int) -> tuple[int, str | None]:
+def _start_offset(
+    view: BrokerView, tp: TopicPartition, marks: tuple[int, int], mode: str, position: str, limit: int
+) -> tuple[int, str | None]:
     start, end = marks
     try:
         if mode == "offset":

@@ -74,9 +74,11 @@ class Login:
     def guard(self, endpoint: Endpoint) -> Endpoint:
         security = self.security
         if security is None:
+
             async def open_endpoint(request: Request) -> Response:
                 request.state.access, request.state.csrf = OPEN, self._open_csrf
                 return await endpoint(request)
+
             return open_endpoint
 
         async def guarded(request: Request) -> Response:
@@ -90,6 +92,7 @@ class Login:
             request.state.access = Access(KafkaPrincipal.user(user), client_host(request), security.authorizer)
             request.state.csrf = request.session.get("csrf", "")
             return await endpoint(request)
+
         return guarded
 
     def routes(self, page: Page) -> list[Route]:
@@ -97,8 +100,9 @@ class Login:
         if security is None:
             return []
 
-        def login_page(request: Request, status_code: int = 200, error: str | None = None,
-                       username: str = "", next_path: str = "/") -> Response:
+        def login_page(
+            request: Request, status_code: int = 200, error: str | None = None, username: str = "", next_path: str = "/"
+        ) -> Response:
             csrf = request.session.get("csrf")
             if not isinstance(csrf, str) or not csrf:
                 request.session.clear()
@@ -114,10 +118,17 @@ class Login:
 
         async def submit(request: Request) -> Response:
             body = await request.body()
-            form = {} if len(body) > MAX_LOGIN_FORM_BYTES else {
-                k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+            form = (
+                {}
+                if len(body) > MAX_LOGIN_FORM_BYTES
+                else {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+            )
             expected = request.session.get("csrf")
-            if not isinstance(expected, str) or not expected or not secrets.compare_digest(form.get("csrf", ""), expected):
+            if (
+                not isinstance(expected, str)
+                or not expected
+                or not secrets.compare_digest(form.get("csrf", ""), expected)
+            ):
                 request.session.clear()
                 return login_page(request, 403, "The form is stale or did not come from this console: try again.")
             username, password = form.get("username", ""), form.get("password", "")
@@ -136,8 +147,9 @@ class Login:
             if isinstance(expected, str) and expected and secrets.compare_digest(form.get("csrf", [""])[-1], expected):
                 request.session.clear()
                 return RedirectResponse("/login", status_code=303)
-            return Response("The form is stale or did not come from this console.\n", status_code=403,
-                            media_type="text/plain")
+            return Response(
+                "The form is stale or did not come from this console.\n", status_code=403, media_type="text/plain"
+            )
 
         return [
             Route("/login", show, methods=["GET"]),

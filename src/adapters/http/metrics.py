@@ -126,8 +126,11 @@ class BrokerMetrics:
     def totals(self) -> tuple[float, float, float]:
         """(records in, bytes in, bytes out) over every topic since the broker started."""
         counts = self._topics.values()
-        return (sum(c[MESSAGES_IN] for c in counts), sum(c[BYTES_IN] for c in counts),
-                sum(c[BYTES_OUT] for c in counts))
+        return (
+            sum(c[MESSAGES_IN] for c in counts),
+            sum(c[BYTES_IN] for c in counts),
+            sum(c[BYTES_OUT] for c in counts),
+        )
 
 
 class _ObservedCollector(Collector):
@@ -148,14 +151,16 @@ class _ObservedCollector(Collector):
                 family.add_metric([topic], counts[index])
             yield family
         requests = CounterMetricFamily(
-            "kafka_network_requestmetrics_requests", "Requests handled, by API and version.",
+            "kafka_network_requestmetrics_requests",
+            "Requests handled, by API and version.",
             labels=["request", "version"],
         )
         for (api, version), count in sorted(m._requests.items()):
             requests.add_metric([api, str(version)], count)
         yield requests
         total_time = HistogramMetricFamily(
-            "kafka_network_requestmetrics_totaltimems", "Time from a request's arrival to its response, in ms.",
+            "kafka_network_requestmetrics_totaltimems",
+            "Time from a request's arrival to its response, in ms.",
             labels=["request"],
         )
         for api, latency in sorted(m._latency.items()):
@@ -164,7 +169,8 @@ class _ObservedCollector(Collector):
             total_time.add_metric([api], list(zip(bounds, cumulative)), latency[-1])
         yield total_time
         errors = CounterMetricFamily(
-            "kafka_network_requestmetrics_errors", "Produce and Fetch partition results, by error code.",
+            "kafka_network_requestmetrics_errors",
+            "Produce and Fetch partition results, by error code.",
             labels=["request", "error"],
         )
         for (api, error), count in sorted(m._errors.items(), key=lambda item: (item[0][0], item[0][1].name)):
@@ -174,7 +180,8 @@ class _ObservedCollector(Collector):
             "kafka_server_socket_server_metrics_connection_count", "Open client connections.", labels=["listener"]
         )
         created = CounterMetricFamily(
-            "kafka_server_socket_server_metrics_connection_creation", "Client connections accepted.",
+            "kafka_server_socket_server_metrics_connection_creation",
+            "Client connections accepted.",
             labels=["listener"],
         )
         for listener, (now_open, accepted) in sorted(m._connections.items()):

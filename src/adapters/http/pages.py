@@ -56,8 +56,9 @@ def partition_row(view: BrokerView, tp: TopicPartition) -> PartitionRow | None:
     if marks is None or infos is None:
         return None
     written = [s.max_timestamp for s in infos if s.size > 0]
-    return PartitionRow(tp.partition, marks[0], marks[1], sum(s.size for s in infos), len(infos),
-                        max(written, default=-1))
+    return PartitionRow(
+        tp.partition, marks[0], marks[1], sum(s.size for s in infos), len(infos), max(written, default=-1)
+    )
 
 
 def topic_row(view: BrokerView, topic: Topic) -> TopicRow:
@@ -120,12 +121,23 @@ def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
         return None
     described = view.coordinator.describe(group_id)
     members = tuple(
-        MemberRow(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                  decode_assignment(m.assignment) if described.protocol_type == "consumer" else ())
+        MemberRow(
+            m.member_id,
+            m.group_instance_id,
+            m.client_id,
+            m.client_host,
+            decode_assignment(m.assignment) if described.protocol_type == "consumer" else (),
+        )
         for m in described.members
     )
-    return GroupRow(group_id, described.state.name, described.protocol_type, described.protocol_name, members,
-                    tuple(group_lag(view, group_id)))
+    return GroupRow(
+        group_id,
+        described.state.name,
+        described.protocol_type,
+        described.protocol_name,
+        members,
+        tuple(group_lag(view, group_id)),
+    )
 
 
 def group_rows(view: BrokerView) -> list[GroupRow]:

@@ -83,10 +83,15 @@ def browse(view: BrokerView, tp: TopicPartition, offset: int, limit: int) -> lis
                 continue
             for record in batch:
                 if record.offset >= offset and len(out) < limit:
-                    out.append(BrowsedRecord(
-                        record.offset, record.timestamp, render(record.key), render(record.value),
-                        tuple((name, render(value)) for name, value in record.headers),
-                    ))
+                    out.append(
+                        BrowsedRecord(
+                            record.offset,
+                            record.timestamp,
+                            render(record.key),
+                            render(record.value),
+                            tuple((name, render(value)) for name, value in record.headers),
+                        )
+                    )
         if len(out) >= limit:
             break
     return out

@@ -38,7 +38,12 @@ from collections.abc import Callable, Mapping
 import attrs
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsRequest
-from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import (
@@ -170,7 +175,9 @@ class SaslAuthenticator:
             return self._authenticate(frame)
         if api_key == ApiVersionsRequest.API_KEY:
             if self.state is not SaslState.HANDSHAKE_OR_VERSIONS:
-                return self._close(f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}")
+                return self._close(
+                    f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}"
+                )
             self.state = SaslState.HANDSHAKE
             return PASS
         if api_key != SaslHandshakeRequest.API_KEY:
@@ -209,7 +216,9 @@ class SaslAuthenticator:
         try:
             return decode_request(frame, self._registry)
         except UnsupportedVersion as exc:
-            return self._close(f"unsupported version {exc.api_version} of API key {exc.api_key} during SASL {self._phase}")
+            return self._close(
+                f"unsupported version {exc.api_version} of API key {exc.api_key} during SASL {self._phase}"
+            )
         except ProtocolError as exc:
             return self._close(f"cannot decode a request during SASL {self._phase}: {exc}")
 
@@ -295,16 +304,21 @@ class SaslAuthenticator:
         version, correlation_id = request.api_version, request.correlation_id
         if isinstance(outcome, SaslException):
             response = SaslAuthenticateResponse(
-                version=version, error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                version=version,
+                error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
                 error_message=client_message(outcome, server.mechanism_name, self._previous is not None),
-                auth_bytes=b"", session_lifetime_ms=0,
+                auth_bytes=b"",
+                session_lifetime_ms=0,
             )
             return self._fail(
                 f"{server.mechanism_name} authentication failed: {outcome}",
                 encode_response(response, version, correlation_id),
             )
         response = SaslAuthenticateResponse(
-            version=version, error_code=ErrorCode.NONE, error_message=None, auth_bytes=outcome,
+            version=version,
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            auth_bytes=outcome,
             session_lifetime_ms=self._session_lifetime_ms(version) if self.complete else 0,
         )
         return Reply(encode_response(response, version, correlation_id))

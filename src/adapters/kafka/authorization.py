@@ -100,7 +100,9 @@ def _delete_topic_names(request, version, ctx) -> list[str]:
 
 
 def _config_resources(resource_type: int) -> Names:
-    return lambda request, version, ctx: [r.resource_name for r in request.resources if r.resource_type == resource_type]
+    return lambda request, version, ctx: [
+        r.resource_name for r in request.resources if r.resource_type == resource_type
+    ]
 
 
 _TOPIC_CONFIG, _BROKER_CONFIG, _BROKER_LOGGER_CONFIG = 2, 4, 8
@@ -108,7 +110,9 @@ _TOPIC_CONFIG, _BROKER_CONFIG, _BROKER_LOGGER_CONFIG = 2, 4, 8
 
 def _broker_configs(*types: int) -> Names:
     """The cluster, when the request names a broker config resource (legacy AlterConfigs has no loggers)."""
-    return lambda request, version, ctx: [CLUSTER_NAME] if any(r.resource_type in types for r in request.resources) else []
+    return lambda request, version, ctx: (
+        [CLUSTER_NAME] if any(r.resource_type in types for r in request.resources) else []
+    )
 
 
 def _idempotent(request, version, ctx) -> list[str]:
@@ -124,7 +128,8 @@ ACL_TABLE: dict[str, tuple[Check, ...]] = {
     "OffsetCommit": (Check(Res.GROUP, Op.READ, _attr("group_id")), Check(Res.TOPIC, Op.READ, _topics())),
     "OffsetDelete": (Check(Res.GROUP, Op.DELETE, _attr("group_id")), Check(Res.TOPIC, Op.READ, _topics())),
     "FindCoordinator": (
-        Check(Res.GROUP, Op.DESCRIBE, _coordinator_keys(0)), Check(Res.TRANSACTIONAL_ID, Op.DESCRIBE, _coordinator_keys(1)),
+        Check(Res.GROUP, Op.DESCRIBE, _coordinator_keys(0)),
+        Check(Res.TRANSACTIONAL_ID, Op.DESCRIBE, _coordinator_keys(1)),
     ),
     "JoinGroup": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
     "SyncGroup": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
@@ -147,7 +152,10 @@ ACL_TABLE: dict[str, tuple[Check, ...]] = {
         Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs(_BROKER_CONFIG, _BROKER_LOGGER_CONFIG)),
         Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
     ),
-    "InitProducerId": (TXN_WRITE, Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC))),
+    "InitProducerId": (
+        TXN_WRITE,
+        Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC)),
+    ),
     "AddPartitionsToTxn": (
         Check(Res.TRANSACTIONAL_ID, Op.WRITE, _attr("v3_and_below_transactional_id")),
         Check(Res.TOPIC, Op.WRITE, _topics("v3_and_below_topics"), internal_refused=True),
@@ -178,7 +186,9 @@ class AuthorizationGate:
         return self.authorizer.authorize(client.principal, client.host, operation, resource_type, name)
 
     def operations(self, client: Any, resource_type: Res, name: str) -> set[int]:
-        return {int(op) for op in self.authorizer.authorized_operations(client.principal, client.host, resource_type, name)}
+        return {
+            int(op) for op in self.authorizer.authorized_operations(client.principal, client.host, resource_type, name)
+        }
 
     def handle(self, handler: Any, ctx: Any, body: Any, version: int, client: Any) -> Any:
         special = _SPECIAL.get(handler.name)
@@ -205,14 +215,22 @@ class AuthorizationGate:
     def _denied(self, check: Check, body: Any, version: int, ctx: Any, client: Any) -> set[str]:
         names = list(check.names(body, version, ctx))
         denied = {
-            n for n in names
+            n
+            for n in names
             if (check.internal_refused and is_internal_topic(n))
             or not self.allowed(client, check.operation, check.resource_type, n)
         }
-        if denied and check.cluster_grants is not None and self.allowed(client, check.cluster_grants, Res.CLUSTER, CLUSTER_NAME):
+        if (
+            denied
+            and check.cluster_grants is not None
+            and self.allowed(client, check.cluster_grants, Res.CLUSTER, CLUSTER_NAME)
+        ):
             return set()
-        if denied and check.or_on_any is not None and self.authorizer.authorize_by_resource_type(
-                client.principal, client.host, *check.or_on_any):
+        if (
+            denied
+            and check.or_on_any is not None
+            and self.authorizer.authorize_by_resource_type(client.principal, client.host, *check.or_on_any)
+        ):
             return set()
         return denied
 

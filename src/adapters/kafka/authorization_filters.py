@@ -28,14 +28,21 @@ def _metadata(gate, handler, ctx, body, version, client):
     refused = []
     if explicit:
         kept = []
-        auto_create = (body.allow_auto_topic_creation if version >= 4 else True) and ctx.policy.auto_create_topics_enable
+        auto_create = (
+            body.allow_auto_topic_creation if version >= 4 else True
+        ) and ctx.policy.auto_create_topics_enable
         may_create_all = gate.allowed(client, Op.CREATE, Res.CLUSTER, CLUSTER_NAME)
         for requested in body.topics:
             name = requested.name
             if name and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, name):
                 refused.append(error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-            elif (name and auto_create and ctx.catalog.get(name) is None and not may_create_all
-                  and not gate.allowed(client, Op.CREATE, Res.TOPIC, name)):
+            elif (
+                name
+                and auto_create
+                and ctx.catalog.get(name) is None
+                and not may_create_all
+                and not gate.allowed(client, Op.CREATE, Res.TOPIC, name)
+            ):
                 refused.append(error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             else:
                 kept.append(requested)
@@ -45,7 +52,11 @@ def _metadata(gate, handler, ctx, body, version, client):
         response.topics = []  # everything refused (a v0 request with no topics would mean all of them)
     shown = []
     for topic in response.topics:
-        if topic.name and topic.error_code == ErrorCode.NONE and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, topic.name):
+        if (
+            topic.name
+            and topic.error_code == ErrorCode.NONE
+            and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, topic.name)
+        ):
             if explicit:  # asked for by topic id: refused without its name, as Kafka
                 shown.append(error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic.topic_id))
             continue
@@ -87,7 +98,9 @@ def _list_groups(gate, handler, ctx, body, version, client):
 def _list_transactions(gate, handler, ctx, body, version, client):
     response = handler.handle(ctx, body, version, client)
     response.transaction_states = [
-        t for t in response.transaction_states if gate.allowed(client, Op.DESCRIBE, Res.TRANSACTIONAL_ID, t.transactional_id)
+        t
+        for t in response.transaction_states
+        if gate.allowed(client, Op.DESCRIBE, Res.TRANSACTIONAL_ID, t.transactional_id)
     ]
     return response
 
@@ -103,6 +116,7 @@ SPECIAL: dict[str, Callable[..., Any]] = {
 
 def _offset_fetch(gate, handler, ctx, body, version, client):
     """Per group (v8+) and per topic; asked for all topics, the ones it may not DESCRIBE are left out."""
+
     def group_allowed(group_id: str) -> bool:
         return gate.allowed(client, Op.DESCRIBE, Res.GROUP, group_id)
 
@@ -115,8 +129,12 @@ def _offset_fetch(gate, handler, ctx, body, version, client):
             return _offset_fetch_group_refused(handler, body, version)
         Topic = Response.OffsetFetchResponseTopic
         refused = _without_refused_topics(body, topic_allowed)
-        return merged(handler.handle(ctx, body, version, client), lambda response: _offset_fetch_topics(
-            response, Topic, Topic.OffsetFetchResponsePartition, refused, topic_allowed))
+        return merged(
+            handler.handle(ctx, body, version, client),
+            lambda response: _offset_fetch_topics(
+                response, Topic, Topic.OffsetFetchResponsePartition, refused, topic_allowed
+            ),
+        )
     Group = Response.OffsetFetchResponseGroup
     Topics = Group.OffsetFetchResponseTopics
     asked = list(body.groups)
@@ -156,11 +174,19 @@ def _offset_fetch_topics(answer, Topic, Partition, refused: list | None, allowed
         answer.topics = [t for t in answer.topics if allowed(t.name)]
         return
     answer.topics.extend(
-        Topic(name=t.name, partitions=[
-            Partition(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="",
-                      error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-            for p in t.partition_indexes
-        ])
+        Topic(
+            name=t.name,
+            partitions=[
+                Partition(
+                    partition_index=p,
+                    committed_offset=-1,
+                    committed_leader_epoch=-1,
+                    metadata="",
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                )
+                for p in t.partition_indexes
+            ],
+        )
         for t in refused
     )
 
@@ -170,13 +196,22 @@ def _offset_fetch_group_refused(handler, body, version):
     Topic = handler.response.OffsetFetchResponseTopic
     Partition = Topic.OffsetFetchResponsePartition
     error = ErrorCode.GROUP_AUTHORIZATION_FAILED
-    topics = [] if version >= 2 else [
-        Topic(name=t.name, partitions=[
-            Partition(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=error)
-            for p in t.partition_indexes
-        ])
-        for t in body.topics or ()
-    ]
+    topics = (
+        []
+        if version >= 2
+        else [
+            Topic(
+                name=t.name,
+                partitions=[
+                    Partition(
+                        partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=error
+                    )
+                    for p in t.partition_indexes
+                ],
+            )
+            for t in body.topics or ()
+        ]
+    )
     return handler.response(version=version, throttle_time_ms=0, error_code=error, topics=topics)
 
 
@@ -192,10 +227,18 @@ def _describe_transactions(gate, handler, ctx, body, version, client):
         states = []
         for txn_id in asked:
             if txn_id not in allowed:
-                states.append(State(
-                    error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=txn_id, transaction_state="",
-                    transaction_timeout_ms=0, transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[],
-                ))
+                states.append(
+                    State(
+                        error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                        transactional_id=txn_id,
+                        transaction_state="",
+                        transaction_timeout_ms=0,
+                        transaction_start_time_ms=0,
+                        producer_id=0,
+                        producer_epoch=0,
+                        topics=[],
+                    )
+                )
                 continue
             state = next(served)
             state.topics = [t for t in state.topics or () if gate.allowed(client, Op.DESCRIBE, Res.TOPIC, t.topic)]
@@ -208,14 +251,24 @@ def _describe_transactions(gate, handler, ctx, body, version, client):
 def _describe_topic_partitions(gate, handler, ctx, body, version, client):
     """Named topics it may not DESCRIBE are refused without their id; asked for all, they are left out
     (the request becomes the list of describable topics, so paging never reaches the others)."""
+
     def allowed(name: str) -> bool:
         return gate.allowed(client, Op.DESCRIBE, Res.TOPIC, name)
 
     Topic = handler.response.DescribeTopicPartitionsResponseTopic
     refused = []
     if body.topics:
-        refused = [Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=t.name, topic_id=ZERO_UUID, is_internal=False,
-                         partitions=[]) for t in body.topics if not allowed(t.name)]
+        refused = [
+            Topic(
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                name=t.name,
+                topic_id=ZERO_UUID,
+                is_internal=False,
+                partitions=[],
+            )
+            for t in body.topics
+            if not allowed(t.name)
+        ]
         body.topics = [t for t in body.topics if allowed(t.name)]
     else:
         RequestTopic = handler.request.TopicRequest
@@ -232,8 +285,10 @@ def _describe_topic_partitions(gate, handler, ctx, body, version, client):
     return merged(handler.handle(ctx, body, version, client), complete)
 
 
-SPECIAL.update({
-    "OffsetFetch": _offset_fetch,
-    "DescribeTransactions": _describe_transactions,
-    "DescribeTopicPartitions": _describe_topic_partitions,
-})
+SPECIAL.update(
+    {
+        "OffsetFetch": _offset_fetch,
+        "DescribeTransactions": _describe_transactions,
+        "DescribeTopicPartitions": _describe_topic_partitions,
+    }
+)

@@ -63,7 +63,9 @@ def encode_fetch_pieces(
     pieces: list[bytes] = []
     parts: list[bytes] = [b"\x00"] if flexible else []
     append = parts.append
-    append(_ERROR_SESSION.pack(throttle_time_ms, error_code, session_id) if version >= 7 else _I32.pack(throttle_time_ms))
+    append(
+        _ERROR_SESSION.pack(throttle_time_ms, error_code, session_id) if version >= 7 else _I32.pack(throttle_time_ms)
+    )
     append(_count(len(topics), flexible))
     fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V4
     v5 = version >= 5
@@ -83,7 +85,11 @@ def encode_fetch_pieces(
             else:
                 append(_count(len(aborted), flexible))
                 for producer_id, first_offset in aborted:
-                    append(aborted_struct.pack(producer_id, first_offset, 0) if flexible else aborted_struct.pack(producer_id, first_offset))
+                    append(
+                        aborted_struct.pack(producer_id, first_offset, 0)
+                        if flexible
+                        else aborted_struct.pack(producer_id, first_offset)
+                    )
             if v11:
                 append(_I32.pack(preferred))
             if records is None:
@@ -132,18 +138,32 @@ class FetchAnswer:
         topic_class = FetchResponse.FetchableTopicResponse
         partition_class = topic_class.PartitionData
         return FetchResponse(
-            version=version, throttle_time_ms=0, error_code=self.error_code, session_id=0,
+            version=version,
+            throttle_time_ms=0,
+            error_code=self.error_code,
+            session_id=0,
             responses=[
-                topic_class(topic=name, topic_id=topic_id, partitions=[
-                    partition_class(
-                        partition_index=i, error_code=e, high_watermark=hw, last_stable_offset=lso,
-                        log_start_offset=start, preferred_read_replica=preferred, records=records,
-                        aborted_transactions=None if aborted is None else [
-                            partition_class.AbortedTransaction(producer_id=p, first_offset=f) for p, f in aborted
-                        ],
-                    )
-                    for i, e, hw, lso, start, aborted, preferred, records in partitions
-                ])
+                topic_class(
+                    topic=name,
+                    topic_id=topic_id,
+                    partitions=[
+                        partition_class(
+                            partition_index=i,
+                            error_code=e,
+                            high_watermark=hw,
+                            last_stable_offset=lso,
+                            log_start_offset=start,
+                            preferred_read_replica=preferred,
+                            records=records,
+                            aborted_transactions=None
+                            if aborted is None
+                            else [
+                                partition_class.AbortedTransaction(producer_id=p, first_offset=f) for p, f in aborted
+                            ],
+                        )
+                        for i, e, hw, lso, start, aborted, preferred, records in partitions
+                    ],
+                )
                 for name, topic_id, partitions in self.topics
             ],
         )

@@ -22,6 +22,7 @@ from typing import NamedTuple
 class ProtocolError(Exception):
     """A malformed Produce frame (the codec reports it as its own ProtocolError)."""
 
+
 MIN_VERSION, MAX_VERSION = 3, 11
 FLEXIBLE_FROM = 9
 
@@ -56,7 +57,9 @@ class ProduceRequestView:
 
     __slots__ = ("transactional_id", "acks", "timeout_ms", "topic_data")
 
-    def __init__(self, transactional_id: str | None, acks: int, timeout_ms: int, topic_data: list[TopicProduceData] | None) -> None:
+    def __init__(
+        self, transactional_id: str | None, acks: int, timeout_ms: int, topic_data: list[TopicProduceData] | None
+    ) -> None:
         self.transactional_id = transactional_id
         self.acks = acks
         self.timeout_ms = timeout_ms
@@ -344,11 +347,20 @@ _NULL_TAIL = {False: b"\x00\x00\x00\x00\xff\xff", True: b"\x01\x00\x00"}
 
 
 def encode_produce_response(
-    version: int, correlation_id: int, topics: Sequence[tuple[str, Sequence[PartitionAnswer]]], throttle_time_ms: int = 0
+    version: int,
+    correlation_id: int,
+    topics: Sequence[tuple[str, Sequence[PartitionAnswer]]],
+    throttle_time_ms: int = 0,
 ) -> bytes:
     """The framed ProduceResponse, byte for byte as kafka-python's `ProduceResponse` encodes it
     (no record errors, no current leader, no node endpoints: a single broker never sends them)."""
-    if throttle_time_ms == 0 and version >= 5 and len(topics) == 1 and len(topics[0][1]) == 1 and topics[0][1][0][5] is None:
+    if (
+        throttle_time_ms == 0
+        and version >= 5
+        and len(topics) == 1
+        and len(topics[0][1]) == 1
+        and topics[0][1][0][5] is None
+    ):
         # One partition, no error message: what a producer sending to one partition gets back.
         name, ((index, error, base_offset, append_time, start_offset, _),) = topics[0]
         head, tail = _one_partition_pieces(name, version)
@@ -433,13 +445,24 @@ class ProduceAnswer:
         topic = ProduceResponse.TopicProduceResponse
         partition = topic.PartitionProduceResponse
         return ProduceResponse(
-            version=version, throttle_time_ms=0,
+            version=version,
+            throttle_time_ms=0,
             responses=[
-                topic(name=name, partition_responses=[
-                    partition(index=i, error_code=e, base_offset=b, log_append_time_ms=t, log_start_offset=s,
-                              record_errors=[], error_message=m)
-                    for i, e, b, t, s, m in partitions
-                ])
+                topic(
+                    name=name,
+                    partition_responses=[
+                        partition(
+                            index=i,
+                            error_code=e,
+                            base_offset=b,
+                            log_append_time_ms=t,
+                            log_start_offset=s,
+                            record_errors=[],
+                            error_message=m,
+                        )
+                        for i, e, b, t, s, m in partitions
+                    ],
+                )
                 for name, partitions in self.topics
             ],
         )

@@ -26,9 +26,21 @@ from .registry import CloseConnection, Deferred
 
 # Served first, then every error code set: reading them changes nothing.
 _READ_ONLY = {
-    "Metadata", "Fetch", "ListOffsets", "OffsetFetch", "FindCoordinator", "DescribeGroups", "ListGroups",
-    "DescribeConfigs", "DescribeCluster", "DescribeTopicPartitions", "DescribeProducers",
-    "DescribeTransactions", "ListTransactions", "DescribeAcls", "ListPartitionReassignments",
+    "Metadata",
+    "Fetch",
+    "ListOffsets",
+    "OffsetFetch",
+    "FindCoordinator",
+    "DescribeGroups",
+    "ListGroups",
+    "DescribeConfigs",
+    "DescribeCluster",
+    "DescribeTopicPartitions",
+    "DescribeProducers",
+    "DescribeTransactions",
+    "ListTransactions",
+    "DescribeAcls",
+    "ListPartitionReassignments",
 }
 
 
@@ -60,7 +72,9 @@ def _offset_commit(response_class: Any, request: Any, version: int, error: int) 
         topics=[
             topic_response(
                 name=topic.name,
-                partitions=[partition_response(partition_index=p.partition_index, error_code=error) for p in topic.partitions],
+                partitions=[
+                    partition_response(partition_index=p.partition_index, error_code=error) for p in topic.partitions
+                ],
             )
             for topic in request.topics
         ],
@@ -85,14 +99,17 @@ def _delete_topics(response_class: Any, request: Any, version: int, error: int) 
 def _create_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
     result = response_class.AclCreationResult
     return response_class(
-        version=version, throttle_time_ms=0, results=[result(error_code=error, error_message=None) for _ in request.creations]
+        version=version,
+        throttle_time_ms=0,
+        results=[result(error_code=error, error_message=None) for _ in request.creations],
     )
 
 
 def _delete_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
     result = response_class.DeleteAclsFilterResult
     return response_class(
-        version=version, throttle_time_ms=0,
+        version=version,
+        throttle_time_ms=0,
         filter_results=[result(error_code=error, error_message=None, matching_acls=[]) for _ in request.filters],
     )
 
@@ -101,7 +118,9 @@ def _alter_scram(response_class: Any, request: Any, version: int, error: int) ->
     result = response_class.AlterUserScramCredentialsResult
     users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
     return response_class(
-        version=version, throttle_time_ms=0, results=[result(user=u, error_code=error, error_message=None) for u in users]
+        version=version,
+        throttle_time_ms=0,
+        results=[result(user=u, error_code=error, error_message=None) for u in users],
     )
 
 
@@ -109,9 +128,13 @@ def _txn_offset_commit(response_class: Any, request: Any, version: int, error: i
     topic = response_class.TxnOffsetCommitResponseTopic
     partition = topic.TxnOffsetCommitResponsePartition
     return response_class(
-        version=version, throttle_time_ms=0,
+        version=version,
+        throttle_time_ms=0,
         topics=[
-            topic(name=t.name, partitions=[partition(partition_index=p.partition_index, error_code=error) for p in t.partitions])
+            topic(
+                name=t.name,
+                partitions=[partition(partition_index=p.partition_index, error_code=error) for p in t.partitions],
+            )
             for t in request.topics
         ],
     )

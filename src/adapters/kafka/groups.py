@@ -16,7 +16,15 @@ from collections.abc import Awaitable, Callable, Iterable
 import trio
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import Completion, GroupCoordinator, JoinRequest, JoinResult, OffsetManager, SyncRequest, SyncResult
+from trafka.domain.groups import (
+    Completion,
+    GroupCoordinator,
+    JoinRequest,
+    JoinResult,
+    OffsetManager,
+    SyncRequest,
+    SyncResult,
+)
 
 log = logging.getLogger("trafka.groups")
 

@@ -159,6 +159,7 @@ def _topic_lists(r: Refused) -> Any:
 
 def _extended(outcome: Any, answered: str, extra: list, version: int) -> Any:
     """The served response (as kafka-python's message, for a fast-path one) with `extra` added to `answered`."""
+
     def add(response: Any) -> Any:
         response = _message(response, version)
         getattr(response, answered).extend(extra)
@@ -236,7 +237,9 @@ def _create_partitions(r: Refused) -> Any:
     Result = r.handler.response.CreatePartitionsTopicResult
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
-    extra = [Result(name=t.name, error_code=TOPIC_REFUSED, error_message=None) for t in r.body.topics if t.name in denied]
+    extra = [
+        Result(name=t.name, error_code=TOPIC_REFUSED, error_message=None) for t in r.body.topics if t.name in denied
+    ]
     return _served_and_refused(r, "topics", kept, "results", extra)
 
 
@@ -246,10 +249,15 @@ def _delete_records(r: Refused) -> Any:
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
     extra = [
-        Topic(name=t.name, partitions=[
-            Partition(partition_index=p.partition_index, low_watermark=-1, error_code=TOPIC_REFUSED) for p in t.partitions
-        ])
-        for t in r.body.topics if t.name in denied
+        Topic(
+            name=t.name,
+            partitions=[
+                Partition(partition_index=p.partition_index, low_watermark=-1, error_code=TOPIC_REFUSED)
+                for p in t.partitions
+            ],
+        )
+        for t in r.body.topics
+        if t.name in denied
     ]
     return _served_and_refused(r, "topics", kept, "topics", extra)
 
@@ -260,9 +268,12 @@ def _offset_delete(r: Refused) -> Any:
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
     extra = [
-        Topic(name=t.name, partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED)
-                                       for p in t.partitions])
-        for t in r.body.topics if t.name in denied
+        Topic(
+            name=t.name,
+            partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED) for p in t.partitions],
+        )
+        for t in r.body.topics
+        if t.name in denied
     ]
     if not kept:
         return r.response(error_code=ErrorCode.NONE, topics=extra)
@@ -283,6 +294,7 @@ def _config_error(r: Refused, resource: Any, broker_types: frozenset[int]) -> Er
 def _configs(entry: str, answered: str, broker_types: frozenset[int], **empty: Any) -> Answer:
     """Per config resource; `broker_types` are the resource types the cluster check covers (legacy
     AlterConfigs leaves broker loggers to the handler's INVALID_REQUEST, as Kafka's ControllerApis)."""
+
     def answer(r: Refused) -> Any:
         Result = getattr(r.handler.response, entry)
         kept, extra = [], []
@@ -291,8 +303,15 @@ def _configs(entry: str, answered: str, broker_types: frozenset[int], **empty: A
             if error is None:
                 kept.append(resource)
             else:
-                extra.append(Result(error_code=error, error_message=MESSAGES[error], resource_type=resource.resource_type,
-                                    resource_name=resource.resource_name, **empty))
+                extra.append(
+                    Result(
+                        error_code=error,
+                        error_message=MESSAGES[error],
+                        resource_type=resource.resource_type,
+                        resource_name=resource.resource_name,
+                        **empty,
+                    )
+                )
         return _served_and_refused(r, "resources", kept, answered, extra)
 
     return answer
@@ -328,21 +347,30 @@ def _delete_groups(r: Refused) -> Any:
     Result = r.handler.response.DeletableGroupResult
     denied = r.denied[Res.GROUP]
     kept = [g for g in dict.fromkeys(r.body.groups_names) if g not in denied]
-    extra = [Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in dict.fromkeys(r.body.groups_names)
-             if g in denied]
+    extra = [
+        Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        for g in dict.fromkeys(r.body.groups_names)
+        if g in denied
+    ]
     return _served_and_refused(r, "groups_names", kept, "results", extra)
 
 
 def _find_coordinator(r: Refused) -> Any:
     """v4+ answers each key; before v4 the one key's refusal is the whole answer (`whole` below)."""
     key_type = r.body.key_type
-    resource, error = ((Res.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED) if key_type == 0
-                       else (Res.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+    resource, error = (
+        (Res.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        if key_type == 0
+        else (Res.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    )
     denied = r.denied.get(resource, set())
     Coordinator = r.handler.response.Coordinator
     kept = [k for k in r.body.coordinator_keys if k not in denied]
-    extra = [Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message=None)
-             for k in r.body.coordinator_keys if k in denied]
+    extra = [
+        Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message=None)
+        for k in r.body.coordinator_keys
+        if k in denied
+    ]
     return _served_and_refused(r, "coordinator_keys", kept, "coordinators", extra)
 
 
@@ -375,7 +403,9 @@ PARTIAL: dict[str, PartialAnswer] = {
     "OffsetDelete": PartialAnswer(_TOPICS, _offset_delete),
     "DescribeConfigs": PartialAnswer(_CONFIGS, _configs("DescribeConfigsResult", "results", WITH_LOGGERS, configs=[])),
     "AlterConfigs": PartialAnswer(_CONFIGS, _configs("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)),
-    "IncrementalAlterConfigs": PartialAnswer(_CONFIGS, _configs("AlterConfigsResourceResponse", "responses", WITH_LOGGERS)),
+    "IncrementalAlterConfigs": PartialAnswer(
+        _CONFIGS, _configs("AlterConfigsResourceResponse", "responses", WITH_LOGGERS)
+    ),
     "AddPartitionsToTxn": PartialAnswer(_TOPICS, _add_partitions_to_txn),
     "DeleteGroups": PartialAnswer(frozenset({Res.GROUP}), _delete_groups),
     "FindCoordinator": PartialAnswer(frozenset({Res.GROUP, Res.TRANSACTIONAL_ID}), _find_coordinator, min_version=4),

@@ -20,12 +20,25 @@ from .faults import response_from_request
 def _metadata(handler: Any, body: Any, version: int, error: int) -> Any:
     Topic = handler.response.MetadataResponseTopic
     topics = [
-        Topic(error_code=error, name=t.name or "", topic_id=getattr(t, "topic_id", None), is_internal=False, partitions=[],
-              authorized_operations=None)
+        Topic(
+            error_code=error,
+            name=t.name or "",
+            topic_id=getattr(t, "topic_id", None),
+            is_internal=False,
+            partitions=[],
+            authorized_operations=None,
+        )
         for t in body.topics or ()
     ]
-    response = handler.response(version=version, topics=topics, brokers=[], cluster_id=None, controller_id=-1,
-                                authorized_operations=None, error_code=0)
+    response = handler.response(
+        version=version,
+        topics=topics,
+        brokers=[],
+        cluster_id=None,
+        controller_id=-1,
+        authorized_operations=None,
+        error_code=0,
+    )
     if "throttle_time_ms" in response.fields:
         response.throttle_time_ms = 0
     return response

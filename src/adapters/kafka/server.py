@@ -45,7 +45,12 @@ from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
 from .authentication import Failed, Reply
 from .codec import (
-    DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response, encode_response_pieces,
+    DecodedRequest,
+    ProtocolError,
+    UnsupportedVersion,
+    decode_request,
+    encode_response,
+    encode_response_pieces,
 )
 from .context import BrokerContext, ClientInfo, Endpoint
 from .framing import FrameError, FrameReader
@@ -111,7 +116,10 @@ async def serve(
 
 
 async def _accept_loop(
-    socket: trio.SocketListener, listener: Listener, connections: trio.Nursery, ctx: BrokerContext,
+    socket: trio.SocketListener,
+    listener: Listener,
+    connections: trio.Nursery,
+    ctx: BrokerContext,
     limits: ServerLimits,
 ) -> None:
     while True:
@@ -218,7 +226,9 @@ async def _read_requests(
         if outbox.full:
             await outbox.wait_for_room()
         if authenticator is not None and authenticator.expired(ctx.clock_ms()):
-            log.info("closing connection from %s: SASL session of %s expired without re-authentication", peer, principal)
+            log.info(
+                "closing connection from %s: SASL session of %s expired without re-authentication", peer, principal
+            )
             return
         if authenticator is not None and authenticator.intercepts(frame):
             step = authenticator.receive(frame, ctx.clock_ms())
@@ -269,7 +279,9 @@ async def _read_requests(
             if unsupported.api_key != ApiVersionsRequest.API_KEY:
                 log.warning(
                     "closing connection from %s: unsupported version %d of API key %d",
-                    peer, unsupported.api_version, unsupported.api_key,
+                    peer,
+                    unsupported.api_version,
+                    unsupported.api_key,
                 )
                 return
             outbox.add([encode_response(unsupported_version_response(), 0, unsupported.correlation_id)])
@@ -326,7 +338,12 @@ def _produce_lane(registry: HandlerRegistry) -> ApiHandler | None:
 
 
 async def _complete_deferred(
-    outbox: Outbox, slot: Slot, wait: Callable, request: DecodedRequest, peer: str, ctx: BrokerContext,
+    outbox: Outbox,
+    slot: Slot,
+    wait: Callable,
+    request: DecodedRequest,
+    peer: str,
+    ctx: BrokerContext,
     started: float,
 ) -> None:
     try:

@@ -6,4 +6,12 @@ from .offset_store import MemoryOffsetStore
 from .transaction_store import MemoryTransactionStore
 from .security_store import MemoryAclStore, MemoryScramCredentialStore
 
-__all__ = ["MemoryAclStore", "MemoryScramCredentialStore", "MemoryCatalogStore", "MemoryLogStore", "MemoryOffsetStore", "MemoryPartitionLog", "MemoryTransactionStore"]
+__all__ = [
+    "MemoryAclStore",
+    "MemoryScramCredentialStore",
+    "MemoryCatalogStore",
+    "MemoryLogStore",
+    "MemoryOffsetStore",
+    "MemoryPartitionLog",
+    "MemoryTransactionStore",
+]

@@ -19,7 +19,9 @@ from trafka.domain.topics import Topic, TopicPartition
 
 
 def _segment_bytes(topic: Topic, defaults: Mapping[str, str]) -> int:
-    return int(topic.configs.get("segment.bytes", defaults.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0])))
+    return int(
+        topic.configs.get("segment.bytes", defaults.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0]))
+    )
 
 
 class MemoryPartitionLog:
@@ -46,9 +48,7 @@ class MemoryPartitionLog:
 
     def append(self, batches: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
         if headers and headers[0].base_offset != self._log_end_offset:
-            raise ValueError(
-                f"append at offset {headers[0].base_offset} but the log ends at {self._log_end_offset}"
-            )
+            raise ValueError(f"append at offset {headers[0].base_offset} but the log ends at {self._log_end_offset}")
         if self._active_size and self._active_size + len(batches) > self.segment_bytes:
             self.roll()
         self._active_size += len(batches)
@@ -92,7 +92,6 @@ class MemoryPartitionLog:
         best = max(range(start, len(self._batches)), key=lambda i: (self._max_timestamps[i], -i))
         return self._batches[best]
 
-
     def batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
         for batch in self._batches[self._first_batch_at(max(from_offset, self._log_start_offset)) :]:
             yield BatchHeader.parse(batch)
@@ -123,7 +122,9 @@ class MemoryPartitionLog:
             next_offset = self._segment_bases[i + 1] if i + 1 < len(self._segment_bases) else self._log_end_offset
             infos.append(
                 SegmentInfo(
-                    base, next_offset, sum(len(b) for b in self._batches[start:end]),
+                    base,
+                    next_offset,
+                    sum(len(b) for b in self._batches[start:end]),
                     max(self._max_timestamps[start:end], default=-1),
                 )
             )

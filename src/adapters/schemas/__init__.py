@@ -19,4 +19,5 @@ def __getattr__(name: str) -> Any:
         return ProtobufFormat
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = ["SCHEMAS_TOPIC", "AvroFormat", "JsonSchemaFormat", "ProtobufFormat", "RegistryService", "SchemasTopic"]

@@ -26,9 +26,16 @@ from trafka.domain.schemas import ParsedSchema, Schema, SchemaType
 
 NUMBERS = {"integer", "number"}
 RELAXING = {  # keyword: (larger is looser?)
-    "maxLength": True, "minLength": False, "maximum": True, "minimum": False,
-    "exclusiveMaximum": True, "exclusiveMinimum": False, "maxItems": True, "minItems": False,
-    "maxProperties": True, "minProperties": False,
+    "maxLength": True,
+    "minLength": False,
+    "maximum": True,
+    "minimum": False,
+    "exclusiveMaximum": True,
+    "exclusiveMinimum": False,
+    "maxItems": True,
+    "minItems": False,
+    "maxProperties": True,
+    "minProperties": False,
 }
 
 
@@ -85,7 +92,12 @@ def compare(original: Any, update: Any, path: str) -> list[str]:
         old, new = original.get(keyword), update.get(keyword)
         if new is None or old == new:
             continue
-        if old is None or not isinstance(old, (int, float)) or not isinstance(new, (int, float)) or (new < old if larger_is_looser else new > old):
+        if (
+            old is None
+            or not isinstance(old, (int, float))
+            or not isinstance(new, (int, float))
+            or (new < old if larger_is_looser else new > old)
+        ):
             messages.append(f"{path}: {keyword.upper()}_{'ADDED' if old is None else 'TIGHTENED'}")
     if "items" in original or "items" in update:
         old_items, new_items = original.get("items", True), update.get("items", True)
@@ -116,8 +128,11 @@ def _compare_object(original: dict, update: dict, path: str) -> list[str]:
             elif name in new_required and not (isinstance(new_props[name], dict) and "default" in new_props[name]):
                 messages.append(f"{where}: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL")
         else:
-            if name in new_required and name not in old_required and not (
-                    isinstance(new_props[name], dict) and "default" in new_props[name]):
+            if (
+                name in new_required
+                and name not in old_required
+                and not (isinstance(new_props[name], dict) and "default" in new_props[name])
+            ):
                 messages.append(f"{path}/required/{name}: REQUIRED_ATTRIBUTE_ADDED")
             messages += compare(old_props[name], new_props[name], where)
     if _open(original) and update.get("additionalProperties", True) is False:

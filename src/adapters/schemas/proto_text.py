@@ -20,10 +20,21 @@ from google.protobuf import descriptor_pb2, text_encoding
 F = descriptor_pb2.FieldDescriptorProto
 
 SCALAR_NAMES = {
-    F.TYPE_DOUBLE: "double", F.TYPE_FLOAT: "float", F.TYPE_INT64: "int64", F.TYPE_UINT64: "uint64",
-    F.TYPE_INT32: "int32", F.TYPE_FIXED64: "fixed64", F.TYPE_FIXED32: "fixed32", F.TYPE_BOOL: "bool",
-    F.TYPE_STRING: "string", F.TYPE_BYTES: "bytes", F.TYPE_UINT32: "uint32", F.TYPE_SFIXED32: "sfixed32",
-    F.TYPE_SFIXED64: "sfixed64", F.TYPE_SINT32: "sint32", F.TYPE_SINT64: "sint64",
+    F.TYPE_DOUBLE: "double",
+    F.TYPE_FLOAT: "float",
+    F.TYPE_INT64: "int64",
+    F.TYPE_UINT64: "uint64",
+    F.TYPE_INT32: "int32",
+    F.TYPE_FIXED64: "fixed64",
+    F.TYPE_FIXED32: "fixed32",
+    F.TYPE_BOOL: "bool",
+    F.TYPE_STRING: "string",
+    F.TYPE_BYTES: "bytes",
+    F.TYPE_UINT32: "uint32",
+    F.TYPE_SFIXED32: "sfixed32",
+    F.TYPE_SFIXED64: "sfixed64",
+    F.TYPE_SINT32: "sint32",
+    F.TYPE_SINT64: "sint64",
 }
 LABELS = {F.LABEL_OPTIONAL: "optional", F.LABEL_REQUIRED: "required", F.LABEL_REPEATED: "repeated"}
 MAX_FIELD_NUMBER = 536870911
@@ -173,9 +184,7 @@ class ProtoPrinter:
         inner = depth + 1
         for name, value in _options(message.options, skip=("map_entry",)):
             self._line(inner, f"option {name} = {value};")
-        real_oneofs = {
-            f.oneof_index for f in message.field if f.HasField("oneof_index") and not f.proto3_optional
-        }
+        real_oneofs = {f.oneof_index for f in message.field if f.HasField("oneof_index") and not f.proto3_optional}
         printed_oneofs: set[int] = set()
         for field in message.field:
             if field.HasField("oneof_index") and field.oneof_index in real_oneofs:

@@ -52,8 +52,17 @@ from .proto_text import proto_text
 from .protobuf_diff import COMPATIBLE, collect_types, differences
 
 WELL_KNOWN = [
-    any_pb2, source_context_pb2, type_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2, field_mask_pb2,
-    struct_pb2, timestamp_pb2, wrappers_pb2,
+    any_pb2,
+    source_context_pb2,
+    type_pb2,
+    api_pb2,
+    descriptor_pb2,
+    duration_pb2,
+    empty_pb2,
+    field_mask_pb2,
+    struct_pb2,
+    timestamp_pb2,
+    wrappers_pb2,
 ]
 INCLUDE = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
 GOOGLE_TYPES_ROOT = os.path.dirname(os.path.dirname(next(iter(google.type.__path__))))
@@ -65,14 +74,16 @@ PARSED_CACHE = 1024  # schemas whose compilation is remembered (a registration p
 class ProtobufParsed:
     """A compiled schema: its file, the files it depends on (by import name), and their references."""
 
-    def __init__(self, file: descriptor_pb2.FileDescriptorProto,
-                 dependencies: dict[str, descriptor_pb2.FileDescriptorProto],
-                 references: dict[str, tuple[str, int]]) -> None:
+    def __init__(
+        self,
+        file: descriptor_pb2.FileDescriptorProto,
+        dependencies: dict[str, descriptor_pb2.FileDescriptorProto],
+        references: dict[str, tuple[str, int]],
+    ) -> None:
         self.file = file
         self.dependencies = dependencies
         self.references = references
-        self.types = collect_types(
-            [(dep, references.get(name)) for name, dep in dependencies.items()] + [(file, None)])
+        self.types = collect_types([(dep, references.get(name)) for name, dep in dependencies.items()] + [(file, None)])
 
 
 def _decode_descriptor(text: str) -> descriptor_pb2.FileDescriptorProto | None:
@@ -96,11 +107,14 @@ def builtin_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
     for info in pkgutil.iter_modules(google.type.__path__):
         if info.name.endswith("_pb2"):
             modules.append(importlib.import_module(f"google.type.{info.name}"))
-    return {m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb)
-            for m in modules}
+    return {
+        m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb) for m in modules
+    }
 
 
-def _check(file: descriptor_pb2.FileDescriptorProto, dependencies: Mapping[str, descriptor_pb2.FileDescriptorProto]) -> None:
+def _check(
+    file: descriptor_pb2.FileDescriptorProto, dependencies: Mapping[str, descriptor_pb2.FileDescriptorProto]
+) -> None:
     """Resolve the file's types in a pool of its dependencies; ValueError naming what is missing."""
     available = {**builtin_files(), **dependencies}
     pool = descriptor_pool.DescriptorPool()
@@ -121,7 +135,9 @@ def _check(file: descriptor_pb2.FileDescriptorProto, dependencies: Mapping[str, 
         raise ValueError(str(exc).splitlines()[0]) from None
 
 
-def compile_text(text: str, dependencies: Mapping[str, descriptor_pb2.FileDescriptorProto]) -> descriptor_pb2.FileDescriptorProto:
+def compile_text(
+    text: str, dependencies: Mapping[str, descriptor_pb2.FileDescriptorProto]
+) -> descriptor_pb2.FileDescriptorProto:
     """protoc's FileDescriptorProto of `.proto` text; ValueError with protoc's first error."""
     with tempfile.TemporaryDirectory(prefix="trafka-proto-") as tmp:
         for name, dep in dependencies.items():
@@ -136,7 +152,9 @@ def compile_text(text: str, dependencies: Mapping[str, descriptor_pb2.FileDescri
         with open(os.path.join(tmp, SOURCE_NAME), "w", encoding="utf-8") as out:
             out.write(text)
         try:
-            _protoc_compiler.get_protos(SOURCE_NAME.encode(), [tmp.encode(), INCLUDE.encode(), GOOGLE_TYPES_ROOT.encode()])
+            _protoc_compiler.get_protos(
+                SOURCE_NAME.encode(), [tmp.encode(), INCLUDE.encode(), GOOGLE_TYPES_ROOT.encode()]
+            )
         except _protoc_compiler.ProtocErrors as exc:
             raise ValueError(str(exc).splitlines()[0].replace(SOURCE_NAME, "schema")) from None
         out_path = os.path.join(tmp, "out.pb")
@@ -193,8 +211,11 @@ class ProtobufFormat:
         file = compile_text(text, dependencies)
         _check(file, dependencies)  # protoc also finds other files on its include paths
         canonical = proto_text(file)
-        return ParsedSchema(Schema(canonical, schema.schema_type, schema.references), canonical,
-                            ProtobufParsed(file, dependencies, refs))
+        return ParsedSchema(
+            Schema(canonical, schema.schema_type, schema.references),
+            canonical,
+            ProtobufParsed(file, dependencies, refs),
+        )
 
     def incompatibilities(self, reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
         r, w = reader.parsed, writer.parsed

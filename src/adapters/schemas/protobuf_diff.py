@@ -54,19 +54,41 @@ class Difference(enum.Enum):
 
 
 D = Difference
-COMPATIBLE = frozenset({
-    D.MESSAGE_ADDED, D.MESSAGE_MOVED, D.ENUM_ADDED, D.ENUM_REMOVED, D.ENUM_CONST_ADDED, D.ENUM_CONST_CHANGED,
-    D.ENUM_CONST_REMOVED, D.FIELD_ADDED, D.FIELD_REMOVED, D.FIELD_NAME_CHANGED, D.ONEOF_ADDED, D.ONEOF_REMOVED,
-    D.ONEOF_FIELD_ADDED,
-})
+COMPATIBLE = frozenset(
+    {
+        D.MESSAGE_ADDED,
+        D.MESSAGE_MOVED,
+        D.ENUM_ADDED,
+        D.ENUM_REMOVED,
+        D.ENUM_CONST_ADDED,
+        D.ENUM_CONST_CHANGED,
+        D.ENUM_CONST_REMOVED,
+        D.FIELD_ADDED,
+        D.FIELD_REMOVED,
+        D.FIELD_NAME_CHANGED,
+        D.ONEOF_ADDED,
+        D.ONEOF_REMOVED,
+        D.ONEOF_FIELD_ADDED,
+    }
+)
 
 SCALAR_KINDS = {
-    F.TYPE_INT32: "GENERAL_NUMBER", F.TYPE_INT64: "GENERAL_NUMBER", F.TYPE_UINT32: "GENERAL_NUMBER",
-    F.TYPE_UINT64: "GENERAL_NUMBER", F.TYPE_BOOL: "GENERAL_NUMBER", F.TYPE_ENUM: "GENERAL_NUMBER",
-    F.TYPE_SINT32: "SIGNED_NUMBER", F.TYPE_SINT64: "SIGNED_NUMBER",
-    F.TYPE_STRING: "STRING_OR_BYTES", F.TYPE_BYTES: "STRING_OR_BYTES",
-    F.TYPE_FIXED32: "FIXED32", F.TYPE_SFIXED32: "FIXED32", F.TYPE_FIXED64: "FIXED64", F.TYPE_SFIXED64: "FIXED64",
-    F.TYPE_FLOAT: "FLOAT", F.TYPE_DOUBLE: "DOUBLE",
+    F.TYPE_INT32: "GENERAL_NUMBER",
+    F.TYPE_INT64: "GENERAL_NUMBER",
+    F.TYPE_UINT32: "GENERAL_NUMBER",
+    F.TYPE_UINT64: "GENERAL_NUMBER",
+    F.TYPE_BOOL: "GENERAL_NUMBER",
+    F.TYPE_ENUM: "GENERAL_NUMBER",
+    F.TYPE_SINT32: "SIGNED_NUMBER",
+    F.TYPE_SINT64: "SIGNED_NUMBER",
+    F.TYPE_STRING: "STRING_OR_BYTES",
+    F.TYPE_BYTES: "STRING_OR_BYTES",
+    F.TYPE_FIXED32: "FIXED32",
+    F.TYPE_SFIXED32: "FIXED32",
+    F.TYPE_FIXED64: "FIXED64",
+    F.TYPE_SFIXED64: "FIXED64",
+    F.TYPE_FLOAT: "FLOAT",
+    F.TYPE_DOUBLE: "DOUBLE",
 }
 
 
@@ -91,7 +113,9 @@ class TypeInfo:
         return self.message is not None and self.message.options.map_entry
 
 
-def collect_types(files: Iterable[tuple[descriptor_pb2.FileDescriptorProto, tuple[str, int] | None]]) -> dict[str, TypeInfo]:
+def collect_types(
+    files: Iterable[tuple[descriptor_pb2.FileDescriptorProto, tuple[str, int] | None]],
+) -> dict[str, TypeInfo]:
     """Every message and enum of the files by full name (no leading dot)."""
     types: dict[str, TypeInfo] = {}
 
@@ -140,16 +164,32 @@ class Context:
         return all(f.type in COMPATIBLE for f in self.found)
 
 
-def compare(ctx: Context, original: descriptor_pb2.FileDescriptorProto, update: descriptor_pb2.FileDescriptorProto) -> list[Found]:
+def compare(
+    ctx: Context, original: descriptor_pb2.FileDescriptorProto, update: descriptor_pb2.FileDescriptorProto
+) -> list[Found]:
     if original.package != update.package:
         ctx.add(D.PACKAGE_CHANGED)
-    compare_types(ctx, original.package, original.message_type, original.enum_type,
-                  update.package, update.message_type, update.enum_type)
+    compare_types(
+        ctx,
+        original.package,
+        original.message_type,
+        original.enum_type,
+        update.package,
+        update.message_type,
+        update.enum_type,
+    )
     return ctx.found
 
 
-def compare_types(ctx: Context, original_scope: str, original_messages: Iterable, original_enums: Iterable,
-                  update_scope: str, update_messages: Iterable, update_enums: Iterable) -> None:
+def compare_types(
+    ctx: Context,
+    original_scope: str,
+    original_messages: Iterable,
+    original_enums: Iterable,
+    update_scope: str,
+    update_messages: Iterable,
+    update_enums: Iterable,
+) -> None:
     def index(messages: Iterable) -> dict[str, tuple[int, descriptor_pb2.DescriptorProto]]:
         return {m.name: (i, m) for i, m in enumerate(m for m in messages if not m.options.map_entry)}
 
@@ -181,7 +221,9 @@ def _join(scope: str, name: str) -> str:
     return f"{scope}.{name}" if scope else name
 
 
-def compare_enum(ctx: Context, original: descriptor_pb2.EnumDescriptorProto, update: descriptor_pb2.EnumDescriptorProto) -> None:
+def compare_enum(
+    ctx: Context, original: descriptor_pb2.EnumDescriptorProto, update: descriptor_pb2.EnumDescriptorProto
+) -> None:
     old = {v.number: v.name for v in original.value}
     new = {v.number: v.name for v in update.value}
     for number in sorted(old.keys() | new.keys()):
@@ -206,19 +248,27 @@ def _fields(message: descriptor_pb2.DescriptorProto) -> tuple[dict[int, F], dict
     return top, oneofs
 
 
-def compare_message(ctx: Context, original_name: str, original: descriptor_pb2.DescriptorProto,
-                    update_name: str, update: descriptor_pb2.DescriptorProto) -> None:
+def compare_message(
+    ctx: Context,
+    original_name: str,
+    original: descriptor_pb2.DescriptorProto,
+    update_name: str,
+    update: descriptor_pb2.DescriptorProto,
+) -> None:
     if original_name not in ctx.in_progress:
         ctx.in_progress.add(original_name)
         try:
             _compare_fields(ctx, original, update)
         finally:
             ctx.in_progress.discard(original_name)
-    compare_types(ctx, original_name, original.nested_type, original.enum_type,
-                  update_name, update.nested_type, update.enum_type)
+    compare_types(
+        ctx, original_name, original.nested_type, original.enum_type, update_name, update.nested_type, update.enum_type
+    )
 
 
-def _compare_fields(ctx: Context, original: descriptor_pb2.DescriptorProto, update: descriptor_pb2.DescriptorProto) -> None:
+def _compare_fields(
+    ctx: Context, original: descriptor_pb2.DescriptorProto, update: descriptor_pb2.DescriptorProto
+) -> None:
     old_top, old_oneofs = _fields(original)
     new_top, new_oneofs = _fields(update)
     old_top_left = dict(old_top)
@@ -319,7 +369,11 @@ def _compare_named(ctx: Context, original_name: str, update_name: str) -> None:
         ctx.add(D.FIELD_NAMED_TYPE_CHANGED)
 
 
-def differences(original: descriptor_pb2.FileDescriptorProto, original_types: dict[str, TypeInfo],
-                update: descriptor_pb2.FileDescriptorProto, update_types: dict[str, TypeInfo]) -> list[Found]:
+def differences(
+    original: descriptor_pb2.FileDescriptorProto,
+    original_types: dict[str, TypeInfo],
+    update: descriptor_pb2.FileDescriptorProto,
+    update_types: dict[str, TypeInfo],
+) -> list[Found]:
     """Every difference Confluent reports for data written with `original`, read with `update`."""
     return compare(Context(original_types, update_types), original, update)

@@ -42,11 +42,13 @@ def flag(request: Request, name: str) -> bool:
 
 def answering(endpoint: Endpoint) -> Endpoint:
     """Turn the registry's refusals into Confluent's error bodies."""
+
     async def wrapped(request: Request) -> Response:
         try:
             return await endpoint(request)
         except RegistryError as error:
             return failure(error.status, error.error_code, error.message)
+
     return wrapped
 
 
@@ -90,7 +92,12 @@ def schema_fields(schema: Schema) -> dict[str, Any]:
 
 
 def version_body(version: SubjectVersion) -> dict[str, Any]:
-    return {"subject": version.subject, "version": version.version, "id": version.schema_id, **schema_fields(version.schema)}
+    return {
+        "subject": version.subject,
+        "version": version.version,
+        "id": version.schema_id,
+        **schema_fields(version.schema),
+    }
 
 
 def schema_id_of(request: Request) -> int:
@@ -126,13 +133,15 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
         return body
 
     async def get_version(request: Request) -> Response:
-        found = service.current().version(request.path_params["subject"], request.path_params["version"],
-                                         deleted=flag(request, "deleted"))
+        found = service.current().version(
+            request.path_params["subject"], request.path_params["version"], deleted=flag(request, "deleted")
+        )
         return reply(formatted(request, found))
 
     async def get_version_schema(request: Request) -> Response:
-        found = service.current().version(request.path_params["subject"], request.path_params["version"],
-                                         deleted=flag(request, "deleted"))
+        found = service.current().version(
+            request.path_params["subject"], request.path_params["version"], deleted=flag(request, "deleted")
+        )
         return Response(formatted(request, found)["schema"], media_type=CONTENT_TYPE)
 
     async def lookup(request: Request) -> Response:
@@ -172,7 +181,9 @@ def registry_routes(service: RegistryService, schema_types: list[str]) -> list[B
 
     async def get_config(request: Request) -> Response:
         subject = request.path_params.get("subject")
-        level = service.current().compatibility(subject, default_to_global=subject is None or flag(request, "defaultToGlobal"))
+        level = service.current().compatibility(
+            subject, default_to_global=subject is None or flag(request, "defaultToGlobal")
+        )
         return reply({"compatibilityLevel": level.value})
 
     async def put_config(request: Request) -> Response:

@@ -33,8 +33,13 @@ READ_CHUNK = 1 << 20
 
 
 class SchemasTopic:
-    def __init__(self, catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int],
-                 appended: Callable[[TopicPartition], None] = lambda tp: None) -> None:
+    def __init__(
+        self,
+        catalog: TopicCatalog,
+        replicas: ReplicaManager,
+        clock_ms: Callable[[], int],
+        appended: Callable[[TopicPartition], None] = lambda tp: None,
+    ) -> None:
         self._catalog = catalog
         self._replicas = replicas
         self._clock_ms = clock_ms
@@ -52,15 +57,24 @@ class SchemasTopic:
             except KafkaError as error:
                 raise RegistryError(500, 50001, f"Error while creating {SCHEMAS_TOPIC}: {error.message}") from None
         builder = DefaultRecordBatchBuilder(
-            magic=2, compression_type=0, is_transactional=False, producer_id=-1, producer_epoch=-1,
-            base_sequence=-1, batch_size=2**31 - 1,
+            magic=2,
+            compression_type=0,
+            is_transactional=False,
+            producer_id=-1,
+            producer_epoch=-1,
+            base_sequence=-1,
+            batch_size=2**31 - 1,
         )
         now = self._clock_ms()
         for delta, entry in enumerate(entries):
             builder.append(delta, timestamp=now, key=entry.key.to_json(), value=entry.value_json(), headers=[])
         result = self._replicas.produce(self._tp, bytes(builder.build()), now)
         if result.error is not ErrorCode.NONE:
-            raise RegistryError(500, 50001, f"Error while writing to {SCHEMAS_TOPIC}: {result.error.name} {result.message or ''}".strip())
+            raise RegistryError(
+                500,
+                50001,
+                f"Error while writing to {SCHEMAS_TOPIC}: {result.error.name} {result.message or ''}".strip(),
+            )
         self._appended(self._tp)
 
     def catch_up(self) -> Iterator[RegistryEntry]:
@@ -77,7 +91,7 @@ class SchemasTopic:
                 return
             records = fetched.records
             for position, header in iter_batches(records):
-                batch = DefaultRecordBatch(bytes(records[position:position + header.size]))
+                batch = DefaultRecordBatch(bytes(records[position : position + header.size]))
                 if batch.is_control_batch:
                     self.next_offset = batch.next_offset
                     continue
@@ -90,5 +104,7 @@ class SchemasTopic:
                     try:
                         yield RegistryEntry.from_json(record.key, record.value)
                     except (ValueError, KeyError, TypeError) as exc:
-                        log.warning("%s offset %d is not a registry record (%s); skipped", SCHEMAS_TOPIC, record.offset, exc)
+                        log.warning(
+                            "%s offset %d is not a registry record (%s); skipped", SCHEMAS_TOPIC, record.offset, exc
+                        )
                 self.next_offset = max(self.next_offset, batch.next_offset)

@@ -124,7 +124,11 @@ class BrokerSource:
                 if record.offset >= until:
                     break
                 columns.append(
-                    record.offset, record.timestamp, record.timestamp_type, record.key, record.value,
+                    record.offset,
+                    record.timestamp,
+                    record.timestamp_type,
+                    record.key,
+                    record.value,
                     list(record.headers) if include_headers and record.headers else None,
                 )
             reached = consumer.position(tp)

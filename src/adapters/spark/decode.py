@@ -149,7 +149,8 @@ class ColumnDecoder:
                 self._writers[schema_id] = ValueError(f"schema id {schema_id}: {exc}")  # asked once, not per record
             else:
                 self._writers[schema_id] = (
-                    fastavro.parse_schema(json.loads(text), _write_hint=False) if schema_type == "AVRO"
+                    fastavro.parse_schema(json.loads(text), _write_hint=False)
+                    if schema_type == "AVRO"
                     else ValueError(f"schema id {schema_id} is {schema_type}, not AVRO")
                 )
         writer = self._writers[schema_id]
@@ -192,7 +193,9 @@ class RecordDecoder:
         return pa.RecordBatch.from_arrays([arrays[f.name] for f in schema.fields], schema=arrow)
 
 
-def record_decoder(options: Any, topics: tuple[str, ...], open_log_dir: LogDirOpener | None = None) -> RecordDecoder | None:
+def record_decoder(
+    options: Any, topics: tuple[str, ...], open_log_dir: LogDirOpener | None = None
+) -> RecordDecoder | None:
     """The decoder the options ask for, or None for raw keys and values (the default).
 
     Schemas come from `schemaRegistry`, or without it from the `_schemas` topic of the broker or data dir read."""
@@ -215,9 +218,12 @@ def record_decoder(options: Any, topics: tuple[str, ...], open_log_dir: LogDirOp
     else:
         registry = log_dir_schemas(options.data_dir, open_log_dir)
     if len(topics) != 1:
-        raise OptionError("keyFormat/valueFormat avro, json and protobuf read one topic (the output schema is its subject's)")
+        raise OptionError(
+            "keyFormat/valueFormat avro, json and protobuf read one topic (the output schema is its subject's)"
+        )
     columns = [
         ColumnDecoder.for_subject(column, fmt, registry, f"{topics[0]}-{column}")
-        for column, fmt in formats.items() if fmt != "raw"
+        for column, fmt in formats.items()
+        if fmt != "raw"
     ]
     return RecordDecoder(columns, options.fail_fast)

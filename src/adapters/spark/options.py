@@ -90,7 +90,7 @@ def parse_offsets(text: str, option: str, topics: tuple[str, ...] | None = None)
         parsed = json.loads(stripped)
     except json.JSONDecodeError as exc:
         raise OptionError(
-            f"{option} must be earliest, latest or JSON like {{\"topic\":{{\"0\":23}}}}: {exc.msg} in {text!r}"
+            f'{option} must be earliest, latest or JSON like {{"topic":{{"0":23}}}}: {exc.msg} in {text!r}'
         ) from None
     if not isinstance(parsed, dict) or not parsed:
         raise OptionError(f"{option} JSON must map topics to {{partition: offset}} objects, got {text!r}")
@@ -204,7 +204,7 @@ def _source(options: Mapping[str, str]) -> tuple[str | None, str | None]:
 def _client_settings(options: Mapping[str, str], data_dir: str | None) -> dict[str, str]:
     """The `kafka.*` options, prefix removed (a data dir takes none)."""
     settings = {
-        key[len("kafka."):]: value
+        key[len("kafka.") :]: value
         for key, value in options.items()
         if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
     }

@@ -63,12 +63,22 @@ from pyspark.sql.types import (
 
 FD = descriptor.FieldDescriptor
 SCALARS: dict[int, DataType] = {
-    FD.TYPE_INT32: IntegerType(), FD.TYPE_SINT32: IntegerType(), FD.TYPE_SFIXED32: IntegerType(),
-    FD.TYPE_UINT32: IntegerType(), FD.TYPE_FIXED32: IntegerType(),
-    FD.TYPE_INT64: LongType(), FD.TYPE_SINT64: LongType(), FD.TYPE_SFIXED64: LongType(),
-    FD.TYPE_UINT64: LongType(), FD.TYPE_FIXED64: LongType(),
-    FD.TYPE_FLOAT: FloatType(), FD.TYPE_DOUBLE: DoubleType(), FD.TYPE_BOOL: BooleanType(),
-    FD.TYPE_STRING: StringType(), FD.TYPE_BYTES: BinaryType(), FD.TYPE_ENUM: StringType(),
+    FD.TYPE_INT32: IntegerType(),
+    FD.TYPE_SINT32: IntegerType(),
+    FD.TYPE_SFIXED32: IntegerType(),
+    FD.TYPE_UINT32: IntegerType(),
+    FD.TYPE_FIXED32: IntegerType(),
+    FD.TYPE_INT64: LongType(),
+    FD.TYPE_SINT64: LongType(),
+    FD.TYPE_SFIXED64: LongType(),
+    FD.TYPE_UINT64: LongType(),
+    FD.TYPE_FIXED64: LongType(),
+    FD.TYPE_FLOAT: FloatType(),
+    FD.TYPE_DOUBLE: DoubleType(),
+    FD.TYPE_BOOL: BooleanType(),
+    FD.TYPE_STRING: StringType(),
+    FD.TYPE_BYTES: BinaryType(),
+    FD.TYPE_ENUM: StringType(),
 }
 TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 BUILTIN_PREFIXES = ("google/protobuf/", "google/type/")  # imported without references (skip.known.types)
@@ -96,8 +106,9 @@ def _is_map(field: FD) -> bool:
 def spark_type(message: descriptor.Descriptor, path: tuple[str, ...] = ()) -> StructType:
     """The Spark struct of a message; ValueError for a recursive one."""
     if message.full_name in path:
-        raise ValueError(f"Found recursive reference in Protobuf schema ({message.full_name}), "
-                         "which Spark cannot represent")
+        raise ValueError(
+            f"Found recursive reference in Protobuf schema ({message.full_name}), which Spark cannot represent"
+        )
     inner = (*path, message.full_name)
     return StructType([StructField(f.name, _field_type(f, inner), True) for f in message.fields])
 
@@ -156,6 +167,7 @@ def to_python(message: Any) -> dict[str, Any]:
 
 def read_indexes(data: bytes, at: int) -> tuple[list[int], int]:
     """Confluent's message-index array (zigzag varints, `0` alone meaning [0]) and where the payload starts."""
+
     def varint(pos: int) -> tuple[int, int]:
         result = shift = 0
         while True:
@@ -167,6 +179,7 @@ def read_indexes(data: bytes, at: int) -> tuple[list[int], int]:
             shift += 7
             if not byte & 0x80:
                 return (result >> 1) ^ -(result & 1), pos
+
     count, at = varint(at)
     if count == 0:
         return [0], at
@@ -251,7 +264,9 @@ class ProtobufReader:
         self._classes: dict[str, type] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key not in ("_classes", "_pool")} | {"_classes": None}
+        return {key: value for key, value in self.__dict__.items() if key not in ("_classes", "_pool")} | {
+            "_classes": None
+        }
 
     def spark_type(self) -> StructType:
         return spark_type(self.latest.pool().FindMessageTypeByName(self.message))

@@ -169,10 +169,12 @@ def initial_stream_offset(
     bounds = current_bounds(source, topics)
     for topic in {t for t, _ in bounds}:
         _check_named_partitions(starting, "startingOffsets", topic, sum(1 for t, _ in bounds if t == topic))
-    return stream_offset({
-        tp: _start_offset(starting.for_partition(*tp), b, f"{tp[0]}-{tp[1]}", fail_on_data_loss)
-        for tp, b in bounds.items()
-    })
+    return stream_offset(
+        {
+            tp: _start_offset(starting.for_partition(*tp), b, f"{tp[0]}-{tp[1]}", fail_on_data_loss)
+            for tp, b in bounds.items()
+        }
+    )
 
 
 def rate_limited(

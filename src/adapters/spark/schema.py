@@ -89,7 +89,12 @@ class RecordColumns:
         return len(self.offsets)
 
     def append(
-        self, offset: int, timestamp_ms: int, timestamp_type: int, key: bytes | None, value: bytes | None,
+        self,
+        offset: int,
+        timestamp_ms: int,
+        timestamp_type: int,
+        key: bytes | None,
+        value: bytes | None,
         headers: list[Header] | None,
     ) -> None:
         self.offsets.append(offset)

@@ -68,7 +68,9 @@ def plan(options: ReadOptions, open_log_dir: LogDirOpener | None) -> list[Offset
 
 
 def _read(
-    options: ReadOptions, open_log_dir: LogDirOpener | None, partition: InputPartition,
+    options: ReadOptions,
+    open_log_dir: LogDirOpener | None,
+    partition: InputPartition,
     decoder: RecordDecoder | None = None,
 ) -> Iterator[pa.RecordBatch]:
     assert isinstance(partition, OffsetRange)
@@ -83,8 +85,9 @@ def _read(
 
 
 class TrafkaBatchReader(DataSourceReader):
-    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None,
-                 decoder: RecordDecoder | None = None) -> None:
+    def __init__(
+        self, options: ReadOptions, open_log_dir: LogDirOpener | None, decoder: RecordDecoder | None = None
+    ) -> None:
         self.options = options
         self.open_log_dir = open_log_dir
         self.decoder = decoder
@@ -103,8 +106,9 @@ class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
     Partitions that appear while the stream runs are read from their log start, as Spark does.
     """
 
-    def __init__(self, options: ReadOptions, open_log_dir: LogDirOpener | None,
-                 decoder: RecordDecoder | None = None) -> None:
+    def __init__(
+        self, options: ReadOptions, open_log_dir: LogDirOpener | None, decoder: RecordDecoder | None = None
+    ) -> None:
         self.options = options
         self.open_log_dir = open_log_dir
         self.decoder = decoder

@@ -65,7 +65,9 @@ class TopicSchemas:
         try:
             found = self._registry.version(subject, -1)
         except RegistryError:
-            raise SourceError(f"subject {subject!r} is not in the {SCHEMAS_TOPIC} topic of {self.where} {_HINT}") from None
+            raise SourceError(
+                f"subject {subject!r} is not in the {SCHEMAS_TOPIC} topic of {self.where} {_HINT}"
+            ) from None
         return found.schema.schema_type.value, found.schema.text
 
     def by_id(self, schema_id: int) -> tuple[str, str]:
@@ -96,8 +98,11 @@ class TopicSchemas:
             end = bounds.log_end_offset
             if start < end:
                 for rows in source.read(OffsetRange(SCHEMAS_TOPIC, 0, start, end), False, False):
-                    self._apply(rows.column("offset").to_pylist(), rows.column("key").to_pylist(),
-                                rows.column("value").to_pylist())
+                    self._apply(
+                        rows.column("offset").to_pylist(),
+                        rows.column("key").to_pylist(),
+                        rows.column("value").to_pylist(),
+                    )
         finally:
             source.close()
         self._next_offset = max(self._next_offset, end)

@@ -42,12 +42,21 @@ from pyspark.sql.types import (
 )
 
 AVRO_PRIMITIVES: dict[str, DataType] = {
-    "null": NullType(), "boolean": BooleanType(), "int": IntegerType(), "long": LongType(),
-    "float": FloatType(), "double": DoubleType(), "bytes": BinaryType(), "string": StringType(),
+    "null": NullType(),
+    "boolean": BooleanType(),
+    "int": IntegerType(),
+    "long": LongType(),
+    "float": FloatType(),
+    "double": DoubleType(),
+    "bytes": BinaryType(),
+    "string": StringType(),
 }
 LOGICAL = {
-    "date": DateType(), "timestamp-millis": TimestampType(), "timestamp-micros": TimestampType(),
-    "local-timestamp-millis": TimestampNTZType(), "local-timestamp-micros": TimestampNTZType(),
+    "date": DateType(),
+    "timestamp-millis": TimestampType(),
+    "timestamp-micros": TimestampType(),
+    "local-timestamp-millis": TimestampNTZType(),
+    "local-timestamp-micros": TimestampNTZType(),
 }
 
 
@@ -77,12 +86,17 @@ def avro_spark_type(schema: Any, named: dict[str, Any] | None = None, path: tupl
         return LOGICAL[logical]
     if kind == "record" or kind == "error":
         if schema["name"] in path:
-            raise ValueError(f"Found recursive reference in Avro schema ({schema['name']}), which Spark cannot represent")
+            raise ValueError(
+                f"Found recursive reference in Avro schema ({schema['name']}), which Spark cannot represent"
+            )
         named[schema["name"]] = schema
         inner = (*path, schema["name"])
-        return StructType([
-            StructField(f["name"], avro_spark_type(f["type"], named, inner), _nullable(f["type"])) for f in schema["fields"]
-        ])
+        return StructType(
+            [
+                StructField(f["name"], avro_spark_type(f["type"], named, inner), _nullable(f["type"]))
+                for f in schema["fields"]
+            ]
+        )
     if kind == "enum":
         return StringType()
     if kind == "fixed":
@@ -152,8 +166,14 @@ def conform(spark_type: DataType, value: Any) -> Any:
 
 
 PYTHON_TYPES = {
-    StringType: str, BooleanType: bool, IntegerType: int, LongType: int, FloatType: float, DoubleType: float,
-    BinaryType: (bytes, bytearray), ArrayType: list,
+    StringType: str,
+    BooleanType: bool,
+    IntegerType: int,
+    LongType: int,
+    FloatType: float,
+    DoubleType: float,
+    BinaryType: (bytes, bytearray),
+    ArrayType: list,
 }
 
 
@@ -162,7 +182,6 @@ def _member(spark_type: StructType, value: Any) -> dict[str, Any]:
     which branch it read; records are dicts and handled by the caller)."""
     for field in spark_type.fields:
         expected = PYTHON_TYPES.get(type(field.dataType))
-        if expected is not None and isinstance(value, expected) and not (
-                isinstance(value, bool) and expected is int):
+        if expected is not None and isinstance(value, expected) and not (isinstance(value, bool) and expected is int):
             return {f.name: conform(f.dataType, value) if f is field else None for f in spark_type.fields}
     raise ValueError(f"no union branch holds {value!r}")

@@ -6,7 +6,18 @@ from .offsets import CommitRequest, CommittedOffset, OffsetManager
 from .state import GroupEvent, GroupState, IllegalTransition
 
 __all__ = [
-    "CommitRequest", "CommittedOffset", "Completion", "GroupCoordinator", "GroupEvent", "GroupSettings",
-    "GroupState", "IllegalTransition", "JoinRequest", "JoinResult", "OffsetManager", "Protocol",
-    "SyncRequest", "SyncResult",
+    "CommitRequest",
+    "CommittedOffset",
+    "Completion",
+    "GroupCoordinator",
+    "GroupEvent",
+    "GroupSettings",
+    "GroupState",
+    "IllegalTransition",
+    "JoinRequest",
+    "JoinResult",
+    "OffsetManager",
+    "Protocol",
+    "SyncRequest",
+    "SyncResult",
 ]

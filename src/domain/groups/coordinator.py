@@ -122,7 +122,11 @@ class GroupCoordinator(GroupTable):
         member.session_timeout_ms = request.session_timeout_ms
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         # Kafka rebalances only if the protocol the group would select next changes.
-        if group.state is GroupState.STABLE and group.candidate_protocols() and group.select_protocol() == group.protocol_name:
+        if (
+            group.state is GroupState.STABLE
+            and group.candidate_protocols()
+            and group.select_protocol() == group.protocol_name
+        ):
             self._store_metadata(group)  # the new member id replaces the old one in the stored generation
             return completions + [Completion(token, self._join_result(group, member))]
         member.join_token = token
@@ -233,13 +237,18 @@ class GroupCoordinator(GroupTable):
 
     def _remove_member(self, group: Group, member: Member) -> list[Completion]:
         del group.members[member.member_id]
-        if member.group_instance_id is not None and group.static_members.get(member.group_instance_id) == member.member_id:
+        if (
+            member.group_instance_id is not None
+            and group.static_members.get(member.group_instance_id) == member.member_id
+        ):
             del group.static_members[member.group_instance_id]
         if group.leader_id == member.member_id:
             group.leader_id = next(iter(group.members), None)
         completions = []
         if member.join_token is not None:
-            completions.append(Completion(member.join_token, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member.member_id)))
+            completions.append(
+                Completion(member.join_token, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member.member_id))
+            )
         if member.sync_token is not None:
             completions.append(Completion(member.sync_token, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)))
         return completions
@@ -411,4 +420,3 @@ class GroupCoordinator(GroupTable):
                 group.initial_join_limit_ms = None
                 completions += self._complete_join(group, now)
         return completions
-

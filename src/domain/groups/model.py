@@ -160,9 +160,7 @@ class Group:
             return False
         if not self.members:
             return True
-        return protocol_type == self.protocol_type and bool(
-            self.candidate_protocols() & {p.name for p in protocols}
-        )
+        return protocol_type == self.protocol_type and bool(self.candidate_protocols() & {p.name for p in protocols})
 
     def select_protocol(self) -> str:
         """Kafka's vote: each member votes for its first candidate; most votes wins."""

@@ -78,7 +78,11 @@ class OffsetManager:
         return results
 
     def stage_transactional(
-        self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset],
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        group_id: str,
+        offsets: Mapping[TopicPartition, CommittedOffset],
         now: int,
     ) -> None:
         """TxnOffsetCommit: stored now, visible when the producer's transaction commits."""
@@ -101,7 +105,9 @@ class OffsetManager:
             return dict(committed)
         return {tp: committed.get(tp) for tp in partitions}
 
-    def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+    def delete(
+        self, group_id: str, partitions: Iterable[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
         """OffsetDelete: refused per partition while an active group subscribes to its topic."""
         group = self._coordinator.group(group_id)
         if group is None:
@@ -138,7 +144,8 @@ class OffsetManager:
             committed = self._store.fetch(group_id)
             since = group.state_timestamp_ms if group is not None and group.protocol_type else None
             expired = [
-                tp for tp, c in committed.items()
+                tp
+                for tp, c in committed.items()
                 if now - (c.commit_timestamp_ms if since is None else since) >= retention_ms
                 and not self._store.has_pending(group_id, tp)
             ]

@@ -65,9 +65,7 @@ class GroupTable:
             )
             for m in group.members.values()
         )
-        return GroupDescription(
-            group_id, group.state, group.protocol_type or "", group.protocol_name or "", members
-        )
+        return GroupDescription(group_id, group.state, group.protocol_type or "", group.protocol_name or "", members)
 
     # -- offsets commit fencing and deletion -----------------------------------------------------
 

@@ -21,7 +21,22 @@ from .records import KeyType, RegistryEntry, RegistryKey
 from .registry import SchemaRegistry, parse_compatibility, parse_mode, parse_version
 
 __all__ = [
-    "DEFAULT_COMPATIBILITY", "DEFAULT_MODE", "CompatibilityLevel", "KeyType", "Mode", "ParsedSchema",
-    "RegistryEntry", "RegistryError", "RegistryKey", "Schema", "SchemaFormat", "SchemaReference",
-    "SchemaRegistry", "SchemaType", "SubjectVersion", "parse_compatibility", "parse_mode", "parse_version",
+    "DEFAULT_COMPATIBILITY",
+    "DEFAULT_MODE",
+    "CompatibilityLevel",
+    "KeyType",
+    "Mode",
+    "ParsedSchema",
+    "RegistryEntry",
+    "RegistryError",
+    "RegistryKey",
+    "Schema",
+    "SchemaFormat",
+    "SchemaReference",
+    "SchemaRegistry",
+    "SchemaType",
+    "SubjectVersion",
+    "parse_compatibility",
+    "parse_mode",
+    "parse_version",
 ]

@@ -122,13 +122,17 @@ class RegistryError(Exception):
 
     @classmethod
     def version_soft_deleted(cls, subject: str, version: int) -> RegistryError:
-        return cls(404, 40406,
-                   f"Subject '{subject}' Version {version} was soft deleted.Set permanent=true to delete permanently")
+        return cls(
+            404,
+            40406,
+            f"Subject '{subject}' Version {version} was soft deleted.Set permanent=true to delete permanently",
+        )
 
     @classmethod
     def version_not_soft_deleted(cls, subject: str, version: int) -> RegistryError:
-        return cls(404, 40407,
-                   f"Subject '{subject}' Version {version} was not deleted first before being permanently deleted")
+        return cls(
+            404, 40407, f"Subject '{subject}' Version {version} was not deleted first before being permanently deleted"
+        )
 
     @classmethod
     def compatibility_not_configured(cls, subject: str) -> RegistryError:
@@ -140,8 +144,11 @@ class RegistryError(Exception):
 
     @classmethod
     def incompatible(cls, messages: list[str]) -> RegistryError:
-        return cls(409, 40901, "Schema being registered is incompatible with an earlier schema for subject; "
-                               + "; ".join(messages))
+        return cls(
+            409,
+            40901,
+            "Schema being registered is incompatible with an earlier schema for subject; " + "; ".join(messages),
+        )
 
     @classmethod
     def invalid_schema(cls, detail: str) -> RegistryError:
@@ -149,20 +156,29 @@ class RegistryError(Exception):
 
     @classmethod
     def invalid_version(cls, version: str) -> RegistryError:
-        return cls(422, 42202,
-                   f"The specified version '{version}' is not a valid version id. Allowed values are between "
-                   "[1, 2^31-1] and the string \"latest\"")
+        return cls(
+            422,
+            42202,
+            f"The specified version '{version}' is not a valid version id. Allowed values are between "
+            '[1, 2^31-1] and the string "latest"',
+        )
 
     @classmethod
     def invalid_compatibility_level(cls, level: object) -> RegistryError:
-        return cls(422, 42203,
-                   f"Invalid compatibility level. Valid values are none, backward, forward, full, "
-                   f"backward_transitive, forward_transitive, and full_transitive (got {level})")
+        return cls(
+            422,
+            42203,
+            f"Invalid compatibility level. Valid values are none, backward, forward, full, "
+            f"backward_transitive, forward_transitive, and full_transitive (got {level})",
+        )
 
     @classmethod
     def invalid_mode(cls, mode: object) -> RegistryError:
-        return cls(422, 42204,
-                   f"Invalid mode. Valid values are READWRITE, READONLY, READONLY_OVERRIDE, and IMPORT (got {mode})")
+        return cls(
+            422,
+            42204,
+            f"Invalid mode. Valid values are READWRITE, READONLY, READONLY_OVERRIDE, and IMPORT (got {mode})",
+        )
 
     @classmethod
     def operation_not_permitted(cls, detail: str) -> RegistryError:

@@ -110,7 +110,9 @@ class SchemaRegistry:
             target = self._subjects.get(ref.subject, {}).get(ref.version)
             parsed = None if target is None else self._parsed_by_id.get(target.schema_id)
             if parsed is None:
-                raise RegistryError.invalid_schema(f"reference {ref.name} to {ref.subject} version {ref.version} not found")
+                raise RegistryError.invalid_schema(
+                    f"reference {ref.name} to {ref.subject} version {ref.version} not found"
+                )
             references[ref.name] = parsed
         try:
             return fmt.parse(schema, references)
@@ -119,7 +121,8 @@ class SchemaRegistry:
 
     def subjects(self, *, deleted: bool = False, prefix: str = "") -> list[str]:
         return sorted(
-            s for s, versions in self._subjects.items()
+            s
+            for s, versions in self._subjects.items()
             if s.startswith(prefix) and any(deleted or not v.deleted for v in versions.values())
         )
 
@@ -168,7 +171,9 @@ class SchemaRegistry:
 
     def subject_versions_of_id(self, schema_id: int, *, deleted: bool = False) -> list[tuple[str, int]]:
         found = sorted(
-            (v.subject, v.version) for versions in self._subjects.values() for v in versions.values()
+            (v.subject, v.version)
+            for versions in self._subjects.values()
+            for v in versions.values()
             if v.schema_id == schema_id and (deleted or not v.deleted)
         )
         if not found and schema_id not in self._parsed_by_id:
@@ -241,7 +246,9 @@ class SchemaRegistry:
 
     # -- planning changes ------------------------------------------------------------------------
 
-    def register(self, subject: str, schema: Schema, schema_id: int | None = None) -> tuple[SubjectVersion, list[RegistryEntry]]:
+    def register(
+        self, subject: str, schema: Schema, schema_id: int | None = None
+    ) -> tuple[SubjectVersion, list[RegistryEntry]]:
         """POST /subjects/{s}/versions: the version that holds `schema`, and the entries to write.
 
         An id given by the client is honoured only in IMPORT mode, as Confluent does."""
@@ -249,8 +256,7 @@ class SchemaRegistry:
         if mode in (Mode.READONLY, Mode.READONLY_OVERRIDE):
             raise RegistryError.operation_not_permitted(f"Subject {subject} is in read-only mode")
         if schema_id is not None and schema_id >= 0 and mode is not Mode.IMPORT:
-            raise RegistryError.operation_not_permitted(
-                f"Subject {subject} is not in import mode")
+            raise RegistryError.operation_not_permitted(f"Subject {subject} is not in import mode")
         parsed = self.parse(schema)
         existing = self._find(subject, parsed, deleted=False)
         if existing is not None and (schema_id is None or schema_id < 0 or schema_id == existing.schema_id):
@@ -265,7 +271,9 @@ class SchemaRegistry:
         if schema_id is None or schema_id < 0:
             known = self._id_by_identity.get(self._identity(parsed))
             schema_id = known if known is not None else self._max_id + 1
-        elif schema_id in self._parsed_by_id and self._identity(self._parsed_by_id[schema_id]) != self._identity(parsed):
+        elif schema_id in self._parsed_by_id and self._identity(self._parsed_by_id[schema_id]) != self._identity(
+            parsed
+        ):
             raise RegistryError(422, 42207, f"Schema with id {schema_id} already exists with a different schema")
         number = max(self._subjects.get(subject, {}), default=0) + 1
         version = SubjectVersion(subject, number, schema_id, parsed.schema)
@@ -322,7 +330,8 @@ class SchemaRegistry:
                 for ref in v.schema.references:
                     if ref.subject == subject and ref.version in numbers and v.subject != subject:
                         raise RegistryError.reference_exists(
-                            f"One or more references exist to the schema {{subject={subject},version={ref.version}}}.")
+                            f"One or more references exist to the schema {{subject={subject},version={ref.version}}}."
+                        )
 
     def _writable(self, subject: str) -> None:
         if self.mode(subject) in (Mode.READONLY, Mode.READONLY_OVERRIDE):
@@ -341,11 +350,12 @@ class SchemaRegistry:
 
     def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> tuple[Mode, list[RegistryEntry]]:
         parsed = parse_mode(mode)
-        if parsed is Mode.IMPORT and not force and (
-            (subject is None and self._subjects) or (subject is not None and self._live(subject))
+        if (
+            parsed is Mode.IMPORT
+            and not force
+            and ((subject is None and self._subjects) or (subject is not None and self._live(subject)))
         ):
-            raise RegistryError.operation_not_permitted(
-                "Cannot import since found existing subjects")
+            raise RegistryError.operation_not_permitted("Cannot import since found existing subjects")
         return parsed, [mode_entry(subject, parsed)]
 
     def delete_mode(self, subject: str) -> tuple[Mode, list[RegistryEntry]]:

@@ -10,7 +10,21 @@ from .sasl import SaslAuthenticationFailed, SaslException, SaslServer, client_me
 from .scram import ScramCredential, ScramMechanism, ScramServer
 
 __all__ = [
-    "ANONYMOUS", "JaasConfigError", "KafkaPrincipal", "PasswordCheck", "PlainServer", "SaslAuthenticationFailed", "SaslException",
-    "SaslServer", "ScramCredential", "ScramDeletion", "ScramMechanism", "ScramServer", "ScramUpsertion",
-    "UserResult", "UserScramCredentials", "client_message", "parse_jaas_config",
+    "ANONYMOUS",
+    "JaasConfigError",
+    "KafkaPrincipal",
+    "PasswordCheck",
+    "PlainServer",
+    "SaslAuthenticationFailed",
+    "SaslException",
+    "SaslServer",
+    "ScramCredential",
+    "ScramDeletion",
+    "ScramMechanism",
+    "ScramServer",
+    "ScramUpsertion",
+    "UserResult",
+    "UserScramCredentials",
+    "client_message",
+    "parse_jaas_config",
 ]

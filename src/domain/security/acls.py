@@ -77,19 +77,36 @@ WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
-_IMPLIES_DESCRIBE = {AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER}
+_IMPLIES_DESCRIBE = {
+    AclOperation.DESCRIBE,
+    AclOperation.READ,
+    AclOperation.WRITE,
+    AclOperation.DELETE,
+    AclOperation.ALTER,
+}
 _IMPLIES_DESCRIBE_CONFIGS = {AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
 
 # The operations that exist for each resource type (Kafka's AclEntry.supportedOperations).
 SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
     ResourceType.TOPIC: (
-        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE, AclOperation.DELETE,
-        AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.CREATE,
+        AclOperation.DESCRIBE,
+        AclOperation.DELETE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
     ),
     ResourceType.GROUP: (AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE),
     ResourceType.CLUSTER: (
-        AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
-        AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE,
+        AclOperation.CREATE,
+        AclOperation.CLUSTER_ACTION,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+        AclOperation.IDEMPOTENT_WRITE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
     ),
     ResourceType.TRANSACTIONAL_ID: (AclOperation.DESCRIBE, AclOperation.WRITE),
     ResourceType.DELEGATION_TOKEN: (AclOperation.DESCRIBE,),
@@ -191,8 +208,9 @@ class Authorizer:
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
         self._acls: dict[uuid.UUID, AclBinding] = dict(store.load())
 
-    def authorize(self, principal: KafkaPrincipal, host: str, operation: AclOperation,
-                  resource_type: ResourceType, name: str) -> bool:
+    def authorize(
+        self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType, name: str
+    ) -> bool:
         if str(principal) in self.super_users:
             return True
         principals = {str(principal), WILDCARD_PRINCIPAL}
@@ -210,8 +228,9 @@ class Authorizer:
             return True
         return not found_resource_acls and self.allow_everyone_if_no_acl_found
 
-    def authorize_by_resource_type(self, principal: KafkaPrincipal, host: str, operation: AclOperation,
-                                   resource_type: ResourceType) -> bool:
+    def authorize_by_resource_type(
+        self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
         """Whether the principal may do `operation` on at least one resource of the type (Kafka's
         Authorizer.authorizeByResourceType, which InitProducerId asks for WRITE on any topic): an ALLOW
         (for the operation itself or ALL) that no DENY of the same literal name or of a prefix of it
@@ -222,9 +241,13 @@ class Authorizer:
         denied: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
         allowed: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
         for acl in self._acls.values():
-            if (acl.resource_type is not resource_type or acl.host not in (host, WILDCARD)
-                    or acl.principal not in principals or acl.operation not in (operation, AclOperation.ALL)
-                    or acl.pattern_type not in denied):
+            if (
+                acl.resource_type is not resource_type
+                or acl.host not in (host, WILDCARD)
+                or acl.principal not in principals
+                or acl.operation not in (operation, AclOperation.ALL)
+                or acl.pattern_type not in denied
+            ):
                 continue
             if acl.permission_type is AclPermissionType.DENY:
                 denied[acl.pattern_type].add(acl.resource_name)
@@ -242,11 +265,11 @@ class Authorizer:
                     return True
         return False
 
-    def authorized_operations(self, principal: KafkaPrincipal, host: str,
-                              resource_type: ResourceType, name: str) -> list[AclOperation]:
+    def authorized_operations(
+        self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, name: str
+    ) -> list[AclOperation]:
         return [
-            op for op in SUPPORTED_OPERATIONS[resource_type]
-            if self.authorize(principal, host, op, resource_type, name)
+            op for op in SUPPORTED_OPERATIONS[resource_type] if self.authorize(principal, host, op, resource_type, name)
         ]
 
     def acls(self, filter_: AclBindingFilter) -> list[AclBinding]:

@@ -31,7 +31,7 @@ class JaasEntry:
     def plain_users(self) -> dict[str, str]:
         if self.login_module != PLAIN_LOGIN_MODULE:
             raise JaasConfigError(f"expected {PLAIN_LOGIN_MODULE} for PLAIN, found {self.login_module}")
-        return {key[len("user_"):]: value for key, value in self.options.items() if key.startswith("user_")}
+        return {key[len("user_") :]: value for key, value in self.options.items() if key.startswith("user_")}
 
 
 def parse_jaas_config(text: str) -> JaasEntry:
@@ -61,7 +61,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
             break
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise JaasConfigError(f"Invalid JAAS config near {text[pos:pos + 20]!r}")
+            raise JaasConfigError(f"Invalid JAAS config near {text[pos : pos + 20]!r}")
         quoted, bare, equals, semicolon = match.groups()
         if quoted is not None:
             out.append((re.sub(r"\\(.)", r"\1", quoted), True))

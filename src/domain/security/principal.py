@@ -37,9 +37,15 @@ ANONYMOUS = KafkaPrincipal(USER_TYPE, "ANONYMOUS")
 
 # RFC 2253 keywords, as Java's X500Principal.getName() prints them (other attributes by Python's name).
 _KEYWORDS = {
-    "commonName": "CN", "countryName": "C", "localityName": "L", "stateOrProvinceName": "ST",
-    "organizationName": "O", "organizationalUnitName": "OU", "streetAddress": "STREET",
-    "domainComponent": "DC", "userId": "UID",
+    "commonName": "CN",
+    "countryName": "C",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "organizationName": "O",
+    "organizationalUnitName": "OU",
+    "streetAddress": "STREET",
+    "domainComponent": "DC",
+    "userId": "UID",
 }
 
 

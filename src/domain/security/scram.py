@@ -70,13 +70,17 @@ class ScramCredential:
     iterations: int
 
     @classmethod
-    def from_salted_password(cls, mechanism: ScramMechanism, salted: bytes, salt: bytes, iterations: int) -> ScramCredential:
+    def from_salted_password(
+        cls, mechanism: ScramMechanism, salted: bytes, salt: bytes, iterations: int
+    ) -> ScramCredential:
         client_key = mechanism.hmac(salted, b"Client Key")
         return cls(salt, mechanism.hash(client_key), mechanism.hmac(salted, b"Server Key"), iterations)
 
     @classmethod
     def from_password(cls, mechanism: ScramMechanism, password: str, salt: bytes, iterations: int) -> ScramCredential:
-        return cls.from_salted_password(mechanism, mechanism.salted_password(password, salt, iterations), salt, iterations)
+        return cls.from_salted_password(
+            mechanism, mechanism.salted_password(password, salt, iterations), salt, iterations
+        )
 
     def __repr__(self) -> str:
         return f"ScramCredential(iterations={self.iterations}, [hidden])"

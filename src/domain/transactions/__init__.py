@@ -5,6 +5,11 @@ from .service import TransactionService
 from .state import IllegalTxnTransition, TxnEvent, TxnState
 
 __all__ = [
-    "IllegalTxnTransition", "Marker", "TransactionCoordinator", "TransactionService", "TxnEvent", "TxnMetadata",
+    "IllegalTxnTransition",
+    "Marker",
+    "TransactionCoordinator",
+    "TransactionService",
+    "TxnEvent",
+    "TxnMetadata",
     "TxnState",
 ]

@@ -134,7 +134,12 @@ class TransactionCoordinator:
             txn.producer_epoch += 1
 
     def add_partitions(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition], now: int
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+        now: int,
     ) -> ErrorCode:
         txn = self._txns.get(transactional_id)
         fenced = self._fenced(txn, producer_id, producer_epoch)
@@ -149,7 +154,9 @@ class TransactionCoordinator:
         self._transition(txn, TxnEvent.ADD, now)
         return ErrorCode.NONE
 
-    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int) -> ErrorCode:
+    def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int
+    ) -> ErrorCode:
         txn = self._txns.get(transactional_id)
         fenced = self._fenced(txn, producer_id, producer_epoch)
         if fenced is not None:
@@ -161,7 +168,9 @@ class TransactionCoordinator:
         self._transition(txn, TxnEvent.ADD, now)
         return ErrorCode.NONE
 
-    def check_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> ErrorCode:
+    def check_offset_commit(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
+    ) -> ErrorCode:
         txn = self._txns.get(transactional_id)
         fenced = self._fenced(txn, producer_id, producer_epoch)
         if fenced is not None:
@@ -226,10 +235,7 @@ class TransactionCoordinator:
         """transactional.id.expiration.ms: forget transactional ids idle that long with no transaction
         in flight (Empty, CompleteCommit, CompleteAbort, as Kafka allows), with a tombstone in the
         transaction log; a producer that returns with one is a new producer to the coordinator."""
-        expired = [
-            t for t in self._txns.values()
-            if t.state in _EXPIRABLE and now - t.updated_ms >= expiration_ms
-        ]
+        expired = [t for t in self._txns.values() if t.state in _EXPIRABLE and now - t.updated_ms >= expiration_ms]
         for txn in expired:
             del self._txns[txn.transactional_id]
             if self._by_producer.get(txn.producer_id) is txn:

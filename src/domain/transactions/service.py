@@ -19,7 +19,11 @@ from .state import TxnState
 
 class TransactionService:
     def __init__(
-        self, coordinator: TransactionCoordinator, catalog: TopicCatalog, replicas: ReplicaManager, offsets: OffsetManager
+        self,
+        coordinator: TransactionCoordinator,
+        catalog: TopicCatalog,
+        replicas: ReplicaManager,
+        offsets: OffsetManager,
     ) -> None:
         self.coordinator = coordinator
         self._catalog = catalog
@@ -61,17 +65,26 @@ class TransactionService:
     ) -> dict[TopicPartition, ErrorCode]:
         unknown = [tp for tp in partitions if not self._catalog.has_partition(tp)]
         if unknown:  # Kafka adds nothing when any partition is unknown
-            return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                    for tp in partitions}
+            return {
+                tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                for tp in partitions
+            }
         error = self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions, now)
         return {tp: error for tp in partitions}
 
-    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int) -> ErrorCode:
+    def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int
+    ) -> ErrorCode:
         return self.coordinator.add_offsets(transactional_id, producer_id, producer_epoch, group_id, now)
 
     def txn_offset_commit(
-        self, transactional_id: str, group_id: str, producer_id: int, producer_epoch: int,
-        offsets: Mapping[TopicPartition, CommittedOffset], now: int,
+        self,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: Mapping[TopicPartition, CommittedOffset],
+        now: int,
     ) -> dict[TopicPartition, ErrorCode]:
         error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
         results = {}

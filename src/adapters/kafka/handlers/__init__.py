@@ -4,13 +4,39 @@ from __future__ import annotations
 
 from ..registry import HandlerRegistry
 from . import (
-    acls, alter, api_versions, cluster_admin, describe, fetch, groups, init_producer_id, list_offsets, metadata, offsets, produce,
-    sasl, topics_admin, transactions,
+    acls,
+    alter,
+    api_versions,
+    cluster_admin,
+    describe,
+    fetch,
+    groups,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offsets,
+    produce,
+    sasl,
+    topics_admin,
+    transactions,
 )
 
 MODULES = (
-    api_versions, metadata, produce, fetch, list_offsets, topics_admin, describe, alter, groups, offsets, init_producer_id,
-    transactions, cluster_admin, acls, sasl,
+    api_versions,
+    metadata,
+    produce,
+    fetch,
+    list_offsets,
+    topics_admin,
+    describe,
+    alter,
+    groups,
+    offsets,
+    init_producer_id,
+    transactions,
+    cluster_admin,
+    acls,
+    sasl,
 )
 
 

@@ -57,26 +57,41 @@ def _filter(f) -> AclBindingFilter | str:
 def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, version: int, client: ClientInfo):
     if ctx.authorization is None:
         return DescribeAclsResponse(
-            version=version, throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
-            error_message=NO_AUTHORIZER, resources=[],
+            version=version,
+            throttle_time_ms=0,
+            error_code=ErrorCode.SECURITY_DISABLED,
+            error_message=NO_AUTHORIZER,
+            resources=[],
         )
     found = _filter(request)
     if isinstance(found, str):
         return DescribeAclsResponse(
-            version=version, throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, error_message=found, resources=[],
+            version=version,
+            throttle_time_ms=0,
+            error_code=ErrorCode.INVALID_REQUEST,
+            error_message=found,
+            resources=[],
         )
     grouped: dict[tuple, list[AclBinding]] = {}
     for acl in ctx.authorization.authorizer.acls(found):
         grouped.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(acl)
     Resource = DescribeAclsResponse.DescribeAclsResource
     return DescribeAclsResponse(
-        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        version=version,
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        error_message=None,
         resources=[
             Resource(
-                resource_type=int(rt), resource_name=name, pattern_type=int(pt),
+                resource_type=int(rt),
+                resource_name=name,
+                pattern_type=int(pt),
                 acls=[
                     Resource.AclDescription(
-                        principal=a.principal, host=a.host, operation=int(a.operation), permission_type=int(a.permission_type)
+                        principal=a.principal,
+                        host=a.host,
+                        operation=int(a.operation),
+                        permission_type=int(a.permission_type),
                     )
                     for a in acls
                 ],
@@ -90,19 +105,28 @@ def handle_create_acls(ctx: BrokerContext, request: CreateAclsRequest, version: 
     Result = CreateAclsResponse.AclCreationResult
     if ctx.authorization is None:
         return CreateAclsResponse(
-            version=version, throttle_time_ms=0,
-            results=[Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER) for _ in request.creations],
+            version=version,
+            throttle_time_ms=0,
+            results=[
+                Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER) for _ in request.creations
+            ],
         )
     bindings = [
         AclBinding(
-            _enum(ResourceType, c.resource_type), c.resource_name, _enum(PatternType, c.resource_pattern_type),
-            c.principal, c.host, _enum(AclOperation, c.operation), _enum(AclPermissionType, c.permission_type),
+            _enum(ResourceType, c.resource_type),
+            c.resource_name,
+            _enum(PatternType, c.resource_pattern_type),
+            c.principal,
+            c.host,
+            _enum(AclOperation, c.operation),
+            _enum(AclPermissionType, c.permission_type),
         )
         for c in request.creations
     ]
     results = ctx.authorization.authorizer.create(bindings)
     return CreateAclsResponse(
-        version=version, throttle_time_ms=0,
+        version=version,
+        throttle_time_ms=0,
         results=[Result(error_code=r.error, error_message=r.message) for r in results],
     )
 
@@ -112,7 +136,8 @@ def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: 
     Matching = FilterResult.DeleteAclsMatchingAcl
     if ctx.authorization is None:
         return DeleteAclsResponse(
-            version=version, throttle_time_ms=0,
+            version=version,
+            throttle_time_ms=0,
             filter_results=[
                 FilterResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER, matching_acls=[])
                 for _ in request.filters
@@ -126,17 +151,26 @@ def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: 
         if isinstance(f, str):
             results.append(FilterResult(error_code=ErrorCode.INVALID_REQUEST, error_message=f, matching_acls=[]))
             continue
-        results.append(FilterResult(
-            error_code=ErrorCode.NONE, error_message=None,
-            matching_acls=[
-                Matching(
-                    error_code=ErrorCode.NONE, error_message=None, resource_type=int(a.resource_type),
-                    resource_name=a.resource_name, pattern_type=int(a.pattern_type), principal=a.principal,
-                    host=a.host, operation=int(a.operation), permission_type=int(a.permission_type),
-                )
-                for a in next(deleted)
-            ],
-        ))
+        results.append(
+            FilterResult(
+                error_code=ErrorCode.NONE,
+                error_message=None,
+                matching_acls=[
+                    Matching(
+                        error_code=ErrorCode.NONE,
+                        error_message=None,
+                        resource_type=int(a.resource_type),
+                        resource_name=a.resource_name,
+                        pattern_type=int(a.pattern_type),
+                        principal=a.principal,
+                        host=a.host,
+                        operation=int(a.operation),
+                        permission_type=int(a.permission_type),
+                    )
+                    for a in next(deleted)
+                ],
+            )
+        )
     return DeleteAclsResponse(version=version, throttle_time_ms=0, filter_results=results)
 
 

@@ -59,7 +59,9 @@ def handle_alter_configs(
         error, message = _replace_one(ctx, resource, request.validate_only)
         responses.append(
             AlterConfigsResponse.AlterConfigsResourceResponse(
-                error_code=error, error_message=message, resource_type=resource.resource_type,
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
                 resource_name=resource.resource_name,
             )
         )
@@ -73,8 +75,12 @@ def handle_incremental_alter_configs(
     for resource in request.resources:
         error, message = _alter_one(ctx, resource, request.validate_only)
         responses.append(
-            AlterResult(error_code=error, error_message=message, resource_type=resource.resource_type,
-                        resource_name=resource.resource_name)
+            AlterResult(
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
         )
     return IncrementalAlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
 

@@ -12,14 +12,14 @@ from ..registry import HandlerRegistry
 VERSIONS = (0, 4)
 
 
-def handle_api_versions(ctx: BrokerContext, request: ApiVersionsRequest, version: int, client: ClientInfo) -> ApiVersionsResponse:
+def handle_api_versions(
+    ctx: BrokerContext, request: ApiVersionsRequest, version: int, client: ClientInfo
+) -> ApiVersionsResponse:
     keys = [
         ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
         for key, low, high in ctx.registry.supported()
     ]
-    return ApiVersionsResponse(
-        version=version, error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0
-    )
+    return ApiVersionsResponse(version=version, error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)
 
 
 def unsupported_version_response() -> ApiVersionsResponse:

@@ -7,7 +7,16 @@ Kafka answers the operations a resource type supports when a client asks (KIP-43
 from __future__ import annotations
 
 READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE = (
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    12,
 )
 OMITTED = -2147483648
 

@@ -48,8 +48,12 @@ def handle_alter_partition_reassignments(
             )
         topics.append(TopicResponse(name=topic.name, partitions=partitions))
     return AlterPartitionReassignmentsResponse(
-        version=version, throttle_time_ms=0, allow_replication_factor_change=True,
-        error_code=ErrorCode.NONE, error_message=None, responses=topics,
+        version=version,
+        throttle_time_ms=0,
+        allow_replication_factor_change=True,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        responses=topics,
     )
 
 
@@ -63,10 +67,14 @@ def handle_list_partition_reassignments(
 
 def register(registry: HandlerRegistry) -> None:
     registry.register(
-        AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, (0, 1),
+        AlterPartitionReassignmentsRequest,
+        AlterPartitionReassignmentsResponse,
+        (0, 1),
         handle_alter_partition_reassignments,
     )
     registry.register(
-        ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, (0, 0),
+        ListPartitionReassignmentsRequest,
+        ListPartitionReassignmentsResponse,
+        (0, 0),
         handle_list_partition_reassignments,
     )

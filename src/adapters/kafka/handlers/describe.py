@@ -97,9 +97,14 @@ def handle_describe_cluster(
     if version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
         # As a Kafka broker: controller endpoints are asked of controllers (UNSUPPORTED_ENDPOINT_TYPE).
         return DescribeClusterResponse(
-            version=version, throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            version=version,
+            throttle_time_ms=0,
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
             error_message="The broker does not support endpoint type " + str(request.endpoint_type),
-            endpoint_type=BROKERS_ENDPOINT, cluster_id=ctx.policy.cluster_id, controller_id=node, brokers=[],
+            endpoint_type=BROKERS_ENDPOINT,
+            cluster_id=ctx.policy.cluster_id,
+            controller_id=node,
+            brokers=[],
             authorized_operations=None,
         )
     return DescribeClusterResponse(
@@ -139,9 +144,7 @@ def handle_describe_topic_partitions(
     for name in names:
         topic = ctx.catalog.get(name)
         if topic is None:
-            topics.append(
-                DtpTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, partitions=[])
-            )
+            topics.append(DtpTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, partitions=[]))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         if remaining == 0:
@@ -176,9 +179,7 @@ def handle_describe_topic_partitions(
         if last < topic.partition_count:
             next_cursor = DescribeTopicPartitionsResponse.Cursor(topic_name=name, partition_index=last)
             break
-    return DescribeTopicPartitionsResponse(
-        version=version, throttle_time_ms=0, topics=topics, next_cursor=next_cursor
-    )
+    return DescribeTopicPartitionsResponse(version=version, throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
 
 
 def register(registry: HandlerRegistry) -> None:

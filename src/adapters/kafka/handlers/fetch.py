@@ -70,10 +70,18 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
             gathered += len(result.records)
             tally.append((name or "", result.error, len(result.records)))
             aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
-            partitions.append((
-                part.partition, result.error, result.high_watermark, result.last_stable_offset,
-                result.log_start_offset, aborted, -1, result.records,
-            ))
+            partitions.append(
+                (
+                    part.partition,
+                    result.error,
+                    result.high_watermark,
+                    result.last_stable_offset,
+                    result.log_start_offset,
+                    aborted,
+                    -1,
+                    result.records,
+                )
+            )
         topics.append((topic.topic, topic.topic_id or ZERO_UUID, partitions))
     return topics, gathered, errors, tally
 

@@ -50,8 +50,13 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
         error, message = _coordinator_for(ctx, request.key, key_type)
         ok = error is ErrorCode.NONE
         return FindCoordinatorResponse(
-            version=version, throttle_time_ms=0, error_code=error, error_message=message,
-            node_id=node if ok else -1, host=host if ok else "", port=port if ok else -1,
+            version=version,
+            throttle_time_ms=0,
+            error_code=error,
+            error_message=message,
+            node_id=node if ok else -1,
+            host=host if ok else "",
+            port=port if ok else -1,
         )
     coordinators = []
     for key in request.coordinator_keys:
@@ -59,8 +64,12 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
         ok = error is ErrorCode.NONE
         coordinators.append(
             FindCoordinatorResponse.Coordinator(
-                key=key, node_id=node if ok else -1, host=host if ok else "", port=port if ok else -1,
-                error_code=error, error_message=message,
+                key=key,
+                node_id=node if ok else -1,
+                host=host if ok else "",
+                port=port if ok else -1,
+                error_code=error,
+                error_message=message,
             )
         )
     return FindCoordinatorResponse(version=version, throttle_time_ms=0, coordinators=coordinators)
@@ -88,8 +97,10 @@ def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
 
 def _deferred(outcome, respond):
     if callable(outcome):
+
         async def wait():
             return respond(await outcome())
+
         return Deferred(wait)
     return respond(outcome)
 
@@ -113,8 +124,12 @@ def handle_join_group(ctx: BrokerContext, request: JoinGroupRequest, version: in
 
 def _sync_response(result: SyncResult, version: int) -> SyncGroupResponse:
     return SyncGroupResponse(
-        version=version, throttle_time_ms=0, error_code=result.error,
-        protocol_type=result.protocol_type, protocol_name=result.protocol_name, assignment=result.assignment,
+        version=version,
+        throttle_time_ms=0,
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
     )
 
 
@@ -131,15 +146,21 @@ def handle_sync_group(ctx: BrokerContext, request: SyncGroupRequest, version: in
     return _deferred(ctx.groups.sync(sync), lambda result: _sync_response(result, version))
 
 
-def handle_heartbeat(ctx: BrokerContext, request: HeartbeatRequest, version: int, client: ClientInfo) -> HeartbeatResponse:
+def handle_heartbeat(
+    ctx: BrokerContext, request: HeartbeatRequest, version: int, client: ClientInfo
+) -> HeartbeatResponse:
     error = ctx.groups.heartbeat(
-        request.group_id, request.member_id, request.generation_id,
+        request.group_id,
+        request.member_id,
+        request.generation_id,
         request.group_instance_id if version >= 3 else None,
     )
     return HeartbeatResponse(version=version, throttle_time_ms=0, error_code=error)
 
 
-def handle_leave_group(ctx: BrokerContext, request: LeaveGroupRequest, version: int, client: ClientInfo) -> LeaveGroupResponse:
+def handle_leave_group(
+    ctx: BrokerContext, request: LeaveGroupRequest, version: int, client: ClientInfo
+) -> LeaveGroupResponse:
     if version < 3:
         (error,) = ctx.groups.leave(request.group_id, [(request.member_id, None)])
         return LeaveGroupResponse(version=version, throttle_time_ms=0, error_code=error)
@@ -169,8 +190,12 @@ def handle_describe_groups(ctx: BrokerContext, request: DescribeGroupsRequest, v
                 protocol_data=d.protocol_name,
                 members=[
                     DescribeGroupsResponse.DescribedGroup.DescribedGroupMember(
-                        member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                        client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment,
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        member_metadata=m.metadata,
+                        member_assignment=m.assignment,
                     )
                     for m in d.members
                 ],
@@ -182,7 +207,9 @@ def handle_describe_groups(ctx: BrokerContext, request: DescribeGroupsRequest, v
     return DescribeGroupsResponse(version=version, throttle_time_ms=0, groups=described)
 
 
-def handle_list_groups(ctx: BrokerContext, request: ListGroupsRequest, version: int, client: ClientInfo) -> ListGroupsResponse:
+def handle_list_groups(
+    ctx: BrokerContext, request: ListGroupsRequest, version: int, client: ClientInfo
+) -> ListGroupsResponse:
     states = {s.lower() for s in request.states_filter} if version >= 4 and request.states_filter else None
     types = {t.lower() for t in request.types_filter} if version >= 5 and request.types_filter else None
     groups = [
@@ -195,7 +222,9 @@ def handle_list_groups(ctx: BrokerContext, request: ListGroupsRequest, version: 
     return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, groups=groups)
 
 
-def handle_delete_groups(ctx: BrokerContext, request: DeleteGroupsRequest, version: int, client: ClientInfo) -> DeleteGroupsResponse:
+def handle_delete_groups(
+    ctx: BrokerContext, request: DeleteGroupsRequest, version: int, client: ClientInfo
+) -> DeleteGroupsResponse:
     results = [
         DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=ctx.groups.offsets.delete_group(g))
         for g in request.groups_names

@@ -21,8 +21,11 @@ def handle_init_producer_id(
     if request.transactional_id is not None:
         try:
             txn = ctx.transactions.init_producer_id(
-                request.transactional_id, request.transaction_timeout_ms, ctx.clock_ms(),
-                request.producer_id if version >= 3 else -1, request.producer_epoch if version >= 3 else -1,
+                request.transactional_id,
+                request.transaction_timeout_ms,
+                ctx.clock_ms(),
+                request.producer_id if version >= 3 else -1,
+                request.producer_epoch if version >= 3 else -1,
             )
         except KafkaError as error:
             return InitProducerIdResponse(
@@ -30,12 +33,18 @@ def handle_init_producer_id(
             )
         ctx.appends.notify_all()  # an aborted transaction's markers may have moved a last stable offset
         return InitProducerIdResponse(
-            version=version, throttle_time_ms=0, error_code=ErrorCode.NONE,
-            producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+            version=version,
+            throttle_time_ms=0,
+            error_code=ErrorCode.NONE,
+            producer_id=txn.producer_id,
+            producer_epoch=txn.producer_epoch,
         )
     return InitProducerIdResponse(
-        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE,
-        producer_id=ctx.producer_ids.allocate(), producer_epoch=0,
+        version=version,
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        producer_id=ctx.producer_ids.allocate(),
+        producer_epoch=0,
     )
 
 

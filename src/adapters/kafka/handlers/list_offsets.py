@@ -20,13 +20,16 @@ TopicResponse = ListOffsetsResponse.ListOffsetsTopicResponse
 PartitionResponse = TopicResponse.ListOffsetsPartitionResponse
 
 
-def handle_list_offsets(ctx: BrokerContext, request: ListOffsetsRequest, version: int, client: ClientInfo) -> ListOffsetsResponse:
+def handle_list_offsets(
+    ctx: BrokerContext, request: ListOffsetsRequest, version: int, client: ClientInfo
+) -> ListOffsetsResponse:
     topics = []
     for topic in request.topics:
         partitions = []
         for part in topic.partitions:
             result = ctx.replicas.list_offset(
-                TopicPartition(topic.name, part.partition_index), part.timestamp,
+                TopicPartition(topic.name, part.partition_index),
+                part.timestamp,
                 read_committed=version >= 2 and request.isolation_level == 1,
             )
             partitions.append(

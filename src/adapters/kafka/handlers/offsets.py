@@ -122,8 +122,9 @@ def handle_offset_fetch(
 
 def _partition(cls, partition: int, committed: CommittedOffset | None, error: ErrorCode = ErrorCode.NONE):
     if committed is None or error is not ErrorCode.NONE:
-        return cls(partition_index=partition, committed_offset=-1, committed_leader_epoch=-1, metadata="",
-                   error_code=error)
+        return cls(
+            partition_index=partition, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=error
+        )
     return cls(
         partition_index=partition,
         committed_offset=committed.offset,

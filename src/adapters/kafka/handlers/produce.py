@@ -43,10 +43,16 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
                 failed = True
             records = data.records
             produced(name, error, result.records_count, len(records) if result.records_count and records else 0)
-            partitions.append((
-                data.index, error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
-                result.message,
-            ))
+            partitions.append(
+                (
+                    data.index,
+                    error,
+                    result.base_offset,
+                    result.log_append_time_ms,
+                    result.log_start_offset,
+                    result.message,
+                )
+            )
         responses.append((name, partitions))
     if appended:
         ctx.appends.notify(appended)
@@ -77,10 +83,27 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
     for request, result in zip(requests, results):
         topic, records, error = request.topic, request.records, result.error
         produced(topic, error, result.records_count, len(records) if result.records_count and records else 0)
-        responses.append(encode_produce_response(request.version, request.correlation_id, (
-            (topic, ((request.index, error, result.base_offset, result.log_append_time_ms, result.log_start_offset,
-                      result.message),)),
-        )))
+        responses.append(
+            encode_produce_response(
+                request.version,
+                request.correlation_id,
+                (
+                    (
+                        topic,
+                        (
+                            (
+                                request.index,
+                                error,
+                                result.base_offset,
+                                result.log_append_time_ms,
+                                result.log_start_offset,
+                                result.message,
+                            ),
+                        ),
+                    ),
+                ),
+            )
+        )
     return responses
 
 

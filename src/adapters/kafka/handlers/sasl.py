@@ -17,7 +17,12 @@ from kafka.protocol.admin import (
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
 )
-from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import ScramDeletion, ScramUpsertion
@@ -32,9 +37,11 @@ def handle_sasl_handshake(ctx: BrokerContext, request: SaslHandshakeRequest, ver
 
 def handle_sasl_authenticate(ctx: BrokerContext, request: SaslAuthenticateRequest, version: int, client: ClientInfo):
     return SaslAuthenticateResponse(
-        version=version, error_code=ErrorCode.ILLEGAL_SASL_STATE,
+        version=version,
+        error_code=ErrorCode.ILLEGAL_SASL_STATE,
         error_message="SaslAuthenticate request received after successful authentication",
-        auth_bytes=b"", session_lifetime_ms=0,
+        auth_bytes=b"",
+        session_lifetime_ms=0,
     )
 
 
@@ -47,7 +54,8 @@ def handle_alter_user_scram_credentials(
     )
     Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
     return AlterUserScramCredentialsResponse(
-        version=version, throttle_time_ms=0,
+        version=version,
+        throttle_time_ms=0,
         results=[Result(user=r.user, error_code=r.error, error_message=r.message) for r in results],
     )
 
@@ -59,10 +67,15 @@ def handle_describe_user_scram_credentials(
     Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
     Info = Result.CredentialInfo
     return DescribeUserScramCredentialsResponse(
-        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        version=version,
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        error_message=None,
         results=[
             Result(
-                user=r.user, error_code=r.error, error_message=r.message,
+                user=r.user,
+                error_code=r.error,
+                error_message=r.message,
                 credential_infos=[Info(mechanism=m, iterations=i) for m, i in r.credentials],
             )
             for r in ctx.credentials.describe(users)
@@ -77,6 +90,8 @@ def register(registry: HandlerRegistry) -> None:
         AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, (0, 0), handle_alter_user_scram_credentials
     )
     registry.register(
-        DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse, (0, 0),
+        DescribeUserScramCredentialsRequest,
+        DescribeUserScramCredentialsResponse,
+        (0, 0),
         handle_describe_user_scram_credentials,
     )

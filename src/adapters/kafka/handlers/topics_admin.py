@@ -85,7 +85,9 @@ def _create_one(ctx: BrokerContext, creatable, validate_only: bool, version: int
     )
 
 
-def handle_create_topics(ctx: BrokerContext, request: CreateTopicsRequest, version: int, client: ClientInfo) -> CreateTopicsResponse:
+def handle_create_topics(
+    ctx: BrokerContext, request: CreateTopicsRequest, version: int, client: ClientInfo
+) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
     results = []
     for creatable in request.topics:
@@ -109,7 +111,9 @@ def handle_create_topics(ctx: BrokerContext, request: CreateTopicsRequest, versi
 DeleteResult = DeleteTopicsResponse.DeletableTopicResult
 
 
-def handle_delete_topics(ctx: BrokerContext, request: DeleteTopicsRequest, version: int, client: ClientInfo) -> DeleteTopicsResponse:
+def handle_delete_topics(
+    ctx: BrokerContext, request: DeleteTopicsRequest, version: int, client: ClientInfo
+) -> DeleteTopicsResponse:
     if version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
@@ -165,6 +169,4 @@ def handle_create_partitions(
 def register(registry: HandlerRegistry) -> None:
     registry.register(CreateTopicsRequest, CreateTopicsResponse, CREATE_VERSIONS, handle_create_topics)
     registry.register(DeleteTopicsRequest, DeleteTopicsResponse, DELETE_VERSIONS, handle_delete_topics)
-    registry.register(
-        CreatePartitionsRequest, CreatePartitionsResponse, PARTITIONS_VERSIONS, handle_create_partitions
-    )
+    registry.register(CreatePartitionsRequest, CreatePartitionsResponse, PARTITIONS_VERSIONS, handle_create_partitions)

@@ -42,8 +42,11 @@ def handle_add_partitions_to_txn(
 ) -> AddPartitionsToTxnResponse:
     partitions = [TopicPartition(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
     errors = ctx.transactions.add_partitions(
-        request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
-        request.v3_and_below_producer_epoch, partitions, ctx.clock_ms(),
+        request.v3_and_below_transactional_id,
+        request.v3_and_below_producer_id,
+        request.v3_and_below_producer_epoch,
+        partitions,
+        ctx.clock_ms(),
     )
     return AddPartitionsToTxnResponse(
         version=version,
@@ -94,7 +97,11 @@ def handle_txn_offset_commit(
         errors = {tp: fencing for tp in offsets}
     else:
         errors = ctx.transactions.txn_offset_commit(
-            request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, offsets,
+            request.transactional_id,
+            request.group_id,
+            request.producer_id,
+            request.producer_epoch,
+            offsets,
             ctx.clock_ms(),
         )
     return TxnOffsetCommitResponse(
@@ -133,18 +140,31 @@ def handle_describe_transactions(
     for txn_id in request.transactional_ids:
         txn = ctx.transactions.coordinator.get(txn_id)
         if txn is None:
-            states.append(TxnState(error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactional_id=txn_id,
-                                   transaction_state="", transaction_timeout_ms=0, transaction_start_time_ms=-1,
-                                   producer_id=-1, producer_epoch=-1, topics=[]))
+            states.append(
+                TxnState(
+                    error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+                    transactional_id=txn_id,
+                    transaction_state="",
+                    transaction_timeout_ms=0,
+                    transaction_start_time_ms=-1,
+                    producer_id=-1,
+                    producer_epoch=-1,
+                    topics=[],
+                )
+            )
             continue
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(txn.partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         states.append(
             TxnState(
-                error_code=ErrorCode.NONE, transactional_id=txn_id, transaction_state=txn.state.kafka_name,
-                transaction_timeout_ms=txn.timeout_ms, transaction_start_time_ms=txn.started_ms,
-                producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+                error_code=ErrorCode.NONE,
+                transactional_id=txn_id,
+                transaction_state=txn.state.kafka_name,
+                transaction_timeout_ms=txn.timeout_ms,
+                transaction_start_time_ms=txn.started_ms,
+                producer_id=txn.producer_id,
+                producer_epoch=txn.producer_epoch,
                 topics=[TxnState.TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()],
             )
         )
@@ -165,12 +185,18 @@ def handle_list_transactions(
         for t in ctx.transactions.coordinator.all()
         if (not wanted or t.state.kafka_name in wanted)
         and (not pids or t.producer_id in pids)
-        and (version < 1 or request.duration_filter < 0 or
-             (t.started_ms >= 0 and now - t.started_ms >= request.duration_filter))
+        and (
+            version < 1
+            or request.duration_filter < 0
+            or (t.started_ms >= 0 and now - t.started_ms >= request.duration_filter)
+        )
     ]
     return ListTransactionsResponse(
-        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE,
-        unknown_state_filters=sorted(wanted - names), transaction_states=listed,
+        version=version,
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        unknown_state_filters=sorted(wanted - names),
+        transaction_states=listed,
     )
 
 
@@ -192,12 +218,14 @@ def handle_describe_producers(
                     error_message=None,
                     active_producers=[
                         ProducersTopic.PartitionResponse.ProducerState(
-                            producer_id=p.producer_id, producer_epoch=p.epoch,
+                            producer_id=p.producer_id,
+                            producer_epoch=p.epoch,
                             last_sequence=p.last_sequence if p.last_sequence is not None else -1,
                             last_timestamp=p.batches[-1].max_timestamp if p.batches else -1,
                             coordinator_epoch=0,
                             current_txn_start_offset=p.current_txn_first_offset
-                            if p.current_txn_first_offset is not None else -1,
+                            if p.current_txn_first_offset is not None
+                            else -1,
                         )
                         for p in active or []
                     ],

@@ -12,8 +12,12 @@ TOPIC = "orders"
 
 def publish_order(bootstrap_servers: str, order_id: str, amount_cents: int) -> None:
     producer = Producer({"bootstrap.servers": bootstrap_servers, "enable.idempotence": True})
-    producer.produce(TOPIC, key=order_id.encode(), value=json.dumps({"id": order_id, "amount": amount_cents}).encode(),
-                     headers=[("schema", b"order-v1")])
+    producer.produce(
+        TOPIC,
+        key=order_id.encode(),
+        value=json.dumps({"id": order_id, "amount": amount_cents}).encode(),
+        headers=[("schema", b"order-v1")],
+    )
     if producer.flush(15):
         raise RuntimeError("order not acknowledged")
 
@@ -22,15 +26,23 @@ async def publish_order_async(bootstrap_servers: str, order_id: str, amount_cent
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers)
     await producer.start()
     try:
-        await producer.send_and_wait(TOPIC, json.dumps({"id": order_id, "amount": amount_cents}).encode(), key=order_id.encode())
+        await producer.send_and_wait(
+            TOPIC, json.dumps({"id": order_id, "amount": amount_cents}).encode(), key=order_id.encode()
+        )
     finally:
         await producer.stop()
 
 
 def bill(bootstrap_servers: str, group: str, expected: int, timeout_s: float = 20.0) -> int:
     """Consume `expected` orders in group `group`, commit, and return their total in cents."""
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": group,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([TOPIC])
     total = seen = 0
     try:

@@ -38,8 +38,12 @@ def test_kafka_python_round_trip(kafka_broker):
     producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
     producer.send("audit", b"entry", key=b"k").get(timeout=10)
     producer.close()
-    consumer = KafkaConsumer("audit", bootstrap_servers=kafka_broker.bootstrap_servers,
-                             auto_offset_reset="earliest", consumer_timeout_ms=10000)
+    consumer = KafkaConsumer(
+        "audit",
+        bootstrap_servers=kafka_broker.bootstrap_servers,
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=10000,
+    )
     assert [m.value for m in consumer] == [b"entry"]
     consumer.close()
 
