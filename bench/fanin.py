@@ -22,13 +22,11 @@ import json
 import multiprocessing
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-
 from throughput import find_tansu, machine_line, spawn_tansu, spawn_trafka
 
 TIMEOUT = 120.0

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
-
 from fanin import _phase, _produce
 from throughput import machine_line, spawn_trafka
 
@@ -66,7 +65,7 @@ def main() -> None:
         started = rss_mib(pid)
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         names = [f"mem-{n}" for n in range(args.topics)]
-        for name, future in admin.create_topics(
+        for _name, future in admin.create_topics(
             [NewTopic(n, args.partitions, 1) for n in names], operation_timeout=120
         ).items():
             future.result(120)

@@ -145,7 +145,7 @@ def read_everything(bootstrap: str, partitions: int) -> tuple[collections.Counte
     ends = {p: consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=30)[1] for p in range(partitions)}
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(partitions)])
     stored: collections.Counter[str] = collections.Counter()
-    positions = {p: 0 for p in range(partitions)}
+    positions = dict.fromkeys(range(partitions), 0)
     deadline = time.monotonic() + 300
     while any(positions[p] < ends[p] for p in positions) and time.monotonic() < deadline:
         for message in consumer.consume(10000, 1.0):

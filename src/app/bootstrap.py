@@ -19,9 +19,9 @@ from trafka.adapters.compression import decompress as inflate
 from trafka.adapters.filesystem import (
     METADATA_TOPIC_ID,
     DataDirError,
+    FileAclStore,
     FileCatalogStore,
     FileLogStore,
-    FileAclStore,
     FileOffsetStore,
     FileScramCredentialStore,
     FileTransactionStore,
@@ -30,9 +30,9 @@ from trafka.adapters.filesystem import (
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.adapters.kafka.groups import GroupRuntime
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.server import ServerLimits
-from trafka.adapters.kafka.groups import GroupRuntime
 from trafka.adapters.memory import (
     MemoryAclStore,
     MemoryCatalogStore,
@@ -45,13 +45,13 @@ from trafka.domain.batch import Checksum
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
+from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import AclStore, CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
 from trafka.domain.producers import ProducerIdAllocator
-from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.records import Decompress
-from trafka.domain.topics import TopicPartition
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
+from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .config import ConfigError, Settings
@@ -93,13 +93,13 @@ def wall_clock_ms() -> int:
 
 def default_adapters(settings: Settings) -> Adapters:
     """The production adapters: the filesystem store (or memory with `kind = "memory"`)."""
-    common = dict(
-        clock_ms=wall_clock_ms,
-        new_topic_id=uuid.uuid4,
-        checksum=crc32c.crc32c,
-        decompress=inflate,
-        new_member_id=lambda client_id: f"{client_id}-{uuid.uuid4()}",
-    )
+    common = {
+        "clock_ms": wall_clock_ms,
+        "new_topic_id": uuid.uuid4,
+        "checksum": crc32c.crc32c,
+        "decompress": inflate,
+        "new_member_id": lambda client_id: f"{client_id}-{uuid.uuid4()}",
+    }
     if settings.storage.kind == "memory":
         return Adapters(
             logs=MemoryLogStore(topic_defaults_from(settings)),

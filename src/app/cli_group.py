@@ -100,7 +100,7 @@ def _describe(args: argparse.Namespace) -> int:
                     for partition in assigned["partitions"]:
                         owners[TopicPartition(assigned["topic"], partition)] = member
             tps = sorted(set(committed) | set(owners))
-            ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}) if tps else {}
+            ends = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)) if tps else {}
             if not tps:
                 rows.append({"group": group_id, "state": described.get("group_state")})
             for tp in tps:
@@ -155,7 +155,7 @@ def parse_datetime_ms(text: str) -> int:
     except ValueError:
         raise CommandError(f"--to-datetime {text!r}: expected YYYY-MM-DDTHH:mm:SS.sss[+HH:MM]", USAGE) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
+        moment = moment.replace(tzinfo=datetime.UTC)
     return int(moment.timestamp() * 1000)
 
 
@@ -176,10 +176,10 @@ def _reset(args: argparse.Namespace) -> int:
         if not tps:
             raise CommandError(f"group {args.group} has no offsets to reset", USAGE)
         earliest = {
-            tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}).items()
+            tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.EARLIEST)).items()
         }
-        latest = {tp: o.offset for tp, o in admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}).items()}
-        by_time = admin.list_partition_offsets({tp: timestamp for tp in tps}) if timestamp is not None else {}
+        latest = {tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)).items()}
+        by_time = admin.list_partition_offsets(dict.fromkeys(tps, timestamp)) if timestamp is not None else {}
         plan = {}
         for tp in tps:
             if args.to_earliest:

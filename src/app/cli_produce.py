@@ -65,7 +65,7 @@ def _produce(args: argparse.Namespace) -> int:
         for future in sent:
             try:
                 metadata = future.get(timeout=args.timeout)
-            except Exception as exc:  # noqa: BLE001 - each failed record is reported, the rest still counted
+            except Exception as exc:
                 failures.append(str(exc).split("\n")[0])
                 continue
             if args.output == "json":

@@ -85,8 +85,8 @@ def _describe(args: argparse.Namespace) -> int:
             if topic["error_code"]:
                 raise CommandError(f"topic {topic['name']}: {_error_name(topic['error_code'])}")
         tps = [TopicPartition(t["name"], p["partition_index"]) for t in described for p in t["partitions"]]
-        earliest = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in tps}) if tps else {}
-        latest = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}) if tps else {}
+        earliest = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.EARLIEST)) if tps else {}
+        latest = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)) if tps else {}
         configs = (
             admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in described])
             if described
@@ -177,7 +177,7 @@ def _alter_config(args: argparse.Namespace) -> int:
     from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
     changes: dict[str, Any] = {k: (AlterConfigOp.SET, v) for k, v in key_values(args.set, "--set").items()}
-    changes.update({k: (AlterConfigOp.DELETE, None) for k in args.delete})
+    changes.update(dict.fromkeys(args.delete, (AlterConfigOp.DELETE, None)))
     if not changes:
         raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
     admin = admin_client(args)

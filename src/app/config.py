@@ -21,6 +21,7 @@ import attrs
 import cattrs
 
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
+
 from .kafka_config import KafkaConfigError, kafka_environment, map_kafka_configs
 from .properties import PropertiesError, read_properties
 
@@ -285,7 +286,7 @@ def load_configuration(
     if config_file is not None and config_file.endswith(".toml"):
         toml = read_toml(config_file)
         raw = _merge(raw, toml)
-        sources.update({path: f"file {config_file}" for path in _paths(toml)})
+        sources.update(dict.fromkeys(_paths(toml), f"file {config_file}"))
     kafka, kafka_sources, ignored = _kafka_layers(config_file, environ)
     raw = _merge(raw, kafka)
     sources.update(kafka_sources)
@@ -295,7 +296,7 @@ def load_configuration(
         sources.update({path: f"env {ENV_PREFIX}{path.replace('.', '_').upper()}" for path in _paths(trafka_env)})
     if overrides:
         raw = _merge(raw, overrides)
-        sources.update({path: "flag" for path in _paths(overrides)})
+        sources.update(dict.fromkeys(_paths(overrides), "flag"))
     try:
         settings = CONVERTER.structure(raw, Settings)
     except Exception as exc:

@@ -156,7 +156,7 @@ def record_fields(args: argparse.Namespace, batch: bytes, header: BatchHeader) -
     from kafka.record.default_records import DefaultRecordBatch
 
     out = []
-    for delta, record in enumerate(DefaultRecordBatch(batch)):
+    for _delta, record in enumerate(DefaultRecordBatch(batch)):
         fields: dict[str, Any] = {
             "offset": record.offset,
             "timestampType": batch_fields(0, header, batch)["timestampType"],

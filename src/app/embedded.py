@@ -239,7 +239,7 @@ def _initial_topics(topics: Mapping[str, int] | Iterable[str] | None) -> dict[st
         return dict(topics)
     if isinstance(topics, str):
         return {topics: -1}
-    return {name: -1 for name in topics}
+    return dict.fromkeys(topics, -1)
 
 
 @contextlib.asynccontextmanager

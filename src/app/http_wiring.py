@@ -7,9 +7,8 @@ connect; it stops when the broker's shutdown event is set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import secrets
+from collections.abc import Callable, Sequence
 
 import attrs
 import trio

@@ -10,9 +10,8 @@ with a message naming the listener.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
-
 import uuid
+from collections.abc import Sequence
 
 from trafka.adapters.kafka.authentication import Authentication, ListenerSasl
 from trafka.adapters.kafka.authorization import AuthorizationGate

@@ -187,7 +187,7 @@ class TopicCatalog:
         topic = self._by_name.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        changes: dict[str, tuple[AlterOp, str | None]] = {k: (AlterOp.DELETE, None) for k in topic.configs}
+        changes: dict[str, tuple[AlterOp, str | None]] = dict.fromkeys(topic.configs, (AlterOp.DELETE, None))
         changes.update({k: (AlterOp.SET, v) if v is not None else (AlterOp.DELETE, None) for k, v in configs.items()})
         return self.alter_configs(name, changes, validate_only)
 

@@ -16,13 +16,13 @@ from .retention import SegmentInfo
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
-    from .errors import ErrorCode
     import uuid
 
-    from .security.acls import AclBinding
-    from .security.scram import ScramCredential, ScramMechanism
+    from .errors import ErrorCode
     from .groups.metadata import GroupMetadata
     from .groups.offsets import CommittedOffset
+    from .security.acls import AclBinding
+    from .security.scram import ScramCredential, ScramMechanism
     from .transactions.coordinator import TxnMetadata
 
 

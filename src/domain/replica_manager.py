@@ -23,9 +23,9 @@ from .batch import (
     validate_batches,
     validate_one_batch,
 )
-from .control import AbortedTxn, marker_batch
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
+from .control import AbortedTxn, marker_batch
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog, SchemaIdLookup
 from .producers import PartitionProducerState, ProducerEntry

@@ -43,7 +43,7 @@ def test_the_topic_page_shows_produced_records_with_key_and_json_value(console_b
     assert browser.find_element(By.ID, "topic-name").text == topic
     shown = _records(browser)
     assert [offset for offset, _, _ in shown] == list(range(12))
-    for (offset, key, value), (_, sent_key, sent_value) in zip(shown, sent):
+    for (_offset, key, value), (_, sent_key, sent_value) in zip(shown, sent):
         assert key == sent_key.decode()
         assert json.loads(value) == json.loads(sent_value)
     pretty = browser.find_element(By.CSS_SELECTOR, "#records tr.record td.value").text

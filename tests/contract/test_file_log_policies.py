@@ -9,10 +9,10 @@ import uuid
 import crc32c
 import pytest
 
+from tests.batches import make_batch
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.domain.batch import assign_offsets, validate_batches
 from trafka.domain.topics import Topic, TopicPartition
-from tests.batches import make_batch
 
 TP = TopicPartition("t", 0)
 

@@ -16,11 +16,11 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from tests.batches import make_batch
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.adapters.memory import MemoryLogStore
 from trafka.domain.batch import assign_offsets, iter_batches, validate_batches
 from trafka.domain.topics import Topic, TopicPartition
-from tests.batches import make_batch
 
 TP = TopicPartition("t", 0)
 TOPIC = Topic("t", uuid.UUID(int=7), 1, {"segment.bytes": "600", "index.interval.bytes": "100"})

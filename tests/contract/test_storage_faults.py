@@ -12,10 +12,10 @@ import uuid
 import crc32c
 import pytest
 
+from tests.batches import make_batch
 from trafka.adapters.filesystem import FileLogStore, LogDir, fileio
 from trafka.domain.batch import assign_offsets, iter_batches, validate_batches
 from trafka.domain.topics import Topic, TopicPartition
-from tests.batches import make_batch
 
 TP = TopicPartition("orders", 3)
 TOPIC = Topic("orders", uuid.UUID(int=9), 4, {"index.interval.bytes": "100"})

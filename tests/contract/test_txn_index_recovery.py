@@ -11,11 +11,11 @@ import struct
 
 import pytest
 
+from tests.batches import make_batch
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from tests.batches import make_batch
-from trafka.adapters.http import BrokerView, run_listener
+from trafka.adapters.http import run_listener
 from trafka.adapters.http.actions import ConsoleError, plan_reset, reset_offsets
 from trafka.adapters.http.charts import Series, line_chart
 from trafka.adapters.http.history import LAG_WINDOW_MS, THROUGHPUT_WINDOW_MS, History

@@ -25,9 +25,13 @@ from trafka.domain.security import ScramCredential, ScramMechanism
 from trafka.domain.security.acls import (
     CLUSTER_NAME,
     AclBinding,
-    AclOperation as Op,
     AclPermissionType,
     PatternType,
+)
+from trafka.domain.security.acls import (
+    AclOperation as Op,
+)
+from trafka.domain.security.acls import (
     ResourceType as Res,
 )
 from trafka.domain.topics import TopicPartition

@@ -37,14 +37,14 @@ from kafka.protocol.admin import (
 from kafka.protocol.consumer import OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.producer import (
-    InitProducerIdRequest,
-    InitProducerIdResponse,
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
     EndTxnRequest,
     EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )

@@ -109,4 +109,4 @@ async def test_an_io_error_stops_the_broker_as_kafka_halts_on_its_only_log_dir(t
             with trio.fail_after(10):
                 await broker.ctx.shutting_down.wait()
     assert [e.code() for e in errors] == [KafkaError.KAFKA_STORAGE_ERROR]
-    assert not os.path.exists(os.path.join(data_dir, ".kafka_cleanshutdown"))
+    assert not os.path.exists(os.path.join(data_dir, ".kafka_cleanshutdown"))  # noqa: ASYNC240 (a check after the broker stopped)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from trafka.app.bootstrap import listeners_from
@@ -311,7 +310,9 @@ def test_each_view_is_answered_with_its_own_address_by_a_running_broker(services
     broker = BrokerProcess(["--memory", "--ready-file", str(ready)], env=environment).start()
     try:
         bound = json.loads(ready.read_text())["listeners"]
-        expected = {name: f"{l.advertised_host}:{l.advertised_port}" for name, l in _broker_listeners(services).items()}
+        expected = {
+            name: f"{lst.advertised_host}:{lst.advertised_port}" for name, lst in _broker_listeners(services).items()
+        }
         for name, listener in bound.items():
             with WireClient(f"127.0.0.1:{listener['port']}") as client:
                 metadata = client.request(MetadataRequest[1](topics=[]), MetadataResponse, 1)
@@ -484,7 +485,7 @@ def test_the_dockerfile_exposes_the_port_compose_maps_and_declares_the_data_volu
     exposed = {p.split("/")[0] for k, rest in broker if k == "EXPOSE" for p in rest.split()}
     settings = broker_cmd_settings()
     assert str(settings.server.port) in exposed
-    assert {str(l.port) for l in _broker_listeners(services).values()} <= exposed
+    assert {str(listener.port) for listener in _broker_listeners(services).values()} <= exposed
     published = {str(p).rsplit(":", 1)[1] for p in substitute(services["broker"]["ports"])}
     assert published <= exposed, f"compose maps {published}, the image exposes {exposed}"
     volumes = {

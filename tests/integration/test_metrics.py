@@ -7,7 +7,6 @@ request); confluent-kafka produces and consumes beside it, and commits a group's
 from __future__ import annotations
 
 import time
-
 import urllib.request
 
 import pytest
@@ -96,7 +95,7 @@ def test_produce_fetch_and_lag_counts_match_exactly(http_broker):
         return value(after, name, **labels) - value(before, name, **labels)
 
     # Only the wire client produced: four Produce v9 requests, one of them to a missing partition.
-    produce = dict(request="Produce", version=str(PRODUCE_VERSION))
+    produce = {"request": "Produce", "version": str(PRODUCE_VERSION)}
     assert delta("kafka_network_requestmetrics_requests_total", **produce) == 4
     assert delta("kafka_network_requestmetrics_totaltimems_count", request="Produce") == 4
     assert delta("kafka_network_requestmetrics_totaltimems_bucket", request="Produce", le="+Inf") == 4

@@ -11,7 +11,8 @@ import time
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic as AioNewTopic
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic as AioNewTopic
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
@@ -146,12 +147,12 @@ def test_a_scram_user_cannot_log_in_over_plain_as_in_kafka(sasl_listener):
 
 
 def test_aiokafka_with_scram_sha_256_produces_consumes_in_a_group_and_administers(sasl_broker):
-    security = dict(
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="SCRAM-SHA-256",
-        sasl_plain_username="dave",
-        sasl_plain_password=SCRAM_USERS["dave"],
-    )
+    security = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "SCRAM-SHA-256",
+        "sasl_plain_username": "dave",
+        "sasl_plain_password": SCRAM_USERS["dave"],
+    }
     topic = unique("scram256")
 
     async def scenario() -> list[bytes]:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from kafka.record import MemoryRecords
 
 from trafka.adapters.filesystem.records import UserScramCredentialRecord, decode_metadata_record
-from kafka.record import MemoryRecords
 
 from ..scram_client import ScramClient
 from .secured import add_scram_users, sasl_config, secured_broker

@@ -10,12 +10,11 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from confluent_kafka import Producer
 
-from .broker import DATA_DIR_ENV, _LISTENING, running
+from .broker import _LISTENING, DATA_DIR_ENV, running
 from .clients import create_topic, read_partition
 
 pytestmark = pytest.mark.integration

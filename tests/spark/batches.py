@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import struct
 
-import crc32c
 import cramjam
+import crc32c
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 Record = tuple  # (timestamp ms, key, value, headers)

@@ -10,16 +10,15 @@ from __future__ import annotations
 import os
 import shutil
 
-import pytest
-
 import pyspark  # noqa: F401  (the spark extra must be installed)
+import pytest
 
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     raise RuntimeError("the Spark tests need a Java runtime (java on PATH or JAVA_HOME); PySpark runs on it")
 
-from tests.integration.broker import BrokerProcess  # noqa: E402
+from tests.integration.broker import BrokerProcess
 
-from .records import Produced, produce_everything  # noqa: E402
+from .records import Produced, produce_everything
 
 
 @pytest.fixture(scope="session")

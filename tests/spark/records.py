@@ -34,7 +34,7 @@ class Produced:
         return {r for r in self.rows if r[1] == partition and first <= r[2] < until}
 
     def end_offsets(self) -> dict[int, int]:
-        ends = {p: 0 for p in range(PARTITIONS)}
+        ends = dict.fromkeys(range(PARTITIONS), 0)
         for r in self.rows:
             ends[r[1]] = max(ends[r[1]], r[2] + 1)
         return ends

@@ -47,7 +47,7 @@ def produce(bootstrap: str, topic: str, partition: int, values: range) -> set:
 def test_a_stream_picks_up_records_produced_after_it_started(spark, broker, source_kind):
     topic = f"stream-{source_kind.replace('_', '-')}"
     create_topic(broker.bootstrap, topic, 2)
-    produce(broker.bootstrap, topic, 0, range(0, 5))  # before the start: not read (startingOffsets=latest)
+    produce(broker.bootstrap, topic, 0, range(5))  # before the start: not read (startingOffsets=latest)
     stream = (
         spark.readStream.format("trafka")
         .options(**broker.source(source_kind), topic=topic, includeHeaders="true")

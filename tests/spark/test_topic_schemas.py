@@ -7,12 +7,12 @@ import pickle
 
 import pytest
 
+from tests.batches import make_batch
 from trafka.adapters.spark import SourceError
 from trafka.adapters.spark.topic_schemas import log_dir_schemas
 from trafka.domain.batch import BatchHeader
 from trafka.domain.schemas import RegistryEntry, Schema, SchemaType, SubjectVersion
 from trafka.domain.schemas.records import delete_subject_entry, schema_entry
-from tests.batches import make_batch
 
 
 class SchemasLog:

@@ -14,10 +14,18 @@ from trafka.domain.security import KafkaPrincipal
 from trafka.domain.security.acls import (
     AclBinding,
     AclBindingFilter,
-    AclOperation as Op,
-    AclPermissionType as Perm,
     Authorizer,
+)
+from trafka.domain.security.acls import (
+    AclOperation as Op,
+)
+from trafka.domain.security.acls import (
+    AclPermissionType as Perm,
+)
+from trafka.domain.security.acls import (
     PatternType as Pattern,
+)
+from trafka.domain.security.acls import (
     ResourceType as Res,
 )
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.batches import make_batch, read_batches
 from trafka.domain.batch import BatchHeader, assign_offsets, iter_batches, validate_batches
 from trafka.domain.errors import ErrorCode, KafkaError
-from tests.batches import make_batch, read_batches
 
 MAX = 1 << 20
 

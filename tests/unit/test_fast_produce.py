@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from trafka.adapters.kafka import fast_produce
-from trafka.adapters.kafka.codec import ProtocolError, decode_request
+from trafka.adapters.kafka.codec import decode_request
 from trafka.adapters.kafka.handlers import build_registry
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)

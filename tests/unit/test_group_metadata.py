@@ -8,7 +8,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, GroupState, JoinRequest, OffsetManager, Protocol
 from trafka.domain.groups.metadata import GroupMetadata, MemberMetadata, snapshot
 
-from .test_group_coordinator import G, REBALANCE, SESSION, Harness
+from .test_group_coordinator import REBALANCE, SESSION, G, Harness
 
 
 def _stable_pair(h: Harness) -> tuple[str, str]:

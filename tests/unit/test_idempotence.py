@@ -6,9 +6,10 @@ import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.batches import make_batch, read_batches
 from trafka.adapters.compression import decompress
-from trafka.domain.errors import ErrorCode
 from trafka.domain.batch import BatchHeader
+from trafka.domain.errors import ErrorCode
 from trafka.domain.producers import (
     MAX_SEQUENCE,
     PartitionProducerState,
@@ -18,7 +19,6 @@ from trafka.domain.producers import (
 )
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch, read_batches
 
 from .conftest import Cluster
 

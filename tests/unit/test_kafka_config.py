@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trafka.app.bootstrap import listeners_from
-
-from trafka.app.bootstrap import policy_from, topic_defaults_from
+from trafka.app.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.app.config import ConfigError, load_configuration, load_settings
 from trafka.app.kafka_config import (
     KafkaConfigError,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trafka.domain.listeners import (
     DEFAULT_SECURITY_PROTOCOL_MAP,
@@ -119,6 +120,6 @@ def test_every_named_listener_resolves_with_its_protocol(named):
     protocols = ",".join(f"{name}:{protocol.value}" for name, protocol in named)
     listeners = ",".join(f"{name}://host{i}:{9000 + i}" for i, (name, _) in enumerate(named))
     found = resolve(listeners, None, protocols)
-    assert [(l.name, l.security_protocol, l.advertised_host, l.advertised_port) for l in found] == [
+    assert [(x.name, x.security_protocol, x.advertised_host, x.advertised_port) for x in found] == [
         (name, protocol, f"host{i}", 9000 + i) for i, (name, protocol) in enumerate(named)
     ]

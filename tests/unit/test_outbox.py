@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.lowlevel
 import trio.testing
 
 from trafka.adapters.kafka.responses import ConnectionAborted, Outbox
@@ -150,7 +151,7 @@ async def test_the_socket_transport_writes_every_byte_in_order_through_partial_w
     async def read_slowly():
         while len(received) < len(expected):
             received.extend(await right.recv(7000))
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
 
     transport = SocketTransport(trio.SocketStream(left))
     with trio.fail_after(10):

@@ -3,7 +3,8 @@ and PLAIN's JAAS users, agreeing with what a SCRAM exchange accepts."""
 
 from __future__ import annotations
 
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tests.scram_client import ScramClient
 from trafka.domain.security import PasswordCheck, SaslException, ScramCredential, ScramMechanism, ScramServer

@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.batches import make_batch
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch
 
 from .conftest import Cluster
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import crc32c
 
+from tests.batches import make_batch
 from trafka.adapters.compression import decompress
 from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore
-from trafka.domain.catalog import TopicCatalog
 from trafka.domain.batch import BatchHeader
+from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.producers import PartitionProducerState
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch
 
 DAY = 86_400_000
 TP = TopicPartition("t", 0)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.batches import make_batch, read_batches
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch, read_batches
 
 from .conftest import Cluster
 

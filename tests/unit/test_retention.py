@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.batches import make_batch
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.retention import SegmentInfo, retention_cut
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch
 
 from .conftest import Cluster
 
@@ -47,7 +47,7 @@ def test_enforce_retention_on_a_topic(cluster: Cluster):
 
 def test_compacted_topics_are_left_alone(cluster: Cluster):
     cluster.catalog.create("c", 1, 1, {"segment.bytes": "200", "retention.ms": "1", "cleanup.policy": "compact"})
-    for i in range(4):
+    for _i in range(4):
         cluster.replicas.produce(TopicPartition("c", 0), make_batch([(0, b"k", b"x" * 100)]), NOW)
     assert cluster.replicas.enforce_retention(NOW) == {}
 

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch
 
+from tests.batches import make_batch
 from trafka.adapters.compression import decompress
 from trafka.domain.batch import Compression
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.records import record_keys_values
 from trafka.domain.topics import TopicPartition
-from tests.batches import make_batch
 
 from .conftest import Cluster
 

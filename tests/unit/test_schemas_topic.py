@@ -6,8 +6,8 @@ import json
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from trafka.domain.batch import iter_batches
 from trafka.adapters.schemas import AvroFormat, RegistryService, SchemasTopic
+from trafka.domain.batch import iter_batches
 from trafka.domain.schemas import CompatibilityLevel, Schema, SchemaRegistry, SchemaType
 from trafka.domain.topics import TopicPartition
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from tests.batches import read_batches
 from trafka.adapters.memory import MemoryOffsetStore, MemoryTransactionStore
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups import CommittedOffset, GroupCoordinator, GroupSettings, OffsetManager
@@ -13,8 +15,6 @@ from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService, TxnState
 from trafka.domain.transactions.state import IllegalTxnTransition, TxnEvent, next_txn_state
-from kafka.record.default_records import DefaultRecordBatchBuilder
-from tests.batches import read_batches
 
 from .conftest import Cluster
 

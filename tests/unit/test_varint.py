@@ -1,6 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka.record.util import decode_varint, encode_varint as kafka_encode_varint
+from kafka.record.util import decode_varint
+from kafka.record.util import encode_varint as kafka_encode_varint
 
 from trafka.domain.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 

@@ -6,8 +6,8 @@ from .internal_log import METADATA_TOPIC_ID, InternalLog
 from .layout import DataDirError, LogDir
 from .log_store import FileLogStore
 from .offset_store import FileOffsetStore
-from .transaction_store import FileTransactionStore
 from .security_store import FileAclStore, FileScramCredentialStore
+from .transaction_store import FileTransactionStore
 
 __all__ = [
     "FileAclStore",

@@ -19,71 +19,71 @@ from . import schemas
 
 
 class TopicRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class PartitionRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class RemoveTopicRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class FeatureLevelRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class ConfigRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class ProducerIdsRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class OffsetCommitKey(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class TransactionLogKey(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class ProducerSnapshot(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class TransactionLogValue(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class OffsetCommitValue(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class GroupMetadataKey(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class GroupMetadataValue(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class UserScramCredentialRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class RemoveUserScramCredentialRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class AccessControlEntryRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 class RemoveAccessControlEntryRecord(ApiData, load_json=schemas):
-    pass  # noqa: E701
+    pass
 
 
 # KRaft record types (Kafka's MetadataRecordType)

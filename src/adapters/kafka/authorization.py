@@ -32,8 +32,9 @@ from typing import Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.security.acls import CLUSTER_NAME, AclOperation as Op, Authorizer, ResourceType as Res
-
+from trafka.domain.security.acls import CLUSTER_NAME, Authorizer
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import is_internal_topic
 
 from .authorization_filters import SPECIAL as _SPECIAL

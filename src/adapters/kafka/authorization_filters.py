@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.security.acls import CLUSTER_NAME, AclOperation as Op, ResourceType as Res
+from trafka.domain.security.acls import CLUSTER_NAME
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
 from .handlers.authorized import as_int32

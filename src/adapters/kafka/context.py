@@ -18,13 +18,13 @@ import trio
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
-from trafka.domain.ports import BrokerObserver
 from trafka.domain.listeners import Listener
-from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentials
+from trafka.domain.ports import BrokerObserver
 from trafka.domain.producers import ProducerIdAllocator
-from trafka.domain.transactions import TransactionService
 from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentials
 from trafka.domain.topics import TopicPartition
+from trafka.domain.transactions import TransactionService
 
 from .authentication import Authentication
 from .faults import Faults

@@ -33,7 +33,8 @@ from typing import Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.security.acls import AclOperation as Op, ResourceType as Res
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
 from .faults import error_response

@@ -36,7 +36,6 @@ from time import perf_counter
 
 import attrs
 import trio
-
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.producer import ProduceRequest
 
@@ -53,9 +52,9 @@ from .codec import (
     encode_response_pieces,
 )
 from .context import BrokerContext, ClientInfo, Endpoint
+from .fast_produce import OnePartition, decode_one_partition
 from .framing import FrameError, FrameReader
 from .handlers.api_versions import unsupported_version_response
-from .fast_produce import OnePartition, decode_one_partition
 from .handlers.produce import answer_one_partition, handle_produce
 from .registry import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
 from .responses import ConnectionAborted, Outbox, Slot

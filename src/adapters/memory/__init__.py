@@ -3,8 +3,8 @@
 from .catalog_store import MemoryCatalogStore
 from .log import MemoryLogStore, MemoryPartitionLog
 from .offset_store import MemoryOffsetStore
-from .transaction_store import MemoryTransactionStore
 from .security_store import MemoryAclStore, MemoryScramCredentialStore
+from .transaction_store import MemoryTransactionStore
 
 __all__ = [
     "MemoryAclStore",

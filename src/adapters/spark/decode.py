@@ -126,7 +126,7 @@ class ColumnDecoder:
         writer = self._writer(schema_id)
         try:
             value = fastavro.schemaless_reader(io.BytesIO(data[5:]), writer, self.reader_schema)
-        except Exception as exc:  # noqa: BLE001 - fastavro raises many types for bad bytes
+        except Exception as exc:
             raise ValueError(f"schema id {schema_id}: {type(exc).__name__}: {exc}") from None
         return conform(self.spark_type, value)
 

@@ -29,7 +29,6 @@ import urllib.parse
 from typing import Any
 
 import google.type
-
 from google.protobuf import (
     any_pb2,
     descriptor,
@@ -141,7 +140,7 @@ def _single_value(field: FD, value: Any) -> Any:
         return value
     name = field.message_type.full_name
     if name == TIMESTAMP:
-        return value.ToDatetime(tzinfo=datetime.timezone.utc)
+        return value.ToDatetime(tzinfo=datetime.UTC)
     if name == DURATION:
         return value.ToTimedelta()
     return to_python(value)

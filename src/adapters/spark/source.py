@@ -121,7 +121,7 @@ class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
                 source, self.options.topics, self.options.starting, self.options.fail_on_data_loss
             )
 
-    def getDefaultReadLimit(self):  # noqa: N802 (Spark's name)
+    def getDefaultReadLimit(self):
         if self.options.max_offsets_per_trigger is not None:
             return ReadMaxRows(self.options.max_offsets_per_trigger)
         return ReadAllAvailable()

@@ -24,7 +24,6 @@ import attrs
 
 from .sasl import SaslAuthenticationFailed, SaslException
 
-
 MIN_ITERATIONS = 4096  # Kafka's ScramMechanism.minIterations, for both mechanisms
 MAX_ITERATIONS = 16384  # ScramControlManager.MAX_ITERATIONS
 

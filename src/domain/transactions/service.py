@@ -70,7 +70,7 @@ class TransactionService:
                 for tp in partitions
             }
         error = self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions, now)
-        return {tp: error for tp in partitions}
+        return dict.fromkeys(partitions, error)
 
     def add_offsets(
         self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, now: int
@@ -88,7 +88,7 @@ class TransactionService:
     ) -> dict[TopicPartition, ErrorCode]:
         error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
         results = {}
-        for tp, committed in offsets.items():
+        for tp, _committed in offsets.items():
             if error is not ErrorCode.NONE:
                 results[tp] = error
             elif not self._catalog.has_partition(tp):

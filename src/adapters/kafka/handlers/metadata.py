@@ -9,7 +9,7 @@ from __future__ import annotations
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.topics import Topic, ZERO_UUID, is_internal_topic, validate_topic_name
+from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
 
 from ..context import BrokerContext, ClientInfo
 from ..registry import HandlerRegistry

@@ -94,7 +94,7 @@ def handle_txn_offset_commit(
             request.group_id, request.member_id, request.generation_id, ctx.clock_ms(), request.group_instance_id
         )
     if fencing is not ErrorCode.NONE:
-        errors = {tp: fencing for tp in offsets}
+        errors = dict.fromkeys(offsets, fencing)
     else:
         errors = ctx.transactions.txn_offset_commit(
             request.transactional_id,

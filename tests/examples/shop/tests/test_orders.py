@@ -8,9 +8,8 @@ import json
 import pathlib
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
-
 from app.orders import TOPIC, bill, publish_order, publish_order_async
+from kafka import KafkaConsumer, KafkaProducer
 
 
 def test_our_app_package_is_ours_not_trafkas():
