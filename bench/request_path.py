@@ -38,10 +38,10 @@ import time
 from kafka.protocol.producer import ProduceRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
-from trafka.adapters.kafka.codec import decode_request, encode_response
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.fast_produce import decode_one_partition
 from trafka.adapters.kafka.handlers.produce import answer_one_partition
+from trafka.adapters.kafka.wire.codec import decode_request, encode_response
+from trafka.adapters.kafka.wire.fast_produce import decode_one_partition
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.app.http_wiring import schema_registry

@@ -24,8 +24,8 @@ import attrs
 import trio
 from kafka.record import MemoryRecords
 
+from trafka.adapters.kafka.connection.faults import can_fail
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.kafka.faults import can_fail
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
 

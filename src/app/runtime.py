@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import trio
 
+from trafka.adapters.kafka.connection.server import serve
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.kafka.server import serve
 
 from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
 from .config import Settings

@@ -13,8 +13,8 @@ import secrets
 import uuid
 from collections.abc import Sequence
 
-from trafka.adapters.kafka.authentication import Authentication, ListenerSasl
-from trafka.adapters.kafka.authorization import AuthorizationGate
+from trafka.adapters.kafka.security.authentication import Authentication, ListenerSasl
+from trafka.adapters.kafka.security.authorization import AuthorizationGate
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import AclStore
 from trafka.domain.security import JaasConfigError, KafkaPrincipal, UserScramCredentials, parse_jaas_config

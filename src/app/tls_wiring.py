@@ -15,7 +15,7 @@ import ssl
 import tempfile
 from collections.abc import Sequence
 
-from trafka.adapters.kafka.tls import ListenerTls
+from trafka.adapters.kafka.connection.tls import ListenerTls
 from trafka.domain.listeners import Listener
 
 from .config import ConfigError, ListenerNameSettings, SecuritySettings, Settings

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from trafka.adapters.kafka.authorization import _SPECIAL, ACL_TABLE, UNCHECKED
 from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.security.authorization import _SPECIAL, ACL_TABLE, UNCHECKED
 
 
 def test_every_served_api_has_an_authorization_rule():

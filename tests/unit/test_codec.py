@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 
-from trafka.adapters.kafka.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
-from trafka.adapters.kafka.framing import FrameError, FrameReader
 from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
+from trafka.adapters.kafka.wire.framing import FrameError, FrameReader
 
 REGISTRY = build_registry()
 
@@ -117,7 +117,7 @@ def test_api_versions_is_computed_from_the_registry():
 
 
 def test_registry_refuses_versions_the_schema_lacks():
-    from trafka.adapters.kafka.registry import HandlerRegistry
+    from trafka.adapters.kafka.api import HandlerRegistry
 
     with pytest.raises(ValueError):
         HandlerRegistry().register(ProduceRequest, None, (0, 11), lambda *a: None)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trafka.adapters.kafka import fast_fetch
+from trafka.adapters.kafka.wire import fast_fetch
 
 VERSIONS = range(fast_fetch.MIN_VERSION, fast_fetch.MAX_VERSION + 1)
 

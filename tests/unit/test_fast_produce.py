@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
-from trafka.adapters.kafka import fast_produce
-from trafka.adapters.kafka.codec import decode_request
 from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.wire import fast_produce
+from trafka.adapters.kafka.wire.codec import decode_request
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)
 REGISTRY = build_registry()

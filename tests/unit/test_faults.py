@@ -7,11 +7,11 @@ import pytest
 import trio
 from kafka.protocol.data_container import DataContainer
 
-from trafka.adapters.kafka.codec import encode_response
+from trafka.adapters.kafka.api import CloseConnection, Deferred
+from trafka.adapters.kafka.connection.faults import Faults, can_fail
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.faults import Faults, can_fail
 from trafka.adapters.kafka.handlers import build_registry
-from trafka.adapters.kafka.registry import CloseConnection, Deferred
+from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.domain.errors import ErrorCode

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import logging
 
-from trafka.adapters.kafka.groups import GroupRuntime
+from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, JoinRequest, OffsetManager, Protocol, SyncRequest

@@ -9,7 +9,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 
-from trafka.adapters.kafka.responses import ConnectionAborted, Outbox
+from trafka.adapters.kafka.connection.outbox import ConnectionAborted, Outbox
 
 
 class RecordingTransport:
@@ -126,7 +126,7 @@ def test_every_connection_of_a_loop_reads_into_one_buffer_and_each_thread_has_it
     # A buffer per connection would hold RECEIVE_BUFFER bytes for every idle connection.
     import threading
 
-    from trafka.adapters.kafka.transport import _receive_buffer
+    from trafka.adapters.kafka.connection.transport import _receive_buffer
 
     here = _receive_buffer()
     assert _receive_buffer() is here
@@ -140,7 +140,7 @@ def test_every_connection_of_a_loop_reads_into_one_buffer_and_each_thread_has_it
 async def test_the_socket_transport_writes_every_byte_in_order_through_partial_writes():
     """Buffers larger than the socket can take at once (and more than IOV_MAX of them) arrive whole
     and in order while the reader drains slowly: the kernel takes part of a buffer, the rest goes on."""
-    from trafka.adapters.kafka.transport import SocketTransport
+    from trafka.adapters.kafka.connection.transport import SocketTransport
 
     left, right = trio.socket.socketpair()
     left.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)

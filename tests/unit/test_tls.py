@@ -11,7 +11,7 @@ import trio.testing
 import trustme
 from cryptography import x509
 
-from trafka.adapters.kafka.tls import ListenerTls, accept_tls, tls_principal
+from trafka.adapters.kafka.connection.tls import ListenerTls, accept_tls, tls_principal
 from trafka.domain.security import ANONYMOUS
 from trafka.domain.security.principal import x500_name
 

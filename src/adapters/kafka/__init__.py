@@ -1,6 +1,6 @@
 """The Kafka wire protocol over Trio: framing, codec, handler registry and the TCP server."""
 
+from .connection.server import ServerLimits, serve
 from .context import BrokerContext, Endpoint
-from .server import ServerLimits, serve
 
 __all__ = ["BrokerContext", "Endpoint", "ServerLimits", "serve"]

@@ -26,14 +26,14 @@ from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentia
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionService
 
-from .authentication import Authentication
-from .faults import Faults
-from .tls import ListenerTls
+from .connection.faults import Faults
+from .connection.tls import ListenerTls
+from .security.authentication import Authentication
 
 if TYPE_CHECKING:
-    from .authorization import AuthorizationGate
-from .groups import GroupRuntime
-from .registry import HandlerRegistry
+    from .security.authorization import AuthorizationGate
+from .api import HandlerRegistry
+from .group_runtime import GroupRuntime
 
 
 class AppendNotifier:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..registry import HandlerRegistry
+from ..api import HandlerRegistry
 from . import (
     acls,
     alter,

@@ -28,8 +28,8 @@ from trafka.domain.security.acls import (
     ResourceType,
 )
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 

@@ -15,8 +15,8 @@ from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 from .describe import BROKER_RESOURCE, TOPIC_RESOURCE
 
 AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse

@@ -6,8 +6,8 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from trafka.domain.errors import ErrorCode
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 VERSIONS = (0, 4)
 

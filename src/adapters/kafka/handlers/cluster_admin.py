@@ -17,8 +17,8 @@ from kafka.protocol.admin import (
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 

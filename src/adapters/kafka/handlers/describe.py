@@ -19,8 +19,8 @@ from kafka.protocol.admin import (
 from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 from .authorized import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits, as_int32
 from .metadata import LEADER_EPOCH
 

@@ -16,9 +16,9 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import FetchResult
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
+from ..api import Deferred, HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..fast_fetch import FetchAnswer, TopicAnswer
-from ..registry import Deferred, HandlerRegistry
+from ..wire.fast_fetch import FetchAnswer, TopicAnswer
 
 VERSIONS = (4, 17)
 READ_COMMITTED = 1

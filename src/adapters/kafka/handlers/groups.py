@@ -29,8 +29,8 @@ from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorRespo
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
 
+from ..api import Deferred, HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import Deferred, HandlerRegistry
 from .authorized import GROUP_OPERATIONS, as_bits
 
 GROUP_KEY = 0

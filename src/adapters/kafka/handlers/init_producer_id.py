@@ -11,8 +11,8 @@ from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdRespons
 
 from trafka.domain.errors import ErrorCode, KafkaError
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 
 def handle_init_producer_id(

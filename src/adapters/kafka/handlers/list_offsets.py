@@ -10,8 +10,8 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
 from trafka.domain.topics import TopicPartition
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 VERSIONS = (1, 8)
 LEADER_EPOCH = 0

@@ -11,8 +11,8 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 from .authorized import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
 
 VERSIONS = (0, 13)

@@ -19,8 +19,8 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommitRequest, CommittedOffset
 from trafka.domain.topics import TopicPartition
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
 CommitPartition = CommitTopic.OffsetCommitResponsePartition

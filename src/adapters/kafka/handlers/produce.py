@@ -14,9 +14,9 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import ProduceResult
 from trafka.domain.topics import TopicPartition
 
+from ..api import NO_RESPONSE, CloseConnection, HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..fast_produce import OnePartition, ProduceAnswer, ProduceRequestView, encode_produce_response
-from ..registry import NO_RESPONSE, CloseConnection, HandlerRegistry
+from ..wire.fast_produce import OnePartition, ProduceAnswer, ProduceRequestView, encode_produce_response
 
 VERSIONS = (3, 11)
 

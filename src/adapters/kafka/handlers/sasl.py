@@ -27,8 +27,8 @@ from kafka.protocol.sasl import (
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import ScramDeletion, ScramUpsertion
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 
 def handle_sasl_handshake(ctx: BrokerContext, request: SaslHandshakeRequest, version: int, client: ClientInfo):

@@ -21,8 +21,8 @@ from kafka.protocol.admin import (
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import ZERO_UUID
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 CREATE_VERSIONS = (2, 7)
 DELETE_VERSIONS = (1, 6)

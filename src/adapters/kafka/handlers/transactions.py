@@ -31,8 +31,8 @@ from trafka.domain.groups import CommittedOffset
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TxnState as TxnStates
 
+from ..api import HandlerRegistry
 from ..context import BrokerContext, ClientInfo
-from ..registry import HandlerRegistry
 
 TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .faults import response_from_request
+from ..connection.faults import response_from_request
 
 
 def _metadata(handler: Any, body: Any, version: int, error: int) -> Any:

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import attrs
 from kafka.protocol.api_header import RequestHeader
 
+from ..api import ApiHandler, HandlerRegistry
 from . import fast_produce
-from .registry import ApiHandler, HandlerRegistry
 
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
 _PRODUCE = 0

@@ -22,7 +22,7 @@ from typing import Any
 import trio
 from kafka.protocol.data_container import DataContainer
 
-from .registry import CloseConnection, Deferred
+from ..api import CloseConnection, Deferred
 
 # Served first, then every error code set: reading them changes nothing.
 _READ_ONLY = {

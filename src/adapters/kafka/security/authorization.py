@@ -37,10 +37,10 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import is_internal_topic
 
-from .authorization_filters import SPECIAL as _SPECIAL
-from .faults import can_fail, error_response, response_from_request
-from .partial_authorization import PARTIAL, WHOLE, Refused
-from .registry import CloseConnection
+from ..api import CloseConnection
+from ..connection.faults import can_fail, error_response, response_from_request
+from .filters import SPECIAL as _SPECIAL
+from .partial import PARTIAL, WHOLE, Refused
 
 ERRORS = {
     Res.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,

@@ -37,7 +37,8 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
-from .faults import error_response
+from ..api import NO_RESPONSE, CloseConnection, Deferred
+from ..connection.faults import error_response
 from .refused_entries import (
     MESSAGES,
     TOPIC_REFUSED,
@@ -49,7 +50,6 @@ from .refused_entries import (
     transaction_refused,
     txn_offset_commit_refused,
 )
-from .registry import NO_RESPONSE, CloseConnection, Deferred
 
 TOPIC_CONFIG, BROKER_CONFIG, BROKER_LOGGER_CONFIG = 2, 4, 8
 WITH_LOGGERS, WITHOUT_LOGGERS = frozenset({BROKER_CONFIG, BROKER_LOGGER_CONFIG}), frozenset({BROKER_CONFIG})

@@ -42,8 +42,12 @@ from kafka.protocol.producer import ProduceRequest
 from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
-from .authentication import Failed, Reply
-from .codec import (
+from ..api import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
+from ..context import BrokerContext, ClientInfo, Endpoint
+from ..handlers.api_versions import unsupported_version_response
+from ..handlers.produce import answer_one_partition, handle_produce
+from ..security.authentication import Failed, Reply
+from ..wire.codec import (
     DecodedRequest,
     ProtocolError,
     UnsupportedVersion,
@@ -51,13 +55,9 @@ from .codec import (
     encode_response,
     encode_response_pieces,
 )
-from .context import BrokerContext, ClientInfo, Endpoint
-from .fast_produce import OnePartition, decode_one_partition
-from .framing import FrameError, FrameReader
-from .handlers.api_versions import unsupported_version_response
-from .handlers.produce import answer_one_partition, handle_produce
-from .registry import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
-from .responses import ConnectionAborted, Outbox, Slot
+from ..wire.fast_produce import OnePartition, decode_one_partition
+from ..wire.framing import FrameError, FrameReader
+from .outbox import ConnectionAborted, Outbox, Slot
 from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
 

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import trio
 
-from .framing import FrameReader
+from ..wire.framing import FrameReader
 
 RECEIVE_BUFFER = 256 * 1024
 _IOV_MAX = 512

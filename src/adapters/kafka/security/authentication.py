@@ -58,8 +58,8 @@ from trafka.domain.security import (
     client_message,
 )
 
-from .codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
-from .registry import HandlerRegistry
+from ..api import HandlerRegistry
+from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
 from .sasl_refusals import refusal
 
 _API_KEY = struct.Struct(">h")

@@ -20,9 +20,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
-from .handlers.authorized import as_int32
-from .handlers.metadata import error_entry
-from .partial_authorization import merged
+from ..handlers.authorized import as_int32
+from ..handlers.metadata import error_entry
+from .partial import merged
 
 
 def _metadata(gate, handler, ctx, body, version, client):
