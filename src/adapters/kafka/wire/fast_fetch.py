@@ -15,7 +15,7 @@ import struct
 import uuid
 from collections.abc import Sequence
 
-from .fast_produce import _I32, _count, _string
+from .primitives import I32, count, string
 
 MIN_VERSION, MAX_VERSION = 4, 17
 FLEXIBLE_FROM = 12
@@ -64,17 +64,17 @@ def encode_fetch_pieces(
     parts: list[bytes] = [b"\x00"] if flexible else []
     append = parts.append
     append(
-        _ERROR_SESSION.pack(throttle_time_ms, error_code, session_id) if version >= 7 else _I32.pack(throttle_time_ms)
+        _ERROR_SESSION.pack(throttle_time_ms, error_code, session_id) if version >= 7 else I32.pack(throttle_time_ms)
     )
-    append(_count(len(topics), flexible))
+    append(count(len(topics), flexible))
     fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V4
     v5 = version >= 5
     v11 = version >= 11
     by_id = version >= 13
     aborted_struct = _ABORTED_FLEXIBLE if flexible else _ABORTED
     for name, topic_id, partitions in topics:
-        append(topic_id.bytes if by_id else _string(name, flexible))
-        append(_count(len(partitions), flexible))
+        append(topic_id.bytes if by_id else string(name, flexible))
+        append(count(len(partitions), flexible))
         for index, error, high_watermark, last_stable, log_start, aborted, preferred, records in partitions:
             if v5:
                 append(fixed.pack(index, error, high_watermark, last_stable, log_start))
@@ -83,7 +83,7 @@ def encode_fetch_pieces(
             if aborted is None:
                 append(b"\x00" if flexible else b"\xff\xff\xff\xff")
             else:
-                append(_count(len(aborted), flexible))
+                append(count(len(aborted), flexible))
                 for producer_id, first_offset in aborted:
                     append(
                         aborted_struct.pack(producer_id, first_offset, 0)
@@ -91,11 +91,11 @@ def encode_fetch_pieces(
                         else aborted_struct.pack(producer_id, first_offset)
                     )
             if v11:
-                append(_I32.pack(preferred))
+                append(I32.pack(preferred))
             if records is None:
                 append(b"\x00" if flexible else b"\xff\xff\xff\xff")
             else:
-                append(_count(len(records), flexible))
+                append(count(len(records), flexible))
                 if len(records) >= SEPARATE_RECORDS:
                     pieces.append(b"".join(parts))
                     pieces.append(records)

@@ -18,6 +18,8 @@ import struct
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from .primitives import I16, I32, count, string
+
 
 class ProtocolError(Exception):
     """A malformed Produce frame (the codec reports it as its own ProtocolError)."""
@@ -26,8 +28,6 @@ class ProtocolError(Exception):
 MIN_VERSION, MAX_VERSION = 3, 11
 FLEXIBLE_FROM = 9
 
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
 _ACKS_TIMEOUT = struct.Struct(">hi")
 _ACKS_TIMEOUT_COUNT = struct.Struct(">hii")
 _HEAD_CLIENT = struct.Struct(">hhih")  # api key, version, correlation id, client id length
@@ -105,7 +105,7 @@ def _checked_end(frame: bytes, pos: int, size: int) -> int:
 
 
 def _decode_classic(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
-    (size,) = _I16.unpack_from(frame, pos)
+    (size,) = I16.unpack_from(frame, pos)
     pos += 2
     transactional_id = None
     if size >= 0:
@@ -118,14 +118,14 @@ def _decode_classic(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
         return ProduceRequestView(transactional_id, acks, timeout_ms, None), pos
     topics = []
     for _ in range(topic_count):
-        (size,) = _I16.unpack_from(frame, pos)
+        (size,) = I16.unpack_from(frame, pos)
         pos += 2
         name = None
         if size >= 0:
             end = _checked_end(frame, pos, size)
             name = frame[pos:end].decode()
             pos = end
-        (partition_count,) = _I32.unpack_from(frame, pos)
+        (partition_count,) = I32.unpack_from(frame, pos)
         pos += 4
         partitions = None
         if partition_count >= 0:
@@ -177,7 +177,7 @@ def _decode_flexible(frame: bytes, pos: int) -> tuple[ProduceRequestView, int]:
         if partition_count:
             partitions = []
             for _ in range(partition_count - 1):
-                (index,) = _I32.unpack_from(frame, pos)
+                (index,) = I32.unpack_from(frame, pos)
                 pos += 4
                 size = frame[pos]
                 size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
@@ -264,7 +264,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
             topic = frame[pos:end].decode()
             if frame[end] != 2:  # one partition
                 return None
-            (index,) = _I32.unpack_from(frame, end + 1)
+            (index,) = I32.unpack_from(frame, end + 1)
             pos = end + 5
             size = frame[pos]
             if size < 0x80:
@@ -284,7 +284,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
             return _new(OnePartition, (version, correlation_id, acks, topic, index, frame[pos:end]))
         if version < MIN_VERSION:
             return None
-        (size,) = _I16.unpack_from(frame, pos)  # transactional id
+        (size,) = I16.unpack_from(frame, pos)  # transactional id
         pos += 2 + (size if size > 0 else 0)
         acks, _, topics, size = _CLASSIC_ONE.unpack_from(frame, pos)
         if topics != 1 or size < 1:
@@ -305,37 +305,6 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
 
 
 # -- encoding --------------------------------------------------------------------------------------
-
-
-def _uvarint_bytes(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL = [bytes([n]) for n in range(0x80)]
-
-
-@functools.lru_cache(maxsize=4096)
-def _name(value: str, flexible: bool) -> bytes:
-    """A topic name as a (compact) string; names repeat in every response, so they are cached."""
-    data = value.encode()
-    return (_uvarint_bytes(len(data) + 1) if flexible else _I16.pack(len(data))) + data
-
-
-def _string(value: str | None, flexible: bool) -> bytes:
-    if value is None:
-        return b"\x00" if flexible else b"\xff\xff"
-    return _name(value, flexible) if len(value) < 256 else _name.__wrapped__(value, flexible)
-
-
-def _count(n: int, flexible: bool) -> bytes:
-    return _uvarint_bytes(n + 1) if flexible else _I32.pack(n)
 
 
 PartitionAnswer = tuple[int, int, int, int, int, str | None]
@@ -367,14 +336,14 @@ def encode_produce_response(
         partition = _PARTITION_V5.pack(index, error, base_offset, append_time, start_offset)
         return _CORRELATION.pack(len(head) + len(partition) + len(tail) + 4, correlation_id) + head + partition + tail
     flexible = version >= FLEXIBLE_FROM
-    parts = [b"\x00" if flexible else b"", _count(len(topics), flexible)]
+    parts = [b"\x00" if flexible else b"", count(len(topics), flexible)]
     append = parts.append
     fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V3
     v5 = version >= 5
     v8 = version >= 8
     for name, partitions in topics:
-        append(_string(name, flexible))
-        append(_count(len(partitions), flexible))
+        append(string(name, flexible))
+        append(count(len(partitions), flexible))
         for index, error, base_offset, append_time, start_offset, message in partitions:
             if v5:
                 append(fixed.pack(index, error, base_offset, append_time, start_offset))
@@ -384,13 +353,13 @@ def encode_produce_response(
                 if message is None:
                     append(_NULL_TAIL[flexible])
                     continue
-                append(_count(0, flexible))  # record_errors
-                append(_string(message, flexible))
+                append(count(0, flexible))  # record_errors
+                append(string(message, flexible))
             if flexible:
                 append(b"\x00")
         if flexible:
             append(b"\x00")
-    append(_I32.pack(throttle_time_ms))
+    append(I32.pack(throttle_time_ms))
     if flexible:
         append(b"\x00")
     body = b"".join(parts)
@@ -402,7 +371,7 @@ def _one_partition_pieces(name: str | None, version: int) -> tuple[bytes, bytes]
     """What comes before and after the partition's fixed fields in a one-partition response with no
     error message and no throttle (v5 and later), by the general encoder's own rules."""
     flexible = version >= FLEXIBLE_FROM
-    head = (b"\x00" if flexible else b"") + _count(1, flexible) + _string(name, flexible) + _count(1, flexible)
+    head = (b"\x00" if flexible else b"") + count(1, flexible) + string(name, flexible) + count(1, flexible)
     tail = b""
     if version >= 8:
         tail += _NULL_TAIL[flexible]
@@ -410,7 +379,7 @@ def _one_partition_pieces(name: str | None, version: int) -> tuple[bytes, bytes]
         tail += b"\x00"
     if flexible:
         tail += b"\x00"  # the topic's tagged fields
-    tail += _I32.pack(0)
+    tail += I32.pack(0)
     if flexible:
         tail += b"\x00"
     return head, tail
