@@ -38,8 +38,8 @@ import time
 from kafka.protocol.producer import ProduceRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
+from trafka.adapters.kafka.apis.produce import answer_one_partition
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.handlers.produce import answer_one_partition
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.adapters.kafka.wire.fast_produce import decode_one_partition
 from trafka.app.bootstrap import bootstrap, default_adapters

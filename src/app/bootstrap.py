@@ -29,10 +29,10 @@ from trafka.adapters.filesystem import (
     LogDir,
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.adapters.kafka.group_runtime import GroupRuntime
-from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.memory import (
     MemoryAclStore,
     MemoryCatalogStore,

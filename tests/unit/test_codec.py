@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 
-from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
 from trafka.adapters.kafka.wire.framing import FrameError, FrameReader
 
@@ -103,7 +103,7 @@ def test_frame_sizes_are_checked_before_the_body_arrives(size):
 
 
 def test_api_versions_is_computed_from_the_registry():
-    from trafka.adapters.kafka.handlers.api_versions import handle_api_versions
+    from trafka.adapters.kafka.apis.api_versions import handle_api_versions
 
     class Ctx:
         registry = REGISTRY
@@ -117,9 +117,12 @@ def test_api_versions_is_computed_from_the_registry():
 
 
 def test_registry_refuses_versions_the_schema_lacks():
-    from trafka.adapters.kafka.api import HandlerRegistry
+    from trafka.adapters.kafka.api import HandlerRegistry, KafkaApi, top_level_error
+
+    def api(request, versions):
+        return KafkaApi(request, None, versions, lambda *a: None, None, top_level_error, read_only=False)
 
     with pytest.raises(ValueError):
-        HandlerRegistry().register(ProduceRequest, None, (0, 11), lambda *a: None)
+        HandlerRegistry().register(api(ProduceRequest, (0, 11)))
     with pytest.raises(ValueError):
-        HandlerRegistry().register(MetadataRequest, None, (0, 99), lambda *a: None)
+        HandlerRegistry().register(api(MetadataRequest, (0, 99)))

@@ -10,8 +10,8 @@ import pytest
 import trio
 
 from trafka.adapters.kafka.api import NO_RESPONSE, CloseConnection, Deferred
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings

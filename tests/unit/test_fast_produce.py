@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
-from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import decode_request
 

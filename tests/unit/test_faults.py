@@ -8,9 +8,9 @@ import trio
 from kafka.protocol.data_container import DataContainer
 
 from trafka.adapters.kafka.api import CloseConnection, Deferred
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.faults import Faults, can_fail
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
@@ -129,7 +129,7 @@ async def test_an_armed_failure_answers_with_the_error_and_changes_nothing(api_k
     topics_before = {t.name for t in ctx.catalog.topics()}
     ctx.faults.fail_next(api_key, ERROR, 1)
     try:
-        outcome = ctx.faults.handle(handler, ctx, request, version, CLIENT)
+        outcome = ctx.faults.layer(handler, handler.handle)(ctx, request, version, CLIENT)
     except CloseConnection:
         return
     if isinstance(outcome, Deferred):
@@ -158,10 +158,10 @@ def test_failures_run_out_after_the_armed_count():
     )
     faults.fail_next(32, ERROR, 2)
     assert faults.active and faults.pending_failures(32) == 2
-    assert faults.handle(handler, ctx, request, 4, CLIENT).results[0].error_code == ERROR
-    assert faults.handle(handler, ctx, request, 4, CLIENT).results[0].error_code == ERROR
+    assert faults.layer(handler, handler.handle)(ctx, request, 4, CLIENT).results[0].error_code == ERROR
+    assert faults.layer(handler, handler.handle)(ctx, request, 4, CLIENT).results[0].error_code == ERROR
     assert not faults.active and faults.pending_failures(32) == 0
-    assert faults.handle(handler, ctx, request, 4, CLIENT).results[0].error_code == 0
+    assert faults.layer(handler, handler.handle)(ctx, request, 4, CLIENT).results[0].error_code == 0
 
 
 def test_an_acks_0_produce_that_is_failed_closes_the_connection_as_kafka_does():
@@ -171,7 +171,7 @@ def test_an_acks_0_produce_that_is_failed_closes_the_connection_as_kafka_does():
     request.acks = 0
     ctx.faults.fail_next(0, ERROR, 1)
     with pytest.raises(CloseConnection):
-        ctx.faults.handle(handler, ctx, request, 9, CLIENT)
+        ctx.faults.layer(handler, handler.handle)(ctx, request, 9, CLIENT)
 
 
 async def test_pause_holds_waiters_until_resume_and_drop_cancels_every_connection():

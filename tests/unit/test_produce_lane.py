@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
+from trafka.adapters.kafka.apis import build_registry
+from trafka.adapters.kafka.apis.produce import answer_one_partition, handle_produce
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.handlers import build_registry
-from trafka.adapters.kafka.handlers.produce import answer_one_partition, handle_produce
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.app.bootstrap import bootstrap, default_adapters

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest
 
-from trafka.adapters.kafka.handlers import build_registry
+from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.security.authentication import Authentication, Failed, ListenerSasl, Reply, SaslAuthenticator
 from trafka.adapters.memory import MemoryScramCredentialStore
 from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials

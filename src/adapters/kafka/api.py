@@ -1,16 +1,34 @@
-"""The registry of API handlers: what the broker serves, and so what ApiVersions advertises.
+"""A Kafka API as trafka serves it, and the registry of the APIs served.
 
-A handler module registers a function per API key with the kafka-python request and response classes
-and the version range it honours. ApiVersions is computed from the registry, so the broker never
-advertises an API or version it cannot serve.
+Each module under `apis/` is one API's room (or a tight family's, as JoinGroup/SyncGroup/Heartbeat/
+LeaveGroup): it declares a `KafkaApi` with everything that is that API's, and nothing else needs
+editing to serve it:
+
+- the kafka-python request and response classes and the version range it honours (ApiVersions is
+  computed from the registry, so the broker never advertises what it cannot serve);
+- its handler;
+- what it needs authorized (`authorization`): the checks in the order Kafka's KafkaApis makes them,
+  a filter for the APIs that leave out what may not be described instead of refusing, or `None` for
+  the three APIs Kafka serves before authentication (ApiVersions, SaslHandshake, SaslAuthenticate);
+- how a refusal is answered from the request alone (`refusal`, Kafka's `getErrorResponse`): used by
+  authorization, by SASL for a request sent mid-exchange, and by injected faults;
+- whether it only reads (`read_only`): a fault may then serve it and set every error code, the way a
+  broker answers while it is not the leader;
+- optionally a `Lane`: a measured shortcut for its commonest request shape (Produce's).
+
+`registry.register(api)` adds one; `apis.build_registry()` registers every room.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:
+    from .context import BrokerContext, ClientInfo
+    from .security.authorization import Authorization
 
 
 @attrs.frozen
@@ -28,41 +46,100 @@ class CloseConnection(Exception):
     """Raised by a handler when Kafka would close the connection (an acks=0 produce that failed)."""
 
 
-Handle = Callable[[Any, Any, int, Any], Any]
+class Handle(Protocol):
+    """A handler: the request body decoded at `version`, answered with a response object, a `Deferred`
+    one, or `NO_RESPONSE`."""
+
+    def __call__(self, ctx: BrokerContext, request: Any, version: int, client: ClientInfo) -> Any: ...
+
+
+class Refusal(Protocol):
+    """The request answered with `error` from its own fields, serving nothing; None when Kafka sends no
+    response (the connection is then closed)."""
+
+    def __call__(self, api: KafkaApi, request: Any, version: int, error: int) -> Any | None: ...
+
+
+def top_level_error(api: KafkaApi, request: Any, version: int, error: int) -> Any | None:
+    """The refusal of an API whose response carries a top-level error code: that code, nothing else.
+    None at a version whose response has none."""
+    error_code = api.response.fields.get("error_code")
+    if error_code is None or not error_code.for_version_q(version):
+        return None
+    return api.empty_response(version, error_code=error)
 
 
 @attrs.frozen
-class ApiHandler:
-    api_key: int
-    request: Any
+class Lane:
+    """Consecutive requests of one shape answered together, without request or response objects (the
+    one-partition Produce requests of ADR 29): `decode` reads a frame of that shape into a tuple (None
+    for any other frame), `answer` answers a run of them, one encoded response each, with the answers
+    and effects the API's handler would give one after another."""
+
+    decode: Callable[[bytes], Any | None]
+    answer: Callable[[BrokerContext, Sequence[Any]], list[bytes]]
+
+
+@attrs.frozen
+class KafkaApi:
+    request: Any  # the kafka-python request class (its API_KEY and schemas)
     response: Any
-    min_version: int
-    max_version: int
+    versions: tuple[int, int]
     handle: Handle
+    authorization: Authorization | None
+    refusal: Refusal
+    read_only: bool
+    lane: Lane | None = None
+    api_key: int = attrs.field(init=False)
     name: str = attrs.field(init=False)  # "Produce": what logs and metrics call the API, read per request
+
+    @api_key.default
+    def _api_key(self) -> int:
+        return int(self.request.API_KEY)
 
     @name.default
     def _name(self) -> str:
         return str(self.request.__name__).removesuffix("Request")
 
+    @property
+    def min_version(self) -> int:
+        return self.versions[0]
+
+    @property
+    def max_version(self) -> int:
+        return self.versions[1]
+
+    def refuse(self, request: Any, version: int, error: int) -> Any | None:
+        return self.refusal(self, request, version, error)
+
+    def empty_response(self, version: int, **fields: Any) -> Any:
+        """A response of this API with `fields`, and no throttling where the version has the field."""
+        response = self.response(version=version, **fields)
+        if "throttle_time_ms" in response.fields:
+            response.throttle_time_ms = 0
+        return response
+
 
 class HandlerRegistry:
     def __init__(self) -> None:
-        self._handlers: dict[int, ApiHandler] = {}
+        self._apis: dict[int, KafkaApi] = {}
 
-    def register(self, request: Any, response: Any, versions: tuple[int, int], handle: Handle) -> None:
-        low, high = versions
-        schema_low = int(str(request.json["validVersions"]).split("-")[0])
-        if not schema_low <= low <= high <= request.max_version:
-            raise ValueError(f"{request.__name__} has no schema for versions {low}-{high}")
-        api_key = request.API_KEY
-        if api_key in self._handlers:
-            raise ValueError(f"{request.__name__} registered twice")
-        self._handlers[api_key] = ApiHandler(api_key, request, response, low, high, handle)
+    def register(self, api: KafkaApi) -> None:
+        low, high = api.versions
+        schema_low = int(str(api.request.json["validVersions"]).split("-")[0])
+        if not schema_low <= low <= high <= api.request.max_version:
+            raise ValueError(f"{api.request.__name__} has no schema for versions {low}-{high}")
+        if api.api_key in self._apis:
+            raise ValueError(f"{api.request.__name__} registered twice")
+        self._apis[api.api_key] = api
 
-    def get(self, api_key: int) -> ApiHandler | None:
-        return self._handlers.get(api_key)
+    def get(self, api_key: int) -> KafkaApi | None:
+        return self._apis.get(api_key)
+
+    def apis(self) -> list[KafkaApi]:
+        """Every served API, by key."""
+        return [api for _, api in sorted(self._apis.items())]
 
     def supported(self) -> list[tuple[int, int, int]]:
         """(api_key, min_version, max_version) for every served API, by key."""
-        return [(h.api_key, h.min_version, h.max_version) for _, h in sorted(self._handlers.items())]
+        return [(api.api_key, api.min_version, api.max_version) for api in self.apis()]

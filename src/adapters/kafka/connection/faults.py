@@ -22,134 +22,7 @@ from typing import Any
 import trio
 from kafka.protocol.data_container import DataContainer
 
-from ..api import CloseConnection, Deferred
-
-# Served first, then every error code set: reading them changes nothing.
-_READ_ONLY = {
-    "Metadata",
-    "Fetch",
-    "ListOffsets",
-    "OffsetFetch",
-    "FindCoordinator",
-    "DescribeGroups",
-    "ListGroups",
-    "DescribeConfigs",
-    "DescribeCluster",
-    "DescribeTopicPartitions",
-    "DescribeProducers",
-    "DescribeTransactions",
-    "ListTransactions",
-    "DescribeAcls",
-    "ListPartitionReassignments",
-}
-
-
-def _produce(response_class: Any, request: Any, version: int, error: int) -> Any:
-    topic_response = response_class.TopicProduceResponse
-    partition_response = topic_response.PartitionProduceResponse
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        responses=[
-            topic_response(
-                name=topic.name,
-                partition_responses=[
-                    partition_response(index=data.index, error_code=error, base_offset=-1, record_errors=[])
-                    for data in topic.partition_data
-                ],
-            )
-            for topic in request.topic_data
-        ],
-    )
-
-
-def _offset_commit(response_class: Any, request: Any, version: int, error: int) -> Any:
-    topic_response = response_class.OffsetCommitResponseTopic
-    partition_response = topic_response.OffsetCommitResponsePartition
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        topics=[
-            topic_response(
-                name=topic.name,
-                partitions=[
-                    partition_response(partition_index=p.partition_index, error_code=error) for p in topic.partitions
-                ],
-            )
-            for topic in request.topics
-        ],
-    )
-
-
-def _create_topics(response_class: Any, request: Any, version: int, error: int) -> Any:
-    result = response_class.CreatableTopicResult
-    return response_class(
-        version=version, throttle_time_ms=0, topics=[result(name=t.name, error_code=error) for t in request.topics]
-    )
-
-
-def _delete_topics(response_class: Any, request: Any, version: int, error: int) -> Any:
-    result = response_class.DeletableTopicResult
-    names = [t.name for t in request.topics] if version >= 6 else list(request.topic_names)
-    return response_class(
-        version=version, throttle_time_ms=0, responses=[result(name=n, error_code=error) for n in names]
-    )
-
-
-def _create_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
-    result = response_class.AclCreationResult
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        results=[result(error_code=error, error_message=None) for _ in request.creations],
-    )
-
-
-def _delete_acls(response_class: Any, request: Any, version: int, error: int) -> Any:
-    result = response_class.DeleteAclsFilterResult
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        filter_results=[result(error_code=error, error_message=None, matching_acls=[]) for _ in request.filters],
-    )
-
-
-def _alter_scram(response_class: Any, request: Any, version: int, error: int) -> Any:
-    result = response_class.AlterUserScramCredentialsResult
-    users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        results=[result(user=u, error_code=error, error_message=None) for u in users],
-    )
-
-
-def _txn_offset_commit(response_class: Any, request: Any, version: int, error: int) -> Any:
-    topic = response_class.TxnOffsetCommitResponseTopic
-    partition = topic.TxnOffsetCommitResponsePartition
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        topics=[
-            topic(
-                name=t.name,
-                partitions=[partition(partition_index=p.partition_index, error_code=error) for p in t.partitions],
-            )
-            for t in request.topics
-        ],
-    )
-
-
-_FROM_REQUEST: dict[str, Callable[[Any, Any, int, int], Any]] = {
-    "Produce": _produce,
-    "OffsetCommit": _offset_commit,
-    "CreateTopics": _create_topics,
-    "DeleteTopics": _delete_topics,
-    "CreateAcls": _create_acls,
-    "DeleteAcls": _delete_acls,
-    "AlterUserScramCredentials": _alter_scram,
-    "TxnOffsetCommit": _txn_offset_commit,
-}
+from ..api import CloseConnection, Deferred, Handle, KafkaApi, top_level_error
 
 
 def _set_error_codes(message: DataContainer, error: int) -> None:
@@ -168,17 +41,17 @@ def _set_error_codes(message: DataContainer, error: int) -> None:
             _set_error_codes(value, error)
 
 
-def can_fail(handler: Any) -> bool:
-    """Whether `fail_next` can answer this API with an error: read-only APIs, the ones built from the
-    request above, and those whose response has a top-level error code at every served version.
-    ApiVersions is left out: it opens every connection, and its errors mean something else."""
-    if handler.name == "ApiVersions":
+def can_fail(api: KafkaApi) -> bool:
+    """Whether `fail_next` can answer this API with an error: read-only APIs, and those with a refusal
+    built from the request (its own, or a top-level error code at every served version). ApiVersions
+    is left out: it opens every connection, and its errors mean something else."""
+    if api.name == "ApiVersions":
         return False
-    if handler.name in _READ_ONLY or handler.name in _FROM_REQUEST:
+    if api.read_only or api.refusal is not top_level_error:
         return True
-    error_code = handler.response.fields.get("error_code")
+    error_code = api.response.fields.get("error_code")
     return error_code is not None and all(
-        error_code.for_version_q(v) for v in range(handler.min_version, handler.max_version + 1)
+        error_code.for_version_q(v) for v in range(api.min_version, api.max_version + 1)
     )
 
 
@@ -254,48 +127,37 @@ class Faults:
     def _update(self) -> None:
         self.active = self.paused or bool(self._failures)
 
-    def handle(self, handler: Any, ctx: Any, body: Any, version: int, client: Any) -> Any:
-        """Serve one request with the armed faults applied (called only while `active`)."""
-        error = self._take(handler.api_key)
-        if error is None:
-            return handler.handle(ctx, body, version, client)
-        return error_response(handler, ctx, body, version, client, error)
+    def layer(self, api: KafkaApi, serve: Handle) -> Handle:
+        """`serve` (the API's handler, behind its authorization) with the armed failures applied; the
+        connection uses it only while `active`."""
+        api_key = api.api_key
+
+        def serve_with_faults(ctx: Any, body: Any, version: int, client: Any) -> Any:
+            error = self._take(api_key)
+            if error is None:
+                return serve(ctx, body, version, client)
+            return error_response(api, serve, ctx, body, version, client, error)
+
+        return serve_with_faults
 
 
-def error_response(handler: Any, ctx: Any, body: Any, version: int, client: Any, error: int) -> Any:
-    """The request answered with `error` and no side effect, as above (also the authorizer's refusal)."""
-    if handler.name == "Produce" and body.acks == 0:
-        raise CloseConnection(f"error {error} on an acks=0 produce")
-    build = _FROM_REQUEST.get(handler.name)
-    if build is not None:
-        return build(handler.response, body, version, error)
-    if handler.name in _READ_ONLY:
-        outcome = handler.handle(ctx, body, version, client)
-        if isinstance(outcome, Deferred):
-            return Deferred(_failing(outcome.wait, error, version))
-        return _failed(outcome, error, version)
-    response = handler.response(version=version, error_code=error)
-    if "throttle_time_ms" in response.fields:
-        response.throttle_time_ms = 0
+def error_response(api: KafkaApi, serve: Handle, ctx: Any, body: Any, version: int, client: Any, error: int) -> Any:
+    """The request answered with `error` and no side effect: a read-only API served, then every error
+    code set; any other answered from the request by its refusal."""
+    if api.read_only:
+        return serve_then_fail(serve, ctx, body, version, client, error)
+    response = api.refuse(body, version, error)
+    if response is None:  # Kafka has nothing to send (a Produce with acks=0)
+        raise CloseConnection(f"error {error} on {api.name} v{version}, which has no response")
     return response
 
 
-def response_from_request(handler: Any, body: Any, version: int, error: int) -> Any | None:
-    """The request answered with `error` from its own fields only, serving nothing: the builders above,
-    or a response whose top-level error code says it all; None when neither fits this API and version,
-    and for a Produce with acks=0, which Kafka never answers."""
-    if handler.name == "Produce" and body.acks == 0:
-        return None
-    build = _FROM_REQUEST.get(handler.name)
-    if build is not None:
-        return build(handler.response, body, version, error)
-    error_code = handler.response.fields.get("error_code")
-    if error_code is None or not error_code.for_version_q(version):
-        return None
-    response = handler.response(version=version, error_code=error)
-    if "throttle_time_ms" in response.fields:
-        response.throttle_time_ms = 0
-    return response
+def serve_then_fail(serve: Handle, ctx: Any, body: Any, version: int, client: Any, error: int) -> Any:
+    """A read-only request served, then every error code of its answer set to `error`."""
+    outcome = serve(ctx, body, version, client)
+    if isinstance(outcome, Deferred):
+        return Deferred(_failing(outcome.wait, error, version))
+    return _failed(outcome, error, version)
 
 
 def _failed(response: Any, error: int, version: int) -> Any:

@@ -29,7 +29,6 @@ written (waiting fetches wake and answer at once), then connections close, bound
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Sequence
 from time import perf_counter
@@ -37,15 +36,13 @@ from time import perf_counter
 import attrs
 import trio
 from kafka.protocol.metadata import ApiVersionsRequest
-from kafka.protocol.producer import ProduceRequest
 
 from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
-from ..api import NO_RESPONSE, ApiHandler, CloseConnection, Deferred, HandlerRegistry
+from ..api import NO_RESPONSE, CloseConnection, Deferred, KafkaApi
+from ..apis.api_versions import unsupported_version_response
 from ..context import BrokerContext, ClientInfo, Endpoint
-from ..handlers.api_versions import unsupported_version_response
-from ..handlers.produce import answer_one_partition, handle_produce
 from ..security.authentication import Failed, Reply
 from ..wire.codec import (
     DecodedRequest,
@@ -55,9 +52,9 @@ from ..wire.codec import (
     encode_response,
     encode_response_pieces,
 )
-from ..wire.fast_produce import OnePartition, decode_one_partition
 from ..wire.framing import FrameError, FrameReader
 from .outbox import ConnectionAborted, Outbox, Slot
+from .pipeline import Pipeline
 from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
 
@@ -101,8 +98,9 @@ async def serve(
         background.start_soon(ctx.groups.run)
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
+                pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults)
                 for socket, listener in sockets:
-                    accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits)
+                    accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits, pipeline)
                 task_status.started(tuple(bound))
                 await ctx.shutting_down.wait()
                 accepting.cancel_scope.cancel()
@@ -120,6 +118,7 @@ async def _accept_loop(
     connections: trio.Nursery,
     ctx: BrokerContext,
     limits: ServerLimits,
+    pipeline: Pipeline,
 ) -> None:
     while True:
         try:
@@ -128,13 +127,19 @@ async def _accept_loop(
             log.warning("accept failed: %s", exc)
             await trio.sleep(0.1)
             continue
-        connections.start_soon(handle_connection, stream, listener, ctx, limits)
+        connections.start_soon(handle_connection, stream, listener, ctx, limits, pipeline)
 
 
 async def handle_connection(
-    stream: trio.SocketStream, listener: Listener, ctx: BrokerContext, limits: ServerLimits
+    stream: trio.SocketStream,
+    listener: Listener,
+    ctx: BrokerContext,
+    limits: ServerLimits,
+    pipeline: Pipeline | None = None,
 ) -> None:
     peer = _peer_name(stream)
+    if pipeline is None:
+        pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults)
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection)
         ctx.observer.connection_opened(listener.name)
@@ -157,8 +162,8 @@ async def handle_connection(
             async with closing, trio.open_nursery() as nursery:
                 with trio.CancelScope() as reading:
                     nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
-                    connection_info = _Connection(listener, peer, principal)
-                    await _read_requests(transport, connection_info, outbox, nursery, ctx, limits)
+                    reader = _Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, peer, principal)
+                    await reader.read_requests()
                 # Reading is over: what is queued is still written (deferred responses included).
                 await outbox.drain()
                 nursery.cancel_scope.cancel()
@@ -167,15 +172,6 @@ async def handle_connection(
         finally:
             ctx.faults.connection_closed(connection)
             ctx.observer.connection_closed(listener.name)
-
-
-@attrs.frozen
-class _Connection:
-    """Where a connection came in and who is on it before any SASL exchange (a TLS client certificate)."""
-
-    listener: Listener
-    peer: str
-    principal: KafkaPrincipal
 
 
 async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
@@ -191,149 +187,204 @@ def _peer_name(stream: trio.SocketStream) -> str:
         return "?"
 
 
-async def _read_requests(
-    transport: Transport,
-    connection: _Connection,
-    outbox: Outbox,
-    nursery: trio.Nursery,
-    ctx: BrokerContext,
-    limits: ServerLimits,
-) -> None:
-    frames = FrameReader(limits.max_request_bytes)
-    listener, peer, principal = connection.listener, connection.peer, connection.principal
-    peer_host = peer.rsplit(":", 1)[0]
-    advertised = Endpoint(listener.advertised_host, listener.advertised_port)
-    authenticator = (
-        ctx.authentication.authenticator(listener.name, ctx.registry) if listener.security_protocol.uses_sasl else None
-    )
-    client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
-    lane = _produce_lane(ctx.registry)
-    held: bytes | None = None  # a frame read while gathering Produce requests for the lane: the next one
-    while True:
-        try:
-            frame, held = (held, None) if held is not None else (frames.next_frame(), None)
-        except FrameError as exc:
-            log.warning("closing connection from %s: %s", peer, exc)
-            return
-        if frame is None:  # every buffered request handled: their responses leave in one write
-            await outbox.flush()
-            if not await transport.receive_into(frames, min(frames.wanted(), limits.max_request_bytes)):
-                if frames.buffered:
-                    log.warning("closing connection from %s: truncated frame at end of stream", peer)
+_CLOSE = object()  # a step's verdict: close the connection
+_NEXT = object()  # a step's verdict: the frame is answered, read the next one
+
+
+class _Reader:
+    """One connection's reader: frames in, each through its steps, responses into the outbox.
+
+    The steps, in order: SASL (on SASL listeners, until authenticated and for re-authentication),
+    the lane (consecutive one-partition Produce requests), decoding, then the API's pipeline. A step
+    answers `_CLOSE` to end the connection, `_NEXT` when it answered the frame.
+    """
+
+    def __init__(
+        self,
+        ctx: BrokerContext,
+        pipeline: Pipeline,
+        limits: ServerLimits,
+        transport: Transport,
+        outbox: Outbox,
+        nursery: trio.Nursery,
+        listener: Listener,
+        peer: str,
+        principal: KafkaPrincipal,
+    ) -> None:
+        self.ctx, self.pipeline, self.limits = ctx, pipeline, limits
+        self.transport, self.outbox, self.nursery = transport, outbox, nursery
+        self.frames = FrameReader(limits.max_request_bytes)
+        self.listener, self.peer, self.principal = listener, peer, principal
+        self.peer_host = peer.rsplit(":", 1)[0]
+        self.advertised = Endpoint(listener.advertised_host, listener.advertised_port)
+        self.authenticator = (
+            ctx.authentication.authenticator(listener.name, ctx.registry)
+            if listener.security_protocol.uses_sasl
+            else None
+        )
+        self.client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
+        self.lane_api = next((api for api in ctx.registry.apis() if api.lane is not None), None)
+        self.held: bytes | None = None  # a frame read while gathering lane requests: the next one
+
+    async def read_requests(self) -> None:
+        ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
+        lane_api = self.lane_api
+        while True:
+            try:
+                frame, self.held = (self.held, None) if self.held is not None else (frames.next_frame(), None)
+            except FrameError as exc:
+                log.warning("closing connection from %s: %s", peer, exc)
                 return
-            continue
-        if outbox.full:
-            await outbox.wait_for_room()
-        if authenticator is not None and authenticator.expired(ctx.clock_ms()):
-            log.info(
-                "closing connection from %s: SASL session of %s expired without re-authentication", peer, principal
-            )
-            return
-        if authenticator is not None and authenticator.intercepts(frame):
-            step = authenticator.receive(frame, ctx.clock_ms())
-            if isinstance(step, Failed):
-                log.info("closing connection from %s: %s", peer, step.reason)
-                if step.delayed:
-                    await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
-                if step.response is not None:
-                    outbox.add([step.response])
-                return
-            if authenticator.complete and isinstance(step, Reply):
-                principal = authenticator.principal or ANONYMOUS
-                again = "re-" if authenticator.completions > 1 else ""
-                log.debug("connection from %s %sauthenticated as %s", peer, again, principal)
-            if isinstance(step, Reply):
-                outbox.add([step.response])
-                continue
-        if lane is not None and ctx.authorization is None and not ctx.faults.active:
-            one = _lane_request(frame, lane)
-            if one is not None:  # a Produce for one partition: the lane, with the ones that follow it
-                group = [one]
-                while authenticator is None and len(group) < outbox.room:
-                    try:
-                        following = frames.next_frame()
-                    except FrameError:
-                        break  # the frame is still there: the next turn reports it
-                    if following is None:
-                        break
-                    one = _lane_request(following, lane)
-                    if one is None:
-                        held = following
-                        break
-                    group.append(one)
-                started = perf_counter()
-                try:
-                    responses = answer_one_partition(ctx, group)
-                except Exception:
-                    log.exception("closing connection from %s: Produce v%d failed", peer, group[0].version)
+            if frame is None:  # every buffered request handled: their responses leave in one write
+                await outbox.flush()
+                if not await self.transport.receive_into(frames, min(frames.wanted(), self.limits.max_request_bytes)):
+                    if frames.buffered:
+                        log.warning("closing connection from %s: truncated frame at end of stream", peer)
                     return
-                elapsed = perf_counter() - started  # each response was ready when the group's were
-                for request, response in zip(group, responses):
-                    outbox.add([response])
-                    ctx.observer.request_completed(lane.name, request.version, elapsed)
                 continue
+            if outbox.full:
+                await outbox.wait_for_room()
+            if self.authenticator is not None:
+                verdict = await self._authenticate(frame)
+                if verdict is _CLOSE:
+                    return
+                if verdict is _NEXT:
+                    continue
+            if lane_api is not None and ctx.authorization is None and not ctx.faults.active:
+                verdict = self._lane(frame, lane_api)
+                if verdict is _CLOSE:
+                    return
+                if verdict is _NEXT:
+                    continue
+            request = self._decode(frame)
+            if request is _CLOSE:
+                return
+            if request is _NEXT:
+                continue
+            if await self._serve(request) is _CLOSE:
+                return
+
+    async def _authenticate(self, frame: bytes) -> object | None:
+        """SASL's step: the frames of the exchange answered; an expired session closed."""
+        authenticator, ctx, peer = self.authenticator, self.ctx, self.peer
+        assert authenticator is not None
+        if authenticator.expired(ctx.clock_ms()):
+            log.info(
+                "closing connection from %s: SASL session of %s expired without re-authentication",
+                peer,
+                self.principal,
+            )
+            return _CLOSE
+        if not authenticator.intercepts(frame):
+            return None
+        step = authenticator.receive(frame, ctx.clock_ms())
+        if isinstance(step, Failed):
+            log.info("closing connection from %s: %s", peer, step.reason)
+            if step.delayed:
+                await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
+            if step.response is not None:
+                self.outbox.add([step.response])
+            return _CLOSE
+        if authenticator.complete and isinstance(step, Reply):
+            self.principal = authenticator.principal or ANONYMOUS
+            again = "re-" if authenticator.completions > 1 else ""
+            log.debug("connection from %s %sauthenticated as %s", peer, again, self.principal)
+        if isinstance(step, Reply):
+            self.outbox.add([step.response])
+            return _NEXT
+        return None
+
+    def _lane(self, frame: bytes, lane_api: KafkaApi) -> object | None:
+        """The lane's step: this frame and the lane frames that follow it, answered together."""
+        lane = lane_api.lane
+        assert lane is not None
+        one = lane.decode(frame)
+        if one is None:
+            return None
+        group = [one]
+        frames, outbox = self.frames, self.outbox
+        while self.authenticator is None and len(group) < outbox.room:
+            try:
+                following = frames.next_frame()
+            except FrameError:
+                break  # the frame is still there: the next turn reports it
+            if following is None:
+                break
+            one = lane.decode(following)
+            if one is None:
+                self.held = following
+                break
+            group.append(one)
+        started = perf_counter()
         try:
-            request = decode_request(frame, ctx.registry)
+            responses = lane.answer(self.ctx, group)
+        except Exception:
+            log.exception("closing connection from %s: %s v%d failed", self.peer, lane_api.name, group[0].version)
+            return _CLOSE
+        elapsed = perf_counter() - started  # each response was ready when the group's were
+        observer = self.ctx.observer
+        for request, response in zip(group, responses):
+            outbox.add([response])
+            observer.request_completed(lane_api.name, request.version, elapsed)
+        return _NEXT
+
+    def _decode(self, frame: bytes) -> DecodedRequest | object:
+        """The codec's step: the frame as a request of a served API and version."""
+        try:
+            return decode_request(frame, self.ctx.registry)
         except UnsupportedVersion as unsupported:
             if unsupported.api_key != ApiVersionsRequest.API_KEY:
                 log.warning(
                     "closing connection from %s: unsupported version %d of API key %d",
-                    peer,
+                    self.peer,
                     unsupported.api_version,
                     unsupported.api_key,
                 )
-                return
-            outbox.add([encode_response(unsupported_version_response(), 0, unsupported.correlation_id)])
-            continue
+                return _CLOSE
+            self.outbox.add([encode_response(unsupported_version_response(), 0, unsupported.correlation_id)])
+            return _NEXT
         except ProtocolError as exc:
-            log.warning("closing connection from %s: %s", peer, exc)
+            log.warning("closing connection from %s: %s", self.peer, exc)
             log.debug("the frame began %s", frame[:256].hex())
-            return
+            return _CLOSE
+
+    async def _serve(self, request: DecodedRequest) -> object | None:
+        """The pipeline's step: the request served through its API's faults, authorization and handler."""
+        ctx, peer = self.ctx, self.peer
         try:
             client_id = request.client_id or ""
-            if client is None or client.client_id != client_id or client.principal is not principal:
-                client = ClientInfo(client_id, peer_host, listener.name, advertised, principal)
+            client = self.client
+            if client is None or client.client_id != client_id or client.principal is not self.principal:
+                client = self.client = ClientInfo(
+                    client_id, self.peer_host, self.listener.name, self.advertised, self.principal
+                )
             started = perf_counter()
-            handler = request.handler
-            if ctx.authorization is not None:  # every API through the authorization table first
-                handler = attrs.evolve(handler, handle=functools.partial(ctx.authorization.handle, request.handler))
+            api_key = request.handler.api_key
             if ctx.faults.active:
                 if ctx.faults.paused:
                     await ctx.faults.wait_resumed()
-                outcome = ctx.faults.handle(handler, ctx, request.body, request.api_version, client)
+                serve = self.pipeline.faulted[api_key]
             else:
-                outcome = handler.handle(ctx, request.body, request.api_version, client)
+                serve = self.pipeline.plain[api_key]
+            outcome = serve(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
-            return
+            return _CLOSE
         except Exception:
             log.exception("closing connection from %s: %s v%d failed", peer, request.handler.name, request.api_version)
-            return
+            return _CLOSE
         if outcome is NO_RESPONSE:
             _observe(ctx, request, started)
-            continue
+            return None
+        outbox = self.outbox
         if isinstance(outcome, Deferred):
-            nursery.start_soon(_complete_deferred, outbox, outbox.slot(), outcome.wait, request, peer, ctx, started)
+            self.nursery.start_soon(
+                _complete_deferred, outbox, outbox.slot(), outcome.wait, request, peer, ctx, started
+            )
         else:
             outbox.add(_encode(outcome, request, peer))
             ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
-
-
-def _lane_request(frame: bytes, lane: ApiHandler) -> OnePartition | None:
-    """A frame the Produce lane answers: a one-partition Produce at a served version, acks 1 or -1."""
-    if frame[:2] != b"\x00\x00":
         return None
-    one = decode_one_partition(frame)
-    if one is None or not lane.min_version <= one.version <= lane.max_version or one.acks not in (1, -1):
-        return None
-    return one
-
-
-def _produce_lane(registry: HandlerRegistry) -> ApiHandler | None:
-    """The Produce handler, when it is the standard one: its one-partition requests can take the lane
-    (`answer_one_partition`); a broker that registered another Produce handler gets no lane."""
-    handler = registry.get(ProduceRequest.API_KEY)
-    return handler if handler is not None and handler.handle is handle_produce else None
 
 
 async def _complete_deferred(

@@ -14,7 +14,7 @@ and closes the connection. As Kafka does:
 
 - another API before the handshake: IllegalSaslStateException, no answer, delayed close;
 - another API after a v1 handshake: that request's own error response with ILLEGAL_SASL_STATE
-  (`sasl_refusals`), delayed, then closed;
+  (its API's `refusal`), delayed, then closed;
 - an unsupported mechanism: UNSUPPORTED_SASL_MECHANISM with the enabled ones; a bad token:
   SASL_AUTHENTICATION_FAILED with Kafka's message; both delayed;
 - what Kafka cannot parse (an unknown API key once a first request was read, a SaslHandshake or
@@ -60,7 +60,6 @@ from trafka.domain.security import (
 
 from ..api import HandlerRegistry
 from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
-from .sasl_refusals import refusal
 
 _API_KEY = struct.Struct(">h")
 _HEADER_SIZE = 8  # api key, api version, correlation id: what Kafka reads before the client id
@@ -190,7 +189,7 @@ class SaslAuthenticator:
         request = self._decode(frame)
         if isinstance(request, Failed):
             return request
-        response = refusal(request.handler, request.body, request.api_version, ErrorCode.ILLEGAL_SASL_STATE)
+        response = request.handler.refuse(request.body, request.api_version, ErrorCode.ILLEGAL_SASL_STATE)
         if response is None:
             return self._close(reason)
         return self._fail(reason, encode_response(response, request.api_version, request.correlation_id))

@@ -1,33 +1,30 @@
-"""Which resource and operation every API needs, in one table, and the gate that applies it.
+"""What an API needs authorized, as its room declares it, and the gate that applies it.
 
-`ACL_TABLE` maps an API to its checks, in the order Kafka's KafkaApis makes them: each names a
-resource type, an operation and how to find the resource names in the request (a transactional id,
-a group id, the topics, the cluster). `AuthorizationGate.handle` runs before the handler when an
-authorizer is configured (`authorizer.class.name`):
+An API declares its authorization (`KafkaApi.authorization`) as one of:
 
-- where Kafka answers per resource (`partial_authorization.PARTIAL`: the topics of Produce, Fetch,
-  DeleteTopics, DeleteRecords..., the config resources, the groups of DeleteGroups, the keys of
-  FindCoordinator v4+), the refused resources get their error in their own response entries and
-  the others are served;
-- any other refusal (a group, transactional id or cluster check, mostly) answers the whole request
-  with GROUP_/TRANSACTIONAL_ID_/CLUSTER_AUTHORIZATION_FAILED, built from the request as Kafka's
-  getErrorResponse: no side effect, nothing read (a refused DescribeAcls lists no ACLs);
-- a check with `cluster_grants` passes for every name when the principal has that operation on the
-  cluster (CREATE for CreateTopics, DELETE for DeleteTopics, as Kafka's hasClusterAuth);
-- Metadata, DescribeTopicPartitions, OffsetFetch and DescribeTransactions leave out what the
-  principal may not DESCRIBE (or answer TOPIC_AUTHORIZATION_FAILED for what it named); Metadata does
-  not auto-create a topic without CREATE;
-- authorized-operations fields (Metadata, DescribeCluster, DescribeGroups, DescribeTopicPartitions)
-  carry what the authorizer allows this principal.
+- `Checks`: the checks in the order Kafka's KafkaApis makes them, each a resource type, an operation
+  and how to find the resource names in the request (a transactional id, a group id, the topics, the
+  cluster), and, where Kafka answers per resource (the topics of Produce, Fetch, DeleteTopics...,
+  the config resources, the groups of DeleteGroups, the keys of FindCoordinator v4+), a
+  `PartialAnswer` that gives the refused resources their error in their own response entries and
+  serves the others;
+- `Filter`: the APIs whose answers leave out what the principal may not DESCRIBE, or fill the
+  authorized-operations fields, instead of refusing (Metadata, DescribeCluster, ListGroups...);
+- `None`: the APIs Kafka serves unauthorized (ApiVersions and the SASL exchange).
 
-APIs absent from the table (ApiVersions, the SASL APIs) need no authorization, as in Kafka.
+`AuthorizationGate.layer(api)` composes that with the API's handler once, when the broker starts.
+Any refusal that is not answered per resource (a group, transactional id or cluster check, mostly)
+answers the whole request with GROUP_/TRANSACTIONAL_ID_/CLUSTER_AUTHORIZATION_FAILED through the
+API's refusal, built from the request as Kafka's getErrorResponse: no side effect, nothing read. A
+check with `cluster_grants` passes for every name when the principal has that operation on the
+cluster (CREATE for CreateTopics, DELETE for DeleteTopics, as Kafka's hasClusterAuth).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -38,9 +35,11 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import is_internal_topic
 
 from ..api import CloseConnection
-from ..connection.faults import can_fail, error_response, response_from_request
-from .filters import SPECIAL as _SPECIAL
-from .partial import PARTIAL, WHOLE, Refused
+from ..connection.faults import serve_then_fail
+from .partial import PartialAnswer, Refused
+
+if TYPE_CHECKING:
+    from ..api import Handle, KafkaApi
 
 ERRORS = {
     Res.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
@@ -63,120 +62,47 @@ class Check:
     internal_refused: bool = False  # an internal topic is refused whatever the ACLs say
 
 
-def _topics(field: str = "topics", name: str = "name") -> Names:
+@attrs.frozen
+class Checks:
+    """An API's checks, and how it answers refused resources one by one (None: it refuses as a whole)."""
+
+    checks: tuple[Check, ...]
+    partial: PartialAnswer | None = None
+
+
+FilterAnswer = Callable[["AuthorizationGate", "KafkaApi", Any, Any, int, Any], Any]
+
+
+@attrs.frozen
+class Filter:
+    """An API that serves what may be described and leaves the rest out: (gate, api, ctx, request,
+    version, client) -> its answer."""
+
+    answer: FilterAnswer
+
+
+Authorization = Checks | Filter
+
+
+# -- how checks find resource names in a request -----------------------------------------------------
+
+
+def topic_names(field: str = "topics", name: str = "name") -> Names:
+    """The names of the entries of the request's list `field`."""
     return lambda request, version, ctx: [getattr(t, name) for t in getattr(request, field) or ()]
 
 
-def _attr(field: str) -> Names:
+def request_field(field: str) -> Names:
+    """The request's field `field`, when set (a group id, a transactional id)."""
     return lambda request, version, ctx: [value] if (value := getattr(request, field, None)) else []
 
 
-def _cluster(request, version, ctx) -> list[str]:
+def the_cluster(request: Any, version: int, ctx: Any) -> list[str]:
     return [CLUSTER_NAME]
 
 
-def _fetch_topics(request, version, ctx) -> list[str]:
-    if version < 13:
-        return [t.topic for t in request.topics]
-    return [topic.name for t in request.topics if (topic := ctx.catalog.by_id(t.topic_id)) is not None]
-
-
-def _coordinator_keys(key_type: int) -> Names:
-    def names(request, version, ctx) -> list[str]:
-        if request.key_type != key_type:
-            return []
-        return list(request.coordinator_keys) if version >= 4 else [request.key]
-
-    return names
-
-
-def _delete_topic_names(request, version, ctx) -> list[str]:
-    if version < 6:
-        return list(request.topic_names)
-    out = []
-    for t in request.topics:
-        topic = ctx.catalog.by_id(t.topic_id) if not t.name else None
-        out.append(t.name or (topic.name if topic is not None else ""))
-    return [n for n in out if n]
-
-
-def _config_resources(resource_type: int) -> Names:
-    return lambda request, version, ctx: [
-        r.resource_name for r in request.resources if r.resource_type == resource_type
-    ]
-
-
-_TOPIC_CONFIG, _BROKER_CONFIG, _BROKER_LOGGER_CONFIG = 2, 4, 8
-
-
-def _broker_configs(*types: int) -> Names:
-    """The cluster, when the request names a broker config resource (legacy AlterConfigs has no loggers)."""
-    return lambda request, version, ctx: (
-        [CLUSTER_NAME] if any(r.resource_type in types for r in request.resources) else []
-    )
-
-
-def _idempotent(request, version, ctx) -> list[str]:
-    return [] if request.transactional_id else [CLUSTER_NAME]
-
-
-TXN_WRITE = Check(Res.TRANSACTIONAL_ID, Op.WRITE, _attr("transactional_id"))
-
-ACL_TABLE: dict[str, tuple[Check, ...]] = {
-    "Produce": (TXN_WRITE, Check(Res.TOPIC, Op.WRITE, _topics("topic_data"))),
-    "Fetch": (Check(Res.TOPIC, Op.READ, _fetch_topics),),
-    "ListOffsets": (Check(Res.TOPIC, Op.DESCRIBE, _topics()),),
-    "OffsetCommit": (Check(Res.GROUP, Op.READ, _attr("group_id")), Check(Res.TOPIC, Op.READ, _topics())),
-    "OffsetDelete": (Check(Res.GROUP, Op.DELETE, _attr("group_id")), Check(Res.TOPIC, Op.READ, _topics())),
-    "FindCoordinator": (
-        Check(Res.GROUP, Op.DESCRIBE, _coordinator_keys(0)),
-        Check(Res.TRANSACTIONAL_ID, Op.DESCRIBE, _coordinator_keys(1)),
-    ),
-    "JoinGroup": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
-    "SyncGroup": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
-    "Heartbeat": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
-    "LeaveGroup": (Check(Res.GROUP, Op.READ, _attr("group_id")),),
-    "DeleteGroups": (Check(Res.GROUP, Op.DELETE, lambda r, v, c: list(r.groups_names)),),
-    "CreateTopics": (Check(Res.TOPIC, Op.CREATE, _topics(), cluster_grants=Op.CREATE),),
-    "DeleteTopics": (Check(Res.TOPIC, Op.DELETE, _delete_topic_names, cluster_grants=Op.DELETE),),
-    "CreatePartitions": (Check(Res.TOPIC, Op.ALTER, _topics()),),
-    "DeleteRecords": (Check(Res.TOPIC, Op.DELETE, _topics()),),
-    "DescribeConfigs": (
-        Check(Res.CLUSTER, Op.DESCRIBE_CONFIGS, _broker_configs(_BROKER_CONFIG, _BROKER_LOGGER_CONFIG)),
-        Check(Res.TOPIC, Op.DESCRIBE_CONFIGS, _config_resources(_TOPIC_CONFIG)),
-    ),
-    "AlterConfigs": (
-        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs(_BROKER_CONFIG)),
-        Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
-    ),
-    "IncrementalAlterConfigs": (
-        Check(Res.CLUSTER, Op.ALTER_CONFIGS, _broker_configs(_BROKER_CONFIG, _BROKER_LOGGER_CONFIG)),
-        Check(Res.TOPIC, Op.ALTER_CONFIGS, _config_resources(_TOPIC_CONFIG)),
-    ),
-    "InitProducerId": (
-        TXN_WRITE,
-        Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC)),
-    ),
-    "AddPartitionsToTxn": (
-        Check(Res.TRANSACTIONAL_ID, Op.WRITE, _attr("v3_and_below_transactional_id")),
-        Check(Res.TOPIC, Op.WRITE, _topics("v3_and_below_topics"), internal_refused=True),
-    ),
-    "AddOffsetsToTxn": (TXN_WRITE, Check(Res.GROUP, Op.READ, _attr("group_id"))),
-    "TxnOffsetCommit": (TXN_WRITE, Check(Res.GROUP, Op.READ, _attr("group_id")), Check(Res.TOPIC, Op.READ, _topics())),
-    "EndTxn": (TXN_WRITE,),
-    "DescribeProducers": (Check(Res.TOPIC, Op.READ, _topics()),),
-    "DescribeAcls": (Check(Res.CLUSTER, Op.DESCRIBE, _cluster),),
-    "CreateAcls": (Check(Res.CLUSTER, Op.ALTER, _cluster),),
-    "DeleteAcls": (Check(Res.CLUSTER, Op.ALTER, _cluster),),
-    "DescribeUserScramCredentials": (Check(Res.CLUSTER, Op.DESCRIBE, _cluster),),
-    "AlterUserScramCredentials": (Check(Res.CLUSTER, Op.ALTER, _cluster),),
-    "AlterPartitionReassignments": (Check(Res.CLUSTER, Op.ALTER, _cluster),),
-    "ListPartitionReassignments": (Check(Res.CLUSTER, Op.DESCRIBE, _cluster),),
-}
-"""API name -> its checks. The APIs of `_SPECIAL` filter or annotate their answers instead; `UNCHECKED`
-need nothing, as in Kafka."""
-
-UNCHECKED = frozenset({"ApiVersions", "SaslHandshake", "SaslAuthenticate"})
+TXN_WRITE = Check(Res.TRANSACTIONAL_ID, Op.WRITE, request_field("transactional_id"))
+"""WRITE on the request's transactional id (Produce, InitProducerId and the transaction APIs)."""
 
 
 class AuthorizationGate:
@@ -191,27 +117,43 @@ class AuthorizationGate:
             int(op) for op in self.authorizer.authorized_operations(client.principal, client.host, resource_type, name)
         }
 
-    def handle(self, handler: Any, ctx: Any, body: Any, version: int, client: Any) -> Any:
-        special = _SPECIAL.get(handler.name)
-        if special is not None:
-            return special(self, handler, ctx, body, version, client)
-        partial = PARTIAL.get(handler.name)
+    def layer(self, api: KafkaApi) -> Handle:
+        """The API's handler behind its authorization, composed once."""
+        authorization = api.authorization
+        if authorization is None:
+            return api.handle
+        if isinstance(authorization, Filter):
+            answer = authorization.answer
+            return lambda ctx, body, version, client: answer(self, api, ctx, body, version, client)
+        checks, partial = authorization.checks, authorization.partial
+        return lambda ctx, body, version, client: self._checked(api, checks, partial, ctx, body, version, client)
+
+    def _checked(
+        self,
+        api: KafkaApi,
+        checks: tuple[Check, ...],
+        partial: PartialAnswer | None,
+        ctx: Any,
+        body: Any,
+        version: int,
+        client: Any,
+    ) -> Any:
         if partial is not None and version < partial.min_version:
             partial = None
         refused: dict[Res, set[str]] = {}
-        for check in ACL_TABLE.get(handler.name, ()):
+        for check in checks:
             denied = self._denied(check, body, version, ctx, client)
             if not denied:
                 continue
             if partial is not None and check.resource_type in partial.resource_types:
                 refused.setdefault(check.resource_type, set()).update(denied)
                 continue
-            return self._refused_whole(handler, ctx, body, version, client, ERRORS[check.resource_type])
+            return self._refused_whole(api, ctx, body, version, client, ERRORS[check.resource_type])
         if refused:
             assert partial is not None
             allowed = functools.partial(self.allowed, client)
-            return partial.answer(Refused(handler, ctx, body, version, client, refused, allowed))
-        return handler.handle(ctx, body, version, client)
+            return partial.answer(Refused(api, ctx, body, version, client, refused, allowed))
+        return api.handle(ctx, body, version, client)
 
     def _denied(self, check: Check, body: Any, version: int, ctx: Any, client: Any) -> set[str]:
         names = list(check.names(body, version, ctx))
@@ -235,13 +177,10 @@ class AuthorizationGate:
             return set()
         return denied
 
-    def _refused_whole(self, handler: Any, ctx: Any, body: Any, version: int, client: Any, error: ErrorCode) -> Any:
-        whole = WHOLE.get(handler.name)
-        if whole is not None:
-            return whole(handler, body, version, error)
-        response = response_from_request(handler, body, version, error)  # Kafka's getErrorResponse: nothing served
+    def _refused_whole(self, api: KafkaApi, ctx: Any, body: Any, version: int, client: Any, error: ErrorCode) -> Any:
+        response = api.refuse(body, version, error)  # Kafka's getErrorResponse: nothing served
         if response is not None:
             return response
-        if not can_fail(handler):
-            raise CloseConnection(f"{client.principal} is not authorized for {handler.name}")
-        return error_response(handler, ctx, body, version, client, error)
+        if not api.read_only:
+            raise CloseConnection(f"{client.principal} is not authorized for {api.name}")
+        return serve_then_fail(api.handle, ctx, body, version, client, error)

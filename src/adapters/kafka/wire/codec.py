@@ -16,7 +16,7 @@ from typing import NamedTuple
 import attrs
 from kafka.protocol.api_header import RequestHeader
 
-from ..api import ApiHandler, HandlerRegistry
+from ..api import HandlerRegistry, KafkaApi
 from . import fast_produce
 
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
@@ -37,7 +37,7 @@ class UnsupportedVersion(Exception):
 
 
 class DecodedRequest(NamedTuple):
-    handler: ApiHandler
+    handler: KafkaApi
     api_version: int
     correlation_id: int
     client_id: str | None

@@ -1,4 +1,6 @@
-"""ApiVersions: the versions this broker serves, read from the handler registry."""
+"""ApiVersions (key 18): v0-4. The versions this broker serves, read from the registry; an unknown
+version gets UNSUPPORTED_VERSION with a v0 body, as Kafka. Served before authentication, unauthorized.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from trafka.domain.errors import ErrorCode
 
-from ..api import HandlerRegistry
+from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
 
 VERSIONS = (0, 4)
@@ -35,5 +37,12 @@ def unsupported_version_response() -> ApiVersionsResponse:
     )
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(ApiVersionsRequest, ApiVersionsResponse, VERSIONS, handle_api_versions)
+API = KafkaApi(
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    VERSIONS,
+    handle_api_versions,
+    authorization=None,
+    refusal=top_level_error,
+    read_only=False,
+)

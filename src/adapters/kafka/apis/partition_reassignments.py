@@ -1,8 +1,7 @@
-"""Partition reassignment, as a single broker answers it.
+"""The reassignment APIs of a one-broker cluster: AlterPartitionReassignments (key 45): v0 and
+ListPartitionReassignments (key 46): v0 (nothing is ever being reassigned).
 
-- AlterPartitionReassignments: moving a partition onto this broker is a no-op; onto any other broker
-  INVALID_REPLICA_ASSIGNMENT; cancelling finds NO_REASSIGNMENT_IN_PROGRESS.
-- ListPartitionReassignments: nothing is ever being reassigned.
+Authorization: ALTER on the cluster to reassign, DESCRIBE to list.
 """
 
 from __future__ import annotations
@@ -15,10 +14,13 @@ from kafka.protocol.admin import (
 )
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..api import HandlerRegistry
+from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, the_cluster
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 
@@ -65,16 +67,22 @@ def handle_list_partition_reassignments(
     )
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(
-        AlterPartitionReassignmentsRequest,
-        AlterPartitionReassignmentsResponse,
-        (0, 1),
-        handle_alter_partition_reassignments,
-    )
-    registry.register(
-        ListPartitionReassignmentsRequest,
-        ListPartitionReassignmentsResponse,
-        (0, 0),
-        handle_list_partition_reassignments,
-    )
+ALTER_PARTITION_REASSIGNMENTS = KafkaApi(
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    (0, 1),
+    handle_alter_partition_reassignments,
+    authorization=Checks((Check(Res.CLUSTER, Op.ALTER, the_cluster),)),
+    refusal=top_level_error,
+    read_only=False,
+)
+LIST_PARTITION_REASSIGNMENTS = KafkaApi(
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+    (0, 0),
+    handle_list_partition_reassignments,
+    authorization=Checks((Check(Res.CLUSTER, Op.DESCRIBE, the_cluster),)),
+    refusal=top_level_error,
+    read_only=True,
+)
+APIS = (ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS)

@@ -1,27 +1,40 @@
-"""Fetch: stored batches back to the consumer, with Kafka's long-poll.
+"""Fetch (key 1): v4-17. Stored batches returned as they are (the fast-path response, ADR 9), long-poll
+through `max_wait_ms`/`min_bytes`, topic ids from v13, read_committed up to the last stable offset.
 
-The response is assembled from whole stored batches under the partition and response byte limits,
-at least one batch in the first partition that has data (KIP-74). If it holds fewer than `min_bytes`
-and `max_wait_ms` allows, the request waits in its own task until an append arrives or the wait
-ends, then reads again. Fetch sessions (KIP-227) are answered with session id 0, which tells the
-client to keep sending full fetch requests.
+Authorization: READ per topic; a refused partition has no records and -1 offsets, as Kafka's
+FetchResponse.partitionResponse.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import trio
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import FetchResult
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
-from ..api import Deferred, HandlerRegistry
+from ..api import Deferred, KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    topic_lists,
+)
 from ..wire.fast_fetch import FetchAnswer, TopicAnswer
 
 VERSIONS = (4, 17)
+
+
 READ_COMMITTED = 1
+
+
 FINAL_EPOCH = -1
 
 
@@ -127,5 +140,51 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
     return Deferred(long_poll)
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(FetchRequest, FetchResponse, VERSIONS, handle_fetch)
+def _topic_names(request, version, ctx) -> list[str]:
+    if version < 13:
+        return [t.topic for t in request.topics]
+    return [topic.name for t in request.topics if (topic := ctx.catalog.by_id(t.topic_id)) is not None]
+
+
+def _fetch_entry(entry, version, ctx) -> str | None:
+    if version < 13:
+        return entry.topic
+    topic = ctx.catalog.by_id(entry.topic_id)
+    return topic.name if topic is not None else None
+
+
+def _refused_topic(Response, entry, version: int) -> Any:
+    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, no records."""
+    Topic = Response.FetchableTopicResponse
+    Partition = Topic.PartitionData
+    return Topic(
+        topic=getattr(entry, "topic", None),
+        topic_id=getattr(entry, "topic_id", None),
+        partitions=[
+            Partition(
+                partition_index=p.partition,
+                error_code=TOPIC_REFUSED,
+                high_watermark=-1,
+                last_stable_offset=-1,
+                log_start_offset=-1,
+                aborted_transactions=None,
+                preferred_read_replica=-1,
+                records=None,
+            )
+            for p in entry.partitions
+        ],
+    )
+
+
+API = KafkaApi(
+    FetchRequest,
+    FetchResponse,
+    VERSIONS,
+    handle_fetch,
+    authorization=Checks(
+        (Check(Res.TOPIC, Op.READ, _topic_names),),
+        PartialAnswer(TOPICS, topic_lists("topics", "responses", _fetch_entry, _refused_topic)),
+    ),
+    refusal=top_level_error,
+    read_only=True,
+)

@@ -1,22 +1,44 @@
-"""Produce: validate and append each partition's record batches; answer per partition.
+"""Produce (key 0): v3-11. Record batches validated (header, CRC32C) and appended with their offsets
+patched in place; acks 0, 1 and -1. One-partition requests take the connection's lane
+(`answer_one_partition`, ADR 29), with the same answers and effects as `handle_produce`.
 
-acks=0 gets no response at all, and, as in Kafka, a failed acks=0 produce closes the connection so the
-client refreshes its metadata. acks other than 0, 1 and -1 is INVALID_REQUIRED_ACKS.
+Authorization: WRITE on the transactional id, if any, then WRITE per topic: refused topics answer
+TOPIC_AUTHORIZATION_FAILED in their own entries and the others are served. A refusal answers every
+partition with the error; with acks=0 Kafka sends nothing and closes the connection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import ProduceResult
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..api import NO_RESPONSE, CloseConnection, HandlerRegistry
+from ..api import NO_RESPONSE, CloseConnection, KafkaApi, Lane
 from ..context import BrokerContext, ClientInfo
-from ..wire.fast_produce import OnePartition, ProduceAnswer, ProduceRequestView, encode_produce_response
+from ..security.authorization import TXN_WRITE, Check, Checks, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    Refused,
+    as_message,
+    extended,
+    shallow,
+)
+from ..wire.fast_produce import (
+    OnePartition,
+    ProduceAnswer,
+    ProduceRequestView,
+    decode_one_partition,
+    encode_produce_response,
+)
 
 VERSIONS = (3, 11)
 
@@ -64,6 +86,8 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
 
 
 _INVALID_ACKS = ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS)
+
+
 _new = tuple.__new__  # a named tuple built without its Python-level __new__ (one per request)
 
 
@@ -107,5 +131,62 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
     return responses
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(ProduceRequest, ProduceResponse, VERSIONS, handle_produce)
+def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
+    topic_response = response_class.TopicProduceResponse
+    partition_response = topic_response.PartitionProduceResponse
+    return response_class(
+        version=version,
+        throttle_time_ms=0,
+        responses=[
+            topic_response(
+                name=topic.name,
+                partition_responses=[
+                    partition_response(index=data.index, error_code=error, base_offset=-1, record_errors=[])
+                    for data in topic.partition_data
+                ],
+            )
+            for topic in request.topic_data
+        ],
+    )
+
+
+def _partial(r: Refused) -> Any:
+    denied = r.topics()
+    if r.body.acks == 0:
+        raise CloseConnection(f"{r.client.principal} may not write to {sorted(denied)} (acks=0)")
+    refused = [t for t in r.body.topic_data if t.name in denied]
+    kept = [t for t in r.body.topic_data if t.name not in denied]
+    failed = r.handler.refuse(shallow(r.body, topic_data=refused), r.version, TOPIC_REFUSED)
+    if not kept:
+        return failed
+    return extended(r.serve(topic_data=kept), "responses", as_message(failed, r.version).responses, r.version)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any | None:
+    if request.acks == 0:  # Kafka has no response to send
+        return None
+    return _refusal_entries(api.response, request, version, error)
+
+
+def _one_partition(frame: bytes) -> OnePartition | None:
+    """A frame the lane answers: a one-partition Produce at a served version, acks 1 or -1."""
+    if frame[:2] != b"\x00\x00":
+        return None
+    one = decode_one_partition(frame)
+    if one is None or not VERSIONS[0] <= one.version <= VERSIONS[1] or one.acks not in (1, -1):
+        return None
+    return one
+
+
+API = KafkaApi(
+    ProduceRequest,
+    ProduceResponse,
+    VERSIONS,
+    handle_produce,
+    authorization=Checks(
+        (TXN_WRITE, Check(Res.TOPIC, Op.WRITE, topic_names("topic_data"))), PartialAnswer(TOPICS, _partial)
+    ),
+    refusal=_refusal,
+    read_only=False,
+    lane=Lane(_one_partition, answer_one_partition),
+)

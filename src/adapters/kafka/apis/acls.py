@@ -1,13 +1,13 @@
-"""CreateAcls, DescribeAcls, DeleteAcls: the authorizer's ACLs, or SECURITY_DISABLED without one.
+"""The ACL admin APIs, a tight family over the domain's StandardAuthorizer: DescribeAcls (key 29),
+CreateAcls (key 30), DeleteAcls (key 31), each v1-3. Without an authorizer each answers
+SECURITY_DISABLED, as Kafka.
 
-As Kafka: with no `authorizer.class.name` every call answers SECURITY_DISABLED ("No Authorizer is
-configured"); with one, bindings are created (each invalid one refused on its own with
-INVALID_REQUEST), described by filter grouped by resource pattern, and deleted by filter, each
-filter reporting the ACLs it removed. Who may call them (ALTER or DESCRIBE on the cluster) is the
-authorization table's business.
+Authorization: DESCRIBE on the cluster to list, ALTER to create or delete.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from kafka.protocol.admin import (
     CreateAclsRequest,
@@ -27,9 +27,12 @@ from trafka.domain.security.acls import (
     PatternType,
     ResourceType,
 )
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import HandlerRegistry
+from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, the_cluster
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
@@ -174,7 +177,49 @@ def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: 
     return DeleteAclsResponse(version=version, throttle_time_ms=0, filter_results=results)
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(DescribeAclsRequest, DescribeAclsResponse, (1, 3), handle_describe_acls)
-    registry.register(CreateAclsRequest, CreateAclsResponse, (1, 3), handle_create_acls)
-    registry.register(DeleteAclsRequest, DeleteAclsResponse, (1, 3), handle_delete_acls)
+def _create_refusal(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.AclCreationResult
+    return response_class(
+        version=version,
+        throttle_time_ms=0,
+        results=[result(error_code=error, error_message=None) for _ in request.creations],
+    )
+
+
+def _delete_refusal(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.DeleteAclsFilterResult
+    return response_class(
+        version=version,
+        throttle_time_ms=0,
+        filter_results=[result(error_code=error, error_message=None, matching_acls=[]) for _ in request.filters],
+    )
+
+
+DESCRIBE_ACLS = KafkaApi(
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+    (1, 3),
+    handle_describe_acls,
+    authorization=Checks((Check(Res.CLUSTER, Op.DESCRIBE, the_cluster),)),
+    refusal=top_level_error,
+    read_only=True,
+)
+CREATE_ACLS = KafkaApi(
+    CreateAclsRequest,
+    CreateAclsResponse,
+    (1, 3),
+    handle_create_acls,
+    authorization=Checks((Check(Res.CLUSTER, Op.ALTER, the_cluster),)),
+    refusal=lambda api, request, version, error: _create_refusal(api.response, request, version, error),
+    read_only=False,
+)
+DELETE_ACLS = KafkaApi(
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    (1, 3),
+    handle_delete_acls,
+    authorization=Checks((Check(Res.CLUSTER, Op.ALTER, the_cluster),)),
+    refusal=lambda api, request, version, error: _delete_refusal(api.response, request, version, error),
+    read_only=False,
+)
+APIS = (DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS)

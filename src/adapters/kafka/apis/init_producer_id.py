@@ -1,8 +1,7 @@
-"""InitProducerId: a producer id and epoch for an idempotent producer.
+"""InitProducerId (key 22): v0-5. A producer id and epoch for an idempotent or transactional producer.
 
-As in Kafka, a producer without a transactional id gets a fresh producer id at epoch 0 every time
-(also when it asks to bump an epoch after an error, KIP-360). A transactional id gets its producer
-id back with the epoch bumped, which fences older instances and aborts their open transaction.
+Authorization: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
+cluster or WRITE on any topic (Kafka's authorizeByResourceType).
 """
 
 from __future__ import annotations
@@ -10,9 +9,13 @@ from __future__ import annotations
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse
 
 from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import CLUSTER_NAME
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import HandlerRegistry
+from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
+from ..security.authorization import TXN_WRITE, Check, Checks
 
 
 def handle_init_producer_id(
@@ -48,5 +51,18 @@ def handle_init_producer_id(
     )
 
 
-def register(registry: HandlerRegistry) -> None:
-    registry.register(InitProducerIdRequest, InitProducerIdResponse, (0, 5), handle_init_producer_id)
+def _idempotent(request, version, ctx) -> list[str]:
+    return [] if request.transactional_id else [CLUSTER_NAME]
+
+
+API = KafkaApi(
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    (0, 5),
+    handle_init_producer_id,
+    authorization=Checks(
+        (TXN_WRITE, Check(Res.CLUSTER, Op.IDEMPOTENT_WRITE, _idempotent, or_on_any=(Op.WRITE, Res.TOPIC)))
+    ),
+    refusal=top_level_error,
+    read_only=False,
+)

@@ -1,0 +1,94 @@
+"""One room per Kafka API: each module here is named after the API it serves (or a tight family's,
+such as `classic_group` for JoinGroup, SyncGroup, Heartbeat and LeaveGroup) and declares its
+`KafkaApi`: handler, version range, authorization, refusal. `build_registry` registers them all.
+
+To serve a new API, add its module and list it in `APIS` (architecture/README.md has the checklist).
+"""
+
+from __future__ import annotations
+
+from ..api import HandlerRegistry, KafkaApi
+from . import (
+    acls,
+    add_offsets_to_txn,
+    add_partitions_to_txn,
+    alter_configs,
+    api_versions,
+    classic_group,
+    create_partitions,
+    create_topics,
+    delete_groups,
+    delete_records,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    describe_groups,
+    describe_producers,
+    describe_topic_partitions,
+    describe_transactions,
+    end_txn,
+    fetch,
+    find_coordinator,
+    incremental_alter_configs,
+    init_producer_id,
+    list_groups,
+    list_offsets,
+    list_transactions,
+    metadata,
+    offset_commit,
+    offset_delete,
+    offset_fetch,
+    partition_reassignments,
+    produce,
+    sasl,
+    txn_offset_commit,
+    user_scram_credentials,
+)
+
+APIS: tuple[KafkaApi, ...] = (
+    produce.API,
+    fetch.API,
+    list_offsets.API,
+    metadata.API,
+    offset_commit.API,
+    offset_fetch.API,
+    find_coordinator.API,
+    *classic_group.APIS,
+    describe_groups.API,
+    list_groups.API,
+    *sasl.APIS,
+    api_versions.API,
+    create_topics.API,
+    delete_topics.API,
+    delete_records.API,
+    init_producer_id.API,
+    add_partitions_to_txn.API,
+    add_offsets_to_txn.API,
+    end_txn.API,
+    txn_offset_commit.API,
+    *acls.APIS,
+    describe_configs.API,
+    alter_configs.API,
+    create_partitions.API,
+    delete_groups.API,
+    incremental_alter_configs.API,
+    *partition_reassignments.APIS,
+    offset_delete.API,
+    *user_scram_credentials.APIS,
+    describe_cluster.API,
+    describe_producers.API,
+    describe_transactions.API,
+    list_transactions.API,
+    describe_topic_partitions.API,
+)
+"""Every API served, in Kafka's key order."""
+
+
+def build_registry() -> HandlerRegistry:
+    registry = HandlerRegistry()
+    for api in APIS:
+        registry.register(api)
+    return registry
+
+
+__all__ = ["APIS", "build_registry"]

@@ -1,0 +1,38 @@
+"""AddOffsetsToTxn (key 25): v0-3. A group's offsets joining a producer's transaction.
+
+Authorization: WRITE on the transactional id, READ on the group.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.producer import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+)
+
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import TXN_WRITE, Check, Checks, request_field
+
+
+def handle_add_offsets_to_txn(
+    ctx: BrokerContext, request: AddOffsetsToTxnRequest, version: int, client: ClientInfo
+) -> AddOffsetsToTxnResponse:
+    error = ctx.transactions.add_offsets(
+        request.transactional_id, request.producer_id, request.producer_epoch, request.group_id, ctx.clock_ms()
+    )
+    return AddOffsetsToTxnResponse(version=version, throttle_time_ms=0, error_code=error)
+
+
+API = KafkaApi(
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    (0, 3),
+    handle_add_offsets_to_txn,
+    authorization=Checks((TXN_WRITE, Check(Res.GROUP, Op.READ, request_field("group_id")))),
+    refusal=top_level_error,
+    read_only=False,
+)

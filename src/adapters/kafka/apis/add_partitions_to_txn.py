@@ -1,0 +1,115 @@
+"""AddPartitionsToTxn (key 24): v0-3. Partitions joining a producer's transaction.
+
+Authorization: WRITE on the transactional id (a refusal answers every partition), then WRITE per
+topic, internal topics refused; Kafka adds nothing when any partition fails: refused ones get
+TOPIC_AUTHORIZATION_FAILED, absent ones UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.producer import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+
+from ..api import KafkaApi
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, request_field, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    Refused,
+)
+
+TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+
+
+def handle_add_partitions_to_txn(
+    ctx: BrokerContext, request: AddPartitionsToTxnRequest, version: int, client: ClientInfo
+) -> AddPartitionsToTxnResponse:
+    partitions = [TopicPartition(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+    errors = ctx.transactions.add_partitions(
+        request.v3_and_below_transactional_id,
+        request.v3_and_below_producer_id,
+        request.v3_and_below_producer_epoch,
+        partitions,
+        ctx.clock_ms(),
+    )
+    return AddPartitionsToTxnResponse(
+        version=version,
+        throttle_time_ms=0,
+        results_by_topic_v3_and_below=[
+            TopicResult(
+                name=t.name,
+                results_by_partition=[
+                    TopicResult.AddPartitionsToTxnPartitionResult(
+                        partition_index=p, partition_error_code=errors[TopicPartition(t.name, p)]
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in request.v3_and_below_topics
+        ],
+    )
+
+
+def _partial(r: Refused) -> Any:
+    """Kafka adds nothing when any partition fails: every partition gets an error, none is added."""
+    Topic = r.handler.response.AddPartitionsToTxnTopicResult
+    Partition = Topic.AddPartitionsToTxnPartitionResult
+    denied = r.topics()
+    results = []
+    for t in r.body.v3_and_below_topics:
+        topic = r.ctx.catalog.get(t.name)
+        errors = []
+        for p in t.partitions:
+            if t.name in denied:
+                errors.append(Partition(partition_index=p, partition_error_code=TOPIC_REFUSED))
+            elif topic is None or not 0 <= p < topic.partition_count:
+                errors.append(Partition(partition_index=p, partition_error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                errors.append(Partition(partition_index=p, partition_error_code=ErrorCode.OPERATION_NOT_ATTEMPTED))
+        results.append(Topic(name=t.name, results_by_partition=errors))
+    return r.response(results_by_topic_v3_and_below=results)
+
+
+def _refusal(handler: Any, body: Any, version: int, error: int) -> Any:
+    """AddPartitionsToTxn v0-3 refused for its transactional id: every partition carries the error."""
+    Topic = handler.response.AddPartitionsToTxnTopicResult
+    Partition = Topic.AddPartitionsToTxnPartitionResult
+    return handler.response(
+        version=version,
+        throttle_time_ms=0,
+        results_by_topic_v3_and_below=[
+            Topic(
+                name=t.name,
+                results_by_partition=[Partition(partition_index=p, partition_error_code=error) for p in t.partitions],
+            )
+            for t in body.v3_and_below_topics
+        ],
+    )
+
+
+API = KafkaApi(
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    (0, 3),
+    handle_add_partitions_to_txn,
+    authorization=Checks(
+        (
+            Check(Res.TRANSACTIONAL_ID, Op.WRITE, request_field("v3_and_below_transactional_id")),
+            Check(Res.TOPIC, Op.WRITE, topic_names("v3_and_below_topics"), internal_refused=True),
+        ),
+        PartialAnswer(TOPICS, _partial),
+    ),
+    refusal=_refusal,
+    read_only=False,
+)

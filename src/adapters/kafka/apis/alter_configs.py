@@ -1,0 +1,76 @@
+"""AlterConfigs (key 33): v0-2. Replaces a topic's configs; broker configs are static (INVALID_REQUEST).
+
+Authorization: ALTER_CONFIGS on the cluster for broker resources, on each topic for topic ones;
+broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerApis.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+)
+
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks
+from ..security.partial import (
+    PartialAnswer,
+)
+from .config_resources import (
+    BROKER_RESOURCE,
+    CONFIGS,
+    TOPIC_RESOURCE,
+    WITHOUT_LOGGERS,
+    broker_configs,
+    config_resources,
+    refused_resources,
+)
+
+
+def _replace_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    if resource.resource_type != TOPIC_RESOURCE:
+        return ErrorCode.INVALID_REQUEST, "Only topic configs can be altered; broker configs are static in trafka"
+    try:
+        ctx.catalog.replace_configs(resource.resource_name, {c.name: c.value for c in resource.configs}, validate_only)
+    except KafkaError as error:
+        return error.code, error.message
+    return ErrorCode.NONE, None
+
+
+def handle_alter_configs(
+    ctx: BrokerContext, request: AlterConfigsRequest, version: int, client: ClientInfo
+) -> AlterConfigsResponse:
+    responses = []
+    for resource in request.resources:
+        error, message = _replace_one(ctx, resource, request.validate_only)
+        responses.append(
+            AlterConfigsResponse.AlterConfigsResourceResponse(
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return AlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
+
+
+API = KafkaApi(
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    (0, 2),
+    handle_alter_configs,
+    authorization=Checks(
+        (
+            Check(Res.CLUSTER, Op.ALTER_CONFIGS, broker_configs(BROKER_RESOURCE)),
+            Check(Res.TOPIC, Op.ALTER_CONFIGS, config_resources(TOPIC_RESOURCE)),
+        ),
+        PartialAnswer(CONFIGS, refused_resources("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)),
+    ),
+    refusal=top_level_error,
+    read_only=False,
+)

@@ -1,0 +1,88 @@
+"""CreatePartitions (key 37): v0-3. More partitions for existing topics, with optional assignments.
+
+Authorization: ALTER per topic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kafka.protocol.admin import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
+
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    Refused,
+    served_and_refused,
+)
+
+VERSIONS = (0, 3)
+
+
+def _check_assignment(ctx: BrokerContext, broker_lists) -> None:
+    for brokers in broker_lists:
+        if list(brokers) != [ctx.policy.node_id]:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Replica assignment {list(brokers)} names brokers other than {ctx.policy.node_id}",
+            )
+
+
+PartitionsResult = CreatePartitionsResponse.CreatePartitionsTopicResult
+
+
+def handle_create_partitions(
+    ctx: BrokerContext, request: CreatePartitionsRequest, version: int, client: ClientInfo
+) -> CreatePartitionsResponse:
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for topic in request.topics:
+        try:
+            if counts[topic.name] > 1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
+            existing = ctx.catalog.get(topic.name)
+            if topic.assignments is not None and existing is not None:
+                if len(topic.assignments) != topic.count - existing.partition_count:
+                    raise KafkaError(
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        "The number of assignments does not match the number of new partitions.",
+                    )
+                _check_assignment(ctx, (a.broker_ids for a in topic.assignments))
+            ctx.catalog.create_partitions(topic.name, topic.count, validate_only=request.validate_only)
+            results.append(PartitionsResult(name=topic.name, error_code=0, error_message=None))
+        except KafkaError as error:
+            results.append(PartitionsResult(name=topic.name, error_code=error.code, error_message=error.message))
+    return CreatePartitionsResponse(version=version, throttle_time_ms=0, results=results)
+
+
+def _partial(r: Refused) -> Any:
+    Result = r.handler.response.CreatePartitionsTopicResult
+    denied = r.topics()
+    kept = [t for t in r.body.topics if t.name not in denied]
+    extra = [
+        Result(name=t.name, error_code=TOPIC_REFUSED, error_message=None) for t in r.body.topics if t.name in denied
+    ]
+    return served_and_refused(r, "topics", kept, "results", extra)
+
+
+API = KafkaApi(
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    VERSIONS,
+    handle_create_partitions,
+    authorization=Checks((Check(Res.TOPIC, Op.ALTER, topic_names()),), PartialAnswer(TOPICS, _partial)),
+    refusal=top_level_error,
+    read_only=False,
+)

@@ -1,0 +1,149 @@
+"""CreateTopics (key 19): v2-7. Topics with partition counts or explicit assignments, configs, -1
+defaults and validate_only.
+
+Authorization: CREATE per topic, or CREATE on the cluster for all of them (Kafka's hasClusterAuth);
+a refused topic answers "Authorization failed.".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kafka.protocol.admin import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import ZERO_UUID
+
+from ..api import KafkaApi
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    Refused,
+    served_and_refused,
+    shallow,
+)
+
+VERSIONS = (2, 7)
+
+
+CreateResult = CreateTopicsResponse.CreatableTopicResult
+
+
+def check_assignment(ctx: BrokerContext, broker_lists) -> None:
+    for brokers in broker_lists:
+        if list(brokers) != [ctx.policy.node_id]:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Replica assignment {list(brokers)} names brokers other than {ctx.policy.node_id}",
+            )
+
+
+def _create_one(ctx: BrokerContext, creatable, validate_only: bool, version: int) -> CreateResult:
+    try:
+        num_partitions = creatable.num_partitions
+        replication_factor = creatable.replication_factor
+        if creatable.assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set.",
+                )
+            ordered = sorted(creatable.assignments, key=lambda a: a.partition_index)
+            if [a.partition_index for a in ordered] != list(range(len(ordered))):
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Partitions must be numbered from 0")
+            check_assignment(ctx, (a.broker_ids for a in ordered))
+            num_partitions, replication_factor = len(ordered), 1
+        configs = {c.name: c.value for c in creatable.configs}
+        topic = ctx.catalog.create(
+            creatable.name, num_partitions, replication_factor, configs, validate_only=validate_only
+        )
+    except KafkaError as error:
+        return CreateResult(
+            name=creatable.name,
+            topic_id=ZERO_UUID,
+            error_code=error.code,
+            error_message=error.message,
+            num_partitions=-1,
+            replication_factor=-1,
+            configs=None,
+        )
+    return CreateResult(
+        name=topic.name,
+        topic_id=topic.topic_id,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        num_partitions=topic.partition_count,
+        replication_factor=1,
+        configs=[
+            CreateResult.CreatableTopicConfigs(
+                name=e.name, value=e.value, read_only=e.read_only, config_source=e.source, is_sensitive=False
+            )
+            for e in ctx.policy.describe_topic(topic.configs, None)
+        ],
+    )
+
+
+def handle_create_topics(
+    ctx: BrokerContext, request: CreateTopicsRequest, version: int, client: ClientInfo
+) -> CreateTopicsResponse:
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for creatable in request.topics:
+        if counts[creatable.name] > 1:
+            results.append(
+                CreateResult(
+                    name=creatable.name,
+                    topic_id=ZERO_UUID,
+                    error_code=ErrorCode.INVALID_REQUEST,
+                    error_message="Duplicate topic name.",
+                    num_partitions=-1,
+                    replication_factor=-1,
+                    configs=None,
+                )
+            )
+            continue
+        results.append(_create_one(ctx, creatable, request.validate_only, version))
+    return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
+
+
+def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.CreatableTopicResult
+    return response_class(
+        version=version, throttle_time_ms=0, topics=[result(name=t.name, error_code=error) for t in request.topics]
+    )
+
+
+def _partial(r: Refused) -> Any:
+    denied = r.topics()
+    refused = [t for t in r.body.topics if t.name in denied]
+    failed = r.handler.refuse(shallow(r.body, topics=refused), r.version, TOPIC_REFUSED)
+    for result in failed.topics:
+        result.error_message = "Authorization failed."
+    kept = [t for t in r.body.topics if t.name not in denied]
+    return served_and_refused(r, "topics", kept, "topics", failed.topics)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    return _refusal_entries(api.response, request, version, error)
+
+
+API = KafkaApi(
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    VERSIONS,
+    handle_create_topics,
+    authorization=Checks(
+        (Check(Res.TOPIC, Op.CREATE, topic_names(), cluster_grants=Op.CREATE),), PartialAnswer(TOPICS, _partial)
+    ),
+    refusal=_refusal,
+    read_only=False,
+)

@@ -1,0 +1,132 @@
+"""DeleteTopics (key 20): v1-6. By name, and from v6 by topic id.
+
+Authorization: DELETE per topic, or DELETE on the cluster. A topic the principal may not DESCRIBE is
+refused whether it exists or not, a describable but absent one is UNKNOWN_TOPIC_OR_PARTITION (so
+existence leaks only to those who may see it), and one named by id and not describable is refused
+without its name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.admin import (
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
+
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import ZERO_UUID
+
+from ..api import KafkaApi
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks
+from ..security.partial import (
+    MESSAGES,
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    Refused,
+    served_and_refused,
+)
+
+VERSIONS = (1, 6)
+
+
+DeleteResult = DeleteTopicsResponse.DeletableTopicResult
+
+
+def handle_delete_topics(
+    ctx: BrokerContext, request: DeleteTopicsRequest, version: int, client: ClientInfo
+) -> DeleteTopicsResponse:
+    if version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    results = []
+    for name, topic_id in wanted:
+        try:
+            if name is None:
+                topic = ctx.catalog.delete_by_id(topic_id)
+            else:
+                topic = ctx.catalog.get(name)
+                if topic is not None and topic.is_internal:
+                    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Internal topic {name} cannot be deleted")
+                topic = ctx.catalog.delete(name)
+            ctx.groups.offsets.forget_topic(topic.name)
+            results.append(DeleteResult(name=topic.name, topic_id=topic.topic_id, error_code=0, error_message=None))
+        except KafkaError as error:
+            results.append(
+                DeleteResult(
+                    name=name, topic_id=topic_id or ZERO_UUID, error_code=error.code, error_message=error.message
+                )
+            )
+    return DeleteTopicsResponse(version=version, throttle_time_ms=0, responses=results)
+
+
+def _topic_names(request, version, ctx) -> list[str]:
+    if version < 6:
+        return list(request.topic_names)
+    out = []
+    for t in request.topics:
+        topic = ctx.catalog.by_id(t.topic_id) if not t.name else None
+        out.append(t.name or (topic.name if topic is not None else ""))
+    return [n for n in out if n]
+
+
+def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
+    result = response_class.DeletableTopicResult
+    names = [t.name for t in request.topics] if version >= 6 else list(request.topic_names)
+    return response_class(
+        version=version, throttle_time_ms=0, responses=[result(name=n, error_code=error) for n in names]
+    )
+
+
+def _partial(r: Refused) -> Any:
+    Result = r.handler.response.DeletableTopicResult
+    catalog, denied = r.ctx.catalog, r.topics()
+    message = MESSAGES[TOPIC_REFUSED] if r.version >= 5 else None
+
+    def refusal(name: str | None, topic_id: Any) -> Any:
+        return Result(name=name, topic_id=topic_id, error_code=TOPIC_REFUSED, error_message=message)
+
+    def describable(name: str) -> bool:
+        return r.allowed(Op.DESCRIBE, Res.TOPIC, name)
+
+    if r.version < 6:
+        refused = [n for n in r.body.topic_names if n in denied and (not describable(n) or catalog.get(n) is not None)]
+        kept = [n for n in r.body.topic_names if n not in refused]
+        extra = [refusal(n, None) for n in refused]
+        return served_and_refused(r, "topic_names", kept, "responses", extra)
+    kept, extra = [], []
+    for entry in r.body.topics:
+        if entry.name:
+            if entry.name in denied and (not describable(entry.name) or catalog.get(entry.name) is not None):
+                extra.append(refusal(entry.name, ZERO_UUID))
+                continue
+        else:
+            topic = catalog.by_id(entry.topic_id)
+            if topic is not None and topic.name in denied:
+                extra.append(refusal(topic.name if describable(topic.name) else None, entry.topic_id))
+                continue
+        kept.append(entry)
+    return served_and_refused(r, "topics", kept, "responses", extra)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    return _refusal_entries(api.response, request, version, error)
+
+
+API = KafkaApi(
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    VERSIONS,
+    handle_delete_topics,
+    authorization=Checks(
+        (Check(Res.TOPIC, Op.DELETE, _topic_names, cluster_grants=Op.DELETE),), PartialAnswer(TOPICS, _partial)
+    ),
+    refusal=_refusal,
+    read_only=False,
+)

@@ -1,0 +1,111 @@
+"""DescribeConfigs (key 32): v1-4. Topic configs (with defaults and overrides, synonyms, documentation)
+and the broker's; the broker logger resource.
+
+Authorization: DESCRIBE_CONFIGS on the cluster for broker resources, on each topic for topic ones.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
+
+from trafka.domain.configs import ConfigEntry
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks
+from ..security.partial import (
+    PartialAnswer,
+)
+from .config_resources import (
+    BROKER_LOGGER_RESOURCE,
+    BROKER_RESOURCE,
+    CONFIGS,
+    TOPIC_RESOURCE,
+    WITH_LOGGERS,
+    broker_configs,
+    config_resources,
+    refused_resources,
+)
+
+ConfigsResult = DescribeConfigsResponse.DescribeConfigsResult
+
+
+ConfigValue = ConfigsResult.DescribeConfigsResourceResult
+
+
+def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:
+    return ConfigValue(
+        name=entry.name,
+        value=entry.value,
+        read_only=entry.read_only,
+        config_source=entry.source,
+        is_sensitive=entry.is_sensitive,
+        synonyms=(
+            [ConfigValue.DescribeConfigsSynonym(name=entry.name, value=entry.value, source=entry.source)]
+            if synonyms
+            else []
+        ),
+        config_type=entry.config_type,
+        documentation=None,
+    )
+
+
+def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsResult:
+    keys = None if resource.configuration_keys is None else list(resource.configuration_keys)
+    error, message, entries = ErrorCode.NONE, None, []
+    if resource.resource_type == TOPIC_RESOURCE:
+        topic = ctx.catalog.get(resource.resource_name)
+        if topic is None:
+            error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.resource_name} does not exist"
+        else:
+            entries = ctx.policy.describe_topic(topic.configs, keys)
+    elif resource.resource_type == BROKER_RESOURCE:
+        if resource.resource_name not in ("", str(ctx.policy.node_id)):
+            error, message = ErrorCode.INVALID_REQUEST, f"Unexpected broker id {resource.resource_name}"
+        else:
+            entries = ctx.policy.describe(keys)
+    elif resource.resource_type == BROKER_LOGGER_RESOURCE:
+        if resource.resource_name != str(ctx.policy.node_id):
+            error, message = ErrorCode.INVALID_REQUEST, f"Unexpected broker id {resource.resource_name}"
+    else:
+        error, message = ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
+    return ConfigsResult(
+        error_code=error,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        configs=[_config_value(e, synonyms) for e in entries],
+    )
+
+
+def handle_describe_configs(
+    ctx: BrokerContext, request: DescribeConfigsRequest, version: int, client: ClientInfo
+) -> DescribeConfigsResponse:
+    return DescribeConfigsResponse(
+        version=version,
+        throttle_time_ms=0,
+        results=[_describe_resource(ctx, r, request.include_synonyms) for r in request.resources],
+    )
+
+
+API = KafkaApi(
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    (1, 4),
+    handle_describe_configs,
+    authorization=Checks(
+        (
+            Check(Res.CLUSTER, Op.DESCRIBE_CONFIGS, broker_configs(BROKER_RESOURCE, BROKER_LOGGER_RESOURCE)),
+            Check(Res.TOPIC, Op.DESCRIBE_CONFIGS, config_resources(TOPIC_RESOURCE)),
+        ),
+        PartialAnswer(CONFIGS, refused_resources("DescribeConfigsResult", "results", WITH_LOGGERS, configs=[])),
+    ),
+    refusal=top_level_error,
+    read_only=True,
+)

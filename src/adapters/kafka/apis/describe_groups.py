@@ -1,0 +1,74 @@
+"""DescribeGroups (key 15): v0-5. Classic groups: state, protocol, members and their assignments.
+
+Authorization filters: a group the principal may not DESCRIBE is answered GROUP_AUTHORIZATION_FAILED
+with nothing of it; the authorized operations are filled from the ACLs.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Filter
+from .authorized_operations import GROUP_OPERATIONS, as_bits
+
+
+def handle_describe_groups(ctx: BrokerContext, request: DescribeGroupsRequest, version: int, client: ClientInfo):
+    described = []
+    for group_id in request.groups:
+        d = ctx.groups.coordinator.describe(group_id)
+        described.append(
+            DescribeGroupsResponse.DescribedGroup(
+                error_code=ErrorCode.NONE if group_id else ErrorCode.INVALID_GROUP_ID,
+                group_id=group_id,
+                group_state=d.state.value,
+                protocol_type=d.protocol_type,
+                protocol_data=d.protocol_name,
+                members=[
+                    DescribeGroupsResponse.DescribedGroup.DescribedGroupMember(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        member_metadata=m.metadata,
+                        member_assignment=m.assignment,
+                    )
+                    for m in d.members
+                ],
+                authorized_operations=as_bits(
+                    GROUP_OPERATIONS if version >= 3 and request.include_authorized_operations else None
+                ),
+            )
+        )
+    return DescribeGroupsResponse(version=version, throttle_time_ms=0, groups=described)
+
+
+def _filter(gate, handler, ctx, body, version, client):
+    response = handler.handle(ctx, body, version, client)
+    for group in response.groups:
+        if not gate.allowed(client, Op.DESCRIBE, Res.GROUP, group.group_id):
+            group.error_code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            group.members = []
+            group.group_state = group.protocol_type = group.protocol_data = ""
+        elif group.authorized_operations is not None:
+            group.authorized_operations = gate.operations(client, Res.GROUP, group.group_id)
+    return response
+
+
+API = KafkaApi(
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    (0, 5),
+    handle_describe_groups,
+    authorization=Filter(_filter),
+    refusal=top_level_error,
+    read_only=True,
+)

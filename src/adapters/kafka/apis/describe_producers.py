@@ -1,0 +1,95 @@
+"""DescribeProducers (key 61): v0. The active idempotent and transactional producers of partitions.
+
+Authorization: READ per topic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.admin import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, topic_names
+from ..security.partial import (
+    MESSAGES,
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    topic_lists,
+)
+
+ProducersTopic = DescribeProducersResponse.TopicResponse
+
+
+def handle_describe_producers(
+    ctx: BrokerContext, request: DescribeProducersRequest, version: int, client: ClientInfo
+) -> DescribeProducersResponse:
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for index in topic.partition_indexes:
+            active = ctx.replicas.active_producers(TopicPartition(topic.name, index))
+            partitions.append(
+                ProducersTopic.PartitionResponse(
+                    partition_index=index,
+                    error_code=ErrorCode.NONE if active is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_message=None,
+                    active_producers=[
+                        ProducersTopic.PartitionResponse.ProducerState(
+                            producer_id=p.producer_id,
+                            producer_epoch=p.epoch,
+                            last_sequence=p.last_sequence if p.last_sequence is not None else -1,
+                            last_timestamp=p.batches[-1].max_timestamp if p.batches else -1,
+                            coordinator_epoch=0,
+                            current_txn_start_offset=p.current_txn_first_offset
+                            if p.current_txn_first_offset is not None
+                            else -1,
+                        )
+                        for p in active or []
+                    ],
+                )
+            )
+        topics.append(ProducersTopic(name=topic.name, partitions=partitions))
+    return DescribeProducersResponse(version=version, throttle_time_ms=0, topics=topics)
+
+
+def _named(entry, version, ctx) -> str:
+    return entry.name
+
+
+def _refused_topic(Response, entry, version: int) -> Any:
+    Topic = Response.TopicResponse
+    Partition = Topic.PartitionResponse
+    return Topic(
+        name=entry.name,
+        partitions=[
+            Partition(
+                partition_index=p, error_code=TOPIC_REFUSED, error_message=MESSAGES[TOPIC_REFUSED], active_producers=[]
+            )
+            for p in entry.partition_indexes
+        ],
+    )
+
+
+API = KafkaApi(
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+    (0, 0),
+    handle_describe_producers,
+    authorization=Checks(
+        (Check(Res.TOPIC, Op.READ, topic_names()),),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+    ),
+    refusal=top_level_error,
+    read_only=True,
+)

@@ -1,0 +1,89 @@
+"""IncrementalAlterConfigs (key 44): v0-1. Topic configs: SET, DELETE, APPEND, SUBTRACT.
+
+Authorization: ALTER_CONFIGS on the cluster for broker and broker logger resources, on each topic
+for topic ones.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+
+from trafka.domain.catalog import AlterOp
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks
+from ..security.partial import (
+    PartialAnswer,
+)
+from .config_resources import (
+    BROKER_LOGGER_RESOURCE,
+    BROKER_RESOURCE,
+    CONFIGS,
+    TOPIC_RESOURCE,
+    WITH_LOGGERS,
+    broker_configs,
+    config_resources,
+    refused_resources,
+)
+
+AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+
+
+def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    if resource.resource_type == BROKER_RESOURCE:
+        return ErrorCode.INVALID_REQUEST, "Broker configs are static in trafka; set them in its configuration"
+    if resource.resource_type != TOPIC_RESOURCE:
+        return ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
+    names = [c.name for c in resource.configs]
+    if len(names) != len(set(names)):
+        return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
+    try:
+        changes = {c.name: (AlterOp(c.config_operation), c.value) for c in resource.configs}
+    except ValueError:
+        return ErrorCode.INVALID_REQUEST, "Unknown config operation"
+    try:
+        ctx.catalog.alter_configs(resource.resource_name, changes, validate_only)
+    except KafkaError as error:
+        return error.code, error.message
+    return ErrorCode.NONE, None
+
+
+def handle_incremental_alter_configs(
+    ctx: BrokerContext, request: IncrementalAlterConfigsRequest, version: int, client: ClientInfo
+) -> IncrementalAlterConfigsResponse:
+    responses = []
+    for resource in request.resources:
+        error, message = _alter_one(ctx, resource, request.validate_only)
+        responses.append(
+            AlterResult(
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return IncrementalAlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
+
+
+API = KafkaApi(
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    (0, 1),
+    handle_incremental_alter_configs,
+    authorization=Checks(
+        (
+            Check(Res.CLUSTER, Op.ALTER_CONFIGS, broker_configs(BROKER_RESOURCE, BROKER_LOGGER_RESOURCE)),
+            Check(Res.TOPIC, Op.ALTER_CONFIGS, config_resources(TOPIC_RESOURCE)),
+        ),
+        PartialAnswer(CONFIGS, refused_resources("AlterConfigsResourceResponse", "responses", WITH_LOGGERS)),
+    ),
+    refusal=top_level_error,
+    read_only=False,
+)

@@ -1,0 +1,53 @@
+"""ListGroups (key 16): v0-5. Every group with its state (v4+ filtered by state).
+
+Authorization filters: without DESCRIBE on the cluster, only the groups the principal may DESCRIBE.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import (
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import CLUSTER_NAME
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Filter
+
+
+def handle_list_groups(
+    ctx: BrokerContext, request: ListGroupsRequest, version: int, client: ClientInfo
+) -> ListGroupsResponse:
+    states = {s.lower() for s in request.states_filter} if version >= 4 and request.states_filter else None
+    types = {t.lower() for t in request.types_filter} if version >= 5 and request.types_filter else None
+    groups = [
+        ListGroupsResponse.ListedGroup(
+            group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state.value, group_type="classic"
+        )
+        for g in ctx.groups.coordinator.list_groups()
+        if (states is None or g.state.value.lower() in states) and (types is None or "classic" in types)
+    ]
+    return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, groups=groups)
+
+
+def _filter(gate, handler, ctx, body, version, client):
+    response = handler.handle(ctx, body, version, client)
+    if not gate.allowed(client, Op.DESCRIBE, Res.CLUSTER, CLUSTER_NAME):
+        response.groups = [g for g in response.groups if gate.allowed(client, Op.DESCRIBE, Res.GROUP, g.group_id)]
+    return response
+
+
+API = KafkaApi(
+    ListGroupsRequest,
+    ListGroupsResponse,
+    (0, 5),
+    handle_list_groups,
+    authorization=Filter(_filter),
+    refusal=top_level_error,
+    read_only=True,
+)

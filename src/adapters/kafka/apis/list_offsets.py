@@ -1,0 +1,97 @@
+"""ListOffsets (key 2): v1-8. Earliest, latest, max timestamp and by-timestamp offsets per partition.
+
+Authorization: DESCRIBE per topic; a refused partition answers -1 offset and timestamp.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
+
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    topic_lists,
+)
+
+VERSIONS = (1, 8)
+
+
+LEADER_EPOCH = 0
+
+
+TopicResponse = ListOffsetsResponse.ListOffsetsTopicResponse
+
+
+PartitionResponse = TopicResponse.ListOffsetsPartitionResponse
+
+
+def handle_list_offsets(
+    ctx: BrokerContext, request: ListOffsetsRequest, version: int, client: ClientInfo
+) -> ListOffsetsResponse:
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for part in topic.partitions:
+            result = ctx.replicas.list_offset(
+                TopicPartition(topic.name, part.partition_index),
+                part.timestamp,
+                read_committed=version >= 2 and request.isolation_level == 1,
+            )
+            partitions.append(
+                PartitionResponse(
+                    partition_index=part.partition_index,
+                    error_code=result.error,
+                    timestamp=result.timestamp,
+                    offset=result.offset,
+                    leader_epoch=LEADER_EPOCH if result.offset >= 0 else -1,
+                )
+            )
+        topics.append(TopicResponse(name=topic.name, partitions=partitions))
+    return ListOffsetsResponse(version=version, throttle_time_ms=0, topics=topics)
+
+
+def _named(entry, version, ctx) -> str:
+    return entry.name
+
+
+def _refused_topic(Response, entry, version: int) -> Any:
+    Topic = Response.ListOffsetsTopicResponse
+    Partition = Topic.ListOffsetsPartitionResponse
+    return Topic(
+        name=entry.name,
+        partitions=[
+            Partition(
+                partition_index=p.partition_index,
+                error_code=TOPIC_REFUSED,
+                old_style_offsets=[],
+                timestamp=-1,
+                offset=-1,
+                leader_epoch=-1,
+            )
+            for p in entry.partitions
+        ],
+    )
+
+
+API = KafkaApi(
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    VERSIONS,
+    handle_list_offsets,
+    authorization=Checks(
+        (Check(Res.TOPIC, Op.DESCRIBE, topic_names()),),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+    ),
+    refusal=top_level_error,
+    read_only=True,
+)

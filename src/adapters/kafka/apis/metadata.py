@@ -1,0 +1,195 @@
+"""Metadata (key 3): v0-13. Brokers, the controller and the topics asked for (all of them for a null
+list), auto-creating an unknown topic when `auto.create.topics.enable` (and the request) allow it.
+
+Authorization filters rather than refuses, as Kafka: a topic the principal may not DESCRIBE is left
+out (or answered TOPIC_AUTHORIZATION_FAILED when asked for by name, without its id when asked by
+id), an unknown topic is not auto-created without CREATE, and the authorized-operations fields carry
+what the authorizer allows. Refused mid-SASL, it lists the topics asked for, each with the error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.security.acls import CLUSTER_NAME
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
+
+from ..api import KafkaApi
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Filter
+from .authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
+
+VERSIONS = (0, 13)
+
+
+LEADER_EPOCH = 0
+
+
+Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
+
+
+def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataResponse.MetadataResponseTopic:
+    node = ctx.policy.node_id
+    return MetadataResponse.MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=topic.name,
+        topic_id=topic.topic_id,
+        is_internal=topic.is_internal,
+        authorized_operations=as_bits(operations),
+        partitions=[
+            Partition(
+                error_code=ErrorCode.NONE,
+                partition_index=p,
+                leader_id=node,
+                leader_epoch=LEADER_EPOCH,
+                replica_nodes=[node],
+                isr_nodes=[node],
+                offline_replicas=[],
+            )
+            for p in topic.partitions
+        ],
+    )
+
+
+def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
+    return MetadataResponse.MetadataResponseTopic(
+        error_code=code, name=name, topic_id=topic_id or ZERO_UUID, is_internal=False, partitions=[]
+    )
+
+
+def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create: bool, operations=None):
+    if not name:
+        if topic_id is not None and topic_id != ZERO_UUID:
+            topic = ctx.catalog.by_id(topic_id)
+            if topic is None:
+                return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+            return topic_entry(ctx, topic, operations)
+        return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    topic = ctx.catalog.get(name)
+    if topic is not None:
+        return topic_entry(ctx, topic, operations)
+    try:
+        validate_topic_name(name)
+    except KafkaError as error:
+        return error_entry(name, error.code)
+    if not auto_create or not ctx.policy.auto_create_topics_enable or is_internal_topic(name):
+        return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    try:
+        return topic_entry(ctx, ctx.catalog.auto_create(name), operations)
+    except KafkaError as error:
+        return error_entry(name, error.code)
+
+
+def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
+    requested = request.topics
+    operations = TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations else None
+    if requested is None or (version == 0 and not requested):
+        topics = [topic_entry(ctx, t, operations) for t in ctx.catalog.topics()]
+    else:
+        auto_create = request.allow_auto_topic_creation if version >= 4 else True
+        topics = [_requested_topic(ctx, t.name, t.topic_id, auto_create, operations) for t in requested]
+    asks_cluster = 8 <= version <= 10 and request.include_cluster_authorized_operations
+    node = ctx.policy.node_id
+    return MetadataResponse(
+        version=version,
+        throttle_time_ms=0,
+        brokers=[
+            MetadataResponse.MetadataResponseBroker(
+                node_id=node, host=client.advertised.host, port=client.advertised.port, rack=None
+            )
+        ],
+        cluster_id=ctx.policy.cluster_id,
+        controller_id=node,
+        topics=topics,
+        authorized_operations=as_bits(CLUSTER_OPERATIONS if asks_cluster else None),
+        error_code=ErrorCode.NONE,
+    )
+
+
+def _filter(gate, handler, ctx, body, version, client):
+    explicit = body.topics is not None and not (version == 0 and not body.topics)
+    refused = []
+    if explicit:
+        kept = []
+        auto_create = (
+            body.allow_auto_topic_creation if version >= 4 else True
+        ) and ctx.policy.auto_create_topics_enable
+        may_create_all = gate.allowed(client, Op.CREATE, Res.CLUSTER, CLUSTER_NAME)
+        for requested in body.topics:
+            name = requested.name
+            if name and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, name):
+                refused.append(error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            elif (
+                name
+                and auto_create
+                and ctx.catalog.get(name) is None
+                and not may_create_all
+                and not gate.allowed(client, Op.CREATE, Res.TOPIC, name)
+            ):
+                refused.append(error_entry(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            else:
+                kept.append(requested)
+        body.topics = kept
+    response = handler.handle(ctx, body, version, client)
+    if explicit and not body.topics:
+        response.topics = []  # everything refused (a v0 request with no topics would mean all of them)
+    shown = []
+    for topic in response.topics:
+        if (
+            topic.name
+            and topic.error_code == ErrorCode.NONE
+            and not gate.allowed(client, Op.DESCRIBE, Res.TOPIC, topic.name)
+        ):
+            if explicit:  # asked for by topic id: refused without its name, as Kafka
+                shown.append(error_entry(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic.topic_id))
+            continue
+        if topic.authorized_operations is not None and topic.error_code == ErrorCode.NONE:
+            topic.authorized_operations = gate.operations(client, Res.TOPIC, topic.name)
+        shown.append(topic)
+    response.topics = shown + refused
+    if getattr(response, "authorized_operations", None) is not None:
+        response.authorized_operations = gate.operations(client, Res.CLUSTER, CLUSTER_NAME)
+    return response
+
+
+def _refusal(handler: Any, body: Any, version: int, error: int) -> Any:
+    Topic = handler.response.MetadataResponseTopic
+    topics = [
+        Topic(
+            error_code=error,
+            name=t.name or "",
+            topic_id=getattr(t, "topic_id", None),
+            is_internal=False,
+            partitions=[],
+            authorized_operations=None,
+        )
+        for t in body.topics or ()
+    ]
+    response = handler.response(
+        version=version,
+        topics=topics,
+        brokers=[],
+        cluster_id=None,
+        controller_id=-1,
+        authorized_operations=None,
+        error_code=0,
+    )
+    if "throttle_time_ms" in response.fields:
+        response.throttle_time_ms = 0
+    return response
+
+
+API = KafkaApi(
+    MetadataRequest,
+    MetadataResponse,
+    VERSIONS,
+    handle_metadata,
+    authorization=Filter(_filter),
+    refusal=_refusal,
+    read_only=True,
+)

@@ -1,0 +1,121 @@
+"""OffsetCommit (key 8): v2-9. A group's offsets, durable in `__consumer_offsets`.
+
+Authorization: READ on the group (a refusal answers every partition), then READ per topic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.consumer import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
+
+from trafka.domain.groups import CommitRequest, CommittedOffset
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+
+from ..api import KafkaApi
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Check, Checks, request_field, topic_names
+from ..security.partial import (
+    TOPIC_REFUSED,
+    TOPICS,
+    PartialAnswer,
+    topic_lists,
+)
+
+CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
+
+
+CommitPartition = CommitTopic.OffsetCommitResponsePartition
+
+
+def handle_offset_commit(
+    ctx: BrokerContext, request: OffsetCommitRequest, version: int, client: ClientInfo
+) -> OffsetCommitResponse:
+    offsets = tuple(
+        (
+            TopicPartition(topic.name, p.partition_index),
+            CommittedOffset(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata),
+        )
+        for topic in request.topics
+        for p in topic.partitions
+    )
+    commit = CommitRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        generation_id=request.generation_id_or_member_epoch,
+        group_instance_id=request.group_instance_id if version >= 7 else None,
+        offsets=offsets,
+    )
+    results = ctx.groups.offsets.commit(commit, ctx.clock_ms())
+    ctx.groups.touched()
+    return OffsetCommitResponse(
+        version=version,
+        throttle_time_ms=0,
+        topics=[
+            CommitTopic(
+                name=topic.name,
+                partitions=[
+                    CommitPartition(
+                        partition_index=p.partition_index,
+                        error_code=results[TopicPartition(topic.name, p.partition_index)],
+                    )
+                    for p in topic.partitions
+                ],
+            )
+            for topic in request.topics
+        ],
+    )
+
+
+def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
+    topic_response = response_class.OffsetCommitResponseTopic
+    partition_response = topic_response.OffsetCommitResponsePartition
+    return response_class(
+        version=version,
+        throttle_time_ms=0,
+        topics=[
+            topic_response(
+                name=topic.name,
+                partitions=[
+                    partition_response(partition_index=p.partition_index, error_code=error) for p in topic.partitions
+                ],
+            )
+            for topic in request.topics
+        ],
+    )
+
+
+def _named(entry, version, ctx) -> str:
+    return entry.name
+
+
+def _refused_topic(Response, entry, version: int) -> Any:
+    Topic = Response.OffsetCommitResponseTopic
+    Partition = Topic.OffsetCommitResponsePartition
+    return Topic(
+        name=entry.name,
+        partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED) for p in entry.partitions],
+    )
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    return _refusal_entries(api.response, request, version, error)
+
+
+API = KafkaApi(
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    (2, 9),
+    handle_offset_commit,
+    authorization=Checks(
+        (Check(Res.GROUP, Op.READ, request_field("group_id")), Check(Res.TOPIC, Op.READ, topic_names())),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+    ),
+    refusal=_refusal,
+    read_only=False,
+)

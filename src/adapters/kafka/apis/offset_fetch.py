@@ -1,0 +1,208 @@
+"""OffsetFetch (key 9): v1-9. A group's committed offsets (v8+: several groups).
+
+Authorization filters: per group (v8+) DESCRIBE, and per topic: asked for all topics, the ones the
+principal may not DESCRIBE are left out; asked by name, they answer TOPIC_AUTHORIZATION_FAILED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafka.protocol.consumer import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
+
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import CommittedOffset
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+
+from ..api import KafkaApi, top_level_error
+from ..context import BrokerContext, ClientInfo
+from ..security.authorization import Filter
+from ..security.partial import (
+    merged,
+)
+
+
+def _fetched(
+    ctx: BrokerContext, group_id: str, topics, require_stable: bool = False
+) -> dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]:
+    """Committed offsets by topic for one group; `topics` None means every committed partition."""
+    wanted = None
+    if topics is not None:
+        wanted = [TopicPartition(t.name, p) for t in topics for p in t.partition_indexes]
+    by_topic: dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]] = {}
+    for tp, committed in sorted(ctx.groups.offsets.fetch(group_id, wanted).items()):
+        # require_stable (v7+): a transaction still deciding this offset makes it UNSTABLE_OFFSET_COMMIT.
+        unstable = require_stable and ctx.groups.offsets.has_pending(group_id, tp)
+        by_topic.setdefault(tp.topic, []).append(
+            (tp.partition, committed, ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else ErrorCode.NONE)
+        )
+    if topics is not None:  # keep the requested order, including topics with no partitions
+        return {t.name: by_topic.get(t.name, []) for t in topics}
+    return by_topic
+
+
+def handle_offset_fetch(
+    ctx: BrokerContext, request: OffsetFetchRequest, version: int, client: ClientInfo
+) -> OffsetFetchResponse:
+    if version >= 8:
+        Group = OffsetFetchResponse.OffsetFetchResponseGroup
+        Topic = Group.OffsetFetchResponseTopics
+        Partition = Topic.OffsetFetchResponsePartitions
+        groups = []
+        for group in request.groups:
+            fetched = _fetched(ctx, group.group_id, group.topics, request.require_stable)
+            groups.append(
+                Group(
+                    group_id=group.group_id,
+                    error_code=ErrorCode.NONE,
+                    topics=[
+                        Topic(name=name, partitions=[_partition(Partition, p, c, e) for p, c, e in parts])
+                        for name, parts in fetched.items()
+                    ],
+                )
+            )
+        return OffsetFetchResponse(version=version, throttle_time_ms=0, groups=groups)
+    Topic = OffsetFetchResponse.OffsetFetchResponseTopic
+    Partition = Topic.OffsetFetchResponsePartition
+    topics = request.topics if version >= 2 else (request.topics or [])
+    fetched = _fetched(ctx, request.group_id, topics, version >= 7 and request.require_stable)
+    return OffsetFetchResponse(
+        version=version,
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        topics=[
+            Topic(name=name, partitions=[_partition(Partition, p, c, e) for p, c, e in parts])
+            for name, parts in fetched.items()
+        ],
+    )
+
+
+def _partition(cls, partition: int, committed: CommittedOffset | None, error: ErrorCode = ErrorCode.NONE):
+    if committed is None or error is not ErrorCode.NONE:
+        return cls(
+            partition_index=partition, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=error
+        )
+    return cls(
+        partition_index=partition,
+        committed_offset=committed.offset,
+        committed_leader_epoch=committed.leader_epoch,
+        metadata=committed.metadata,
+        error_code=ErrorCode.NONE,
+    )
+
+
+def _filter(gate, handler, ctx, body, version, client):
+    """Per group (v8+) and per topic; asked for all topics, the ones it may not DESCRIBE are left out."""
+
+    def group_allowed(group_id: str) -> bool:
+        return gate.allowed(client, Op.DESCRIBE, Res.GROUP, group_id)
+
+    def topic_allowed(name: str) -> bool:
+        return gate.allowed(client, Op.DESCRIBE, Res.TOPIC, name)
+
+    Response = handler.response
+    if version < 8:
+        if not group_allowed(body.group_id):
+            return _offset_fetch_group_refused(handler, body, version)
+        Topic = Response.OffsetFetchResponseTopic
+        refused = _without_refused_topics(body, topic_allowed)
+        return merged(
+            handler.handle(ctx, body, version, client),
+            lambda response: _offset_fetch_topics(
+                response, Topic, Topic.OffsetFetchResponsePartition, refused, topic_allowed
+            ),
+        )
+    Group = Response.OffsetFetchResponseGroup
+    Topics = Group.OffsetFetchResponseTopics
+    asked = list(body.groups)
+    body.groups = [g for g in asked if group_allowed(g.group_id)]
+    refused_by_group = [_without_refused_topics(g, topic_allowed) for g in body.groups]
+
+    def complete(response) -> None:
+        served = iter(zip(response.groups, refused_by_group))
+        groups = []
+        for g in asked:
+            if not group_allowed(g.group_id):
+                groups.append(Group(group_id=g.group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[]))
+                continue
+            group, refused = next(served)
+            _offset_fetch_topics(group, Topics, Topics.OffsetFetchResponsePartitions, refused, topic_allowed)
+            groups.append(group)
+        response.groups = groups
+
+    return merged(handler.handle(ctx, body, version, client), complete)
+
+
+def _without_refused_topics(request, allowed: Callable[[str], bool]) -> list | None:
+    """Drop the topics the principal may not DESCRIBE from a (group's) request; None asks for all of them."""
+    if request.topics is None:
+        return None
+    refused = [t for t in request.topics if not allowed(t.name)]
+    request.topics = [t for t in request.topics if allowed(t.name)]
+    return refused
+
+
+def _offset_fetch_topics(answer, Topic, Partition, refused: list | None, allowed: Callable[[str], bool]) -> None:
+    """The refused topics added with TOPIC_AUTHORIZATION_FAILED or, for an all-topics fetch, the
+    undescribable ones left out, as Kafka does when the group was answered without an error."""
+    if getattr(answer, "error_code", None):
+        return
+    if refused is None:
+        answer.topics = [t for t in answer.topics if allowed(t.name)]
+        return
+    answer.topics.extend(
+        Topic(
+            name=t.name,
+            partitions=[
+                Partition(
+                    partition_index=p,
+                    committed_offset=-1,
+                    committed_leader_epoch=-1,
+                    metadata="",
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                )
+                for p in t.partition_indexes
+            ],
+        )
+        for t in refused
+    )
+
+
+def _offset_fetch_group_refused(handler, body, version):
+    """Kafka's OffsetFetch error response before v8: the error per partition (v1) or at the top (v2+)."""
+    Topic = handler.response.OffsetFetchResponseTopic
+    Partition = Topic.OffsetFetchResponsePartition
+    error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    topics = (
+        []
+        if version >= 2
+        else [
+            Topic(
+                name=t.name,
+                partitions=[
+                    Partition(
+                        partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=error
+                    )
+                    for p in t.partition_indexes
+                ],
+            )
+            for t in body.topics or ()
+        ]
+    )
+    return handler.response(version=version, throttle_time_ms=0, error_code=error, topics=topics)
+
+
+API = KafkaApi(
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    (1, 9),
+    handle_offset_fetch,
+    authorization=Filter(_filter),
+    refusal=top_level_error,
+    read_only=True,
+)
