@@ -1,6 +1,6 @@
 """The Fetch response fast path: encoded with `struct` for versions 4-17, stored batches copied once.
 
-The second measured exception to "kafka-python encodes every message" (ADR 9): a Fetch response is
+The second measured exception to "kafka-python encodes every message" (ADR 9, ADR 31): a Fetch response is
 mostly stored record batches, and kafka-python's encoder copies them through its buffers and builds
 an object per partition. Here the fixed parts are packed and the records appended as they came from
 the log, joined once. `tests/unit/test_fast_fetch.py` proves with hypothesis that the bytes equal

@@ -1,6 +1,7 @@
 """The Produce fast path: request decode and response encode with `struct`, for versions 3-11.
 
-This is the one place a hand-written codec is allowed (see ADR 9): Produce is the request every
+One of the two measured exceptions to "kafka-python encodes every message" (ADR 9; the Fetch
+response is the other, ADR 31): Produce is the request every
 producer sends for every batch, and building kafka-python message objects for it cost a third of the
 broker's time per request. kafka-python's classes stay the reference: `tests/unit/test_fast_produce.py`
 proves, with hypothesis, that this module decodes exactly what `ProduceRequest` decodes and encodes
