@@ -307,3 +307,29 @@ def test_fetch_and_list_offsets_answer_a_denied_topic_per_topic_and_serve_the_ot
     assert listed["orders"].error_code == 0 and listed["orders"].offset >= 1
     assert listed["team-secret"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert (listed["team-secret"].offset, listed["team-secret"].timestamp) == (-1, -1)
+
+
+def test_a_consumer_without_read_gets_topic_authorization_failed_for_each_partition(bootstrap):
+    """librdkafka's 0119: with WRITE (so DESCRIBE) and no READ, each assigned partition's Fetch is refused
+    and poll() reports TOPIC_AUTHORIZATION_FAILED for it. The refused partitions carry empty records:
+    null ones fail librdkafka's parse of flexible Fetch versions, and it never surfaces the error."""
+    from confluent_kafka import TopicPartition
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, **conf("admin")})
+    topic = unique("write-only")
+    assert admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(TIMEOUT) is None
+    for future in admin.create_acls([allow("alice", ResourceType.TOPIC, topic, AclOperation.WRITE)]).values():
+        future.result(TIMEOUT)
+    consumer = Consumer({"bootstrap.servers": bootstrap, **conf("alice"), "group.id": "alice-0119"})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0), TopicPartition(topic, 1, 0)])
+        refused: dict[int, int] = {}
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and len(refused) < 2:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is not None:
+                if message.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                    refused[message.partition()] = refused.get(message.partition(), 0) + 1
+    finally:
+        consumer.close()
+    assert set(refused) == {0, 1}

@@ -217,3 +217,21 @@ def test_every_served_api_with_an_error_code_can_be_failed():
         "CreateTopics",
         "DeleteTopics",
     } <= names
+
+
+FETCH_VERSIONS = range(REGISTRY.get(1).min_version, REGISTRY.get(1).max_version + 1)
+
+
+@pytest.mark.parametrize("version", FETCH_VERSIONS)
+def test_a_failed_fetch_partition_carries_empty_records_never_null(version):
+    """Kafka answers an errored partition with empty records (librdkafka's parser refuses a null record
+    set in flexible versions, so the error would never reach the application)."""
+    ctx = _context()
+    fetch = REGISTRY.get(1)
+    ctx.faults.fail_next(fetch.api_key, ERROR, 1)
+    outcome = ctx.faults.layer(fetch, fetch.handle)(ctx, _request_naming_a_partition(fetch, version), version, CLIENT)
+    encoded = encode_response(outcome, version, correlation_id=7)
+    decoded = fetch.response.decode(encoded[4:], version=version, header=True)
+    (partition,) = decoded.responses[0].partitions
+    assert partition.error_code == ERROR
+    assert partition.records == b""

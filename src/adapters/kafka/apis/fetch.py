@@ -154,7 +154,8 @@ def _fetch_entry(entry, version, ctx) -> str | None:
 
 
 def _refused_topic(Response, entry, version: int) -> Any:
-    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, no records."""
+    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, and empty
+    records (size 0): Kafka never sends null records, and librdkafka refuses them in flexible versions."""
     Topic = Response.FetchableTopicResponse
     Partition = Topic.PartitionData
     return Topic(
@@ -169,7 +170,7 @@ def _refused_topic(Response, entry, version: int) -> Any:
                 log_start_offset=-1,
                 aborted_transactions=None,
                 preferred_read_replica=-1,
-                records=None,
+                records=b"",
             )
             for p in entry.partitions
         ],

@@ -26,13 +26,14 @@ from ..api import CloseConnection, Deferred, Handle, KafkaApi, top_level_error
 
 
 def _set_error_codes(message: DataContainer, error: int) -> None:
-    """Every `error_code` in the message tree set to `error`; a fetched partition loses its records."""
+    """Every `error_code` in the message tree set to `error`; a fetched partition loses its records (empty,
+    never null: Kafka answers an errored partition with `MemoryRecords.EMPTY`)."""
     for name in message.fields:
         value = getattr(message, name, None)
         if name == "error_code":
             setattr(message, name, error)
         elif name == "records" and hasattr(message, "error_code"):
-            setattr(message, name, None)
+            setattr(message, name, b"")
         elif isinstance(value, list):
             for item in value:
                 if isinstance(item, DataContainer):
