@@ -27,6 +27,11 @@ def main(argv: list[str]) -> int:
         env = dict(os.environ)
         env["MYPYPATH"] = os.pathsep.join(filter(None, [tmp, env.get("MYPYPATH")]))
         command = [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"), "-p", "trafka"]
+        # mypy's cache records each module's path, which is new on every run: a shared cache would
+        # report unchanged modules' errors under an old run's directory. So the cache lives and dies
+        # with the directory (a full run takes seconds), unless the caller names one.
+        if not any(arg == "--cache-dir" or arg.startswith("--cache-dir=") for arg in argv):
+            command += ["--cache-dir", str(Path(tmp) / "cache")]
         # mypy names files by the path it found them at: under the temporary directory. Report them as
         # the repository's own paths (src/...), so editors and humans can follow them.
         prefix = str(Path(tmp) / "trafka") + os.sep
