@@ -87,7 +87,7 @@ class TransactionService:
         now: int,
     ) -> dict[TopicPartition, ErrorCode]:
         error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
-        results = {}
+        results: dict[TopicPartition, ErrorCode] = {}
         for tp, _committed in offsets.items():
             if error is not ErrorCode.NONE:
                 results[tp] = error
