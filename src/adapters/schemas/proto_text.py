@@ -103,7 +103,8 @@ class ProtoPrinter:
         self.file = file
         self.proto3 = file.syntax == "proto3"
         self.lines: list[str] = []
-        self.maps = {}  # full name of a map entry message -> (key field, value field)
+        # full name of a map entry message -> (key field, value field)
+        self.maps: dict[str, tuple[descriptor_pb2.FieldDescriptorProto, descriptor_pb2.FieldDescriptorProto]] = {}
         self._collect_maps(file.message_type, f".{file.package}" if file.package else "")
 
     def _collect_maps(self, messages: Iterable[descriptor_pb2.DescriptorProto], scope: str) -> None:

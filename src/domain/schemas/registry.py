@@ -339,7 +339,7 @@ class SchemaRegistry:
         if self.mode(subject) in (Mode.READONLY, Mode.READONLY_OVERRIDE):
             raise RegistryError.operation_not_permitted(f"Subject {subject} is in read-only mode")
 
-    def set_config(self, subject: str | None, level: str) -> tuple[CompatibilityLevel, list[RegistryEntry]]:
+    def set_config(self, subject: str | None, level: object) -> tuple[CompatibilityLevel, list[RegistryEntry]]:
         parsed = parse_compatibility(level)
         return parsed, [config_entry(subject, parsed)]
 
@@ -350,7 +350,7 @@ class SchemaRegistry:
         previous = self.compatibility(subject)
         return previous, [config_entry(subject, None)]
 
-    def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> tuple[Mode, list[RegistryEntry]]:
+    def set_mode(self, subject: str | None, mode: object, *, force: bool = False) -> tuple[Mode, list[RegistryEntry]]:
         parsed = parse_mode(mode)
         if (
             parsed is Mode.IMPORT
