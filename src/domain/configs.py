@@ -19,6 +19,18 @@ from .errors import ErrorCode, KafkaError
 from .schema_validation import SUBJECT_NAME_STRATEGIES, TOPIC_NAME_STRATEGY
 
 
+class ConfigResourceType(enum.IntEnum):
+    """What a config belongs to, as DescribeConfigs, AlterConfigs and the metadata log's ConfigRecord name
+    it (Kafka's `ConfigResource.Type`)."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
 class ConfigSource(enum.IntEnum):
     """DescribeConfigs' config source (Kafka's `DescribeConfigsResponse.ConfigSource`)."""
 
