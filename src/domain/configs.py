@@ -16,7 +16,11 @@ from collections.abc import Mapping
 import attrs
 
 from .errors import ErrorCode, KafkaError
-from .schema_validation import SUBJECT_NAME_STRATEGIES, TOPIC_NAME_STRATEGY
+
+# The subject name strategies broker-side schema validation (`schema_validation.py`) serves: Confluent's
+# class name, and Redpanda's short name. Only TopicNameStrategy, so these are the configs' only values.
+TOPIC_NAME_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+SUBJECT_NAME_STRATEGIES = frozenset({TOPIC_NAME_STRATEGY, "TopicNameStrategy"})
 
 
 class ConfigResourceType(enum.IntEnum):

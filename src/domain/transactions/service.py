@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from ..catalog import TopicCatalog
 from ..errors import ErrorCode, KafkaError
-from ..groups.offsets import CommittedOffset, OffsetManager
+from ..groups.metadata import CommittedOffset
+from ..groups.offsets import OffsetManager
 from ..replica_manager import ReplicaManager
 from ..topics import TopicPartition
 from .coordinator import Marker, TransactionCoordinator, TxnMetadata
