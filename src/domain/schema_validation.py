@@ -26,8 +26,6 @@ from .records import Buffer, Decompress, record_keys_values
 
 VALUE_VALIDATION = "confluent.value.schema.validation"
 KEY_VALIDATION = "confluent.key.schema.validation"
-VALUE_SUBJECT_NAME_STRATEGY = "confluent.value.subject.name.strategy"
-KEY_SUBJECT_NAME_STRATEGY = "confluent.key.subject.name.strategy"
 REDPANDA_VALUE_VALIDATION = "redpanda.value.schema.id.validation"
 REDPANDA_KEY_VALIDATION = "redpanda.key.schema.id.validation"
 
