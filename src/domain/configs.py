@@ -16,7 +16,23 @@ from collections.abc import Mapping
 import attrs
 
 from .errors import ErrorCode, KafkaError
-from .schema_validation import SUBJECT_NAME_STRATEGIES, TOPIC_NAME_STRATEGY
+
+# The subject name strategies broker-side schema validation (`schema_validation.py`) serves: Confluent's
+# class name, and Redpanda's short name. Only TopicNameStrategy, so these are the configs' only values.
+TOPIC_NAME_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+SUBJECT_NAME_STRATEGIES = frozenset({TOPIC_NAME_STRATEGY, "TopicNameStrategy"})
+
+
+class ConfigResourceType(enum.IntEnum):
+    """What a config belongs to, as DescribeConfigs, AlterConfigs and the metadata log's ConfigRecord name
+    it (Kafka's `ConfigResource.Type`)."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
 
 
 class ConfigSource(enum.IntEnum):

@@ -69,7 +69,8 @@ def control_type(batch: bytes) -> int:
     pos = read_varint(batch, HEADER_SIZE)[1] + 1  # record length, then the attributes byte
     for _ in range(3):  # timestamp delta, offset delta, key length
         pos = read_varint(batch, pos)[1]
-    return struct.unpack_from(">h", batch, pos + 2)[0]
+    kind: int = struct.unpack_from(">h", batch, pos + 2)[0]
+    return kind
 
 
 @attrs.frozen

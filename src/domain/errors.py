@@ -1,8 +1,15 @@
 """Kafka's error codes, and the one exception type the domain raises.
 
-The numbers are Kafka's own (`org.apache.kafka.common.protocol.Errors`), so the wire adapter can put
-`error.code` straight into a response. Per-partition results carry an `ErrorCode` rather than raising;
-`KafkaError` is for a whole operation that cannot go ahead.
+`ErrorCode` is Kafka's `org.apache.kafka.common.protocol.Errors`, for the codes trafka uses, declared in
+Kafka's code order. Each member is its code (an IntEnum, so the wire adapter puts it straight into a
+response) and carries Kafka's words for it:
+
+- `message`: the default message of the error's exception (Kafka's `Errors.message()`; NONE, which has
+  no exception, gives its name, as Kafka's does);
+- `retriable`: whether the exception is one of Kafka's `RetriableException`s, so a client may retry.
+
+Per-partition results carry an `ErrorCode` rather than raising; `KafkaError` is for a whole operation
+that cannot go ahead.
 """
 
 from __future__ import annotations
@@ -11,84 +18,96 @@ import enum
 
 
 class ErrorCode(enum.IntEnum):
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    OFFSET_OUT_OF_RANGE = 1
-    CORRUPT_MESSAGE = 2
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    INVALID_FETCH_SIZE = 4
-    LEADER_NOT_AVAILABLE = 5
-    NOT_LEADER_OR_FOLLOWER = 6
-    REQUEST_TIMED_OUT = 7
-    MESSAGE_TOO_LARGE = 10
-    OFFSET_METADATA_TOO_LARGE = 12
-    COORDINATOR_LOAD_IN_PROGRESS = 14
-    COORDINATOR_NOT_AVAILABLE = 15
-    NOT_COORDINATOR = 16
-    INVALID_TOPIC_EXCEPTION = 17
-    RECORD_LIST_TOO_LARGE = 18
-    INVALID_REQUIRED_ACKS = 21
-    ILLEGAL_GENERATION = 22
-    INCONSISTENT_GROUP_PROTOCOL = 23
-    INVALID_GROUP_ID = 24
-    UNKNOWN_MEMBER_ID = 25
-    INVALID_SESSION_TIMEOUT = 26
-    REBALANCE_IN_PROGRESS = 27
-    INVALID_COMMIT_OFFSET_SIZE = 28
-    TOPIC_AUTHORIZATION_FAILED = 29
-    GROUP_AUTHORIZATION_FAILED = 30
-    CLUSTER_AUTHORIZATION_FAILED = 31
-    INVALID_TIMESTAMP = 32
-    UNSUPPORTED_SASL_MECHANISM = 33
-    ILLEGAL_SASL_STATE = 34
-    UNSUPPORTED_VERSION = 35
-    TOPIC_ALREADY_EXISTS = 36
-    INVALID_PARTITIONS = 37
-    INVALID_REPLICATION_FACTOR = 38
-    INVALID_REPLICA_ASSIGNMENT = 39
-    INVALID_CONFIG = 40
-    NOT_CONTROLLER = 41
-    INVALID_REQUEST = 42
-    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
-    POLICY_VIOLATION = 44
-    OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-    DUPLICATE_SEQUENCE_NUMBER = 46
-    INVALID_PRODUCER_EPOCH = 47
-    INVALID_TXN_STATE = 48
-    INVALID_PRODUCER_ID_MAPPING = 49
-    INVALID_TRANSACTION_TIMEOUT = 50
-    CONCURRENT_TRANSACTIONS = 51
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-    SECURITY_DISABLED = 54
-    OPERATION_NOT_ATTEMPTED = 55
-    KAFKA_STORAGE_ERROR = 56
-    LOG_DIR_NOT_FOUND = 57
-    SASL_AUTHENTICATION_FAILED = 58
-    UNKNOWN_PRODUCER_ID = 59
-    INVALID_RECORD = 87
-    GROUP_ID_NOT_FOUND = 69
-    FETCH_SESSION_ID_NOT_FOUND = 70
-    INVALID_FETCH_SESSION_EPOCH = 71
-    MEMBER_ID_REQUIRED = 79
-    FENCED_INSTANCE_ID = 82
-    GROUP_SUBSCRIBED_TO_TOPIC = 86
-    UNSTABLE_OFFSET_COMMIT = 88
-    UNKNOWN_TOPIC_ID = 100
-    INCONSISTENT_TOPIC_ID = 103
-    NO_REASSIGNMENT_IN_PROGRESS = 85
-    UNSUPPORTED_ENDPOINT_TYPE = 119
-    TRANSACTIONAL_ID_NOT_FOUND = 105
-    PRODUCER_FENCED = 90
-    RESOURCE_NOT_FOUND = 91
-    DUPLICATE_RESOURCE = 92
-    UNACCEPTABLE_CREDENTIAL = 93
-    FENCED_LEADER_EPOCH = 74
-    UNKNOWN_LEADER_EPOCH = 75
-    NON_EMPTY_GROUP = 68
-    GROUP_MAX_SIZE_REACHED = 81
-    INVALID_GROUP_TYPE = 124
-    UNSUPPORTED_COMPRESSION_TYPE = 76
-    NOT_ENOUGH_REPLICAS = 19
+    message: str
+    retriable: bool
+
+    def __new__(cls, code: int, retriable: bool, message: str) -> ErrorCode:
+        member = int.__new__(cls, code)
+        member._value_ = code
+        member.retriable = retriable
+        member.message = message
+        return member
+
+    # One line per code, as Kafka's Errors lists them: name = code, retriable, message.
+    # fmt: off
+    UNKNOWN_SERVER_ERROR = -1, False, "The server experienced an unexpected error when processing the request."
+    NONE = 0, False, "NONE"
+    OFFSET_OUT_OF_RANGE = 1, False, "The requested offset is not within the range of offsets maintained by the server."
+    CORRUPT_MESSAGE = 2, True, "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
+    UNKNOWN_TOPIC_OR_PARTITION = 3, True, "This server does not host this topic-partition."
+    INVALID_FETCH_SIZE = 4, False, "The requested fetch size is invalid."
+    LEADER_NOT_AVAILABLE = 5, True, "There is no leader for this topic-partition as we are in the middle of a leadership election."
+    NOT_LEADER_OR_FOLLOWER = 6, True, "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."
+    REQUEST_TIMED_OUT = 7, True, "The request timed out."
+    MESSAGE_TOO_LARGE = 10, False, "The request included a message larger than the max message size the server will accept."
+    OFFSET_METADATA_TOO_LARGE = 12, False, "The metadata field of the offset request was too large."
+    COORDINATOR_LOAD_IN_PROGRESS = 14, True, "The coordinator is loading and hence can't process requests."
+    COORDINATOR_NOT_AVAILABLE = 15, True, "The coordinator is not available."
+    NOT_COORDINATOR = 16, True, "This is not the correct coordinator."
+    INVALID_TOPIC_EXCEPTION = 17, False, "The request attempted to perform an operation on an invalid topic."
+    RECORD_LIST_TOO_LARGE = 18, False, "The request included message batch larger than the configured segment size on the server."
+    NOT_ENOUGH_REPLICAS = 19, True, "Messages are rejected since there are fewer in-sync replicas than required."
+    INVALID_REQUIRED_ACKS = 21, False, "Produce request specified an invalid value for required acks."
+    ILLEGAL_GENERATION = 22, False, "Specified group generation id is not valid."
+    INCONSISTENT_GROUP_PROTOCOL = 23, False, "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list."
+    INVALID_GROUP_ID = 24, False, "The configured groupId is invalid."
+    UNKNOWN_MEMBER_ID = 25, False, "The coordinator is not aware of this member."
+    INVALID_SESSION_TIMEOUT = 26, False, "The session timeout is not within the range allowed by the broker (as configured by group.min.session.timeout.ms and group.max.session.timeout.ms)."
+    REBALANCE_IN_PROGRESS = 27, False, "The group is rebalancing, so a rejoin is needed."
+    INVALID_COMMIT_OFFSET_SIZE = 28, False, "The committing offset data size is not valid."
+    TOPIC_AUTHORIZATION_FAILED = 29, False, "Topic authorization failed."
+    GROUP_AUTHORIZATION_FAILED = 30, False, "Group authorization failed."
+    CLUSTER_AUTHORIZATION_FAILED = 31, False, "Cluster authorization failed."
+    INVALID_TIMESTAMP = 32, False, "The timestamp of the message is out of acceptable range."
+    UNSUPPORTED_SASL_MECHANISM = 33, False, "The broker does not support the requested SASL mechanism."
+    ILLEGAL_SASL_STATE = 34, False, "Request is not valid given the current SASL state."
+    UNSUPPORTED_VERSION = 35, False, "The version of API is not supported."
+    TOPIC_ALREADY_EXISTS = 36, False, "Topic with this name already exists."
+    INVALID_PARTITIONS = 37, False, "Number of partitions is below 1."
+    INVALID_REPLICATION_FACTOR = 38, False, "Replication factor is below 1 or larger than the number of available brokers."
+    INVALID_REPLICA_ASSIGNMENT = 39, False, "Replica assignment is invalid."
+    INVALID_CONFIG = 40, False, "Configuration is invalid."
+    NOT_CONTROLLER = 41, True, "This is not the correct controller for this cluster."
+    INVALID_REQUEST = 42, False, "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details."
+    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43, False, "The message format version on the broker does not support the request."
+    POLICY_VIOLATION = 44, False, "Request parameters do not satisfy the configured policy."
+    OUT_OF_ORDER_SEQUENCE_NUMBER = 45, False, "The broker received an out of order sequence number."
+    DUPLICATE_SEQUENCE_NUMBER = 46, False, "The broker received a duplicate sequence number."
+    INVALID_PRODUCER_EPOCH = 47, False, "Producer attempted to produce with an old epoch."
+    INVALID_TXN_STATE = 48, False, "The producer attempted a transactional operation in an invalid state."
+    INVALID_PRODUCER_ID_MAPPING = 49, False, "The producer attempted to use a producer id which is not currently assigned to its transactional id."
+    INVALID_TRANSACTION_TIMEOUT = 50, False, "The transaction timeout is larger than the maximum value allowed by the broker (as configured by transaction.max.timeout.ms)."
+    CONCURRENT_TRANSACTIONS = 51, True, "The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing."
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53, False, "Transactional Id authorization failed."
+    SECURITY_DISABLED = 54, False, "Security features are disabled."
+    OPERATION_NOT_ATTEMPTED = 55, False, "The broker did not attempt to execute this operation. This may happen for batched RPCs where some operations in the batch failed, causing the broker to respond without trying the rest."
+    KAFKA_STORAGE_ERROR = 56, True, "Disk error when trying to access log file on the disk."
+    LOG_DIR_NOT_FOUND = 57, False, "The user-specified log directory is not found in the broker config."
+    SASL_AUTHENTICATION_FAILED = 58, False, "SASL Authentication failed."
+    UNKNOWN_PRODUCER_ID = 59, False, "This exception is raised by the broker if it could not locate the producer metadata associated with the producerId in question. This could happen if, for instance, the producer's records were deleted because their retention time had elapsed. Once the last records of the producerId are removed, the producer's metadata is removed from the broker, and future appends by the producer will return this exception."
+    NON_EMPTY_GROUP = 68, False, "The group is not empty."
+    GROUP_ID_NOT_FOUND = 69, False, "The group id does not exist."
+    FETCH_SESSION_ID_NOT_FOUND = 70, True, "The fetch session ID was not found."
+    INVALID_FETCH_SESSION_EPOCH = 71, True, "The fetch session epoch is invalid."
+    FENCED_LEADER_EPOCH = 74, True, "The leader epoch in the request is older than the epoch on the broker."
+    UNKNOWN_LEADER_EPOCH = 75, True, "The leader epoch in the request is newer than the epoch on the broker."
+    UNSUPPORTED_COMPRESSION_TYPE = 76, False, "The requesting client does not support the compression type of given partition."
+    MEMBER_ID_REQUIRED = 79, False, "The group member needs to have a valid member id before actually entering a consumer group."
+    GROUP_MAX_SIZE_REACHED = 81, False, "The consumer group has reached its max size."
+    FENCED_INSTANCE_ID = 82, False, "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id."
+    NO_REASSIGNMENT_IN_PROGRESS = 85, False, "No partition reassignment is in progress."
+    GROUP_SUBSCRIBED_TO_TOPIC = 86, False, "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."
+    INVALID_RECORD = 87, False, "This record has failed the validation on broker and hence will be rejected."
+    UNSTABLE_OFFSET_COMMIT = 88, True, "There are unstable offsets that need to be cleared."
+    PRODUCER_FENCED = 90, False, "There is a newer producer with the same transactionalId which fences the current one."
+    RESOURCE_NOT_FOUND = 91, False, "A request illegally referred to a resource that does not exist."
+    DUPLICATE_RESOURCE = 92, False, "A request illegally referred to the same resource twice."
+    UNACCEPTABLE_CREDENTIAL = 93, False, "Requested credential would not meet criteria for acceptability."
+    UNKNOWN_TOPIC_ID = 100, True, "This server does not host this topic ID."
+    INCONSISTENT_TOPIC_ID = 103, True, "The log's topic ID did not match the topic ID in the request."
+    TRANSACTIONAL_ID_NOT_FOUND = 105, False, "The transactionalId could not be found."
+    UNSUPPORTED_ENDPOINT_TYPE = 115, False, "This endpoint type is not supported yet."
+    # fmt: on
 
 
 class KafkaError(Exception):

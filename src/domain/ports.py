@@ -1,7 +1,8 @@
 """What the domain needs from the outside world, as typing.Protocol classes.
 
 Adapters implement these: `trafka.adapters.memory` for tests and `--memory`, the filesystem adapter for
-Kafka's on-disk format. The same contract tests run against every implementation.
+Kafka's on-disk format. The same contract tests run against every implementation. `AclStore` and
+`ScramCredentialStore` are declared in `trafka.domain.security` (see below) and named here.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from .batch import BatchHeader
 from .control import AbortedTxn
 from .producers import ProducerSnapshotEntry
 from .retention import SegmentInfo
+
+# The security package declares its two ports beside the services that use them and the values they
+# store (AclStore with the Authorizer and AclBinding, ScramCredentialStore with UserScramCredentials),
+# so it needs nothing from this module; they are the domain's ports all the same, named here too.
+from .security.acls import AclStore as AclStore
+from .security.credentials import ScramCredentialStore as ScramCredentialStore
 from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
-    import uuid
-
     from .errors import ErrorCode
-    from .groups.metadata import GroupMetadata
-    from .groups.offsets import CommittedOffset
-    from .security.acls import AclBinding
-    from .security.scram import ScramCredential, ScramMechanism
+    from .groups.metadata import CommittedOffset, GroupMetadata
     from .transactions.coordinator import TxnMetadata
 
 
@@ -184,30 +186,6 @@ class BrokerObserver(Protocol):
 
     def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
         """One partition of a Fetch response: its error code and the record bytes returned."""
-
-
-class ScramCredentialStore(Protocol):
-    """Where SCRAM credentials live (Kafka: UserScramCredentialRecord in `__cluster_metadata`)."""
-
-    def load(self) -> Mapping[tuple[str, ScramMechanism], ScramCredential]:
-        """Every stored credential by (user, mechanism)."""
-
-    def credentials_changed(
-        self,
-        upserted: Sequence[tuple[str, ScramMechanism, ScramCredential]],
-        removed: Sequence[tuple[str, ScramMechanism]],
-    ) -> None:
-        """Persist one alteration, durably, before it takes effect."""
-
-
-class AclStore(Protocol):
-    """Where ACLs live, each with an id (Kafka: AccessControlEntryRecord in `__cluster_metadata`)."""
-
-    def load(self) -> Mapping[uuid.UUID, AclBinding]:
-        """Every stored ACL by id."""
-
-    def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
-        """Persist one change, durably, before it takes effect."""
 
 
 class SchemaIdLookup(Protocol):

@@ -10,6 +10,7 @@ INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0. All of this reads 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import attrs
 
@@ -206,7 +207,7 @@ class ProducerIdAllocator:
 
     BLOCK = 1000
 
-    def __init__(self, next_block_start: int, reserve) -> None:
+    def __init__(self, next_block_start: int, reserve: Callable[[int, int], None]) -> None:
         self._next = next_block_start
         self._end = next_block_start
         self._reserve = reserve  # (first id of the new block, block end) -> None, must be durable

@@ -219,13 +219,14 @@ class ReplicaManager:
             group.add(i, admitted.buffer, placed, log_append_ms)
         for group in groups.values():
             self._append_group(group, results, now_ms)
-        return results  # type: ignore[return-value]
+        # Every slot is filled: refused above, appended alone, or appended with its group just now.
+        return results  # type: ignore[return-value]  # list[ProduceResult | None] with no None left
 
     def _admit(self, tp: TopicPartition, records: bytes | None, now_ms: int) -> ProduceResult | _Admitted:
         """Everything produce checks before it writes: the refusal, or the batch to place."""
         topic = self._catalog.get(tp.topic)
         log = None if topic is None or not 0 <= tp.partition < topic.partition_count else self._logs.get(tp)
-        if log is None:
+        if topic is None or log is None:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if records is None:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, message="null record set")

@@ -26,13 +26,8 @@ from .records import Buffer, Decompress, record_keys_values
 
 VALUE_VALIDATION = "confluent.value.schema.validation"
 KEY_VALIDATION = "confluent.key.schema.validation"
-VALUE_SUBJECT_NAME_STRATEGY = "confluent.value.subject.name.strategy"
-KEY_SUBJECT_NAME_STRATEGY = "confluent.key.subject.name.strategy"
 REDPANDA_VALUE_VALIDATION = "redpanda.value.schema.id.validation"
 REDPANDA_KEY_VALIDATION = "redpanda.key.schema.id.validation"
-TOPIC_NAME_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
-# The subject name strategies served: Confluent's class name, and Redpanda's short name.
-SUBJECT_NAME_STRATEGIES = frozenset({TOPIC_NAME_STRATEGY, "TopicNameStrategy"})
 
 MAGIC_BYTE = 0
 WIRE_HEADER_SIZE = 5

@@ -24,7 +24,8 @@ from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.app.http_wiring import observe_broker
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups.offsets import CommitRequest, CommittedOffset
+from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import TopicPartition
 

@@ -20,7 +20,8 @@ from trafka.adapters.http.login import LOGIN_FAILED, SESSION_COOKIE
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
 from trafka.app.http_wiring import observe_broker, schema_registry_routes
-from trafka.domain.groups.offsets import CommitRequest, CommittedOffset
+from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.security import ScramCredential, ScramMechanism
 from trafka.domain.security.acls import (
     CLUSTER_NAME,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config import load_settings
-from trafka.domain.groups.metadata import snapshot
-from trafka.domain.groups.offsets import CommitRequest, CommittedOffset
+from trafka.domain.groups.metadata import CommittedOffset, snapshot
+from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import TopicPartition
 

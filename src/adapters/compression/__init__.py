@@ -7,12 +7,15 @@ batches as they came.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kafka import codec
 
 from trafka.domain.batch import Compression
 from trafka.domain.errors import ErrorCode, KafkaError
 
-_DECODERS = {
+# Keyed by the int a batch header carries (Compression is an IntEnum, so its members hash as those ints).
+_DECODERS: dict[int, Callable[[bytes], bytes]] = {
     Compression.GZIP: codec.gzip_decode,
     Compression.SNAPPY: codec.snappy_decode,
     Compression.LZ4: codec.lz4_decode,
@@ -21,7 +24,7 @@ _DECODERS = {
 
 
 def decompress(compression: int, payload: bytes) -> bytes:
-    decoder = _DECODERS.get(compression)  # type: ignore[call-overload]
+    decoder = _DECODERS.get(compression)
     if decoder is None:
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {compression}")
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
+from trafka.domain.configs import ConfigResourceType
 from trafka.domain.topics import Topic
 
 from .internal_log import InternalLog
@@ -24,7 +25,6 @@ from .records import (
     encode_metadata_record,
 )
 
-TOPIC_RESOURCE = 2
 METADATA_VERSION_LEVEL = 20  # what Kafka 4.0 bootstraps with
 
 
@@ -60,7 +60,7 @@ class FileCatalogStore:
                     partitions.pop(record.topic_id, None)
             elif isinstance(record, ProducerIdsRecord):
                 self._next_producer_id = max(self._next_producer_id, record.next_producer_id)
-            elif isinstance(record, ConfigRecord) and record.resource_type == TOPIC_RESOURCE:
+            elif isinstance(record, ConfigRecord) and record.resource_type == ConfigResourceType.TOPIC:
                 topic_configs = configs.setdefault(record.resource_name, {})
                 if record.value is None:
                     topic_configs.pop(record.name, None)
@@ -91,7 +91,10 @@ class FileCatalogStore:
         values += [self._partition_record(topic, p) for p in topic.partitions]
         values += [
             encode_metadata_record(
-                ConfigRecord(version=0, resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=k, value=v), 0
+                ConfigRecord(
+                    version=0, resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=k, value=v
+                ),
+                0,
             )
             for k, v in sorted(topic.configs.items())
         ]
@@ -109,7 +112,7 @@ class FileCatalogStore:
                     None,
                     encode_metadata_record(
                         ConfigRecord(
-                            version=0, resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=k, value=v
+                            version=0, resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=k, value=v
                         ),
                         0,
                     ),

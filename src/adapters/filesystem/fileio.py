@@ -25,7 +25,7 @@ log = logging.getLogger("trafka.storage")
 
 
 class FileIO:
-    def write(self, fd: int, data: bytes | memoryview) -> int:
+    def write(self, fd: int, data: bytes | bytearray | memoryview) -> int:
         return os.write(fd, data)
 
     def fsync(self, fd: int) -> None:

@@ -7,7 +7,7 @@ code as every topic, and fsynced before the write returns: this is the broker's 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from trafka.domain.batch import BatchHeader, assign_offsets, validate_batches
 from trafka.domain.control import marker_batch
@@ -35,7 +35,7 @@ class InternalLog:
         self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, {}))
 
     def append(
-        self, records: list[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1
+        self, records: Sequence[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1
     ) -> None:
         """Records in one batch; with a producer id, a transactional batch (decided by a later marker)."""
         if not records:

@@ -135,7 +135,7 @@ class ReadOnlyLogDir:
             if metadata.log.log_end_offset == 0:
                 return {}
             # FileCatalogStore only writes when given an empty log; its replay is the one source of truth
-            catalog = FileCatalogStore(metadata, node_id=0, directory_id=uuid.UUID(int=0))  # type: ignore[arg-type]
+            catalog = FileCatalogStore(metadata, node_id=0, directory_id=uuid.UUID(int=0))  # type: ignore[arg-type]  # a read-only view of the log
             topics = catalog.load()
             return {t.name: t.partition_count for t in topics}
         counts: dict[str, int] = {}  # a log dir without a KRaft metadata log: its partition directories

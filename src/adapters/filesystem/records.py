@@ -8,7 +8,9 @@ int16 version, then the body. Batches for these logs are built with kafka-python
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_data import ApiData
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
@@ -17,77 +19,85 @@ from trafka.domain.varint import encode_uvarint, read_uvarint
 
 from . import schemas
 
+if TYPE_CHECKING:
+    # kafka-python is untyped, so ApiData is Any to mypy, and a class keyword on a subclass of Any is
+    # checked against object.__init_subclass__. Its metaclass takes `load_json` (the schema module).
+    class _Record(ApiData):
+        def __init_subclass__(cls, *, load_json: ModuleType | None = None, **kwargs: Any) -> None: ...
+else:
+    _Record = ApiData
 
-class TopicRecord(ApiData, load_json=schemas):
+
+class TopicRecord(_Record, load_json=schemas):
     pass
 
 
-class PartitionRecord(ApiData, load_json=schemas):
+class PartitionRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveTopicRecord(ApiData, load_json=schemas):
+class RemoveTopicRecord(_Record, load_json=schemas):
     pass
 
 
-class FeatureLevelRecord(ApiData, load_json=schemas):
+class FeatureLevelRecord(_Record, load_json=schemas):
     pass
 
 
-class ConfigRecord(ApiData, load_json=schemas):
+class ConfigRecord(_Record, load_json=schemas):
     pass
 
 
-class ProducerIdsRecord(ApiData, load_json=schemas):
+class ProducerIdsRecord(_Record, load_json=schemas):
     pass
 
 
-class OffsetCommitKey(ApiData, load_json=schemas):
+class OffsetCommitKey(_Record, load_json=schemas):
     pass
 
 
-class TransactionLogKey(ApiData, load_json=schemas):
+class TransactionLogKey(_Record, load_json=schemas):
     pass
 
 
-class ProducerSnapshot(ApiData, load_json=schemas):
+class ProducerSnapshot(_Record, load_json=schemas):
     pass
 
 
-class TransactionLogValue(ApiData, load_json=schemas):
+class TransactionLogValue(_Record, load_json=schemas):
     pass
 
 
-class OffsetCommitValue(ApiData, load_json=schemas):
+class OffsetCommitValue(_Record, load_json=schemas):
     pass
 
 
-class GroupMetadataKey(ApiData, load_json=schemas):
+class GroupMetadataKey(_Record, load_json=schemas):
     pass
 
 
-class GroupMetadataValue(ApiData, load_json=schemas):
+class GroupMetadataValue(_Record, load_json=schemas):
     pass
 
 
-class UserScramCredentialRecord(ApiData, load_json=schemas):
+class UserScramCredentialRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveUserScramCredentialRecord(ApiData, load_json=schemas):
+class RemoveUserScramCredentialRecord(_Record, load_json=schemas):
     pass
 
 
-class AccessControlEntryRecord(ApiData, load_json=schemas):
+class AccessControlEntryRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveAccessControlEntryRecord(ApiData, load_json=schemas):
+class RemoveAccessControlEntryRecord(_Record, load_json=schemas):
     pass
 
 
 # KRaft record types (Kafka's MetadataRecordType)
-METADATA_TYPES = {
+METADATA_TYPES: dict[int, type[ApiData]] = {
     2: TopicRecord,
     3: PartitionRecord,
     4: ConfigRecord,
@@ -124,12 +134,15 @@ def encode_versioned(record: ApiData, version: int) -> bytes:
     return bytes(record.encode(version=version, header=True))
 
 
-def decode_versioned(cls, data: bytes) -> ApiData:
+def decode_versioned(cls: type[ApiData], data: bytes) -> ApiData:
     return cls.decode(io.BytesIO(data), header=True)
 
 
 def build_batch(
-    records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int, producer_id: int = -1, producer_epoch: int = -1
+    records: Sequence[tuple[bytes | None, bytes | None]],
+    timestamp_ms: int,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
 ) -> bytes:
     """A batch of records; with a producer id, a transactional one (as Kafka writes TxnOffsetCommit)."""
     builder = DefaultRecordBatchBuilder(

@@ -308,6 +308,7 @@ class Segment:
         files = fileio.io()
         files.write(self._index_fd, INDEX_ENTRY.pack(*self._index[-1]))
         if len(self._time_index) > self._time_entries_on_disk:
+            assert self._time_index_fd is not None  # opened with the offset index, above
             files.write(self._time_index_fd, TIME_ENTRY.pack(*self._time_index[-1]))
             self._time_entries_on_disk = len(self._time_index)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import attrs
 
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.offsets import CommitRequest, CommittedOffset
+from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.replica_manager import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from trafka.domain.topics import TopicPartition
@@ -62,19 +63,23 @@ def plan_reset(view: BrokerView, group_id: str, target: str, timestamp_ms: int |
         )
     if target not in RESET_TARGETS:
         raise ConsoleError(f"Reset to one of {', '.join(RESET_TARGETS)}, not {target!r}.")
-    if target == "timestamp" and timestamp_ms is None:
-        raise ConsoleError("Give a timestamp to reset to.")
+    if target == "timestamp":
+        if timestamp_ms is None:
+            raise ConsoleError("Give a timestamp to reset to.")
+        wanted = timestamp_ms
+    else:
+        wanted = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}[target]
     plan = []
     for tp, committed in sorted(view.offsets.fetch(group_id, None).items()):
-        if committed is None or view.replicas.watermarks(tp) is None:
+        marks = view.replicas.watermarks(tp)
+        if committed is None or marks is None:
             continue
-        wanted = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}.get(target, timestamp_ms)
         found = view.replicas.list_offset(tp, wanted)
         offset = found.offset
         if found.error is not ErrorCode.NONE:
             raise ConsoleError(f"{tp}: {found.error.name}")
         if offset < 0:  # no record at or after the timestamp: the log end, as Kafka's tool does
-            offset = view.replicas.watermarks(tp)[1]
+            offset = marks[1]
         plan.append(OffsetReset(tp, committed.offset, offset))
     return plan
 

@@ -206,11 +206,12 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         name = request.path_params["name"]
         if not access_of(request).allows(AclOperation.DELETE, ResourceType.TOPIC, name):
             return denied(request, f"delete the topic '{name}'")
-        if view.catalog.get(name) is None:
+        topic = view.catalog.get(name)
+        if topic is None:
             return page(
                 request, "message.html", 404, title="No such topic", message=f"The topic '{name}' does not exist."
             )
-        return page(request, "confirm_delete.html", name=name, row=pages.topic_row(view, view.catalog.get(name)))
+        return page(request, "confirm_delete.html", name=name, row=pages.topic_row(view, topic))
 
     async def delete_topic(request: Request) -> Response:
         form = await form_of(request)

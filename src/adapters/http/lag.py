@@ -6,14 +6,26 @@ tools do (kafka-consumer-groups.sh: LAG = LOG-END-OFFSET - CURRENT-OFFSET).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 
+from trafka.domain.groups import GroupCoordinator, OffsetManager
+from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
-if TYPE_CHECKING:
-    from .view import BrokerView
+
+class GroupsAndLogs(Protocol):
+    """The domain services lag is read from (`BrokerView` is one)."""
+
+    @property
+    def coordinator(self) -> GroupCoordinator: ...
+
+    @property
+    def offsets(self) -> OffsetManager: ...
+
+    @property
+    def replicas(self) -> ReplicaManager: ...
 
 
 @attrs.frozen
@@ -27,7 +39,7 @@ class PartitionLag:
         return max(self.log_end_offset - self.committed, 0)
 
 
-def group_lag(view: BrokerView, group_id: str) -> list[PartitionLag]:
+def group_lag(view: GroupsAndLogs, group_id: str) -> list[PartitionLag]:
     """Every partition the group has committed an offset for, that still exists, by topic and partition."""
     rows = []
     for tp, committed in sorted(view.offsets.fetch(group_id, None).items()):
@@ -38,5 +50,5 @@ def group_lag(view: BrokerView, group_id: str) -> list[PartitionLag]:
     return rows
 
 
-def all_group_lag(view: BrokerView) -> dict[str, list[PartitionLag]]:
+def all_group_lag(view: GroupsAndLogs) -> dict[str, list[PartitionLag]]:
     return {listing.group_id: group_lag(view, listing.group_id) for listing in view.coordinator.list_groups()}

@@ -18,18 +18,24 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode
 
-from .lag import all_group_lag
+from .lag import GroupsAndLogs, all_group_lag
 
-if TYPE_CHECKING:
-    from .view import BrokerView
+
+class WatchedBroker(GroupsAndLogs, Protocol):
+    """What the scrape-time gauges read: the catalog besides lag's services (`BrokerView` is one)."""
+
+    @property
+    def catalog(self) -> TopicCatalog: ...
+
 
 # TotalTimeMs in milliseconds, as Kafka reports it; long-poll fetches land near their max_wait_ms.
 LATENCY_BUCKETS_MS = (0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
@@ -62,7 +68,7 @@ class BrokerMetrics:
         self._exists: Callable[[str], bool] = lambda topic: True
         self.registry.register(_ObservedCollector(self))
 
-    def watch(self, view: BrokerView) -> None:
+    def watch(self, view: WatchedBroker) -> None:
         """Add the scrape-time gauges read from the broker's domain services, and keep per-topic
         series for topics in the catalog only (as Kafka drops a deleted topic's metrics)."""
         self._exists = lambda topic: view.catalog.get(topic) is not None
@@ -192,7 +198,7 @@ class _ObservedCollector(Collector):
 
 
 class _LogAndGroupCollector(Collector):
-    def __init__(self, view: BrokerView) -> None:
+    def __init__(self, view: WatchedBroker) -> None:
         self._view = view
 
     def describe(self) -> list[Metric]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from trafka.domain.groups.metadata import GroupMetadata
-from trafka.domain.groups.offsets import CommittedOffset
+from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata
 from trafka.domain.topics import TopicPartition
 
 

@@ -24,7 +24,6 @@ from jsonschema.exceptions import SchemaError
 
 from trafka.domain.schemas import ParsedSchema, Schema, SchemaType
 
-NUMBERS = {"integer", "number"}
 RELAXING = {  # keyword: (larger is looser?)
     "maxLength": True,
     "minLength": False,

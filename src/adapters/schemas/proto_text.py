@@ -14,8 +14,10 @@ rebuilt from the descriptor alone.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from google.protobuf import descriptor_pb2, text_encoding
+from google.protobuf.message import Message
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -69,10 +71,10 @@ def _option_value(value: object) -> str:
     return str(value)
 
 
-def _options(options: object, skip: Iterable[str] = ()) -> list[tuple[str, str]]:
+def _options(options: Message, skip: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The options message's set standard fields, as (name, value) pairs; custom options are left out."""
     pairs = []
-    for field, value in options.ListFields():  # type: ignore[attr-defined]
+    for field, value in options.ListFields():
         repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == field.LABEL_REPEATED
         if field.is_extension or field.name in skip or repeated or field.type == field.TYPE_MESSAGE:
             continue
@@ -83,10 +85,17 @@ def _options(options: object, skip: Iterable[str] = ()) -> list[tuple[str, str]]
     return pairs
 
 
-def _ranges(ranges: Iterable[object], *, end_inclusive: bool) -> str:
+class _Range(Protocol):
+    """A reserved or extension range of a message or enum (DescriptorProto.ReservedRange and the like)."""
+
+    start: int
+    end: int
+
+
+def _ranges(ranges: Iterable[_Range], *, end_inclusive: bool) -> str:
     parts = []
     for r in ranges:
-        start, end = r.start, r.end if end_inclusive else r.end - 1  # type: ignore[attr-defined]
+        start, end = r.start, r.end if end_inclusive else r.end - 1
         if start == end:
             parts.append(str(start))
         else:
@@ -103,7 +112,8 @@ class ProtoPrinter:
         self.file = file
         self.proto3 = file.syntax == "proto3"
         self.lines: list[str] = []
-        self.maps = {}  # full name of a map entry message -> (key field, value field)
+        # full name of a map entry message -> (key field, value field)
+        self.maps: dict[str, tuple[descriptor_pb2.FieldDescriptorProto, descriptor_pb2.FieldDescriptorProto]] = {}
         self._collect_maps(file.message_type, f".{file.package}" if file.package else "")
 
     def _collect_maps(self, messages: Iterable[descriptor_pb2.DescriptorProto], scope: str) -> None:

@@ -20,11 +20,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TypeAlias
 
 import attrs
 from google.protobuf import descriptor_pb2
 
-F = descriptor_pb2.FieldDescriptorProto
+F: TypeAlias = descriptor_pb2.FieldDescriptorProto
 
 
 class Difference(enum.Enum):
@@ -303,13 +304,14 @@ def _compare_fields(
                             compare_field(ctx, old_fields[number], new_fields[number])
     for number in sorted(old_top_left.keys() | new_top.keys()):
         with ctx.enter(number):
-            old, new = old_top_left.get(number), new_top.get(number)
-            if new is None:
-                ctx.add(D.REQUIRED_FIELD_REMOVED if old.label == F.LABEL_REQUIRED else D.FIELD_REMOVED)
-            elif old is None:
-                ctx.add(D.REQUIRED_FIELD_ADDED if new.label == F.LABEL_REQUIRED else D.FIELD_ADDED)
+            if number not in new_top:
+                removed = old_top_left[number]
+                ctx.add(D.REQUIRED_FIELD_REMOVED if removed.label == F.LABEL_REQUIRED else D.FIELD_REMOVED)
+            elif number not in old_top_left:
+                added = new_top[number]
+                ctx.add(D.REQUIRED_FIELD_ADDED if added.label == F.LABEL_REQUIRED else D.FIELD_ADDED)
             else:
-                compare_field(ctx, old, new)
+                compare_field(ctx, old_top_left[number], new_top[number])
     all_old = {**old_top, **old_in_oneofs}
     for number in sorted(all_old.keys() & all_new.keys()):
         old_oneof, new_oneof = old_oneof_of.get(number), new_oneof_of.get(number)

@@ -26,7 +26,7 @@ import functools
 import importlib
 import pkgutil
 import urllib.parse
-from typing import Any
+from typing import Any, TypeAlias
 
 import google.type
 from google.protobuf import (
@@ -42,7 +42,7 @@ from google.protobuf import (
     timestamp_pb2,
     wrappers_pb2,
 )
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -60,7 +60,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-FD = descriptor.FieldDescriptor
+FD: TypeAlias = descriptor.FieldDescriptor
 SCALARS: dict[int, DataType] = {
     FD.TYPE_INT32: IntegerType(),
     FD.TYPE_SINT32: IntegerType(),
@@ -260,7 +260,7 @@ class ProtobufReader:
             raise ValueError("the schema defines no message")
         self.message = message_name(main, [0])
         self.writer_names: dict[int, dict[tuple[int, ...], str]] = {}
-        self._classes: dict[str, type] | None = None
+        self._classes: dict[str, type[Message]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key not in ("_classes", "_pool")} | {
@@ -270,7 +270,7 @@ class ProtobufReader:
     def spark_type(self) -> StructType:
         return spark_type(self.latest.pool().FindMessageTypeByName(self.message))
 
-    def _class(self, name: str) -> type:
+    def _class(self, name: str) -> type[Message]:
         if self._classes is None:
             self._classes = {}
             self._pool = self.latest.pool()

@@ -14,6 +14,8 @@ while the rest of their batch is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kafka import codec
 
 from trafka.domain.batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
@@ -23,7 +25,7 @@ from trafka.domain.varint import read_varint
 from .errors import SourceError
 from .schema import RecordColumns
 
-_INFLATE = {
+_INFLATE: dict[int, Callable[[bytes], bytes]] = {  # Compression is an IntEnum: keyed by the header's int
     Compression.GZIP: codec.gzip_decode,
     Compression.SNAPPY: codec.snappy_decode,
     Compression.LZ4: codec.lz4_decode,
@@ -36,7 +38,7 @@ def batch_body(batch: bytes | memoryview, header: BatchHeader) -> bytes:
     body = bytes(batch[HEADER_SIZE : header.size])
     if header.compression == Compression.NONE:
         return body
-    inflate = _INFLATE.get(header.compression)  # type: ignore[call-overload]
+    inflate = _INFLATE.get(header.compression)
     if inflate is None:
         raise SourceError(f"batch at offset {header.base_offset} uses unknown compression codec {header.compression}")
     try:
@@ -92,7 +94,7 @@ def _append_records(
             pos += value_length
         else:
             value = None
-        headers = None
+        headers: list[tuple[str, bytes | None]] | None = None
         if want_headers:
             count, pos = read_varint(buf, pos)
             if count:

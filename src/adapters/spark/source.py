@@ -41,7 +41,8 @@ try:  # PySpark 4.2+: admission control (maxOffsetsPerTrigger) and Trigger.Avail
 
     _StreamBases: tuple[type, ...] = (DataSourceStreamReader, SupportsTriggerAvailableNow)
 except ImportError:  # PySpark 4.0 and 4.1 call latestOffset() without arguments
-    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    # With PySpark installed these names are classes (assignment, misc); without it, Any (unused-ignore).
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc,unused-ignore]
     _StreamBases = (DataSourceStreamReader,)
 
 
@@ -100,7 +101,7 @@ class TrafkaBatchReader(DataSourceReader):
         return _read(self.options, self.open_log_dir, partition, self.decoder)
 
 
-class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]
+class TrafkaStreamReader(*_StreamBases):  # type: ignore[misc]  # bases chosen at import, by PySpark version
     """Micro-batches over Spark's Kafka offsets, `{"topic": {"partition": next offset}}`.
 
     Partitions that appear while the stream runs are read from their log start, as Spark does.

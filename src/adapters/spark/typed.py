@@ -165,7 +165,7 @@ def conform(spark_type: DataType, value: Any) -> Any:
     return value
 
 
-PYTHON_TYPES = {
+PYTHON_TYPES: dict[type, type | tuple[type, ...]] = {
     StringType: str,
     BooleanType: bool,
     IntegerType: int,

@@ -1,4 +1,5 @@
-"""Group metadata as Kafka keeps it in `__consumer_offsets`: what a GroupMetadataValue record holds.
+"""Group metadata as Kafka keeps it in `__consumer_offsets`: what a GroupMetadataValue record holds
+(and, beside it, what an OffsetCommitValue holds: a `CommittedOffset`).
 
 The classic coordinator writes a group's metadata when a generation completes (the leader's
 SyncGroup, with every member's assignment), when a rebalance leaves the group Empty (the new
@@ -17,6 +18,14 @@ import attrs
 
 from .model import Group, Member, Protocol
 from .state import GroupState
+
+
+@attrs.frozen
+class CommittedOffset:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+    commit_timestamp_ms: int = -1
 
 
 @attrs.frozen

@@ -18,19 +18,11 @@ from ..errors import ErrorCode
 from ..ports import OffsetStore
 from ..topics import TopicPartition
 from .coordinator import GroupCoordinator
-from .metadata import GroupMetadataRecord
+from .metadata import CommittedOffset, GroupMetadataRecord
 from .state import GroupState
 
 OFFSET_METADATA_MAX_BYTES = 4096
 CONSUMER_PROTOCOL = "consumer"
-
-
-@attrs.frozen
-class CommittedOffset:
-    offset: int
-    leader_epoch: int = -1
-    metadata: str | None = ""
-    commit_timestamp_ms: int = -1
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ before a hard one; the default level is BACKWARD and the default mode READWRITE.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .model import (
     DEFAULT_COMPATIBILITY,
@@ -25,6 +26,7 @@ from .model import (
     ParsedSchema,
     RegistryError,
     Schema,
+    SchemaReference,
     SchemaType,
     SubjectVersion,
 )
@@ -47,7 +49,7 @@ class SchemaRegistry:
         self._formats = dict(formats)
         self._subjects: dict[str, dict[int, SubjectVersion]] = {}
         self._parsed_by_id: dict[int, ParsedSchema] = {}
-        self._id_by_identity: dict[tuple[SchemaType, str, tuple], int] = {}
+        self._id_by_identity: dict[tuple[SchemaType, str, tuple[SchemaReference, ...]], int] = {}
         self._max_id = 0
         self._configs: dict[str | None, CompatibilityLevel] = {}
         self._modes: dict[str | None, Mode] = {}
@@ -75,7 +77,7 @@ class SchemaRegistry:
                 if number <= entry.value["version"]:
                     versions[number] = SubjectVersion(version.subject, number, version.schema_id, version.schema, True)
 
-    def _apply_schema(self, subject: str, number: int, value: dict | None) -> None:
+    def _apply_schema(self, subject: str, number: int, value: dict[str, Any] | None) -> None:
         if value is None:
             versions = self._subjects.get(subject)
             if versions is not None:
@@ -201,7 +203,7 @@ class SchemaRegistry:
         return matches[-1] if matches else None
 
     @staticmethod
-    def _identity(parsed: ParsedSchema) -> tuple[SchemaType, str, tuple]:
+    def _identity(parsed: ParsedSchema) -> tuple[SchemaType, str, tuple[SchemaReference, ...]]:
         return (parsed.schema.schema_type, parsed.canonical, parsed.schema.references)
 
     def compatibility(self, subject: str | None, *, default_to_global: bool = True) -> CompatibilityLevel:
@@ -337,7 +339,7 @@ class SchemaRegistry:
         if self.mode(subject) in (Mode.READONLY, Mode.READONLY_OVERRIDE):
             raise RegistryError.operation_not_permitted(f"Subject {subject} is in read-only mode")
 
-    def set_config(self, subject: str | None, level: str) -> tuple[CompatibilityLevel, list[RegistryEntry]]:
+    def set_config(self, subject: str | None, level: object) -> tuple[CompatibilityLevel, list[RegistryEntry]]:
         parsed = parse_compatibility(level)
         return parsed, [config_entry(subject, parsed)]
 
@@ -348,7 +350,7 @@ class SchemaRegistry:
         previous = self.compatibility(subject)
         return previous, [config_entry(subject, None)]
 
-    def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> tuple[Mode, list[RegistryEntry]]:
+    def set_mode(self, subject: str | None, mode: object, *, force: bool = False) -> tuple[Mode, list[RegistryEntry]]:
         parsed = parse_mode(mode)
         if (
             parsed is Mode.IMPORT

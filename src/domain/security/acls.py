@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import attrs
 
 from ..errors import ErrorCode
-from ..ports import AclStore
 from .principal import KafkaPrincipal
 
 
@@ -192,6 +192,16 @@ class AclBindingFilter:
 class AclCreationResult:
     error: ErrorCode = ErrorCode.NONE
     message: str | None = None
+
+
+class AclStore(Protocol):
+    """Where ACLs live, each with an id (Kafka: AccessControlEntryRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[uuid.UUID, AclBinding]:
+        """Every stored ACL by id."""
+
+    def acls_changed(self, added: Sequence[tuple[uuid.UUID, AclBinding]], removed: Sequence[uuid.UUID]) -> None:
+        """Persist one change, durably, before it takes effect."""
 
 
 class Authorizer:

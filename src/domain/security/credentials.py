@@ -11,12 +11,12 @@ UNSUPPORTED_SASL_MECHANISM; the server computes stored and server keys from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import attrs
 
 from ..errors import ErrorCode
-from ..ports import ScramCredentialStore
 from .scram import MAX_ITERATIONS, ScramCredential, ScramMechanism
 
 _TWICE = "A user credential cannot be altered twice in the same request"
@@ -43,6 +43,20 @@ class UserResult:
     error: ErrorCode = ErrorCode.NONE
     message: str | None = None
     credentials: tuple[tuple[int, int], ...] = ()  # (mechanism type, iterations)
+
+
+class ScramCredentialStore(Protocol):
+    """Where SCRAM credentials live (Kafka: UserScramCredentialRecord in `__cluster_metadata`)."""
+
+    def load(self) -> Mapping[tuple[str, ScramMechanism], ScramCredential]:
+        """Every stored credential by (user, mechanism)."""
+
+    def credentials_changed(
+        self,
+        upserted: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        removed: Sequence[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Persist one alteration, durably, before it takes effect."""
 
 
 class UserScramCredentials:

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from ..catalog import TopicCatalog
 from ..errors import ErrorCode, KafkaError
-from ..groups.offsets import CommittedOffset, OffsetManager
+from ..groups.metadata import CommittedOffset
+from ..groups.offsets import OffsetManager
 from ..replica_manager import ReplicaManager
 from ..topics import TopicPartition
 from .coordinator import Marker, TransactionCoordinator, TxnMetadata
@@ -87,7 +88,7 @@ class TransactionService:
         now: int,
     ) -> dict[TopicPartition, ErrorCode]:
         error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
-        results = {}
+        results: dict[TopicPartition, ErrorCode] = {}
         for tp, _committed in offsets.items():
             if error is not ErrorCode.NONE:
                 results[tp] = error
