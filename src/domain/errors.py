@@ -28,6 +28,12 @@ class ErrorCode(enum.IntEnum):
         member.message = message
         return member
 
+    @classmethod
+    def of(cls, code: int) -> ErrorCode:
+        """The member for a code read from the wire: `ErrorCode(code)`, which the type checker reads as
+        the three-argument constructor above."""
+        return cls._value2member_map_[code]  # type: ignore[return-value]  # the members, by value
+
     # One line per code, as Kafka's Errors lists them: name = code, retriable, message.
     # fmt: off
     UNKNOWN_SERVER_ERROR = -1, False, "The server experienced an unexpected error when processing the request."

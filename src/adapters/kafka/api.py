@@ -50,14 +50,14 @@ class Handle(Protocol):
     """A handler: the request body decoded at `version`, answered with a response object, a `Deferred`
     one, or `NO_RESPONSE`."""
 
-    def __call__(self, ctx: BrokerContext, request: Any, version: int, client: ClientInfo) -> Any: ...
+    def __call__(self, ctx: BrokerContext, request: Any, version: int, client: ClientInfo, /) -> Any: ...
 
 
 class Refusal(Protocol):
     """The request answered with `error` from its own fields, serving nothing; None when Kafka sends no
     response (the connection is then closed)."""
 
-    def __call__(self, api: KafkaApi, request: Any, version: int, error: int) -> Any | None: ...
+    def __call__(self, api: KafkaApi, request: Any, version: int, error: int, /) -> Any | None: ...
 
 
 def top_level_error(api: KafkaApi, request: Any, version: int, error: int) -> Any | None:

@@ -15,7 +15,6 @@ from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..security.partial import (
-    MESSAGES,
     TOPIC_REFUSED,
     Refused,
     served_and_refused,
@@ -72,7 +71,7 @@ def refused_resources(entry: str, answered: str, broker_types: frozenset[int], *
                 extra.append(
                     Result(
                         error_code=error,
-                        error_message=MESSAGES[error],
+                        error_message=error.message,
                         resource_type=resource.resource_type,
                         resource_name=resource.resource_name,
                         **empty,

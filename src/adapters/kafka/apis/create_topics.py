@@ -8,7 +8,7 @@ a refused topic answers "Authorization failed.".
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, TypeAlias
 
 from kafka.protocol.admin import (
     CreateTopicsRequest,
@@ -35,7 +35,7 @@ from ..security.partial import (
 VERSIONS = (2, 7)
 
 
-CreateResult = CreateTopicsResponse.CreatableTopicResult
+CreateResult: TypeAlias = CreateTopicsResponse.CreatableTopicResult
 
 
 def check_assignment(ctx: BrokerContext, broker_lists) -> None:

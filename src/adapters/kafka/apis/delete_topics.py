@@ -24,7 +24,6 @@ from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
-    MESSAGES,
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
@@ -51,8 +50,8 @@ def handle_delete_topics(
             if name is None:
                 topic = ctx.catalog.delete_by_id(topic_id)
             else:
-                topic = ctx.catalog.get(name)
-                if topic is not None and topic.is_internal:
+                found = ctx.catalog.get(name)
+                if found is not None and found.is_internal:
                     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Internal topic {name} cannot be deleted")
                 topic = ctx.catalog.delete(name)
             ctx.groups.offsets.forget_topic(topic.name)
@@ -87,7 +86,7 @@ def _refusal_entries(response_class: Any, request: Any, version: int, error: int
 def _partial(r: Refused) -> Any:
     Result = r.handler.response.DeletableTopicResult
     catalog, denied = r.ctx.catalog, r.topics()
-    message = MESSAGES[TOPIC_REFUSED] if r.version >= 5 else None
+    message = TOPIC_REFUSED.message if r.version >= 5 else None
 
     def refusal(name: str | None, topic_id: Any) -> Any:
         return Result(name=name, topic_id=topic_id, error_code=TOPIC_REFUSED, error_message=message)

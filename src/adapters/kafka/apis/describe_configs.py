@@ -6,6 +6,8 @@ Authorization: DESCRIBE_CONFIGS on the cluster for broker resources, on each top
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
@@ -33,10 +35,10 @@ from .config_resources import (
     refused_resources,
 )
 
-ConfigsResult = DescribeConfigsResponse.DescribeConfigsResult
+ConfigsResult: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult
 
 
-ConfigValue = ConfigsResult.DescribeConfigsResourceResult
+ConfigValue: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
 
 
 def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:

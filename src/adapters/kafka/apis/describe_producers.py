@@ -21,7 +21,6 @@ from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
-    MESSAGES,
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
@@ -74,7 +73,7 @@ def _refused_topic(Response, entry, version: int) -> Any:
         name=entry.name,
         partitions=[
             Partition(
-                partition_index=p, error_code=TOPIC_REFUSED, error_message=MESSAGES[TOPIC_REFUSED], active_producers=[]
+                partition_index=p, error_code=TOPIC_REFUSED, error_message=TOPIC_REFUSED.message, active_producers=[]
             )
             for p in entry.partition_indexes
         ],

@@ -27,7 +27,7 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
-from ..wire.fast_fetch import FetchAnswer, TopicAnswer
+from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
 
 VERSIONS = (4, 17)
 
@@ -63,11 +63,11 @@ def _read(ctx: BrokerContext, request: FetchRequest, version: int) -> tuple[list
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
     gathered = 0
     errors = False
-    topics = []
+    topics: list[TopicAnswer] = []
     tally: Tally = []
     for topic in request.topics:
         name, topic_error = _topic_name(ctx, topic, version)
-        partitions = []
+        partitions: list[PartitionAnswer] = []
         for part in topic.partitions:
             if topic_error is not ErrorCode.NONE or name is None:
                 result = FetchResult(topic_error)

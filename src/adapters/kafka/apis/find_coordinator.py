@@ -19,7 +19,6 @@ from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
-    MESSAGES,
     PartialAnswer,
     Refused,
     served_and_refused,
@@ -106,7 +105,7 @@ def no_coordinator(handler: Any, body: Any, version: int, error: int) -> Any:
         version=version,
         throttle_time_ms=0,
         error_code=error,
-        error_message=MESSAGES.get(error),
+        error_message=ErrorCode.of(error).message,
         node_id=-1,
         host="",
         port=-1,

@@ -34,6 +34,7 @@ from ..security.partial import (
 )
 from ..wire.fast_produce import (
     OnePartition,
+    PartitionAnswer,
     ProduceAnswer,
     ProduceRequestView,
     decode_one_partition,
@@ -51,11 +52,11 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
     valid_acks = acks in (0, 1, -1)
     appended: list[TopicPartition] = []
     failed = False
-    responses = []
-    for topic in request.topic_data:
+    responses: list[tuple[str, list[PartitionAnswer]]] = []
+    for topic in request.topic_data:  # type: ignore[union-attr]  # null only in a malformed request: it raises
         name = topic.name
-        partitions = []
-        for data in topic.partition_data:
+        partitions: list[PartitionAnswer] = []
+        for data in topic.partition_data:  # type: ignore[union-attr]  # likewise
             tp = TopicPartition(name, data.index)
             result = produce(tp, data.records, now) if valid_acks else _INVALID_ACKS
             error = result.error

@@ -47,6 +47,7 @@ def handle_txn_offset_commit(
         fencing = ctx.groups.coordinator.validate_offset_commit(
             request.group_id, request.member_id, request.generation_id, ctx.clock_ms(), request.group_instance_id
         )
+    errors: dict[TopicPartition, ErrorCode]
     if fencing is not ErrorCode.NONE:
         errors = dict.fromkeys(offsets, fencing)
     else:

@@ -257,9 +257,9 @@ class _Reader:
                 if verdict is _NEXT:
                     continue
             request = self._decode(frame)
-            if request is _CLOSE:
-                return
-            if request is _NEXT:
+            if not isinstance(request, DecodedRequest):
+                if request is _CLOSE:
+                    return
                 continue
             if await self._serve(request) is _CLOSE:
                 return

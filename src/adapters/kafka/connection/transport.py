@@ -80,7 +80,7 @@ class SocketTransport:
         return count
 
     async def send(self, buffers: Sequence[bytes]) -> None:
-        pending = list(buffers)
+        pending: list[bytes | memoryview] = list(buffers)
         while pending:
             batch = pending if len(pending) <= _IOV_MAX else pending[:_IOV_MAX]
             try:

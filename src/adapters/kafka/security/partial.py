@@ -25,12 +25,6 @@ from trafka.domain.security.acls import ResourceType as Res
 from ..api import NO_RESPONSE, Deferred
 
 TOPIC_REFUSED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-MESSAGES = {  # Kafka's Errors.message() of each refusal
-    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
-    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
-    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
-    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
-}
 
 
 @attrs.frozen

@@ -235,7 +235,7 @@ class OnePartition(NamedTuple):
     correlation_id: int
     acks: int
     topic: str
-    index: int
+    index: int  # type: ignore[assignment]  # Kafka's field name; it shadows tuple.index, which nothing calls
     records: bytes
 
 
