@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from trafka.domain.configs import ConfigResourceType
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
@@ -20,13 +21,13 @@ from ..security.partial import (
     served_and_refused,
 )
 
-TOPIC_RESOURCE = 2
+TOPIC_RESOURCE = ConfigResourceType.TOPIC
 
 
-BROKER_RESOURCE = 4
+BROKER_RESOURCE = ConfigResourceType.BROKER
 
 
-BROKER_LOGGER_RESOURCE = 8
+BROKER_LOGGER_RESOURCE = ConfigResourceType.BROKER_LOGGER
 
 
 Names = Callable[[Any, int, Any], Iterable[str]]  # (request, version, ctx) -> resource names
@@ -51,7 +52,7 @@ Answer = Callable[[Refused], Any]
 def _config_error(r: Refused, resource: Any, broker_types: frozenset[int]) -> ErrorCode | None:
     if resource.resource_type in broker_types and r.denied.get(Res.CLUSTER):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    if resource.resource_type == TOPIC_CONFIG and resource.resource_name in r.topics():
+    if resource.resource_type == TOPIC_RESOURCE and resource.resource_name in r.topics():
         return TOPIC_REFUSED
     return None
 
@@ -82,7 +83,6 @@ def refused_resources(entry: str, answered: str, broker_types: frozenset[int], *
     return answer
 
 
-TOPIC_CONFIG = TOPIC_RESOURCE
 WITH_LOGGERS = frozenset({BROKER_RESOURCE, BROKER_LOGGER_RESOURCE})
 WITHOUT_LOGGERS = frozenset({BROKER_RESOURCE})
 CONFIGS = frozenset({Res.CLUSTER, Res.TOPIC})
