@@ -35,7 +35,7 @@ from trafka.adapters.filesystem.records import (
 )
 from trafka.domain.batch import CRC_START, HEADER_SIZE, BatchHeader, TimestampType
 
-from .cli_output import ERROR, OK, fail
+from .output import ERROR, OK, fail
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 _INDEX_ENTRY = struct.Struct(">ii")
