@@ -54,7 +54,7 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
-from .config import ConfigError, Settings
+from .config.settings import ConfigError, Settings
 from .security_wiring import authentication_from, authorization_from
 from .tls_wiring import tls_from
 

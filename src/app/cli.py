@@ -21,7 +21,14 @@ from trafka.domain.listeners import Listener
 from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
 from .check import run_check
 from .cli_config import add_config_parser, run_config
-from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
+from .config.settings import (
+    ConfigError,
+    Settings,
+    config_path,
+    load_configuration,
+    load_settings,
+    log_ignored_kafka_keys,
+)
 from .export import add_export_parser, run_export
 from .ops.commands import OPERATOR_COMMANDS, add_operator_parsers
 from .runtime import close_broker, request_shutdown, run_broker

@@ -17,7 +17,7 @@ import attrs
 
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
 
-from .config import ConfigError, Settings, config_path, load_configuration
+from .config.settings import ConfigError, Settings, config_path, load_configuration
 from .ops.output import OK, USAGE, fail, print_json, print_rows
 
 _LOG_TOPIC_CONFIG = {

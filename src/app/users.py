@@ -20,7 +20,7 @@ from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCre
 from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
 
 from .bootstrap import default_adapters
-from .config import ConfigError, load_settings
+from .config.settings import ConfigError, load_settings
 
 SALT_BYTES = 32
 

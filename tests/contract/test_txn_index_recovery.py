@@ -13,7 +13,7 @@ import pytest
 
 from tests.batches import make_batch
 from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
 

@@ -11,7 +11,7 @@ import trio
 from trafka.adapters.http import BrokerView, build_app, serve_http
 from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.cli import _overrides, build_parser
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
 from trafka.app.runtime import request_shutdown, run_broker
 
 

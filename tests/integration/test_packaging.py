@@ -80,7 +80,7 @@ def test_a_broker_that_serves_no_registry_imports_none_of_its_libraries():
     code = (
         "import sys; "
         "from trafka.app.bootstrap import bootstrap, default_adapters; "
-        "from trafka.app.config import load_settings; "
+        "from trafka.app.config.settings import load_settings; "
         "settings = load_settings(overrides={'storage': {'kind': 'memory'}}); "
         "bootstrap(settings, default_adapters(settings)); "
         "heavy = {'fastavro', 'jsonschema', 'grpc_tools', 'google', 'starlette', 'hypercorn', 'jinja2'}; "

@@ -14,7 +14,7 @@ from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.registry import NO_RESPONSE, CloseConnection, Deferred
 from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
 
 REGISTRY = build_registry()
 CASES = [

@@ -13,7 +13,7 @@ from trafka.adapters.kafka.faults import Faults, can_fail
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.registry import CloseConnection, Deferred
 from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
 

@@ -6,7 +6,7 @@ import pytest
 
 from trafka.adapters.memory import MemoryScramCredentialStore
 from trafka.app.bootstrap import listeners_from
-from trafka.app.config import ConfigError, load_settings
+from trafka.app.config.settings import ConfigError, load_settings
 from trafka.app.security_wiring import authentication_from
 from trafka.domain.security import UserScramCredentials
 
