@@ -164,7 +164,7 @@ def main() -> int:
             broker, bootstrap = spawn_trafka(data_dir)
         produce_seconds = produce(bootstrap, args.topic, args.partitions, args.records)
 
-        from trafka.app.spark_wiring import build_session
+        from trafka.app.wiring.spark import build_session
 
         started = time.monotonic()
         spark = build_session(args.master, "trafka bench")

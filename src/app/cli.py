@@ -18,7 +18,6 @@ from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.domain.listeners import Listener
 
-from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
 from .check import run_check
 from .cli_config import add_config_parser, run_config
 from .config.settings import (
@@ -31,8 +30,9 @@ from .config.settings import (
 )
 from .export import add_export_parser, run_export
 from .ops.commands import OPERATOR_COMMANDS, add_operator_parsers
-from .runtime import close_broker, request_shutdown, run_broker
 from .users import add_user_parser, run_user
+from .wiring.bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
+from .wiring.runtime import close_broker, request_shutdown, run_broker
 
 log = logging.getLogger("trafka")
 

@@ -147,7 +147,7 @@ def _prepare(args: argparse.Namespace) -> _Plan:
         from trafka.adapters.spark.decode import record_decoder
         from trafka.adapters.spark.options import format_options
 
-        from .spark_wiring import open_log_dir
+        from .wiring.spark import open_log_dir
     except ImportError as exc:
         raise ExportError(f"export needs the spark extra (pip install 'trafka[spark]'): {exc}") from None
 
@@ -195,7 +195,7 @@ def _write(plan: _Plan) -> None:
     from pyspark.sql import Observation, SparkSession
     from pyspark.sql import functions as F
 
-    from .spark_wiring import build_session
+    from .wiring.spark import build_session
 
     args = plan.args
     total = sum(r.size for r in plan.ranges)

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from trafka.app.bootstrap import listeners_from
 from trafka.app.cli import _overrides, build_parser
 from trafka.app.config.settings import Settings, config_path, load_settings
+from trafka.app.wiring.bootstrap import listeners_from
 from trafka.domain.listeners import Listener
 
 from .broker import BrokerProcess

@@ -79,7 +79,7 @@ def test_a_broker_that_serves_no_registry_imports_none_of_its_libraries():
     # memory: a broker without --http-port or a schema-validated topic never imports them.
     code = (
         "import sys; "
-        "from trafka.app.bootstrap import bootstrap, default_adapters; "
+        "from trafka.app.wiring.bootstrap import bootstrap, default_adapters; "
         "from trafka.app.config.settings import load_settings; "
         "settings = load_settings(overrides={'storage': {'kind': 'memory'}}); "
         "bootstrap(settings, default_adapters(settings)); "

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from trafka.app.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.app.config.kafka_keys import (
     KafkaConfigError,
     env_to_kafka_key,
@@ -16,6 +15,7 @@ from trafka.app.config.kafka_keys import (
     overrides_from_config_names,
 )
 from trafka.app.config.settings import ConfigError, load_configuration, load_settings
+from trafka.app.wiring.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.domain.configs import ConfigSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -21,8 +21,8 @@ from trafka.adapters.kafka.codec import decode_request, encode_response
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.handlers import build_registry
 from trafka.adapters.kafka.handlers.produce import answer_one_partition, handle_produce
-from trafka.app.bootstrap import bootstrap, default_adapters
 from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)
