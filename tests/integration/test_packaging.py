@@ -40,7 +40,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
         "trafka/py.typed",
         "trafka/domain/__init__.py",
         "trafka/adapters/kafka/server.py",
-        "trafka/app/cli.py",
+        "trafka/app/cli/main.py",
         "trafka/app/pytest_plugin.py",
         "trafka/adapters/filesystem/schemas/TopicRecord.json",
     ):
@@ -50,7 +50,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
 def test_the_wheel_declares_the_console_script_and_the_pytest_plugin(wheel):
     [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
-    assert "[console_scripts]\ntrafka = trafka.app.cli:main" in text
+    assert "[console_scripts]\ntrafka = trafka.app.cli.main:main" in text
     assert "[pytest11]\ntrafka = trafka.app.pytest_plugin" in text
 
 

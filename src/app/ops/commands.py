@@ -1,5 +1,5 @@
 """The operator commands (`topic`, `group`, `produce`, `consume`, `cluster`, `dump-log`), one module each,
-registered here so that `trafka.app.cli` stays the broker's own entry point."""
+registered here so that `trafka.app.cli.main` stays the broker's own entry point."""
 
 from __future__ import annotations
 

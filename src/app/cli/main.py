@@ -18,9 +18,7 @@ from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.domain.listeners import Listener
 
-from .check import run_check
-from .cli_config import add_config_parser, run_config
-from .config.settings import (
+from ..config.settings import (
     ConfigError,
     Settings,
     config_path,
@@ -28,11 +26,13 @@ from .config.settings import (
     load_settings,
     log_ignored_kafka_keys,
 )
+from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers
+from ..wiring.bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
+from ..wiring.runtime import close_broker, request_shutdown, run_broker
+from .check import run_check
+from .config import add_config_parser, run_config
 from .export import add_export_parser, run_export
-from .ops.commands import OPERATOR_COMMANDS, add_operator_parsers
 from .users import add_user_parser, run_user
-from .wiring.bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
-from .wiring.runtime import close_broker, request_shutdown, run_broker
 
 log = logging.getLogger("trafka")
 
