@@ -9,9 +9,9 @@
 4. For each source (`data_dir`: segment files; `bootstrap`: Fetch from the broker), `--runs` times:
    - **scan**: `spark.read.format("trafka")...write.format("noop")`, headers included: reading and
      decoding only;
-   - **export**: `trafka export` in-process (`trafka.app.export.run_export`) to Parquet (`--format`) in a
+   - **export**: `trafka export` in-process (`trafka.app.cli.export.run_export`) to Parquet (`--format`) in a
      temporary directory: plan, read, write, rename, summary, on the already warm JVM;
-   - **command**: `trafka export` as a user runs it, a new process (`python -m trafka.app.export`): Python
+   - **command**: `trafka export` as a user runs it, a new process (`python -m trafka.app.cli.export`): Python
      and JVM start, a cold JVM's first job, and the same export, timed from outside.
    Each run's rows are checked against the records produced. The median run is reported.
 
@@ -114,7 +114,7 @@ def scan(spark, options: dict[str, str]) -> tuple[int, float]:
 
 
 def export(argv: list[str]) -> tuple[int, float]:
-    from trafka.app.export import add_export_parser, run_export
+    from trafka.app.cli.export import add_export_parser, run_export
 
     parser = argparse.ArgumentParser()
     add_export_parser(parser.add_subparsers(dest="command"))
@@ -132,7 +132,7 @@ def export(argv: list[str]) -> tuple[int, float]:
 
 def command(argv: list[str]) -> tuple[int, float]:
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "trafka.app.export", *argv], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "trafka.app.cli.export", *argv], capture_output=True, text=True)
     seconds = time.monotonic() - started
     if result.returncode != 0:
         raise SystemExit(f"trafka export failed with status {result.returncode}: {result.stderr}")
@@ -164,7 +164,7 @@ def main() -> int:
             broker, bootstrap = spawn_trafka(data_dir)
         produce_seconds = produce(bootstrap, args.topic, args.partitions, args.records)
 
-        from trafka.app.spark_wiring import build_session
+        from trafka.app.wiring.spark import build_session
 
         started = time.monotonic()
         spark = build_session(args.master, "trafka bench")

@@ -42,9 +42,9 @@ from trafka.adapters.kafka.apis.produce import answer_one_partition
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.adapters.kafka.wire.fast_produce import decode_one_partition
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
-from trafka.app.http_wiring import schema_registry
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.app.wiring.http import schema_registry
 from trafka.domain.schemas import Schema
 
 

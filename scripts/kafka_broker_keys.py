@@ -1,6 +1,6 @@
-"""Regenerate src/app/kafka_broker_keys.txt, the names of Apache Kafka's broker configs, from Kafka's source.
+"""Regenerate src/app/config/kafka_broker_keys.txt, the names of Apache Kafka's broker configs, from Kafka's source.
 
-    python scripts/kafka_broker_keys.py /path/to/apache-kafka.git [commit] > src/app/kafka_broker_keys.txt
+    python scripts/kafka_broker_keys.py /path/to/apache-kafka.git [commit] > src/app/config/kafka_broker_keys.txt
 
 Kafka's broker ConfigDef is `AbstractKafkaConfig.CONFIG_DEF`, a merge of the CONFIG_DEFs of the classes in
 `CONFIG_DEF_CLASSES`. Without building Kafka (no JVM dependencies here) this reads their Java source: every

@@ -2,6 +2,6 @@
 
 import sys
 
-from trafka.app.cli import main
+from trafka.app.cli.main import main
 
 sys.exit(main())

@@ -5,6 +5,6 @@ spark = build_session("local[*]")          # or trafka.spark.register(your_sessi
 df = spark.read.format("trafka").option("topic", "events").option("data_dir", "/tmp/trafka-logs").load()
 """
 
-from trafka.app.spark_wiring import TrafkaSource, build_session, register
+from trafka.app.wiring.spark import TrafkaSource, build_session, register
 
 __all__ = ["TrafkaSource", "build_session", "register"]

@@ -29,10 +29,10 @@ from trafka.adapters.kafka.context import BrokerContext
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
 
-from .bootstrap import Adapters, bootstrap, default_adapters
-from .config import Settings, load_settings
-from .kafka_config import is_kafka_key, overrides_from_config_names
-from .runtime import close_broker, request_shutdown, run_broker
+from .config.kafka_keys import is_kafka_key, overrides_from_config_names
+from .config.settings import Settings, load_settings
+from .wiring.bootstrap import Adapters, bootstrap, default_adapters
+from .wiring.runtime import close_broker, request_shutdown, run_broker
 
 _FETCH_BYTES = 8 * 1024 * 1024
 

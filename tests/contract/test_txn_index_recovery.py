@@ -12,8 +12,8 @@ import struct
 import pytest
 
 from tests.batches import make_batch
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
 

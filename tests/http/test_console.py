@@ -20,9 +20,9 @@ from trafka.adapters.http.history import LAG_WINDOW_MS, THROUGHPUT_WINDOW_MS, Hi
 from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.http.pages import decode_assignment
 from trafka.adapters.http.records import browse, render
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
-from trafka.app.http_wiring import observe_broker
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.app.wiring.http import observe_broker
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest

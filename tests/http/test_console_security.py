@@ -17,9 +17,9 @@ import trio
 from tests.batches import make_batch
 from trafka.adapters.http import build_app
 from trafka.adapters.http.login import LOGIN_FAILED, SESSION_COOKIE
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
-from trafka.app.http_wiring import observe_broker, schema_registry_routes
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.app.wiring.http import observe_broker, schema_registry_routes
 from trafka.domain.groups.metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.security import ScramCredential, ScramMechanism

@@ -9,10 +9,10 @@ import urllib.request
 import trio
 
 from trafka.adapters.http import BrokerView, build_app, serve_http
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.cli import _overrides, build_parser
-from trafka.app.config import load_settings
-from trafka.app.runtime import request_shutdown, run_broker
+from trafka.app.cli.main import _overrides, build_parser
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.app.wiring.runtime import request_shutdown, run_broker
 
 
 def get(url: str) -> tuple[int, bytes]:

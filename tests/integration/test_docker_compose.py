@@ -1,7 +1,7 @@
 """docker-compose.yml and the Dockerfile against the current CLI, without a Docker engine.
 
-Every service's command is parsed by `trafka.app.cli.build_parser()` (compose's `${VAR:-default}` replaced
-by its default); `serve` commands are also loaded through `trafka.app.config`, so a flag or value the broker
+Every service's command is parsed by `trafka.app.cli.main.build_parser()` (compose's `${VAR:-default}` replaced
+by its default); `serve` commands are also loaded through `trafka.app.config.settings`, so a flag or value the broker
 would refuse fails here. The Dockerfile's CMD is checked the same way, and its HEALTHCHECK is run
 against a real broker. Compose and Dockerfile must agree on the port, the data directory and volumes.
 """
@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from trafka.app.bootstrap import listeners_from
-from trafka.app.cli import _overrides, build_parser
-from trafka.app.config import Settings, config_path, load_settings
+from trafka.app.cli.main import _overrides, build_parser
+from trafka.app.config.settings import Settings, config_path, load_settings
+from trafka.app.wiring.bootstrap import listeners_from
 from trafka.domain.listeners import Listener
 
 from .broker import BrokerProcess
@@ -361,7 +361,7 @@ def test_the_export_service_uses_the_export_cli_shape(services) -> None:
     ]
     raw = [str(part) for part in services["spark-export"]["command"]]
     assert "${TOPIC:-events}" in raw and "/exports/${TOPIC:-events}" in raw
-    assert "export" in _subcommands(), "`trafka export` does not exist in trafka.app.cli yet"
+    assert "export" in _subcommands(), "`trafka export` does not exist in trafka.app.cli.main yet"
 
 
 def _subcommands() -> set[str]:

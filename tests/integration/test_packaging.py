@@ -41,7 +41,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
         "trafka/domain/__init__.py",
         "trafka/adapters/kafka/connection/server.py",
         "trafka/adapters/kafka/apis/produce.py",
-        "trafka/app/cli.py",
+        "trafka/app/cli/main.py",
         "trafka/app/pytest_plugin.py",
         "trafka/adapters/filesystem/schemas/TopicRecord.json",
     ):
@@ -51,7 +51,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
 def test_the_wheel_declares_the_console_script_and_the_pytest_plugin(wheel):
     [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
-    assert "[console_scripts]\ntrafka = trafka.app.cli:main" in text
+    assert "[console_scripts]\ntrafka = trafka.app.cli.main:main" in text
     assert "[pytest11]\ntrafka = trafka.app.pytest_plugin" in text
 
 
@@ -80,8 +80,8 @@ def test_a_broker_that_serves_no_registry_imports_none_of_its_libraries():
     # memory: a broker without --http-port or a schema-validated topic never imports them.
     code = (
         "import sys; "
-        "from trafka.app.bootstrap import bootstrap, default_adapters; "
-        "from trafka.app.config import load_settings; "
+        "from trafka.app.wiring.bootstrap import bootstrap, default_adapters; "
+        "from trafka.app.config.settings import load_settings; "
         "settings = load_settings(overrides={'storage': {'kind': 'memory'}}); "
         "bootstrap(settings, default_adapters(settings)); "
         "heavy = {'fastavro', 'jsonschema', 'grpc_tools', 'google', 'starlette', 'hypercorn', 'jinja2'}; "

@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from trafka.app.export import add_export_parser, run_export
+from trafka.app.cli.export import add_export_parser, run_export
 
 from .records import APPEND_TIME_TOPIC, TOPIC, collect
 
@@ -33,15 +33,15 @@ def parse(*argv: str) -> argparse.Namespace:
 
 
 def export_command() -> list[str]:
-    """`python -m trafka export` once trafka.app.cli has the export command, else the module on its own."""
-    from trafka.app.cli import build_parser
+    """`python -m trafka export` once trafka.app.cli.main has the export command, else the module on its own."""
+    from trafka.app.cli.main import build_parser
 
     with contextlib.redirect_stderr(io.StringIO()):
         try:
             build_parser().parse_args(["export", "--topic", "t", "--data-dir", "d", "--output", "o"])
             return [sys.executable, "-m", "trafka", "export"]
         except SystemExit:
-            return [sys.executable, "-m", "trafka.app.export"]
+            return [sys.executable, "-m", "trafka.app.cli.export"]
 
 
 def leftovers(directory) -> list[str]:

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-import trafka.app.spark_wiring as wiring
+import trafka.app.wiring.spark as wiring
 from trafka.adapters.filesystem import read_only
 from trafka.adapters.spark import SourceError
 from trafka.domain.batch import BatchHeader

@@ -205,7 +205,7 @@ def test_a_broker_read_without_schema_registry_decodes_with_the_brokers_own_sche
 
 
 def test_a_broker_without_schemas_says_so(spark, broker, produced, tmp_path, capsys):
-    from trafka.app.export import main
+    from trafka.app.cli.export import main
 
     with pytest.raises(PySparkException, match=f"the broker at {broker.bootstrap} has no _schemas topic"):
         spark.read.format("trafka").option("topic", "records").option("bootstrap", broker.bootstrap).option(
@@ -235,7 +235,7 @@ def test_a_broker_without_schemas_says_so(spark, broker, produced, tmp_path, cap
 def test_export_writes_typed_parquet(spark, registry_broker, tmp_path):
     import pyarrow.parquet as pq
 
-    from trafka.app.export import main
+    from trafka.app.cli.export import main
 
     topic = f"export-{uuid.uuid4().hex[:8]}"
     client = SchemaRegistryClient({"url": registry_broker.http_url})
@@ -371,7 +371,7 @@ def test_a_stream_reads_typed_columns_with_the_schema_of_query_start(spark, regi
 def test_a_data_dir_read_decodes_with_the_dirs_own_schemas(spark, registry_broker, typed_data_dir, tmp_path):
     import pyarrow.parquet as pq
 
-    from trafka.app.export import main
+    from trafka.app.cli.export import main
 
     topic, client, context = users_topic(registry_broker, "dir-users")
     old, new = OLD_USERS, NEW_USERS

@@ -117,7 +117,7 @@ def test_a_protobuf_topic_written_by_two_versions_reads_as_the_latest(spark, reg
 def test_export_writes_typed_parquet_from_a_protobuf_topic(spark, registry_broker, tmp_path):
     import pyarrow.parquet as pq
 
-    from trafka.app.export import main
+    from trafka.app.cli.export import main
 
     topic = f"pexport-{uuid.uuid4().hex[:8]}"
     client = SchemaRegistryClient({"url": registry_broker.http_url})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from trafka.app.cli_output import format_table, print_rows
+from trafka.app.ops.output import format_table, print_rows
 
 ROWS = [{"topic": "a", "partitions": 1, "note": None}, {"topic": "x" * 40, "partitions": 12, "note": True}]
 

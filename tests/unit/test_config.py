@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trafka.app.config import ConfigError, Settings, load_settings
+from trafka.app.config.settings import ConfigError, Settings, load_settings
 
 
 def test_defaults():

@@ -13,8 +13,8 @@ from trafka.adapters.kafka.api import NO_RESPONSE, CloseConnection, Deferred
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.codec import encode_response
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 
 REGISTRY = build_registry()
 CASES = [

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trafka.app.bootstrap import listeners_from, policy_from, topic_defaults_from
-from trafka.app.config import ConfigError, load_configuration, load_settings
-from trafka.app.kafka_config import (
+from trafka.app.config.kafka_keys import (
     KafkaConfigError,
     env_to_kafka_key,
     is_kafka_key,
@@ -16,6 +14,8 @@ from trafka.app.kafka_config import (
     map_kafka_configs,
     overrides_from_config_names,
 )
+from trafka.app.config.settings import ConfigError, load_configuration, load_settings
+from trafka.app.wiring.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.domain.configs import ConfigSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

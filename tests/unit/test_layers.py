@@ -1,6 +1,8 @@
 """The layer rules (ADR 1, ADR 8), checked on the source: the domain imports the standard library
 (minus I/O, event loops and clocks) and attrs only; an adapter imports the domain and itself, never
-another adapter or the app. Imports are resolved, relative ones included, under the `trafka` name."""
+another adapter or the app; the operator commands (`trafka.app.ops`, ADR 15) import nothing of trafka but
+themselves; the wheel lists every package; no module imports another's private names. Imports are
+resolved, relative ones included, under the `trafka` name."""
 
 from __future__ import annotations
 
@@ -82,3 +84,70 @@ def test_imports_point_inwards(path):
 def test_the_check_sees_every_layer():
     owners = {_owner(["trafka", *p.relative_to(SRC).parts]) for p in MODULES}
     assert {"domain", "adapters/kafka", "adapters/memory", "adapters/filesystem"} <= owners
+
+
+APP = sorted(p for p in SRC.rglob("*.py") if p.relative_to(SRC).parts[0] == "app")
+OPS = [p for p in APP if p.relative_to(SRC).parts[:2] == ("app", "ops")]
+
+
+@pytest.mark.parametrize("path", OPS, ids=[str(p.relative_to(SRC)) for p in OPS])
+def test_the_operator_commands_import_nothing_of_the_broker(path):
+    """ADR 15: `trafka.app.ops` is a Kafka client like any other; of trafka it imports only itself."""
+    for line, target in _imports(path):
+        if target[0] == "trafka":
+            where = f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}"
+            assert target[:3] == ["trafka", "app", "ops"], (
+                f"{where}: the operator commands import nothing of the broker"
+            )
+
+
+def test_the_check_sees_the_operator_commands():
+    assert {p.stem for p in OPS} >= {"topic", "group", "produce", "consume", "cluster", "dump_log"}
+
+
+def test_the_wheel_lists_every_package_under_src():
+    """`[tool.setuptools] packages` names each folder of src/ that holds an `__init__.py`, and no other."""
+    import tomllib
+
+    listed = tomllib.loads((SRC.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    found = {".".join(["trafka", *init.parent.relative_to(SRC).parts]) for init in SRC.rglob("__init__.py")}
+    assert sorted(listed) == sorted(found)
+
+
+def _module(path: pathlib.Path) -> list[str]:
+    rel = path.relative_to(SRC).with_suffix("").parts
+    return ["trafka", *(rel[:-1] if rel[-1] == "__init__" else rel)]
+
+
+def _private_imports(path: pathlib.Path) -> list[str]:
+    """`from X import _name` where X is a trafka module other than the importing one."""
+    package = ["trafka", *path.relative_to(SRC).parts[:-1]]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = node.module.split(".") if node.module else []
+        target = package[: len(package) - node.level + 1] + module if node.level else module
+        if target[:1] != ["trafka"] or target == _module(path):
+            continue
+        private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+        found += [f"{path.relative_to(SRC)}:{node.lineno} imports {name} from {'.'.join(target)}" for name in private]
+    return found
+
+
+# Only src/app for now: src/adapters/kafka/fast_fetch.py imports fast_produce's _I32, _count and _string.
+@pytest.mark.parametrize("path", APP, ids=[str(p.relative_to(SRC)) for p in APP])
+def test_no_module_imports_another_modules_private_names(path):
+    assert _private_imports(path) == []
+
+
+def test_the_private_name_check_sees_relative_and_absolute_imports(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    (tmp_path / "app").mkdir()
+    module = tmp_path / "app" / "x.py"
+    module.write_text("from .y import _a, b\nfrom trafka.app.z import _c\nfrom . import _d\nfrom .x import _own\n")
+    assert _private_imports(module) == [
+        "app/x.py:1 imports _a from trafka.app.y",
+        "app/x.py:2 imports _c from trafka.app.z",
+        "app/x.py:3 imports _d from trafka.app",
+    ]

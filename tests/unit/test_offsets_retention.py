@@ -4,8 +4,8 @@ and a month of 10,000 churning groups leaves the offsets store bounded."""
 
 from __future__ import annotations
 
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.groups.metadata import CommittedOffset, snapshot
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState

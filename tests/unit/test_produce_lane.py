@@ -21,8 +21,8 @@ from trafka.adapters.kafka.apis.produce import answer_one_partition, handle_prod
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
-from trafka.app.bootstrap import bootstrap, default_adapters
-from trafka.app.config import load_settings
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trafka.app.properties import PropertiesError, parse_properties, read_properties
+from trafka.app.config.properties import PropertiesError, parse_properties, read_properties
 
 
 def test_separators_comments_and_whitespace():

@@ -90,7 +90,7 @@ def test_a_hard_delete_writes_tombstones(cluster):
 
 def test_the_registry_keeps_to_its_layers():
     """The domain imports the standard library and attrs; the adapter no other adapter, and the
-    HTTP adapter does not know the registry (app/http_wiring hands it the routes)."""
+    HTTP adapter does not know the registry (app/wiring/http hands it the routes)."""
     import ast
     from pathlib import Path
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from trafka.adapters.memory import MemoryScramCredentialStore
-from trafka.app.bootstrap import listeners_from
-from trafka.app.config import ConfigError, load_settings
-from trafka.app.security_wiring import authentication_from
+from trafka.app.config.settings import ConfigError, load_settings
+from trafka.app.wiring.bootstrap import listeners_from
+from trafka.app.wiring.security import authentication_from
 from trafka.domain.security import UserScramCredentials
 
 JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-secret";'
@@ -78,7 +78,7 @@ import ssl  # noqa: E402
 
 import trustme  # noqa: E402
 
-from trafka.app.tls_wiring import tls_from  # noqa: E402
+from trafka.app.wiring.tls import tls_from  # noqa: E402
 
 
 def tls(security: dict, listeners: str = "SSL://127.0.0.1:0"):

@@ -2,7 +2,7 @@
 
 Which files hold which batches is the filesystem store's knowledge, not this adapter's, so the source
 reads through a `LogDirReader`: the port this adapter declares for itself, implemented over the
-filesystem adapter by the composition root (`trafka.app.spark_wiring`), which also hands the opener to Spark
+filesystem adapter by the composition root (`trafka.app.wiring.spark`), which also hands the opener to Spark
 executors. Adapters never import each other; this module knows only the port.
 
 The reader promises to be read-only (no writes, locks or repairs, so a broker may run on the same dir)
@@ -54,7 +54,7 @@ LogDirOpener = Callable[[str], LogDirReader]
 
 NO_LOG_DIR_READER = (
     "data_dir needs a log dir reader from the composition root: register "
-    "trafka.app.spark_wiring.TrafkaSource (trafka.app.spark_wiring.register(spark)) instead of the bare adapter"
+    "trafka.app.wiring.spark.TrafkaSource (trafka.app.wiring.spark.register(spark)) instead of the bare adapter"
 )
 
 

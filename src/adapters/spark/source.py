@@ -7,7 +7,7 @@ including the log dir opener, so the opener must be a module-level function.
 
 The opener comes from `log_dir_opener()`, which returns None here: this adapter cannot import the
 filesystem adapter, so the composition root subclasses the source and supplies it
-(`trafka.app.spark_wiring.TrafkaSource`). Without it, only `bootstrap` reads work.
+(`trafka.app.wiring.spark.TrafkaSource`). Without it, only `bootstrap` reads work.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Sources, later ones winning: the defaults below, a config file (`--config`: TOML
 otherwise Kafka's `server.properties` format), `KAFKA_<NAME>` environment variables as the
 `apache/kafka` image reads them, `TRAFKA_<SECTION>_<KEY>` environment variables
 (`TRAFKA_BROKER_NUM_PARTITIONS=3`), then command-line flags. Kafka's names are mapped by
-`kafka_config`; a properties file and the `KAFKA_*` variables are merged first, as the image merges
+`kafka_keys`; a properties file and the `KAFKA_*` variables are merged first, as the image merges
 them, so Kafka's own precedence (`log.retention.ms` over `.hours`) holds across the two. A key that does
 not exist or a value of the wrong type is a `ConfigError` whose message names the key.
 `load_configuration` also tells where each value came from (`trafka config show`).
@@ -22,7 +22,7 @@ import cattrs
 
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
 
-from .kafka_config import KafkaConfigError, kafka_environment, map_kafka_configs
+from .kafka_keys import KafkaConfigError, kafka_environment, map_kafka_configs
 from .properties import PropertiesError, read_properties
 
 ENV_PREFIX = "TRAFKA_"

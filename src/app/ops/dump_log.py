@@ -6,8 +6,9 @@ size, codec, CRC and whether it is valid); with `--print-data-log` (or `--deep-i
 record too. An `.index` or `.timeindex` prints its entries; `--verify-index-only` checks them against
 the segment beside it and prints only mismatches. `--cluster-metadata-decoder`, `--offsets-decoder`
 and `--transaction-log-decoder` print the payloads of `__cluster_metadata`, `__consumer_offsets` and
-`__transaction_state` records as JSON. Batch headers are read with the broker's own `BatchHeader`;
-records with kafka-python's record reader (`kafka.record`). `-o json` gives the same as objects.
+`__transaction_state` records as JSON. Batch headers and internal records are read by `log_records`
+(no broker imported, as for every operator command); records with kafka-python's record reader
+(`kafka.record`). `-o json` gives the same as objects.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from typing import Any
 
 import crc32c
 
-from trafka.adapters.filesystem.records import (
+from .log_records import (
+    CRC_START,
+    HEADER_SIZE,
     METADATA_TYPES,
+    BatchHeader,
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -33,9 +37,7 @@ from trafka.adapters.filesystem.records import (
     decode_metadata_record,
     decode_versioned,
 )
-from trafka.domain.batch import CRC_START, HEADER_SIZE, BatchHeader, TimestampType
-
-from .cli_output import ERROR, OK, fail
+from .output import ERROR, OK, fail
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 _INDEX_ENTRY = struct.Struct(">ii")
@@ -142,7 +144,7 @@ def batch_fields(pos: int, header: BatchHeader, batch: bytes) -> dict[str, Any]:
         "isControl": header.is_control,
         "deleteHorizonMs": header.base_timestamp if header.attributes & _DELETE_HORIZON_FLAG else None,
         "position": pos,
-        "timestampType": "LogAppendTime" if header.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime",
+        "timestampType": "LogAppendTime" if header.is_log_append_time else "CreateTime",
         "timestamp": header.max_timestamp,
         "size": header.size,
         "magic": header.magic,

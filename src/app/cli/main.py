@@ -18,13 +18,20 @@ from trafka.adapters.http import HttpBindError
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.domain.listeners import Listener
 
-from .bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
+from ..config.settings import (
+    ConfigError,
+    Settings,
+    config_path,
+    load_configuration,
+    load_settings,
+    log_ignored_kafka_keys,
+)
+from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers
+from ..wiring.bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
+from ..wiring.runtime import close_broker, request_shutdown, run_broker
 from .check import run_check
-from .cli_config import add_config_parser, run_config
-from .cli_operator import OPERATOR_COMMANDS, add_operator_parsers
-from .config import ConfigError, Settings, config_path, load_configuration, load_settings, log_ignored_kafka_keys
+from .config import add_config_parser, run_config
 from .export import add_export_parser, run_export
-from .runtime import close_broker, request_shutdown, run_broker
 from .users import add_user_parser, run_user
 
 log = logging.getLogger("trafka")

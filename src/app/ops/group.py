@@ -13,8 +13,8 @@ import argparse
 import datetime
 from typing import Any
 
-from .cli_kafka import CommandError, add_connection_options, admin_client, run_operator
-from .cli_output import OK, USAGE, print_rows
+from .client import CommandError, add_connection_options, admin_client, run_operator
+from .output import OK, USAGE, print_rows
 
 _DESCRIBE_COLUMNS = [
     "group",

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from trafka.adapters.kafka.connection.tls import ListenerTls
 from trafka.domain.listeners import Listener
 
-from .config import ConfigError, ListenerNameSettings, SecuritySettings, Settings
+from ..config.settings import ConfigError, ListenerNameSettings, SecuritySettings, Settings
 
 _CLIENT_AUTH = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
 

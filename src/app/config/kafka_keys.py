@@ -2,7 +2,7 @@
 
 `map_kafka_configs` takes Kafka config names and values (from a `server.properties` file, `KAFKA_*`
 environment variables, or an embedding program) and gives back the nested overrides that
-`trafka.app.config.load_settings` takes, plus the Kafka keys that were accepted but do nothing here.
+`trafka.app.config.settings.load_settings` takes, plus the Kafka keys that were accepted but do nothing here.
 One table, `_SIMPLE`, maps each Kafka key trafka implements to a setting and Kafka's type and lower
 bound; the keys whose meaning spans several values are resolved after it, with Kafka's precedence:
 `log.retention.ms` over `.minutes` over `.hours`, `log.roll.ms` over `.hours`, `log.dirs` over
@@ -65,7 +65,7 @@ class KafkaConfigError(ValueError):
 @functools.cache
 @functools.cache
 def kafka_broker_keys() -> frozenset[str]:
-    text = resources.files("trafka.app").joinpath("kafka_broker_keys.txt").read_text()
+    text = resources.files("trafka.app.config").joinpath("kafka_broker_keys.txt").read_text()
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 

@@ -16,9 +16,9 @@ import trio
 from trafka.adapters.kafka.connection.server import serve
 from trafka.adapters.kafka.context import BrokerContext
 
+from ..config.settings import Settings
 from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
-from .config import Settings
-from .http_wiring import observe_broker, run_http, schema_registry_routes
+from .http import observe_broker, run_http, schema_registry_routes
 
 log = logging.getLogger("trafka")
 

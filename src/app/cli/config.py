@@ -17,8 +17,8 @@ import attrs
 
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
 
-from .cli_output import OK, USAGE, fail, print_json, print_rows
-from .config import ConfigError, Settings, config_path, load_configuration
+from ..config.settings import ConfigError, Settings, config_path, load_configuration
+from ..ops.output import OK, USAGE, fail, print_json, print_rows
 
 _LOG_TOPIC_CONFIG = {
     "retention_ms": "retention.ms",

@@ -1,16 +1,16 @@
 """The operator commands (`topic`, `group`, `produce`, `consume`, `cluster`, `dump-log`), one module each,
-registered here so that `cli.py` stays the broker's own entry point."""
+registered here so that `trafka.app.cli.main` stays the broker's own entry point."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .cli_cluster import add_cluster_parser, run_cluster
-from .cli_consume import add_consume_parser, run_consume
-from .cli_group import add_group_parser, run_group
-from .cli_produce import add_produce_parser, run_produce
-from .cli_topic import add_topic_parser, run_topic
+from .cluster import add_cluster_parser, run_cluster
+from .consume import add_consume_parser, run_consume
 from .dump_log import add_dump_log_parser, run_dump_log
+from .group import add_group_parser, run_group
+from .produce import add_produce_parser, run_produce
+from .topic import add_topic_parser, run_topic
 
 OPERATOR_COMMANDS = {
     "topic": run_topic,

@@ -3,7 +3,7 @@
 Operator commands talk Kafka's protocol to any broker (trafka or Kafka) through kafka-python's
 `KafkaAdminClient`, `KafkaConsumer` and `KafkaProducer`, so no second client is written here.
 `-b/--bootstrap-server` defaults to `TRAFKA_BOOTSTRAP`, then localhost:9092. `run_operator` turns
-what can go wrong into one line on stderr and an exit status scripts can rely on (see `cli_output`):
+what can go wrong into one line on stderr and an exit status scripts can rely on (see `output`):
 a broker that does not answer is 3, an error the broker returned is 1, bad arguments are 2.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from kafka import errors as kafka_errors
 
-from .cli_output import ERROR, UNREACHABLE, USAGE, fail
+from .output import ERROR, UNREACHABLE, USAGE, fail
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
 

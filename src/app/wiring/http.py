@@ -22,7 +22,7 @@ from trafka.adapters.schemas.rest import registry_routes
 from trafka.domain.schemas import SchemaFormat, SchemaRegistry, SchemaType
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
-from .config import Settings
+from ..config.settings import Settings
 
 
 def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:

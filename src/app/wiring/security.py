@@ -20,7 +20,7 @@ from trafka.domain.ports import AclStore
 from trafka.domain.security import JaasConfigError, KafkaPrincipal, UserScramCredentials, parse_jaas_config
 from trafka.domain.security.acls import Authorizer
 
-from .config import ConfigError, ListenerNameSettings, Settings
+from ..config.settings import ConfigError, ListenerNameSettings, Settings
 
 SERVED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # Kafka's authorizers, both served with StandardAuthorizer's semantics.

@@ -53,7 +53,7 @@ class ExportError(Exception):
 
 
 def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
-    """Add `export` to the subcommands of `trafka`'s parser (`trafka.app.cli.build_parser`)."""
+    """Add `export` to the subcommands of `trafka`'s parser (`trafka.app.cli.main.build_parser`)."""
     export = subcommands.add_parser(
         "export",
         help="write a topic's records to Parquet, JSON, CSV or ORC files with Spark",
@@ -147,7 +147,7 @@ def _prepare(args: argparse.Namespace) -> _Plan:
         from trafka.adapters.spark.decode import record_decoder
         from trafka.adapters.spark.options import format_options
 
-        from .spark_wiring import open_log_dir
+        from ..wiring.spark import open_log_dir
     except ImportError as exc:
         raise ExportError(f"export needs the spark extra (pip install 'trafka[spark]'): {exc}") from None
 
@@ -195,7 +195,7 @@ def _write(plan: _Plan) -> None:
     from pyspark.sql import Observation, SparkSession
     from pyspark.sql import functions as F
 
-    from .spark_wiring import build_session
+    from ..wiring.spark import build_session
 
     args = plan.args
     total = sum(r.size for r in plan.ranges)
@@ -348,7 +348,7 @@ class _Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m trafka.app.export ...`: the export command on its own."""
+    """`python -m trafka.app.cli.export ...`: the export command on its own."""
     parser = argparse.ArgumentParser(prog="trafka")
     add_export_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["export", *(sys.argv[1:] if argv is None else argv)])

@@ -54,9 +54,9 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
-from .config import ConfigError, Settings
-from .security_wiring import authentication_from, authorization_from
-from .tls_wiring import tls_from
+from ..config.settings import ConfigError, Settings
+from .security import authentication_from, authorization_from
+from .tls import tls_from
 
 log = logging.getLogger("trafka")
 
@@ -282,6 +282,6 @@ class _RegistryOnFirstUse:
     ctx: BrokerContext
 
     def schema_ids(self, subject: str) -> Collection[int]:
-        from .http_wiring import schema_registry  # replaces this object in ctx.replicas.schema_ids
+        from .http import schema_registry  # replaces this object in ctx.replicas.schema_ids
 
         return schema_registry(self.ctx).schema_ids(subject)

@@ -16,8 +16,8 @@ import sys
 import time
 from typing import Any
 
-from .cli_kafka import CommandError, add_connection_options, client_config, run_operator
-from .cli_output import OK, USAGE
+from .client import CommandError, add_connection_options, client_config, run_operator
+from .output import OK, USAGE
 
 
 def add_consume_parser(commands: Any) -> None:

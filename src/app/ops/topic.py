@@ -12,8 +12,8 @@ import argparse
 import re
 from typing import Any
 
-from .cli_kafka import CommandError, add_connection_options, admin_client, run_operator
-from .cli_output import OK, USAGE, print_json, print_rows
+from .client import CommandError, add_connection_options, admin_client, run_operator
+from .output import OK, USAGE, print_json, print_rows
 
 
 def add_topic_parser(commands: Any) -> None:

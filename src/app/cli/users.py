@@ -19,8 +19,8 @@ from typing import Any
 from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials
 from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
 
-from .bootstrap import default_adapters
-from .config import ConfigError, load_settings
+from ..config.settings import ConfigError, load_settings
+from ..wiring.bootstrap import default_adapters
 
 SALT_BYTES = 32
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .cli_kafka import add_connection_options, admin_client, run_operator
-from .cli_output import OK, print_json, print_rows
+from .client import add_connection_options, admin_client, run_operator
+from .output import OK, print_json, print_rows
 
 
 def add_cluster_parser(commands: Any) -> None:

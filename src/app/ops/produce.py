@@ -13,9 +13,9 @@ import json
 import sys
 from typing import Any
 
-from .cli_kafka import CommandError, add_connection_options, client_config, run_operator
-from .cli_output import ERROR, OK, USAGE
-from .cli_topic import key_values
+from .client import CommandError, add_connection_options, client_config, run_operator
+from .output import ERROR, OK, USAGE
+from .topic import key_values
 
 
 def add_produce_parser(commands: Any) -> None:

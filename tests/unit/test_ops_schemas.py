@@ -1,0 +1,20 @@
+"""`dump-log` decodes the internal topics' records with its own copies of Kafka's JSON schemas (the
+operator commands import nothing of the broker, ADR 15): each copy is the broker's file, byte for byte."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+SRC = pathlib.Path(__file__).parent.parent.parent / "src"
+COPIES = sorted((SRC / "app" / "ops" / "schemas").glob("*.json"))
+
+
+def test_dump_log_has_the_schemas_of_every_internal_record_it_decodes():
+    assert len(COPIES) == 16
+
+
+@pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
+def test_each_schema_copy_is_the_brokers(copy):
+    assert copy.read_bytes() == (SRC / "adapters" / "filesystem" / "schemas" / copy.name).read_bytes()
