@@ -208,7 +208,8 @@ def main() -> None:
         )
         return
     storage = {"kind": "memory"} if args.store == "memory" else {"kind": "filesystem", "data_dir": tempfile.mkdtemp()}
-    settings = load_settings(overrides={"storage": storage})
+    # --metrics: the observer the HTTP listener's metrics are, as with --http-port
+    settings = load_settings(overrides={"storage": storage, **({"http": {"port": 0}} if args.metrics else {})})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
     value = b"x" * 100
@@ -220,10 +221,6 @@ def main() -> None:
         registered = schema_registry(ctx).change(lambda registry: registry.register("bench-value", Schema('"bytes"')))
         value = b"\x00" + registered.schema_id.to_bytes(4, "big") + b"x" * 95
     ctx.catalog.create("bench", args.partitions, 1, configs)
-    if args.metrics:
-        from trafka.adapters.http.metrics import BrokerMetrics
-
-        ctx.observer = BrokerMetrics()
     client = ClientInfo("rdkafka", "127.0.0.1")
     samples = []
     for _ in range(args.runs):

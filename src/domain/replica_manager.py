@@ -124,6 +124,7 @@ class ReplicaManager:
         policy: BrokerPolicy,
         checksum: Checksum,
         decompress: Decompress,
+        schema_ids: SchemaIdLookup | None = None,
     ) -> None:
         self._catalog = catalog
         self._logs = logs
@@ -133,8 +134,8 @@ class ReplicaManager:
         self._producer_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState]] = {}
         # Set by the transaction service: may a transactional batch of (producer id, epoch) go to tp?
         self.transaction_check: Callable[[int, int, TopicPartition], ErrorCode] | None = None
-        # Set by the app: the schema registry that broker-side schema validation checks ids against.
-        self.schema_ids: SchemaIdLookup | None = None
+        # The schema registry that broker-side schema validation checks ids against (None: no registry).
+        self.schema_ids = schema_ids
         self._routes: dict[str, _ProduceRoute] = {}
 
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:

@@ -10,6 +10,7 @@ and the encoder answer, and leaves the same bytes in the log.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,8 +78,7 @@ def one_partition_requests(draw):
 
 def _context():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
-    ctx = bootstrap(settings, default_adapters(settings))
-    ctx.clock_ms = lambda: NOW
+    ctx = bootstrap(settings, attrs.evolve(default_adapters(settings), clock_ms=lambda: NOW))
     ctx.catalog.create("orders", 2, 1)
     ctx.catalog.create("small", 1, 1, {"max.message.bytes": "1000"})
     return ctx

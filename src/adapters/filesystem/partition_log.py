@@ -153,7 +153,7 @@ class FilePartitionLog:
             # Kafka's canConvertToRelativeOffset
             or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
         ):
-            active = self.roll()
+            active = self._roll_segment()
         if len(headers) == 1:  # the common case: one batch per produced partition
             positions = [(0, headers[0])]
             messages = headers[0].last_offset_delta + 1
@@ -178,7 +178,11 @@ class FilePartitionLog:
         if health.full:
             health.write_succeeded()
 
-    def roll(self) -> Segment:
+    def roll(self) -> None:
+        self._roll_segment()
+
+    def _roll_segment(self) -> Segment:
+        """The active segment after a roll (itself when it is empty)."""
         active = self._segments[-1]
         if active.size == 0:
             return active

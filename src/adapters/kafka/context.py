@@ -1,6 +1,8 @@
 """What a request handler can reach: the domain services, the advertised endpoint, the clock.
 
-The composition root builds one `BrokerContext` per server. `AppendNotifier` is how a long-poll Fetch
+The composition root builds one `BrokerContext` per broker, frozen: nothing assigns into it afterwards.
+What changes once the broker runs is per-listener state (`Listening`: the listeners as bound, the
+bootstrap address), set by the server when it binds. `AppendNotifier` is how a long-poll Fetch
 learns that data arrived on one of its partitions: it registers an event for those partitions before
 reading, and produce sets the events of the partitions it appended to, so a parked fetch wakes only
 for its own partitions (as Kafka's delayed-fetch purgatory is keyed by partition). `notify_all` wakes
@@ -107,7 +109,22 @@ class ClientInfo:
 
 
 @attrs.define
+class Listening:
+    """Per-listener state: the listeners with their bound ports once the server listens, and the first
+    one's advertised address (the bootstrap address the embedded broker and the console show)."""
+
+    advertised: Endpoint
+    listeners: tuple[Listener, ...] = ()
+
+    def bound(self, listeners: tuple[Listener, ...]) -> None:
+        self.listeners = listeners
+        self.advertised = Endpoint(listeners[0].advertised_host, listeners[0].advertised_port)
+
+
+@attrs.frozen
 class BrokerContext:
+    """The broker's services, made by the composition root (`app/wiring/bootstrap.py`)."""
+
     catalog: TopicCatalog
     replicas: ReplicaManager
     policy: BrokerPolicy
@@ -120,9 +137,18 @@ class BrokerContext:
     authentication: Authentication
     tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
     authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
-    advertised: Endpoint = Endpoint("localhost", 9092)  # the first listener's: the bootstrap address
-    listeners: tuple[Listener, ...] = ()  # as bound, set by the server once it listens
+    listening: Listening = attrs.field(factory=lambda: Listening(Endpoint("localhost", 9092)))
     appends: AppendNotifier = attrs.field(factory=AppendNotifier)
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them
+
+    @property
+    def advertised(self) -> Endpoint:
+        """The first listener's advertised address: the bootstrap address."""
+        return self.listening.advertised
+
+    @property
+    def listeners(self) -> tuple[Listener, ...]:
+        """The listeners as bound (empty until the server listens)."""
+        return self.listening.listeners

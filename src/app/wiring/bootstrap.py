@@ -11,6 +11,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import crc32c
@@ -29,9 +30,10 @@ from trafka.adapters.filesystem import (
     LogDir,
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
+from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.server import ServerLimits
-from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.adapters.kafka.context import AppendNotifier, BrokerContext, Endpoint, Listening, UnobservedBroker
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.memory import (
     MemoryAclStore,
@@ -46,7 +48,15 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
-from trafka.domain.ports import AclStore, CatalogStore, LogStore, OffsetStore, ScramCredentialStore, TransactionStore
+from trafka.domain.ports import (
+    AclStore,
+    BrokerObserver,
+    CatalogStore,
+    LogStore,
+    OffsetStore,
+    ScramCredentialStore,
+    TransactionStore,
+)
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.records import Decompress
 from trafka.domain.replica_manager import ReplicaManager
@@ -57,6 +67,9 @@ from trafka.domain.transactions import TransactionCoordinator, TransactionServic
 from ..config.settings import ConfigError, Settings
 from .security import authentication_from, authorization_from
 from .tls import tls_from
+
+if TYPE_CHECKING:
+    from trafka.adapters.schemas.service import RegistryService
 
 log = logging.getLogger("trafka")
 
@@ -85,6 +98,7 @@ class Adapters:
     maintain: Callable[[int], None] = lambda now_ms: None  # every second: flush.ms
     checkpoint: Callable[[], None] = lambda: None  # periodically: flush and write recovery points
     health: LogDirHealth | None = None  # the log dir's write failures (filesystem store only)
+    observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # the metrics, with the HTTP listener
 
 
 def wall_clock_ms() -> int:
@@ -93,7 +107,8 @@ def wall_clock_ms() -> int:
 
 def default_adapters(settings: Settings) -> Adapters:
     """The production adapters: the filesystem store (or memory with `kind = "memory"`)."""
-    common = {
+    common: dict[str, Any] = {
+        "observer": BrokerMetrics() if settings.http.port is not None else UnobservedBroker(),
         "clock_ms": wall_clock_ms,
         "new_topic_id": uuid.uuid4,
         "checksum": crc32c.crc32c,
@@ -226,7 +241,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
     catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
-    replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress)
+    appends = AppendNotifier()
+    # Broker-side schema validation checks ids against the broker's registry, with or without --http-port.
+    registry = SchemaRegistryOnFirstUse(lambda: build_schema_registry(catalog, replicas, adapters.clock_ms, appends))
+    replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress, registry)
     group_settings = GroupSettings(
         min_session_timeout_ms=settings.groups.min_session_timeout_ms,
         max_session_timeout_ms=settings.groups.max_session_timeout_ms,
@@ -253,7 +271,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
-    ctx = BrokerContext(
+    return BrokerContext(
         catalog=catalog,
         replicas=replicas,
         policy=policy,
@@ -266,22 +284,34 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         authentication=authentication,
         tls=tls,
         authorization=authorization,
-        advertised=advertised_endpoint(first_listener.advertise(first_listener.port)),
+        listening=Listening(advertised_endpoint(first_listener.advertise(first_listener.port))),
+        appends=appends,
+        observer=adapters.observer,
     )
-    # Broker-side schema validation checks ids against the broker's registry, with or without --http-port.
-    ctx.replicas.schema_ids = _RegistryOnFirstUse(ctx)
-    return ctx
 
 
 @attrs.define
-class _RegistryOnFirstUse:
+class SchemaRegistryOnFirstUse:
     """The broker's Schema Registry, built the first time a topic with schema validation is produced to
     (or the HTTP listener serves it), so a broker that uses neither never imports its libraries
-    (Avro, JSON Schema, protoc): they would add tens of MiB to every broker's memory."""
+    (Avro, JSON Schema, protoc): they would add tens of MiB to every broker's memory. Made once per
+    broker by `bootstrap`; the REST routes and broker-side validation share it."""
 
-    ctx: BrokerContext
+    _build: Callable[[], RegistryService]
+    _service: RegistryService | None = None
+
+    def service(self) -> RegistryService:
+        if self._service is None:
+            self._service = self._build()
+        return self._service
 
     def schema_ids(self, subject: str) -> Collection[int]:
-        from .http import schema_registry  # replaces this object in ctx.replicas.schema_ids
+        return self.service().schema_ids(subject)
 
-        return schema_registry(self.ctx).schema_ids(subject)
+
+def build_schema_registry(
+    catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
+) -> RegistryService:
+    from .http import new_schema_registry  # the registry's libraries load with the registry, not the broker
+
+    return new_schema_registry(catalog, replicas, clock_ms, appends)

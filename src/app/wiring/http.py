@@ -16,13 +16,17 @@ from starlette.routing import BaseRoute
 
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
-from trafka.adapters.kafka.context import BrokerContext
+from trafka.adapters.http.metrics import BrokerMetrics
+from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
 from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
 from trafka.adapters.schemas.rest import registry_routes
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.schemas import SchemaFormat, SchemaRegistry, SchemaType
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from ..config.settings import Settings
+from .bootstrap import SchemaRegistryOnFirstUse
 
 
 def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> BrokerView:
@@ -48,9 +52,9 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         offsets=ctx.groups.offsets,
         clock_ms=ctx.clock_ms,
         info=info,
+        metrics=ctx.observer if isinstance(ctx.observer, BrokerMetrics) else BrokerMetrics(),
         security=console_security(settings, ctx),
     )
-    ctx.observer = view.metrics
     return view
 
 
@@ -88,14 +92,22 @@ SCHEMA_FORMATS: dict[SchemaType, Callable[[], SchemaFormat]] = {
 
 
 def schema_registry(ctx: BrokerContext) -> RegistryService:
-    """The broker's registry over its `_schemas` topic (read on first use), made once per broker: the
-    REST API and broker-side schema validation (the replica manager's `schema_ids`) share it."""
-    if isinstance(ctx.replicas.schema_ids, RegistryService):
-        return ctx.replicas.schema_ids
+    """The broker's registry over its `_schemas` topic (read on first use), made once per broker by
+    `bootstrap`: the REST API and broker-side schema validation (the replica manager's `schema_ids`)
+    share it."""
+    registry = ctx.replicas.schema_ids
+    if not isinstance(registry, SchemaRegistryOnFirstUse):
+        raise TypeError("this broker was not wired with a schema registry")
+    return registry.service()
+
+
+def new_schema_registry(
+    catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
+) -> RegistryService:
+    """A registry over the broker's `_schemas` topic, with every schema format."""
     formats = {schema_type: new() for schema_type, new in SCHEMA_FORMATS.items()}
-    topic = SchemasTopic(ctx.catalog, ctx.replicas, ctx.clock_ms, lambda tp: ctx.appends.notify([tp]))
-    service = ctx.replicas.schema_ids = RegistryService(SchemaRegistry(formats), topic)
-    return service
+    topic = SchemasTopic(catalog, replicas, clock_ms, lambda tp: appends.notify([tp]))
+    return RegistryService(SchemaRegistry(formats), topic)
 
 
 def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:

@@ -17,7 +17,7 @@ from trafka.adapters.kafka.connection.server import serve
 from trafka.adapters.kafka.context import BrokerContext
 
 from ..config.settings import Settings
-from .bootstrap import Adapters, advertised_endpoint, limits_from, listeners_from
+from .bootstrap import Adapters, limits_from, listeners_from
 from .http import observe_broker, run_http, schema_registry_routes
 
 log = logging.getLogger("trafka")
@@ -42,7 +42,6 @@ async def run_broker(
             view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
             await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, schema_registry_routes(ctx))
         bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
-        ctx.advertised = advertised_endpoint(bound[0])
         if view is not None:
             view.readiness.listeners_accepting = True
         task_status.started(bound[0].port)

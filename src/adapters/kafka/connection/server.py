@@ -93,7 +93,7 @@ async def serve(
         for socket, _ in sockets:
             await socket.aclose()
         raise
-    ctx.listeners = tuple(bound)
+    ctx.listening.bound(tuple(bound))
     async with trio.open_nursery() as background:
         background.start_soon(ctx.groups.run)
         async with trio.open_nursery() as connections:
