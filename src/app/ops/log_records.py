@@ -19,11 +19,20 @@ from __future__ import annotations
 
 import io
 import struct
-from typing import Any, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka.protocol.api_data import ApiData
 
 from . import schemas
+
+if TYPE_CHECKING:
+    # kafka-python is untyped, so ApiData is Any to mypy, and a class keyword on a subclass of Any is
+    # checked against object.__init_subclass__. Its metaclass takes `load_json` (the schema module).
+    class _Record(ApiData):
+        def __init_subclass__(cls, *, load_json: ModuleType | None = None, **kwargs: Any) -> None: ...
+else:
+    _Record = ApiData
 
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # base_offset + batch_length: the part of a batch that batch_length does not count
@@ -83,67 +92,67 @@ class BatchHeader(NamedTuple):
         return bool(self.attributes & CONTROL_FLAG)
 
 
-class TopicRecord(ApiData, load_json=schemas):
+class TopicRecord(_Record, load_json=schemas):
     pass
 
 
-class PartitionRecord(ApiData, load_json=schemas):
+class PartitionRecord(_Record, load_json=schemas):
     pass
 
 
-class ConfigRecord(ApiData, load_json=schemas):
+class ConfigRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveTopicRecord(ApiData, load_json=schemas):
+class RemoveTopicRecord(_Record, load_json=schemas):
     pass
 
 
-class FeatureLevelRecord(ApiData, load_json=schemas):
+class FeatureLevelRecord(_Record, load_json=schemas):
     pass
 
 
-class ProducerIdsRecord(ApiData, load_json=schemas):
+class ProducerIdsRecord(_Record, load_json=schemas):
     pass
 
 
-class UserScramCredentialRecord(ApiData, load_json=schemas):
+class UserScramCredentialRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveUserScramCredentialRecord(ApiData, load_json=schemas):
+class RemoveUserScramCredentialRecord(_Record, load_json=schemas):
     pass
 
 
-class AccessControlEntryRecord(ApiData, load_json=schemas):
+class AccessControlEntryRecord(_Record, load_json=schemas):
     pass
 
 
-class RemoveAccessControlEntryRecord(ApiData, load_json=schemas):
+class RemoveAccessControlEntryRecord(_Record, load_json=schemas):
     pass
 
 
-class OffsetCommitKey(ApiData, load_json=schemas):
+class OffsetCommitKey(_Record, load_json=schemas):
     pass
 
 
-class OffsetCommitValue(ApiData, load_json=schemas):
+class OffsetCommitValue(_Record, load_json=schemas):
     pass
 
 
-class GroupMetadataKey(ApiData, load_json=schemas):
+class GroupMetadataKey(_Record, load_json=schemas):
     pass
 
 
-class GroupMetadataValue(ApiData, load_json=schemas):
+class GroupMetadataValue(_Record, load_json=schemas):
     pass
 
 
-class TransactionLogKey(ApiData, load_json=schemas):
+class TransactionLogKey(_Record, load_json=schemas):
     pass
 
 
-class TransactionLogValue(ApiData, load_json=schemas):
+class TransactionLogValue(_Record, load_json=schemas):
     pass
 
 
