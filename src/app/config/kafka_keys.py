@@ -8,9 +8,9 @@ bound; the keys whose meaning spans several values are resolved after it, with K
 `log.retention.ms` over `.minutes` over `.hours`, `log.roll.ms` over `.hours`, `log.dirs` over
 `log.dir`, `log.flush.interval.ms` over `log.flush.scheduler.interval.ms`.
 
-`listeners`/`advertised.listeners` map onto the one host and port trafka serves until it has
-listeners of its own: controller listeners (`controller.listener.names`) are ignored, as is the
-controller quorum; one PLAINTEXT listener is served; any other is an error naming the key.
+`listeners`, `advertised.listeners` and `listener.security.protocol.map` map onto trafka's listeners
+(every listener is served, PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL: ADR 16); the ones named in
+`controller.listener.names` are left out, as is the controller quorum: trafka runs none.
 
 A name that is no Kafka broker config at all (`kafka_broker_keys.txt`, generated from Kafka's source
 by `scripts/kafka_broker_keys.py`) is an error: a typo must not pass silently. A bad value is an error
@@ -200,7 +200,6 @@ _COMBINED = frozenset(
     }
 )
 IMPLEMENTED_KAFKA_KEYS = frozenset(_SIMPLE) | _COMBINED
-_DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 
 @attrs.frozen

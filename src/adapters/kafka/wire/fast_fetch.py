@@ -35,19 +35,6 @@ preferred read replica, records)"""
 TopicAnswer = tuple[str | None, uuid.UUID, Sequence[PartitionAnswer]]
 
 
-def encode_fetch_response(
-    version: int,
-    correlation_id: int,
-    topics: Sequence[TopicAnswer],
-    error_code: int = 0,
-    session_id: int = 0,
-    throttle_time_ms: int = 0,
-) -> bytes:
-    """The framed FetchResponse, byte for byte as kafka-python's `FetchResponse` encodes it (no
-    diverging epoch, current leader, snapshot id or node endpoints: a single broker sends none)."""
-    return b"".join(encode_fetch_pieces(version, correlation_id, topics, error_code, session_id, throttle_time_ms))
-
-
 def encode_fetch_pieces(
     version: int,
     correlation_id: int,
