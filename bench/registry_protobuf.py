@@ -23,8 +23,8 @@ import platform
 import statistics
 import time
 
-from trafka.adapters.schemas import ProtobufFormat
-from trafka.domain.schemas import Schema, SchemaRegistry, SchemaType
+from trafka.adapters.schema_registry import ProtobufFormat
+from trafka.domain.schema_registry import Schema, SchemaRegistry, SchemaType
 
 P = SchemaType.PROTOBUF
 TEXT = """

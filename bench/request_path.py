@@ -45,7 +45,7 @@ from trafka.adapters.kafka.wire.fast_produce import decode_one_partition
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.app.wiring.http import schema_registry
-from trafka.domain.schemas import Schema
+from trafka.domain.schema_registry import Schema
 
 
 def frames(count: int, version: int, partitions: int, records: int = 1, value: bytes = b"x" * 100) -> list[bytes]:

@@ -21,7 +21,8 @@ from ._version import __version__
 __all__ = ["Broker", "__version__", "open_broker", "testing"]
 
 if TYPE_CHECKING:
-    from . import testing
+    from trafka import testing
+
     from .app.embedded import Broker, open_broker
 
 

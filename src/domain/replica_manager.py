@@ -23,13 +23,13 @@ from .batch import (
     validate_batches,
     validate_one_batch,
 )
+from .batch_records import Decompress, record_timestamps
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy
 from .control import AbortedTxn, marker_batch
 from .errors import ErrorCode, KafkaError
 from .ports import LogStore, PartitionLog, SchemaIdLookup
 from .producers import PartitionProducerState, ProducerEntry
-from .records import Decompress, record_timestamps
 from .retention import SegmentInfo, active_segment_expired, retention_cut
 from .schema_validation import SchemaValidation
 from .topics import Topic, TopicPartition

@@ -21,8 +21,8 @@ from collections.abc import Collection, Mapping
 
 import attrs
 
+from .batch_records import Buffer, Decompress, record_keys_values
 from .ports import SchemaIdLookup
-from .records import Buffer, Decompress, record_keys_values
 
 VALUE_VALIDATION = "confluent.value.schema.validation"
 KEY_VALIDATION = "confluent.key.schema.validation"

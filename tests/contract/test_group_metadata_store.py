@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.adapters.filesystem.internal_log import InternalLog
+from trafka.adapters.filesystem.metadata_records import GroupMetadataValue, encode_versioned, iter_records
 from trafka.adapters.filesystem.offset_store import COMPACT_MIN_RECORDS, FileOffsetStore, _decode_group, _group_value
-from trafka.adapters.filesystem.records import GroupMetadataValue, encode_versioned, iter_records
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.topics import TopicPartition

@@ -17,9 +17,9 @@ from trafka.adapters.http import run_listener
 from trafka.adapters.http.actions import ConsoleError, plan_reset, reset_offsets
 from trafka.adapters.http.charts import Series, line_chart
 from trafka.adapters.http.history import LAG_WINDOW_MS, THROUGHPUT_WINDOW_MS, History
+from trafka.adapters.http.message_browser import browse, render
 from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.http.pages import decode_assignment
-from trafka.adapters.http.records import browse, render
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.app.wiring.http import observe_broker

@@ -209,7 +209,7 @@ def test_acl_admin_needs_the_cluster_and_describe_delete_work_for_a_super_user(b
 
 
 def test_acls_are_kept_in_the_metadata_log_across_a_restart(tmp_path):
-    from trafka.adapters.filesystem.records import AccessControlEntryRecord
+    from trafka.adapters.filesystem.metadata_records import AccessControlEntryRecord
 
     from .test_sasl_storage import metadata_records
 

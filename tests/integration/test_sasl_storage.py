@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kafka.record import MemoryRecords
 
-from trafka.adapters.filesystem.records import UserScramCredentialRecord, decode_metadata_record
+from trafka.adapters.filesystem.metadata_records import UserScramCredentialRecord, decode_metadata_record
 
 from ..scram_client import ScramClient
 from .secured import add_scram_users, sasl_config, secured_broker

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from trafka.adapters.spark import SourceError, arrow_schema, kafka_schema
-from trafka.adapters.spark.records import append_batch
+from trafka.adapters.spark.record_columns import append_batch
 from trafka.adapters.spark.schema import RecordColumns
 
 from .batches import CODECS, build_batch, commit_marker

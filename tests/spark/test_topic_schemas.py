@@ -11,8 +11,8 @@ from tests.batches import make_batch
 from trafka.adapters.spark import SourceError
 from trafka.adapters.spark.topic_schemas import log_dir_schemas
 from trafka.domain.batch import BatchHeader
-from trafka.domain.schemas import RegistryEntry, Schema, SchemaType, SubjectVersion
-from trafka.domain.schemas.records import delete_subject_entry, schema_entry
+from trafka.domain.schema_registry import RegistryEntry, Schema, SchemaType, SubjectVersion
+from trafka.domain.schema_registry.log_entries import delete_subject_entry, schema_entry
 
 
 class SchemasLog:

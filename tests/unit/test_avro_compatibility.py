@@ -16,8 +16,8 @@ import fastavro
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trafka.adapters.schemas import AvroFormat
-from trafka.domain.schemas import Schema
+from trafka.adapters.schema_registry import AvroFormat
+from trafka.domain.schema_registry import Schema
 
 PRIMITIVES = ["null", "boolean", "int", "long", "float", "double", "string", "bytes"]
 SAMPLE = {"null": None, "boolean": True, "int": 7, "long": 7, "float": 1.5, "double": 1.5, "string": "s", "bytes": b"b"}

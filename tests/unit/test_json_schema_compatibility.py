@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat
-from trafka.domain.schemas import RegistryError, Schema, SchemaRegistry, SchemaType
+from trafka.adapters.schema_registry import AvroFormat, JsonSchemaFormat
+from trafka.domain.schema_registry import RegistryError, Schema, SchemaRegistry, SchemaType
 
 FORMAT = JsonSchemaFormat()
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.protobuf_classes import compile_files
-from trafka.adapters.schemas import ProtobufFormat
-from trafka.adapters.schemas.protobuf import ProtobufParsed
-from trafka.domain.schemas import RegistryError, Schema, SchemaReference, SchemaRegistry, SchemaType
+from trafka.adapters.schema_registry import ProtobufFormat
+from trafka.adapters.schema_registry.protobuf import ProtobufParsed
+from trafka.domain.schema_registry import RegistryError, Schema, SchemaReference, SchemaRegistry, SchemaType
 
 FORMAT = ProtobufFormat()
 P = SchemaType.PROTOBUF
@@ -328,7 +328,7 @@ def _normalised(text: str) -> descriptor_pb2.FileDescriptorProto:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(proto_files())
 def test_the_printed_text_compiles_to_the_same_descriptor(text):
-    from trafka.adapters.schemas.proto_text import proto_text
+    from trafka.adapters.schema_registry.proto_text import proto_text
 
     original = _normalised(text)
     assert _normalised(proto_text(original)) == original, proto_text(original)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from trafka.adapters.schemas import AvroFormat
-from trafka.domain.schemas import (
+from trafka.adapters.schema_registry import AvroFormat
+from trafka.domain.schema_registry import (
     CompatibilityLevel,
     Mode,
     RegistryEntry,

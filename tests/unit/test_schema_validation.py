@@ -13,9 +13,9 @@ from kafka.record.default_records import DefaultRecordBatch
 from tests.batches import make_batch
 from trafka.adapters.compression import decompress
 from trafka.domain.batch import Compression
+from trafka.domain.batch_records import record_keys_values
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.records import record_keys_values
 from trafka.domain.topics import TopicPartition
 
 from .conftest import Cluster

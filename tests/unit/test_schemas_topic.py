@@ -6,9 +6,9 @@ import json
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from trafka.adapters.schemas import AvroFormat, RegistryService, SchemasTopic
+from trafka.adapters.schema_registry import AvroFormat, RegistryService, SchemasTopic
 from trafka.domain.batch import iter_batches
-from trafka.domain.schemas import CompatibilityLevel, Schema, SchemaRegistry, SchemaType
+from trafka.domain.schema_registry import CompatibilityLevel, Schema, SchemaRegistry, SchemaType
 from trafka.domain.topics import TopicPartition
 
 V1 = Schema(json.dumps({"type": "record", "name": "U", "fields": [{"name": "id", "type": "long"}]}))

@@ -14,7 +14,7 @@ from trafka.domain.configs import ConfigResourceType
 from trafka.domain.topics import Topic
 
 from .internal_log import InternalLog
-from .records import (
+from .metadata_records import (
     ConfigRecord,
     FeatureLevelRecord,
     PartitionRecord,

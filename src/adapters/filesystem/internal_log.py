@@ -14,8 +14,8 @@ from trafka.domain.control import marker_batch
 from trafka.domain.topics import Topic, TopicPartition
 
 from .log_store import FileLogStore
+from .metadata_records import build_batch, iter_records
 from .partition_log import FilePartitionLog, read_partition_metadata
-from .records import build_batch, iter_records
 
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Kafka's fixed id for __cluster_metadata
 

@@ -20,7 +20,7 @@ from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata, Member
 from trafka.domain.topics import TopicPartition
 
 from .internal_log import InternalLog
-from .records import (
+from .metadata_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,

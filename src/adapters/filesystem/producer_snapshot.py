@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from trafka.domain.producers import ProducerSnapshotEntry
 
-from .records import ProducerSnapshot
+from .metadata_records import ProducerSnapshot
 
 SUFFIX = ".snapshot"
 KEEP = 2

@@ -25,7 +25,7 @@ from .layout import (
     parse_partition_dir,
     read_meta_properties,
 )
-from .records import iter_records
+from .metadata_records import iter_records
 from .segment import INDEX_ENTRY, file_stem
 
 METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)

@@ -14,7 +14,7 @@ from trafka.domain.security.acls import AclBinding, AclOperation, AclPermissionT
 from trafka.domain.security.scram import ScramCredential, ScramMechanism
 
 from .internal_log import InternalLog
-from .records import (
+from .metadata_records import (
     AccessControlEntryRecord,
     RemoveAccessControlEntryRecord,
     RemoveUserScramCredentialRecord,

@@ -14,7 +14,7 @@ from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TxnMetadata, TxnState
 
 from .internal_log import InternalLog
-from .records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned
+from .metadata_records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned
 
 
 class FileTransactionStore:

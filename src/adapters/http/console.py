@@ -29,7 +29,7 @@ from .access import Access
 from .charts import Series, line_chart
 from .history import History
 from .login import csrf_of
-from .records import browse
+from .message_browser import browse
 from .view import BrokerView
 
 MAX_FORM_BYTES = 64 * 1024

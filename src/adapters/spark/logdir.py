@@ -21,7 +21,7 @@ from trafka.domain.batch import BatchHeader
 
 from .errors import SourceError
 from .ranges import LogBounds, OffsetRange
-from .records import append_batch
+from .record_columns import append_batch
 from .schema import RecordColumns
 
 ROWS_PER_ARROW_BATCH = 10_000

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from trafka.domain.schemas import RegistryEntry, RegistryError, SchemaRegistry
+from trafka.domain.schema_registry import RegistryEntry, RegistryError, SchemaRegistry
 
 from .broker import BrokerSource
 from .errors import SourceError

@@ -44,6 +44,7 @@ from trafka.adapters.memory import (
     MemoryTransactionStore,
 )
 from trafka.domain.batch import Checksum
+from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
@@ -58,7 +59,6 @@ from trafka.domain.ports import (
     TransactionStore,
 )
 from trafka.domain.producers import ProducerIdAllocator
-from trafka.domain.records import Decompress
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.topics import TopicPartition
@@ -69,7 +69,7 @@ from .security import authentication_from, authorization_from
 from .tls import tls_from
 
 if TYPE_CHECKING:
-    from trafka.adapters.schemas.service import RegistryService
+    from trafka.adapters.schema_registry.service import RegistryService
 
 log = logging.getLogger("trafka")
 

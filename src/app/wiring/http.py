@@ -18,11 +18,11 @@ from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, run_listener
 from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
-from trafka.adapters.schemas import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
-from trafka.adapters.schemas.rest import registry_routes
+from trafka.adapters.schema_registry import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
+from trafka.adapters.schema_registry.rest import registry_routes
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.schemas import SchemaFormat, SchemaRegistry, SchemaType
+from trafka.domain.schema_registry import SchemaFormat, SchemaRegistry, SchemaType
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from ..config.settings import Settings
@@ -79,7 +79,9 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
 
 
 def _protobuf_format() -> SchemaFormat:
-    from trafka.adapters.schemas.protobuf import ProtobufFormat  # protoc is loaded with the registry, not the broker
+    from trafka.adapters.schema_registry.protobuf import (
+        ProtobufFormat,  # protoc is loaded with the registry, not the broker
+    )
 
     return ProtobufFormat()
 

@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from trafka.domain.schemas import ParsedSchema, Schema, SchemaType
+from trafka.domain.schema_registry import ParsedSchema, Schema, SchemaType
 
 RELAXING = {  # keyword: (larger is looser?)
     "maxLength": True,

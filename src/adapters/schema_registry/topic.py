@@ -22,7 +22,7 @@ from trafka.domain.batch import iter_batches
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.schemas import RegistryEntry, RegistryError
+from trafka.domain.schema_registry import RegistryEntry, RegistryError
 from trafka.domain.topics import TopicPartition
 
 log = logging.getLogger("trafka.schemas")

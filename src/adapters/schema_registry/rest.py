@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from trafka.domain.schemas import RegistryError, Schema, SchemaReference, SchemaType, SubjectVersion
+from trafka.domain.schema_registry import RegistryError, Schema, SchemaReference, SchemaType, SubjectVersion
 
 from .service import RegistryService
 

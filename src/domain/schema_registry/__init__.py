@@ -1,9 +1,10 @@
 """The Schema Registry's domain: Confluent's rules for subjects, versions, ids and compatibility.
 
 Format-specific work (parsing, canonical forms, whether one schema reads another's data) is behind
-the `SchemaFormat` port, implemented in `trafka.adapters.schemas`.
+the `SchemaFormat` port, implemented in `trafka.adapters.schema_registry`.
 """
 
+from .log_entries import KeyType, RegistryEntry, RegistryKey
 from .model import (
     DEFAULT_COMPATIBILITY,
     DEFAULT_MODE,
@@ -17,7 +18,6 @@ from .model import (
     SubjectVersion,
 )
 from .ports import SchemaFormat
-from .records import KeyType, RegistryEntry, RegistryKey
 from .registry import SchemaRegistry, parse_compatibility, parse_mode, parse_version
 
 __all__ = [

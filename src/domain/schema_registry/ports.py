@@ -2,7 +2,7 @@
 
 The registry's rules (subjects, versions, ids, deletes, levels, modes) do not depend on the format;
 parsing, canonical forms and whether one schema can read another's data do, and live in
-`trafka.adapters.schemas`. Storage of the registry's log (`_schemas`) is a port too, so the domain
+`trafka.adapters.schema_registry`. Storage of the registry's log (`_schemas`) is a port too, so the domain
 stays free of I/O.
 """
 

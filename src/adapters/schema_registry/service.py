@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
-from trafka.domain.schemas import RegistryEntry, RegistryError, SchemaRegistry
+from trafka.domain.schema_registry import RegistryEntry, RegistryError, SchemaRegistry
 
 from .topic import SCHEMAS_TOPIC, SchemasTopic
 

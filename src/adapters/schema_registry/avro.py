@@ -22,7 +22,7 @@ from typing import Any
 import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
 
-from trafka.domain.schemas import ParsedSchema, Schema, SchemaType
+from trafka.domain.schema_registry import ParsedSchema, Schema, SchemaType
 
 PROMOTIONS = {
     "int": {"long", "float", "double"},

@@ -18,6 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .log_entries import (
+    KeyType,
+    RegistryEntry,
+    config_entry,
+    delete_subject_entry,
+    mode_entry,
+    schema_entry,
+    schema_from_value,
+)
 from .model import (
     DEFAULT_COMPATIBILITY,
     DEFAULT_MODE,
@@ -31,15 +40,6 @@ from .model import (
     SubjectVersion,
 )
 from .ports import SchemaFormat
-from .records import (
-    KeyType,
-    RegistryEntry,
-    config_entry,
-    delete_subject_entry,
-    mode_entry,
-    schema_entry,
-    schema_from_value,
-)
 
 MAX_VERSION = 2**31 - 1
 

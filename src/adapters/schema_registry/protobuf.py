@@ -46,7 +46,7 @@ from google.protobuf import (
 from google.protobuf.message import DecodeError
 from grpc_tools import _protoc_compiler, protoc
 
-from trafka.domain.schemas import ParsedSchema, Schema, SchemaType
+from trafka.domain.schema_registry import ParsedSchema, Schema, SchemaType
 
 from .proto_text import proto_text
 from .protobuf_diff import COMPATIBLE, collect_types, differences
