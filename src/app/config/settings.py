@@ -20,7 +20,14 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from trafka.adapters.kafka.connection.server import ServerLimits
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.groups import GroupSettings
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
+from trafka.domain.transactions.coordinator import MAX_TRANSACTION_TIMEOUT_MS
+
+# Each default is declared once, where it acts: the settings below refer to these.
+_POLICY, _GROUPS, _LIMITS = BrokerPolicy(), GroupSettings(), ServerLimits()
 
 from .kafka_keys import KafkaConfigError, kafka_environment, map_kafka_configs
 from .properties import PropertiesError, read_properties
@@ -43,34 +50,34 @@ class ServerSettings:
     listeners: str | None = None  # listeners, e.g. "PLAINTEXT://0.0.0.0:9092,INTERNAL://0.0.0.0:29092"
     advertised_listeners: str | None = None  # advertised.listeners
     listener_security_protocol_map: str = DEFAULT_SECURITY_PROTOCOL_MAP  # listener.security.protocol.map
-    max_request_bytes: int = 100 * 1024 * 1024
-    max_inflight_requests: int = 32
-    max_queued_response_bytes: int = 64 * 1024 * 1024
-    shutdown_grace_seconds: float = 10.0
+    max_request_bytes: int = _LIMITS.max_request_bytes
+    max_inflight_requests: int = _LIMITS.max_inflight_requests
+    max_queued_response_bytes: int = _LIMITS.max_queued_response_bytes
+    shutdown_grace_seconds: float = _LIMITS.shutdown_grace_seconds
 
 
 @attrs.frozen
 class BrokerSettings:
-    node_id: int = 1
-    cluster_id: str = "trafka-cluster-0000000"
-    auto_create_topics_enable: bool = True
-    num_partitions: int = 1
-    default_replication_factor: int = 1
-    message_max_bytes: int = 1048588
-    fetch_max_bytes: int = 57671680
+    node_id: int = _POLICY.node_id
+    cluster_id: str = _POLICY.cluster_id
+    auto_create_topics_enable: bool = _POLICY.auto_create_topics_enable
+    num_partitions: int = _POLICY.num_partitions
+    default_replication_factor: int = _POLICY.default_replication_factor
+    message_max_bytes: int = _POLICY.message_max_bytes
+    fetch_max_bytes: int = _POLICY.fetch_max_bytes
     producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms (1 day)
     producer_id_expiration_check_interval_ms: int = 600000  # producer.id.expiration.check.interval.ms
     transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms (7 days)
     # transaction.remove.expired.transaction.cleanup.interval.ms
     transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
-    transaction_max_timeout_ms: int = 900000  # a producer asking for a longer transaction.timeout.ms is refused
+    transaction_max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS  # a producer asking for a longer transaction.timeout.ms is refused
 
 
 @attrs.frozen
 class GroupCoordinatorSettings:
-    initial_rebalance_delay_ms: int = 3000
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
+    initial_rebalance_delay_ms: int = _GROUPS.initial_rebalance_delay_ms
+    min_session_timeout_ms: int = _GROUPS.min_session_timeout_ms
+    max_session_timeout_ms: int = _GROUPS.max_session_timeout_ms
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
 
