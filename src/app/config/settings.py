@@ -26,11 +26,11 @@ from trafka.domain.groups import GroupSettings
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
 from trafka.domain.transactions.coordinator import MAX_TRANSACTION_TIMEOUT_MS
 
-# Each default is declared once, where it acts: the settings below refer to these.
-_POLICY, _GROUPS, _LIMITS = BrokerPolicy(), GroupSettings(), ServerLimits()
-
 from .kafka_keys import KafkaConfigError, kafka_environment, map_kafka_configs
 from .properties import PropertiesError, read_properties
+
+# Each default is declared once, where it acts: the settings below refer to these.
+_POLICY, _GROUPS, _LIMITS = BrokerPolicy(), GroupSettings(), ServerLimits()
 
 ENV_PREFIX = "TRAFKA_"
 log = logging.getLogger("trafka")

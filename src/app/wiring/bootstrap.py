@@ -30,7 +30,6 @@ from trafka.adapters.filesystem import (
     LogDir,
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
-from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext, Endpoint, Listening, UnobservedBroker
@@ -105,10 +104,19 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _observer(settings: Settings) -> BrokerObserver:
+    """The HTTP listener's metrics when it is on; nothing otherwise (its libraries load only with it)."""
+    if settings.http.port is None:
+        return UnobservedBroker()
+    from trafka.adapters.http.metrics import BrokerMetrics
+
+    return BrokerMetrics()
+
+
 def default_adapters(settings: Settings) -> Adapters:
     """The production adapters: the filesystem store (or memory with `kind = "memory"`)."""
     common: dict[str, Any] = {
-        "observer": BrokerMetrics() if settings.http.port is not None else UnobservedBroker(),
+        "observer": _observer(settings),
         "clock_ms": wall_clock_ms,
         "new_topic_id": uuid.uuid4,
         "checksum": crc32c.crc32c,
