@@ -70,7 +70,8 @@ class BrokerSettings:
     transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms (7 days)
     # transaction.remove.expired.transaction.cleanup.interval.ms
     transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
-    transaction_max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS  # a producer asking for a longer transaction.timeout.ms is refused
+    # transaction.max.timeout.ms: a producer asking for a longer transaction.timeout.ms is refused
+    transaction_max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS
 
 
 @attrs.frozen
