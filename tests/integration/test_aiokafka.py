@@ -20,8 +20,6 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from .clients import aiokafka_admin, client_log_fixture
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 10.0
 SCENARIO_TIMEOUT = 30.0
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]

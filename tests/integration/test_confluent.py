@@ -30,8 +30,6 @@ from confluent_kafka.admin import (
 
 from .clients import client_log_fixture, confluent_admin
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 10.0
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

@@ -12,8 +12,6 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from .broker import DATA_DIR_ENV, BrokerProcess
 from .clients import confluent_admin, create_topic
 
-pytestmark = pytest.mark.integration
-
 MOUNT = 'mount -t tmpfs -o size=4m tmpfs "$0" && exec "$@"'
 
 

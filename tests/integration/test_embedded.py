@@ -20,7 +20,6 @@ from trafka.testing import BrokerError, Record
 
 from .clients import client_log_fixture
 
-pytestmark = pytest.mark.integration
 client_log = client_log_fixture("trafka.tests.embedded", autouse=True)
 
 

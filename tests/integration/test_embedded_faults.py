@@ -17,7 +17,6 @@ import trafka
 
 from .clients import client_log_fixture
 
-pytestmark = pytest.mark.integration
 client_log = client_log_fixture("trafka.tests.faults", autouse=True)
 
 

@@ -8,10 +8,6 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
-
-pytestmark = pytest.mark.integration
-
 SHOP = pathlib.Path(__file__).parent.parent / "examples" / "shop"
 
 

@@ -19,8 +19,6 @@ from aiokafka.structs import OffsetAndMetadata
 from .clients import aiokafka_admin, client_log_fixture, create_topic, unique
 from .groups_helpers import SESSION_TIMEOUT_MS, TIMEOUT, group_broker, is_disjoint_cover
 
-pytestmark = pytest.mark.integration
-
 SCENARIO_TIMEOUT = 40.0
 
 

@@ -32,8 +32,6 @@ from .groups_helpers import (
     wait_until,
 )
 
-pytestmark = pytest.mark.integration
-
 HEARTBEAT_MS = 500
 
 

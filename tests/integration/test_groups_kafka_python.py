@@ -26,8 +26,6 @@ from .groups_helpers import (
     wait_until,
 )
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="module")
 def gbroker():

@@ -16,8 +16,6 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Of
 
 from .clients import client_log_fixture
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 10.0
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 

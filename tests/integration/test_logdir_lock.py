@@ -8,14 +8,11 @@ import subprocess
 import sys
 
 import crc32c
-import pytest
 
 from trafka.adapters.filesystem.read_only import ReadOnlyLogDir
 
 from .broker import DATA_DIR_ENV, running
 from .clients import confluent_producer, create_topic
-
-pytestmark = pytest.mark.integration
 
 
 def _serve(data_dir) -> subprocess.CompletedProcess[str]:

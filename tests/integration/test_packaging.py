@@ -9,8 +9,6 @@ import zipfile
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 ROOT = pathlib.Path(__file__).parent.parent.parent
 
 

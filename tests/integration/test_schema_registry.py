@@ -17,8 +17,6 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .broker import BrokerProcess
 
-pytestmark = pytest.mark.integration
-
 USER_V1 = json.dumps(
     {
         "type": "record",

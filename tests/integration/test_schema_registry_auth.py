@@ -15,8 +15,6 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from .clients import unique
 from .secured import PLAIN_USERS, SCRAM_USERS, add_scram_users, sasl_config, secured_broker
 
-pytestmark = pytest.mark.integration
-
 SCHEMA = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]})
 
 

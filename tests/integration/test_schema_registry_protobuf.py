@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import uuid
 
-import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
@@ -16,8 +15,6 @@ from google.protobuf import descriptor_pb2
 from ..protobuf_classes import message_classes
 from .broker import BrokerProcess
 from .test_schema_registry import client, error_of, raw, registry_broker, subject  # noqa: F401 - fixtures
-
-pytestmark = pytest.mark.integration
 
 USER_V1 = """
 syntax = "proto3";

@@ -19,8 +19,6 @@ from tests.batches import make_batch
 from .broker import BrokerProcess
 from .wire import WireClient
 
-pytestmark = pytest.mark.integration
-
 USER = json.dumps(
     {
         "type": "record",

@@ -31,8 +31,6 @@ from .broker import BrokerProcess, running
 from .clients import confluent_admin, confluent_producer, create_topic, produce_batches, read_partition, unique
 from .wire import WireClient
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 15.0
 CLEAN, KILL = "sigterm", "sigkill"
 

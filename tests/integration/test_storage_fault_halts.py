@@ -11,13 +11,10 @@ import signal
 import subprocess
 import sys
 
-import pytest
 from confluent_kafka import Producer
 
 from .broker import _LISTENING, DATA_DIR_ENV, running
 from .clients import create_topic, read_partition
-
-pytestmark = pytest.mark.integration
 
 LIMIT = 256 * 1024
 

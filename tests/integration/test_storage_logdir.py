@@ -23,8 +23,6 @@ from kafka.record.default_records import DefaultRecordBatch
 from .broker import DATA_DIR_ENV, BrokerProcess, running
 from .clients import confluent_admin, create_topic, produce_batches, read_partition
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 15.0
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "kafka-4.0-kraft-logdir")
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.batches import make_batch, read_batches
+from tests.unit.conftest import Cluster
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
-
-from .conftest import Cluster
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("t", 0)

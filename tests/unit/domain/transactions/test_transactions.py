@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from tests.batches import read_batches
+from tests.unit.conftest import Cluster
 from trafka.adapters.memory import MemoryOffsetStore, MemoryTransactionStore
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups import CommittedOffset, GroupCoordinator, GroupSettings, OffsetManager
@@ -15,8 +16,6 @@ from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService, TxnState
 from trafka.domain.transactions.state import IllegalTxnTransition, TxnEvent, next_txn_state
-
-from .conftest import Cluster
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.batches import make_batch, read_batches
+from tests.unit.conftest import Cluster
 from trafka.adapters.compression import decompress
 from trafka.domain.batch import BatchHeader
 from trafka.domain.errors import ErrorCode
@@ -19,8 +20,6 @@ from trafka.domain.producers import (
 )
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
-
-from .conftest import Cluster
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000

@@ -12,10 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.batches import make_batch
+from tests.unit.conftest import Cluster
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
-
-from .conftest import Cluster
 
 NOW = 1_700_000_000_000
 PARTITIONS = [

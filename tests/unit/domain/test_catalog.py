@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.conftest import Cluster
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition, validate_topic_name
-
-from .conftest import Cluster
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "bad/name", "sp ace", "ü"])

@@ -3,12 +3,11 @@ and the group a stored record brings back at startup (state, generation, members
 
 from __future__ import annotations
 
+from tests.unit.domain.groups.test_group_coordinator import REBALANCE, SESSION, G, Harness
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, GroupState, JoinRequest, OffsetManager, Protocol
 from trafka.domain.groups.metadata import GroupMetadata, MemberMetadata, snapshot
-
-from .test_group_coordinator import REBALANCE, SESSION, G, Harness
 
 
 def _stable_pair(h: Harness) -> tuple[str, str]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.batches import make_batch
+from tests.unit.conftest import Cluster
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.retention import SegmentInfo, retention_cut
 from trafka.domain.topics import TopicPartition
-
-from .conftest import Cluster
 
 NOW = 1_000_000
 

@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-SRC = pathlib.Path(__file__).parent.parent.parent / "src"
+SRC = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyproject.toml").exists()) / "src"
 COPIES = sorted((SRC / "app" / "ops" / "schemas").glob("*.json"))
 
 

@@ -11,14 +11,13 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch
 
 from tests.batches import make_batch
+from tests.unit.conftest import Cluster
 from trafka.adapters.compression import decompress
 from trafka.domain.batch import Compression
 from trafka.domain.batch_records import record_keys_values
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
-
-from .conftest import Cluster
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("t", 0)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.scram_client import ScramClient
 from trafka.domain.security import (
     PlainServer,
     SaslAuthenticationFailed,
@@ -20,8 +21,6 @@ from trafka.domain.security import (
 )
 from trafka.domain.security.jaas import JaasConfigError
 from trafka.domain.security.scram import ScramState
-
-from ..scram_client import ScramClient
 
 SHA256 = ScramMechanism.SCRAM_SHA_256
 

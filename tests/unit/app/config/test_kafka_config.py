@@ -18,7 +18,7 @@ from trafka.app.config.settings import ConfigError, load_configuration, load_set
 from trafka.app.wiring.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.domain.configs import ConfigSource
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = next(p for p in Path(__file__).resolve().parents if p.name == "tests") / "fixtures"
 KAFKA_SERVER_PROPERTIES = FIXTURES / "kafka-4.0-server.properties"
 
 

@@ -12,10 +12,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from tests.unit.domain.groups.test_group_coordinator import G, Harness
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupState, JoinResult
-
-from .test_group_coordinator import G, Harness
 
 PARTITIONS = 6
 
