@@ -72,39 +72,23 @@ def handle_offset_commit(
     )
 
 
-def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
-    topic_response = response_class.OffsetCommitResponseTopic
-    partition_response = topic_response.OffsetCommitResponsePartition
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        topics=[
-            topic_response(
-                name=topic.name,
-                partitions=[
-                    partition_response(partition_index=p.partition_index, error_code=error) for p in topic.partitions
-                ],
-            )
-            for topic in request.topics
-        ],
-    )
-
-
 def _named(entry, version, ctx) -> str:
     return entry.name
 
 
-def _refused_topic(Response, entry, version: int) -> Any:
+def _refused_topic(Response: Any, entry: Any, version: int, error: int = TOPIC_REFUSED) -> Any:
+    """The topic's entry of the response, every partition answered with `error` (nothing committed)."""
     Topic = Response.OffsetCommitResponseTopic
     Partition = Topic.OffsetCommitResponsePartition
     return Topic(
         name=entry.name,
-        partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED) for p in entry.partitions],
+        partitions=[Partition(partition_index=p.partition_index, error_code=error) for p in entry.partitions],
     )
 
 
 def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
-    return _refusal_entries(api.response, request, version, error)
+    """Kafka's getErrorResponse: every partition of every topic with the error."""
+    return api.empty_response(version, topics=[_refused_topic(api.response, t, version, error) for t in request.topics])
 
 
 API = KafkaApi(

@@ -77,37 +77,23 @@ def handle_txn_offset_commit(
     )
 
 
-def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:
-    topic = response_class.TxnOffsetCommitResponseTopic
-    partition = topic.TxnOffsetCommitResponsePartition
-    return response_class(
-        version=version,
-        throttle_time_ms=0,
-        topics=[
-            topic(
-                name=t.name,
-                partitions=[partition(partition_index=p.partition_index, error_code=error) for p in t.partitions],
-            )
-            for t in request.topics
-        ],
-    )
-
-
 def _named(entry, version, ctx) -> str:
     return entry.name
 
 
-def _refused_topic(Response, entry, version: int) -> Any:
+def _refused_topic(Response: Any, entry: Any, version: int, error: int = TOPIC_REFUSED) -> Any:
+    """The topic's entry of the response, every partition answered with `error` (nothing committed)."""
     Topic = Response.TxnOffsetCommitResponseTopic
     Partition = Topic.TxnOffsetCommitResponsePartition
     return Topic(
         name=entry.name,
-        partitions=[Partition(partition_index=p.partition_index, error_code=TOPIC_REFUSED) for p in entry.partitions],
+        partitions=[Partition(partition_index=p.partition_index, error_code=error) for p in entry.partitions],
     )
 
 
 def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
-    return _refusal_entries(api.response, request, version, error)
+    """Kafka's getErrorResponse: every partition of every topic with the error."""
+    return api.empty_response(version, topics=[_refused_topic(api.response, t, version, error) for t in request.topics])
 
 
 API = KafkaApi(
