@@ -24,7 +24,7 @@ from .topics import Topic, TopicPartition
 
 if TYPE_CHECKING:
     from .errors import ErrorCode
-    from .groups.metadata import CommittedOffset, GroupMetadata
+    from .groups.group_metadata import CommittedOffset, GroupMetadata
     from .transactions.coordinator import TxnMetadata
 
 

@@ -14,7 +14,7 @@ import crc32c
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.adapters.filesystem.internal_log import InternalLog
 from trafka.adapters.filesystem.offset_store import FileOffsetStore, _decode_group, _group_key, _group_value
-from trafka.domain.groups.metadata import GroupMetadata, MemberMetadata
+from trafka.domain.groups.group_metadata import GroupMetadata, MemberMetadata
 from trafka.domain.topics import TopicPartition
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "kafka-4.0-group-metadata.hex"

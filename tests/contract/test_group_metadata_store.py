@@ -18,7 +18,7 @@ from trafka.adapters.filesystem.internal_log import InternalLog
 from trafka.adapters.filesystem.metadata_records import GroupMetadataValue, encode_versioned, iter_records
 from trafka.adapters.filesystem.offset_store import COMPACT_MIN_RECORDS, FileOffsetStore, _decode_group, _group_value
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
-from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata, MemberMetadata
+from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.topics import TopicPartition
 
 OFFSETS = TopicPartition("__consumer_offsets", 0)

@@ -24,7 +24,7 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.app.wiring.http import observe_broker
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.group_metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import TopicPartition

@@ -20,7 +20,7 @@ from trafka.adapters.http.login import LOGIN_FAILED, SESSION_COOKIE
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.app.wiring.http import observe_broker, schema_registry_routes
-from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.group_metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.security import ScramCredential, ScramMechanism
 from trafka.domain.security.acls import (

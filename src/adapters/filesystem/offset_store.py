@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from trafka.domain.control import COMMIT, control_type
-from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata, MemberMetadata
+from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.topics import TopicPartition
 
 from .internal_log import InternalLog

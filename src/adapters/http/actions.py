@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.metadata import CommittedOffset
+from trafka.domain.groups.group_metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.replica_manager import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from trafka.domain.groups.metadata import CommittedOffset, GroupMetadata
+from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata
 from trafka.domain.topics import TopicPartition
 
 

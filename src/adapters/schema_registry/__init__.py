@@ -8,8 +8,8 @@ from typing import Any
 
 from .avro import AvroFormat
 from .json_schema import JsonSchemaFormat
+from .schemas_topic import SCHEMAS_TOPIC, SchemasTopic
 from .service import RegistryService
-from .topic import SCHEMAS_TOPIC, SchemasTopic
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from trafka.domain.schema_registry import RegistryEntry, RegistryError, SchemaRegistry
 
-from .topic import SCHEMAS_TOPIC, SchemasTopic
+from .schemas_topic import SCHEMAS_TOPIC, SchemasTopic
 
 log = logging.getLogger("trafka.schemas")
 

@@ -1,7 +1,7 @@
 """Consumer groups: the classic group coordinator state machine and committed offsets."""
 
 from .coordinator import GroupCoordinator, GroupSettings
-from .metadata import CommittedOffset
+from .group_metadata import CommittedOffset
 from .model import Completion, JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
 from .offsets import CommitRequest, OffsetManager
 from .state import GroupEvent, GroupState, IllegalTransition

@@ -18,7 +18,7 @@ from ..errors import ErrorCode
 from ..ports import OffsetStore
 from ..topics import TopicPartition
 from .coordinator import GroupCoordinator
-from .metadata import CommittedOffset, GroupMetadataRecord
+from .group_metadata import CommittedOffset, GroupMetadataRecord
 from .state import GroupState
 
 OFFSET_METADATA_MAX_BYTES = 4096

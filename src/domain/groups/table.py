@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..errors import ErrorCode
-from .metadata import GroupMetadata, GroupMetadataRecord, restore, snapshot
+from .group_metadata import GroupMetadata, GroupMetadataRecord, restore, snapshot
 from .model import Group, GroupDescription, GroupListing, MemberDescription
 from .state import GroupEvent, GroupState, next_state
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from ..catalog import TopicCatalog
 from ..errors import ErrorCode, KafkaError
-from ..groups.metadata import CommittedOffset
+from ..groups.group_metadata import CommittedOffset
 from ..groups.offsets import OffsetManager
 from ..replica_manager import ReplicaManager
 from ..topics import TopicPartition

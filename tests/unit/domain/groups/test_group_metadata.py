@@ -7,7 +7,7 @@ from tests.unit.domain.groups.test_group_coordinator import REBALANCE, SESSION, 
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, GroupState, JoinRequest, OffsetManager, Protocol
-from trafka.domain.groups.metadata import GroupMetadata, MemberMetadata, snapshot
+from trafka.domain.groups.group_metadata import GroupMetadata, MemberMetadata, snapshot
 
 
 def _stable_pair(h: Harness) -> tuple[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
-from trafka.domain.groups.metadata import CommittedOffset, snapshot
+from trafka.domain.groups.group_metadata import CommittedOffset, snapshot
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import TopicPartition
