@@ -261,7 +261,9 @@ class _Reader:
                 if request is _CLOSE:
                     return
                 continue
-            if await self._serve(request) is _CLOSE:
+            if ctx.faults.active and ctx.faults.paused:  # read, and answered once resumed
+                await ctx.faults.wait_resumed()
+            if self._serve(request) is _CLOSE:
                 return
 
     async def _authenticate(self, frame: bytes) -> object | None:
@@ -348,7 +350,7 @@ class _Reader:
             log.debug("the frame began %s", frame[:256].hex())
             return _CLOSE
 
-    async def _serve(self, request: DecodedRequest) -> object | None:
+    def _serve(self, request: DecodedRequest) -> object | None:
         """The pipeline's step: the request served through its API's faults, authorization and handler."""
         ctx, peer = self.ctx, self.peer
         try:
@@ -360,12 +362,7 @@ class _Reader:
                 )
             started = perf_counter()
             api_key = request.handler.api_key
-            if ctx.faults.active:
-                if ctx.faults.paused:
-                    await ctx.faults.wait_resumed()
-                serve = self.pipeline.faulted[api_key]
-            else:
-                serve = self.pipeline.plain[api_key]
+            serve = (self.pipeline.faulted if ctx.faults.active else self.pipeline.plain)[api_key]
             outcome = serve(ctx, request.body, request.api_version, client)
         except CloseConnection as exc:
             log.info("closing connection from %s: %s", peer, exc)
