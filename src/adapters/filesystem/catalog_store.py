@@ -2,7 +2,9 @@
 
 Creating a topic writes a TopicRecord, one PartitionRecord per partition and a ConfigRecord per
 override; deleting writes a RemoveTopicRecord; adding partitions writes PartitionRecords. On startup
-the catalog is rebuilt by replaying the log, including one Kafka wrote.
+the catalog is rebuilt by replaying the log, including one Kafka wrote. Dynamic broker configs are
+ConfigRecords of the BROKER resource (resource name "" for the cluster default, else the node id), a
+removal one with a null value, as Kafka's controller writes them.
 """
 
 from __future__ import annotations
@@ -113,6 +115,40 @@ class FileCatalogStore:
                     encode_metadata_record(
                         ConfigRecord(
                             version=0, resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=k, value=v
+                        ),
+                        0,
+                    ),
+                )
+                for k, v in sorted(changes.items())
+            ]
+        )
+
+    def broker_configs(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for _, _, value in self._log.records():
+            if value is None:
+                continue
+            record = decode_metadata_record(value)
+            if isinstance(record, ConfigRecord) and record.resource_type == ConfigResourceType.BROKER:
+                configs = out.setdefault(record.resource_name, {})
+                if record.value is None:
+                    configs.pop(record.name, None)
+                else:
+                    configs[record.name] = record.value
+        return {name: configs for name, configs in out.items() if configs}
+
+    def broker_configs_changed(self, resource_name: str, changes: Mapping[str, str | None]) -> None:
+        self._log.append(
+            [
+                (
+                    None,
+                    encode_metadata_record(
+                        ConfigRecord(
+                            version=0,
+                            resource_type=ConfigResourceType.BROKER,
+                            resource_name=resource_name,
+                            name=k,
+                            value=v,
                         ),
                         0,
                     ),
