@@ -326,23 +326,23 @@ class BrokerPolicy:
             synonyms = self._broker_synonyms(name)
             if name in topic_configs:
                 synonyms.insert(0, ConfigSynonym(name, topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-            first = synonyms[0]
-            entries.append(ConfigEntry(name, first.value, first.source, config_type, synonyms=tuple(synonyms)))
+                value, source = topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG
+            else:
+                value, source = self.broker_default(name)  # in the topic config's unit (ms, not hours)
+            entries.append(ConfigEntry(name, value, source, config_type, synonyms=tuple(synonyms)))
         return entries
 
     def describe(self, keys: list[str] | None) -> list[ConfigEntry]:
         """This broker's configs (DescribeConfigs of BROKER "<node id>"): the dynamic ones by precedence."""
         dynamic = {}
         for topic_name, broker_name in TOPIC_CONFIG_SYNONYMS.items():
-            synonyms = self._broker_synonyms(topic_name)
-            if synonyms[0].source is ConfigSource.DEFAULT_CONFIG:  # Kafka's default, under the broker's name
-                synonyms[0] = ConfigSynonym(broker_name, TOPIC_CONFIG_DEFAULTS[topic_name][0], synonyms[0].source)
+            value, source = self.broker_default(topic_name)  # in ms where Kafka's default is in hours
             dynamic[broker_name] = ConfigEntry(
                 broker_name,
-                synonyms[0].value,
-                synonyms[0].source,
+                value,
+                source,
                 TOPIC_CONFIG_DEFAULTS[topic_name][1],
-                synonyms=tuple(synonyms),
+                synonyms=tuple(self._broker_synonyms(topic_name)),
             )
         values = {
             "auto.create.topics.enable": (str(self.auto_create_topics_enable).lower(), ConfigType.BOOLEAN),

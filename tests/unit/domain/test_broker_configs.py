@@ -78,6 +78,11 @@ def test_a_topic_describes_where_its_default_comes_from(cluster: Cluster):
         ("log.retention.hours", Src.DEFAULT_CONFIG),
     ]
     assert described["segment.bytes"].source is Src.DEFAULT_CONFIG
+    plain = {e.name: e for e in cluster.policy.describe_topic({}, ["retention.ms", "segment.ms"])}
+    assert (plain["segment.ms"].value, plain["segment.ms"].source) == ("604800000", Src.DEFAULT_CONFIG)
+    assert [(s.name, s.value) for s in plain["segment.ms"].synonyms] == [("log.roll.hours", "168")]
+    roll = _broker(cluster, "log.roll.ms")
+    assert (roll.value, roll.source, roll.synonyms[-1].name) == ("604800000", Src.DEFAULT_CONFIG, "log.roll.hours")
 
 
 def test_message_max_bytes_applies_to_produce_at_once(cluster: Cluster):
