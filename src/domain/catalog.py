@@ -45,9 +45,10 @@ class TopicCatalog:
         self._new_topic_id = new_topic_id
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
-        # Replayed before any log opens, so the logs start with the dynamic topic defaults.
+        loaded = list(store.load())
+        # Before any log opens, so the logs start with the dynamic topic defaults.
         self.broker_configs = BrokerConfigs(store, logs, policy, self.topics)
-        for topic in store.load():
+        for topic in loaded:
             self._remember(topic)
             for tp in topic.topic_partitions():
                 logs.open(tp, topic)
