@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from .broker_configs import BrokerConfigs
 from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, validate_topic_configs
 from .errors import ErrorCode, KafkaError
 from .ports import CatalogStore, LogStore
@@ -44,7 +45,10 @@ class TopicCatalog:
         self._new_topic_id = new_topic_id
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
-        for topic in store.load():
+        loaded = list(store.load())
+        # Before any log opens, so the logs start with the dynamic topic defaults.
+        self.broker_configs = BrokerConfigs(store, logs, policy, self.topics)
+        for topic in loaded:
             self._remember(topic)
             for tp in topic.topic_partitions():
                 logs.open(tp, topic)

@@ -60,6 +60,15 @@ class ConfigType(enum.IntEnum):
 
 
 @attrs.frozen
+class ConfigSynonym:
+    """One of the places a config's value may come from, as DescribeConfigs lists them (include_synonyms)."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@attrs.frozen
 class ConfigEntry:
     name: str
     value: str | None
@@ -67,6 +76,8 @@ class ConfigEntry:
     config_type: ConfigType
     read_only: bool = False
     is_sensitive: bool = False
+    # In precedence order, the entry's own first; empty: the entry alone is its synonym.
+    synonyms: tuple[ConfigSynonym, ...] = ()
 
 
 # name -> (default, type). Defaults are Kafka 4.0's; the confluent.* and redpanda.* ones are Confluent
@@ -149,6 +160,11 @@ def _valid(name: str, value: str, config_type: ConfigType) -> bool:
     return True
 
 
+def valid_config_value(topic_config: str, value: str) -> bool:
+    """Whether `value` is one Kafka accepts for the topic config (or its broker synonym)."""
+    return _valid(topic_config, value, TOPIC_CONFIG_DEFAULTS[topic_config][1])
+
+
 def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
     """Check names and values against Kafka's topic configs; return the non-null ones."""
     out: dict[str, str] = {}
@@ -173,7 +189,34 @@ TOPIC_CONFIG_SYNONYMS: Mapping[str, str] = {
     "flush.ms": "log.flush.interval.ms",
     "index.interval.bytes": "log.index.interval.bytes",
     "max.message.bytes": "message.max.bytes",
+    "cleanup.policy": "log.cleanup.policy",
 }
+
+# Where Kafka's default of a broker config lives when the config itself has none (log.retention.ms is
+# null: log.retention.hours' 168 applies), as DescribeConfigs' DEFAULT_CONFIG synonym names it.
+_KAFKA_DEFAULT_SYNONYMS: Mapping[str, tuple[str, str]] = {
+    "log.retention.ms": ("log.retention.hours", "168"),
+    "log.roll.ms": ("log.roll.hours", "168"),
+    "log.flush.interval.ms": ("log.flush.scheduler.interval.ms", "9223372036854775807"),
+}
+
+
+@attrs.define(eq=False)
+class DynamicBrokerConfigs:
+    """The broker configs set while the broker runs (AlterConfigs / IncrementalAlterConfigs on a BROKER
+    resource), by broker config name: this broker's own (resource "<node id>") and the cluster-wide
+    default (resource ""). `version` counts the changes, so what caches a derived value can tell."""
+
+    per_broker: dict[str, str] = attrs.field(factory=dict)
+    cluster_default: dict[str, str] = attrs.field(factory=dict)
+    version: int = 0
+
+    def replace(self, per_broker: bool, configs: Mapping[str, str]) -> None:
+        if per_broker:
+            self.per_broker = dict(configs)
+        else:
+            self.cluster_default = dict(configs)
+        self.version += 1
 
 
 def describe_topic_configs(
@@ -195,7 +238,10 @@ def describe_topic_configs(
 
 @attrs.frozen
 class BrokerPolicy:
-    """The broker-wide settings that decide domain behaviour."""
+    """The broker-wide settings that decide domain behaviour: the static ones (the user's configuration)
+    and, in `dynamic`, the broker configs altered at run time, which take precedence for the topic
+    config defaults (Kafka's order: DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+    STATIC_BROKER_CONFIG, DEFAULT_CONFIG)."""
 
     node_id: int = 1
     cluster_id: str = "trafka-cluster-0000000"
@@ -205,43 +251,128 @@ class BrokerPolicy:
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
     topic_defaults: Mapping[str, str] = attrs.field(factory=dict)  # e.g. {"retention.ms": "3600000"}
+    dynamic: DynamicBrokerConfigs = attrs.field(factory=DynamicBrokerConfigs, eq=False, repr=False)
+
+    def _static_default(self, topic_name: str) -> str | None:
+        """The configuration's default for a topic config (STATIC_BROKER_CONFIG), None if it sets none."""
+        if topic_name == "max.message.bytes":
+            if self.message_max_bytes == int(TOPIC_CONFIG_DEFAULTS["max.message.bytes"][0]):
+                return None
+            return str(self.message_max_bytes)
+        return self.topic_defaults.get(topic_name)
+
+    def _broker_synonyms(self, topic_name: str) -> list[ConfigSynonym]:
+        """Where a topic config's default comes from, highest precedence first; the last always applies."""
+        broker_name = TOPIC_CONFIG_SYNONYMS.get(topic_name)
+        out = []
+        if broker_name is not None:
+            if broker_name in self.dynamic.per_broker:
+                out.append(
+                    ConfigSynonym(broker_name, self.dynamic.per_broker[broker_name], ConfigSource.DYNAMIC_BROKER_CONFIG)
+                )
+            if broker_name in self.dynamic.cluster_default:
+                out.append(
+                    ConfigSynonym(
+                        broker_name,
+                        self.dynamic.cluster_default[broker_name],
+                        ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                    )
+                )
+        static = self._static_default(topic_name)
+        if static is not None:
+            out.append(ConfigSynonym(broker_name or topic_name, static, ConfigSource.STATIC_BROKER_CONFIG))
+        default = TOPIC_CONFIG_DEFAULTS[topic_name][0]
+        if broker_name is None:
+            out.append(ConfigSynonym(topic_name, default, ConfigSource.DEFAULT_CONFIG))
+        else:
+            name, value = _KAFKA_DEFAULT_SYNONYMS.get(broker_name, (broker_name, default))
+            out.append(ConfigSynonym(name, value, ConfigSource.DEFAULT_CONFIG))
+        return out
+
+    def broker_default(self, topic_name: str) -> tuple[str, ConfigSource]:
+        """The value a topic without its own `topic_name` gets, and where it comes from."""
+        broker_name = TOPIC_CONFIG_SYNONYMS.get(topic_name)
+        if broker_name is not None:
+            if broker_name in self.dynamic.per_broker:
+                return self.dynamic.per_broker[broker_name], ConfigSource.DYNAMIC_BROKER_CONFIG
+            if broker_name in self.dynamic.cluster_default:
+                return self.dynamic.cluster_default[broker_name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+        static = self._static_default(topic_name)
+        if static is not None:
+            return static, ConfigSource.STATIC_BROKER_CONFIG
+        return TOPIC_CONFIG_DEFAULTS[topic_name][0], ConfigSource.DEFAULT_CONFIG
+
+    def effective_topic_defaults(self) -> dict[str, str]:
+        """The broker's defaults for topic configs now (static and dynamic), where they differ from
+        Kafka's: what the log stores apply to a topic without an override."""
+        out = {}
+        for topic_name in TOPIC_CONFIG_SYNONYMS:
+            value, source = self.broker_default(topic_name)
+            if source is not ConfigSource.DEFAULT_CONFIG:
+                out[topic_name] = value
+        return out
 
     def topic_config(self, topic_configs: Mapping[str, str], name: str) -> str:
         """A topic's value of `name`: its own override, else the broker's default, else Kafka's."""
         if name in topic_configs:
             return topic_configs[name]
-        return self.topic_defaults.get(name, TOPIC_CONFIG_DEFAULTS[name][0])
+        return self.broker_default(name)[0]
 
     def describe_topic(self, topic_configs: Mapping[str, str], keys: list[str] | None) -> list[ConfigEntry]:
-        defaults = {**self.topic_defaults, "max.message.bytes": str(self.message_max_bytes)}
-        if self.message_max_bytes == int(TOPIC_CONFIG_DEFAULTS["max.message.bytes"][0]):
-            del defaults["max.message.bytes"]
-        return describe_topic_configs(topic_configs, keys, defaults)
+        entries = []
+        for name, (_, config_type) in sorted(TOPIC_CONFIG_DEFAULTS.items()):
+            if keys is not None and name not in keys:
+                continue
+            synonyms = self._broker_synonyms(name)
+            if name in topic_configs:
+                synonyms.insert(0, ConfigSynonym(name, topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+                value, source = topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG
+            else:
+                value, source = self.broker_default(name)  # in the topic config's unit (ms, not hours)
+            entries.append(ConfigEntry(name, value, source, config_type, synonyms=tuple(synonyms)))
+        return entries
 
     def describe(self, keys: list[str] | None) -> list[ConfigEntry]:
-        topic_level = {
-            broker_name: (self.topic_config({}, topic_name), TOPIC_CONFIG_DEFAULTS[topic_name][1])
-            for topic_name, broker_name in TOPIC_CONFIG_SYNONYMS.items()
-            if topic_name != "max.message.bytes"
-        }
+        """This broker's configs (DescribeConfigs of BROKER "<node id>"): the dynamic ones by precedence."""
+        dynamic = {}
+        for topic_name, broker_name in TOPIC_CONFIG_SYNONYMS.items():
+            value, source = self.broker_default(topic_name)  # in ms where Kafka's default is in hours
+            dynamic[broker_name] = ConfigEntry(
+                broker_name,
+                value,
+                source,
+                TOPIC_CONFIG_DEFAULTS[topic_name][1],
+                synonyms=tuple(self._broker_synonyms(topic_name)),
+            )
         values = {
-            **topic_level,
             "auto.create.topics.enable": (str(self.auto_create_topics_enable).lower(), ConfigType.BOOLEAN),
             "broker.id": (str(self.node_id), ConfigType.INT),
             "node.id": (str(self.node_id), ConfigType.INT),
             "default.replication.factor": (str(self.default_replication_factor), ConfigType.INT),
-            "message.max.bytes": (str(self.message_max_bytes), ConfigType.INT),
             "num.partitions": (str(self.num_partitions), ConfigType.INT),
-            "log.cleanup.policy": ("delete", ConfigType.LIST),
             "min.insync.replicas": ("1", ConfigType.INT),
         }
+        static = {
+            name: ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG, config_type, read_only=True)
+            for name, (value, config_type) in values.items()
+        }
+        every = {**static, **dynamic}
+        return [every[name] for name in sorted(every) if keys is None or name in keys]
+
+    def describe_cluster_default(self, keys: list[str] | None) -> list[ConfigEntry]:
+        """DescribeConfigs of BROKER "" (the cluster-wide default): only the dynamic default values."""
+        types = {broker: TOPIC_CONFIG_DEFAULTS[topic][1] for topic, broker in TOPIC_CONFIG_SYNONYMS.items()}
         return [
-            ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG, config_type, read_only=True)
-            for name, (value, config_type) in sorted(values.items())
+            ConfigEntry(
+                name,
+                value,
+                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                types.get(name, ConfigType.STRING),
+                synonyms=(ConfigSynonym(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),),
+            )
+            for name, value in sorted(self.dynamic.cluster_default.items())
             if keys is None or name in keys
         ]
 
     def max_message_bytes(self, topic_configs: Mapping[str, str]) -> int:
-        if "max.message.bytes" in topic_configs:
-            return int(topic_configs["max.message.bytes"])
-        return self.message_max_bytes
+        return int(self.topic_config(topic_configs, "max.message.bytes"))

@@ -100,6 +100,10 @@ class LogStore(Protocol):
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
         """The topic's configs changed (segment size, flush policy)."""
 
+    def set_topic_defaults(self, defaults: Mapping[str, str]) -> None:
+        """The broker's defaults for topic configs (by topic config name) changed: a log whose topic has
+        no override of its own follows them from its next `reconfigure` (dynamic broker configs)."""
+
     def delete(self, tp: TopicPartition) -> None: ...
 
 
@@ -116,6 +120,12 @@ class CatalogStore(Protocol):
 
     def configs_changed(self, topic: Topic, changes: Mapping[str, str | None]) -> None:
         """Topic config overrides set (a value) or removed (None)."""
+
+    def broker_configs(self) -> Mapping[str, Mapping[str, str]]:
+        """The dynamic broker configs by resource name: "" the cluster-wide default, else a node id."""
+
+    def broker_configs_changed(self, resource_name: str, changes: Mapping[str, str | None]) -> None:
+        """Dynamic broker configs of the resource set (a value) or removed (None)."""
 
     def next_producer_id(self) -> int:
         """The first producer id not yet reserved (0 on a new cluster)."""

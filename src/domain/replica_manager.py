@@ -93,6 +93,7 @@ class _ProduceRoute(NamedTuple):
     """A topic's produce settings, valid while its configs are this very mapping."""
 
     configs: Mapping[str, str]
+    defaults_version: int  # the dynamic broker configs' version it was worked out with
     max_batch_bytes: int
     timestamp_after_max_ms: int
     log_append_time: bool
@@ -168,10 +169,12 @@ class ReplicaManager:
         """What produce needs from a topic's configs, worked out once per config mapping (a topic's
         configs are replaced, never changed in place, when altered), so a produce reads no config."""
         route = self._routes.get(topic.name)
-        if route is None or route.configs is not topic.configs:
+        version = self._policy.dynamic.version
+        if route is None or route.configs is not topic.configs or route.defaults_version != version:
             configs = topic.configs
             route = self._routes[topic.name] = _ProduceRoute(
                 configs,
+                version,
                 self._policy.max_message_bytes(configs),
                 int(configs.get("message.timestamp.after.max.ms", "3600000")),
                 configs.get("message.timestamp.type") == "LogAppendTime",
@@ -427,7 +430,7 @@ class ReplicaManager:
         for topic in self._catalog.topics():
             retention_ms = int(self._policy.topic_config(topic.configs, "retention.ms"))
             retention_bytes = int(self._policy.topic_config(topic.configs, "retention.bytes"))
-            if "delete" not in topic.configs.get("cleanup.policy", "delete"):
+            if "delete" not in self._policy.topic_config(topic.configs, "cleanup.policy"):
                 continue
             for tp in topic.topic_partitions():
                 log = self._logs.get(tp)

@@ -2,7 +2,9 @@
 
 Creating a topic writes a TopicRecord, one PartitionRecord per partition and a ConfigRecord per
 override; deleting writes a RemoveTopicRecord; adding partitions writes PartitionRecords. On startup
-the catalog is rebuilt by replaying the log, including one Kafka wrote.
+the catalog is rebuilt by replaying the log, including one Kafka wrote. Dynamic broker configs are
+ConfigRecords of the BROKER resource (resource name "" for the cluster default, else the node id), a
+removal one with a null value, as Kafka's controller writes them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class FileCatalogStore:
         self._node_id = node_id
         self._directory_id = directory_id
         self._next_producer_id = 0
+        self._broker_configs: dict[str, dict[str, str]] | None = None  # by resource name, once replayed
         self.removed_topic_ids: set[uuid.UUID] = set()
         if metadata_log.log.log_end_offset == 0:
             feature = FeatureLevelRecord(version=0, name="metadata.version", feature_level=METADATA_VERSION_LEVEL)
@@ -43,6 +46,7 @@ class FileCatalogStore:
         names: dict[uuid.UUID, str] = {}
         partitions: dict[uuid.UUID, set[int]] = {}
         configs: dict[str, dict[str, str]] = {}
+        broker: dict[str, dict[str, str]] = {}
         for _, _, value in self._log.records():
             if value is None:
                 continue
@@ -60,12 +64,17 @@ class FileCatalogStore:
                     partitions.pop(record.topic_id, None)
             elif isinstance(record, ProducerIdsRecord):
                 self._next_producer_id = max(self._next_producer_id, record.next_producer_id)
-            elif isinstance(record, ConfigRecord) and record.resource_type == ConfigResourceType.TOPIC:
-                topic_configs = configs.setdefault(record.resource_name, {})
+            elif isinstance(record, ConfigRecord) and record.resource_type in (
+                ConfigResourceType.TOPIC,
+                ConfigResourceType.BROKER,
+            ):
+                by_name = configs if record.resource_type == ConfigResourceType.TOPIC else broker
+                resource_configs = by_name.setdefault(record.resource_name, {})
                 if record.value is None:
-                    topic_configs.pop(record.name, None)
+                    resource_configs.pop(record.name, None)
                 else:
-                    topic_configs[record.name] = record.value
+                    resource_configs[record.name] = record.value
+        self._broker_configs = broker
         return [
             Topic(name, topic_id, len(partitions[topic_id]), configs.get(name, {})) for topic_id, name in names.items()
         ]
@@ -120,6 +129,39 @@ class FileCatalogStore:
                 for k, v in sorted(changes.items())
             ]
         )
+
+    def broker_configs(self) -> dict[str, dict[str, str]]:
+        if self._broker_configs is None:  # replayed with the topics
+            self.load()
+        assert self._broker_configs is not None
+        return {name: dict(configs) for name, configs in self._broker_configs.items() if configs}
+
+    def broker_configs_changed(self, resource_name: str, changes: Mapping[str, str | None]) -> None:
+        self._log.append(
+            [
+                (
+                    None,
+                    encode_metadata_record(
+                        ConfigRecord(
+                            version=0,
+                            resource_type=ConfigResourceType.BROKER,
+                            resource_name=resource_name,
+                            name=k,
+                            value=v,
+                        ),
+                        0,
+                    ),
+                )
+                for k, v in sorted(changes.items())
+            ]
+        )
+        if self._broker_configs is not None:
+            configs = self._broker_configs.setdefault(resource_name, {})
+            for name, value in changes.items():
+                if value is None:
+                    configs.pop(name, None)
+                else:
+                    configs[name] = value
 
     def next_producer_id(self) -> int:
         return self._next_producer_id

@@ -129,6 +129,9 @@ class FileLogStore:
         if tp in self._logs:
             self._logs[tp].reconfigure(log_config(topic.configs, self._flush_messages, self._topic_defaults))
 
+    def set_topic_defaults(self, defaults: Mapping[str, str]) -> None:
+        self._topic_defaults = dict(defaults)
+
     def delete(self, tp: TopicPartition) -> None:
         self._log_starts.pop(tp, None)
         partition_log = self._logs.pop(tp, None)

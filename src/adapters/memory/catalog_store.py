@@ -1,4 +1,5 @@
-"""The topic catalog kept in memory: the list of topics, replaced on every change."""
+"""The topic catalog kept in memory: the list of topics, replaced on every change, and the dynamic
+broker configs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,18 @@ class MemoryCatalogStore:
     def __init__(self, topics: Iterable[Topic] = ()) -> None:
         self._topics: dict[str, Topic] = {t.name: t for t in topics}
         self._next_producer_id = 0
+        self._broker_configs: dict[str, dict[str, str]] = {}
+
+    def broker_configs(self) -> dict[str, dict[str, str]]:
+        return {name: dict(configs) for name, configs in self._broker_configs.items()}
+
+    def broker_configs_changed(self, resource_name: str, changes: Mapping[str, str | None]) -> None:
+        configs = self._broker_configs.setdefault(resource_name, {})
+        for name, value in changes.items():
+            if value is None:
+                configs.pop(name, None)
+            else:
+                configs[name] = value
 
     def next_producer_id(self) -> int:
         return self._next_producer_id

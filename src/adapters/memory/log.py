@@ -156,6 +156,9 @@ class MemoryLogStore:
         if tp in self._logs:
             self._logs[tp].segment_bytes = _segment_bytes(topic, self._topic_defaults)
 
+    def set_topic_defaults(self, defaults: Mapping[str, str]) -> None:
+        self._topic_defaults = dict(defaults)
+
     def open(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
         return self._logs.get(tp) or self.create(tp, topic)
 

@@ -1,4 +1,5 @@
-"""AlterConfigs (key 33): v0-2. Replaces a topic's configs; broker configs are static (INVALID_REQUEST).
+"""AlterConfigs (key 33): v0-2. Replaces a topic's configs, or the dynamic configs of this broker
+(BROKER "<node id>") or of the cluster default (BROKER ""): `trafka.domain.broker_configs`.
 
 Authorization: ALTER_CONFIGS on the cluster for broker resources, on each topic for topic ones;
 broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerApis.
@@ -33,10 +34,17 @@ from .config_resources import (
 
 
 def _replace_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    if resource.resource_type != TOPIC_RESOURCE:
-        return ErrorCode.INVALID_REQUEST, "Only topic configs can be altered; broker configs are static in trafka"
+    if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
+        return ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}"
+    names = [c.name for c in resource.configs]
+    if len(names) != len(set(names)):
+        return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
+    configs = {c.name: c.value for c in resource.configs}
     try:
-        ctx.catalog.replace_configs(resource.resource_name, {c.name: c.value for c in resource.configs}, validate_only)
+        if resource.resource_type == BROKER_RESOURCE:
+            ctx.catalog.broker_configs.replace(resource.resource_name, configs, validate_only)
+        else:
+            ctx.catalog.replace_configs(resource.resource_name, configs, validate_only)
     except KafkaError as error:
         return error.code, error.message
     return ErrorCode.NONE, None

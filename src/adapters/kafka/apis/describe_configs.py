@@ -1,5 +1,6 @@
-"""DescribeConfigs (key 32): v1-4. Topic configs (with defaults and overrides, synonyms, documentation)
-and the broker's; the broker logger resource.
+"""DescribeConfigs (key 32): v1-4. Topic configs (with defaults and overrides, synonyms, documentation),
+the broker's (its dynamic configs by Kafka's precedence) and the cluster default's (the dynamic default
+values only); the broker logger resource.
 
 Authorization: DESCRIBE_CONFIGS on the cluster for broker resources, on each topic for topic ones.
 """
@@ -49,7 +50,10 @@ def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:
         config_source=entry.source,
         is_sensitive=entry.is_sensitive,
         synonyms=(
-            [ConfigValue.DescribeConfigsSynonym(name=entry.name, value=entry.value, source=entry.source)]
+            [
+                ConfigValue.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source)
+                for s in entry.synonyms or (entry,)
+            ]
             if synonyms
             else []
         ),
@@ -68,7 +72,9 @@ def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsR
         else:
             entries = ctx.policy.describe_topic(topic.configs, keys)
     elif resource.resource_type == BROKER_RESOURCE:
-        if resource.resource_name not in ("", str(ctx.policy.node_id)):
+        if resource.resource_name == "":
+            entries = ctx.policy.describe_cluster_default(keys)
+        elif resource.resource_name != str(ctx.policy.node_id):
             error, message = ErrorCode.INVALID_REQUEST, f"Unexpected broker id {resource.resource_name}"
         else:
             entries = ctx.policy.describe(keys)

@@ -1,4 +1,6 @@
-"""IncrementalAlterConfigs (key 44): v0-1. Topic configs: SET, DELETE, APPEND, SUBTRACT.
+"""IncrementalAlterConfigs (key 44): v0-1. SET, DELETE, APPEND, SUBTRACT on a topic's configs, or on the
+dynamic configs of this broker (BROKER "<node id>") or of the cluster default (BROKER ""):
+`trafka.domain.broker_configs`.
 
 Authorization: ALTER_CONFIGS on the cluster for broker and broker logger resources, on each topic
 for topic ones.
@@ -37,9 +39,7 @@ AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 
 def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    if resource.resource_type == BROKER_RESOURCE:
-        return ErrorCode.INVALID_REQUEST, "Broker configs are static in trafka; set them in its configuration"
-    if resource.resource_type != TOPIC_RESOURCE:
+    if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
         return ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
     names = [c.name for c in resource.configs]
     if len(names) != len(set(names)):
@@ -49,7 +49,12 @@ def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[Error
     except ValueError:
         return ErrorCode.INVALID_REQUEST, "Unknown config operation"
     try:
-        ctx.catalog.alter_configs(resource.resource_name, changes, validate_only)
+        if resource.resource_type == BROKER_RESOURCE:
+            ctx.catalog.broker_configs.alter(
+                resource.resource_name, {k: (int(op), v) for k, (op, v) in changes.items()}, validate_only
+            )
+        else:
+            ctx.catalog.alter_configs(resource.resource_name, changes, validate_only)
     except KafkaError as error:
         return error.code, error.message
     return ErrorCode.NONE, None
