@@ -5,7 +5,9 @@ Two levels: this broker's own (resource name = the node id) and the cluster-wide
 name ""); `BrokerPolicy` resolves a value by Kafka's precedence. trafka applies without a restart
 only the broker configs that set topic config defaults (`TOPIC_CONFIG_SYNONYMS`: log.retention.ms,
 message.max.bytes, ...): a topic without an override of its own uses the new value at once. The
-other configs Kafka updates dynamically (SSL keystores, thread counts, log.cleaner.*, quotas on
+configs Kafka updates dynamically that set machinery trafka does not have (thread pool sizes: it runs
+one event loop; Kerberos; tiered storage: `INERT`) are recorded and described as Kafka does, with
+nothing to apply; the other configs Kafka updates dynamically (SSL keystores, log.cleaner.*, limits on
 connections...) are refused by name rather than stored and ignored; a config Kafka cannot update
 dynamically (broker.id, log.dirs, num.partitions, log.retention.hours...) gets Kafka's own refusal.
 Changes are recorded through the `CatalogStore` port (KRaft ConfigRecords of the BROKER resource)
@@ -150,6 +152,38 @@ KAFKA_DYNAMIC = frozenset(
     }
 )
 
+# Dynamic in Kafka, and about machinery trafka does not have (thread pools: it runs one event loop;
+# Kerberos: it serves no GSSAPI; tiered storage; replicas to elect from): accepted, recorded and
+# described as Kafka does, with nothing to apply.
+INERT_INT = frozenset(
+    {
+        "background.threads",
+        "num.io.threads",
+        "num.network.threads",
+        "num.replica.fetchers",
+        "num.recovery.threads.per.data.dir",
+    }
+)
+INERT = INERT_INT | frozenset(
+    {
+        "sasl.kerberos.service.name",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.kerberos.principal.to.local.rules",
+        "unclean.leader.election.enable",
+        "log.preallocate",
+        "log.local.retention.ms",
+        "log.local.retention.bytes",
+        "remote.log.index.file.cache.total.size.bytes",
+        "remote.fetch.max.wait.ms",
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second",
+        "remote.list.offsets.request.timeout.ms",
+    }
+)
+
 _LISTENER_PREFIX = "listener.name."
 
 
@@ -190,6 +224,10 @@ def validate_broker_configs(configs: Mapping[str, str], per_broker: bool) -> Non
         "These security configs can be dynamically updated only per-listener using the listener prefix",
     )
     for name, value in configs.items():
+        if name in INERT_INT and not (value.isdigit() and int(value) >= 1):
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST, f"Invalid value {value} for configuration {name}: Value must be at least 1"
+            )
         if name in APPLIED and not valid_config_value(APPLIED[name], value):
             raise KafkaError(
                 ErrorCode.INVALID_REQUEST,
@@ -205,7 +243,7 @@ def validate_broker_configs(configs: Mapping[str, str], per_broker: bool) -> Non
             "Cannot update these configs at default cluster level, broker id must be specified",
         )
     refuse(
-        (n for n in configs if n not in APPLIED),
+        (n for n in configs if n not in APPLIED and n not in INERT),
         "trafka applies only the topic config defaults dynamically "
         f"({', '.join(sorted(APPLIED))}); set these in its configuration and restart",
     )

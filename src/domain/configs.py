@@ -219,6 +219,9 @@ class DynamicBrokerConfigs:
         self.version += 1
 
 
+_BROKER_SYNONYMS = frozenset(TOPIC_CONFIG_SYNONYMS.values())
+
+
 def describe_topic_configs(
     overrides: Mapping[str, str], keys: list[str] | None, broker_defaults: Mapping[str, str] | None = None
 ) -> list[ConfigEntry]:
@@ -356,8 +359,21 @@ class BrokerPolicy:
             name: ConfigEntry(name, value, ConfigSource.STATIC_BROKER_CONFIG, config_type, read_only=True)
             for name, (value, config_type) in values.items()
         }
+        for name, (value, source) in self._inert().items():  # thread pools, Kerberos...: nothing to apply
+            synonyms = [ConfigSynonym(name, value, source)]
+            if source is ConfigSource.DYNAMIC_BROKER_CONFIG and name in self.dynamic.cluster_default:
+                synonyms.append(
+                    ConfigSynonym(name, self.dynamic.cluster_default[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+                )
+            dynamic[name] = ConfigEntry(name, value, source, ConfigType.STRING, synonyms=tuple(synonyms))
         every = {**static, **dynamic}
         return [every[name] for name in sorted(every) if keys is None or name in keys]
+
+    def _inert(self) -> dict[str, tuple[str, ConfigSource]]:
+        """The dynamic configs set that are not topic defaults, each with its value by precedence."""
+        found = {n: (v, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG) for n, v in self.dynamic.cluster_default.items()}
+        found.update((n, (v, ConfigSource.DYNAMIC_BROKER_CONFIG)) for n, v in self.dynamic.per_broker.items())
+        return {n: found[n] for n in found if n not in _BROKER_SYNONYMS}
 
     def describe_cluster_default(self, keys: list[str] | None) -> list[ConfigEntry]:
         """DescribeConfigs of BROKER "" (the cluster-wide default): only the dynamic default values."""

@@ -173,7 +173,7 @@ def test_dynamic_broker_configs_apply_describe_and_survive_a_restart(tmp_path):
     ("resource", "configs", "message"),
     [
         ("1", {"broker_id": "2"}, "Cannot update these configs dynamically: Set(broker.id)"),
-        ("1", {"background_threads": "9"}, "trafka applies only the topic config defaults dynamically"),
+        ("1", {"log_cleaner_threads": "2"}, "trafka applies only the topic config defaults dynamically"),
     ],
 )
 @pytest.mark.filterwarnings("ignore:alter_configs has been deprecated")
@@ -223,3 +223,19 @@ def test_per_broker_configs_at_the_cluster_default_and_other_brokers_are_refused
     )
     code, message = _alter_default(broker, "2", message_max_bytes="2000")
     assert (code, message) == (KafkaError.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 2")
+
+
+def test_librdkafka_0081s_broker_configs_are_accepted_and_described(broker, bootstrap):
+    """librdkafka's test 0081 alters `background.threads` and `sasl.kerberos.min.time.before.relogin` on the
+    broker: Kafka updates both dynamically; trafka has no thread pool or Kerberos to apply them to, so it
+    records them and describes them with their dynamic source, as Kafka does."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    _alter(admin, _set("1", background_threads="9", sasl_kerberos_min_time_before_relogin="58000"))
+    described = _describe(admin, ConfigResource(ResourceType.BROKER, "1"))
+    assert _source(described["background.threads"]) == ("9", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert _source(described["sasl.kerberos.min.time.before.relogin"]) == (
+        "58000",
+        ConfigSource.DYNAMIC_BROKER_CONFIG,
+    )
+    _alter(admin, _set("1", background_threads=None, sasl_kerberos_min_time_before_relogin=None))
+    assert "background.threads" not in _describe(admin, ConfigResource(ResourceType.BROKER, "1"))

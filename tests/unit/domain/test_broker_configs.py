@@ -183,10 +183,10 @@ def test_kafkas_refusals(cluster: Cluster, resource, configs, message):
 @pytest.mark.parametrize(
     "configs",
     [
-        {"background.threads": "9"},
+        {"log.cleaner.io.max.bytes.per.second": "1000"},
         {"log.cleaner.threads": "2"},
         {"max.connections": "10"},
-        {"sasl.kerberos.min.time.before.relogin": "58000"},
+        {"max.connections.per.ip": "5"},
         {"listener.name.plaintext.ssl.keystore.location": "/k"},
         {"compression.type": "lz4", "message.max.bytes": "5000"},
     ],
@@ -203,3 +203,22 @@ def test_dynamic_in_kafka_but_not_applied_by_trafka_is_refused_by_name(cluster: 
 def test_null_values_are_refused_as_kafka_does(cluster: Cluster):
     message = _refused(lambda: cluster.catalog.broker_configs.alter("1", {"message.max.bytes": (SET, None)}))
     assert message == "Null value not supported for : message.max.bytes"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("background.threads", "9"), ("num.io.threads", "4"), ("sasl.kerberos.min.time.before.relogin", "58000")],
+)
+def test_dynamic_configs_of_machinery_trafka_lacks_are_recorded_and_described(cluster: Cluster, name, value):
+    """Thread pools and Kerberos settings (librdkafka's test 0081 sets these): nothing to apply in trafka,
+    so they are accepted as Kafka accepts them, recorded, and described with their dynamic source."""
+    cluster.catalog.broker_configs.alter("1", {name: (SET, value)})
+    assert cluster.store.broker_configs() == {"1": {name: value}}
+    [entry] = cluster.policy.describe([name])
+    assert (entry.value, entry.source) == (value, ConfigSource.DYNAMIC_BROKER_CONFIG)
+
+
+def test_a_thread_count_below_one_is_refused(cluster: Cluster):
+    message = _refused(lambda: cluster.catalog.broker_configs.alter("1", {"background.threads": (SET, "0")}))
+    assert "background.threads" in message
+    assert cluster.store.broker_configs() == {}
