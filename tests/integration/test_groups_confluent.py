@@ -239,6 +239,108 @@ def test_cooperative_sticky_members_give_up_only_the_partitions_that_move(bootst
     assert moved == c.partitions()  # only the partitions that moved to c were revoked
 
 
+class IncrementalMember(Member):
+    """A cooperative-sticky member whose rebalance callbacks do the (un)assigning themselves, as
+    librdkafka's 0113 test does, and commit what they read before giving a partition up."""
+
+    def __init__(self, bootstrap: str, logger, topic: str, group: str) -> None:
+        self.lost: list[set[int]] = []
+        self.events: list[tuple[str, set[int]]] = []  # ("assign" | "revoke", partitions), in order
+        super().__init__(bootstrap, logger, topic, group, **{"partition.assignment.strategy": "cooperative-sticky"})
+        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
+
+    def _on_assign(self, consumer, partitions) -> None:
+        consumer.incremental_assign(partitions)
+        super()._on_assign(consumer, partitions)
+        self.events.append(("assign", {tp.partition for tp in partitions}))
+
+    def _on_revoke(self, consumer, partitions) -> None:
+        positions = [tp for tp in consumer.position(partitions) if tp.offset >= 0]
+        if positions:
+            consumer.commit(offsets=positions, asynchronous=False)
+        consumer.incremental_unassign(partitions)
+        super()._on_revoke(consumer, partitions)
+        self.events.append(("revoke", {tp.partition for tp in partitions}))
+
+    def _on_lost(self, consumer, partitions) -> None:
+        consumer.incremental_unassign(partitions)
+        self.lost.append({tp.partition for tp in partitions})
+
+    def net(self) -> set[int]:
+        """The partitions the callbacks were given and not yet asked back."""
+        held: set[int] = set()
+        for kind, partitions in self.events:
+            held = held | partitions if kind == "assign" else held - partitions
+        return held
+
+
+def test_cooperative_members_with_callbacks_revoke_then_reassign_and_read_every_record_once(bootstrap, members, logger):
+    """librdkafka's 0113 `b_subscribe_with_cb_test`: the first member owns both partitions; when the
+    second joins, the first revokes one incrementally in generation 2 and rejoins with what it still
+    owns, which starts generation 3 where the revoked partition goes to the second member."""
+    topic, group = unique("coopcb"), unique("g")
+    create_topic(bootstrap, topic, 2, logger=logger)
+    made: list[IncrementalMember] = []
+
+    def member() -> IncrementalMember:
+        m = IncrementalMember(bootstrap, logger, topic, group)
+        made.append(m)
+        return m
+
+    try:
+        first = member()
+        before = produce(bootstrap, topic, range(2), 10, tag="before", logger=logger)
+        wait_until(
+            lambda: first.partitions() == {0, 1} and received_all([first], before),
+            "the first member to own both partitions and read 20 records",
+            step=first.poll,
+            state=lambda: (first.assigned, first.partitions(), len(first.messages)),
+        )
+        assert first.assigned == [{0, 1}] and first.revoked == []
+
+        second = member()
+        wait_until(
+            lambda: len(first.partitions()) == 1 and len(second.partitions()) == 1,
+            "the revoked partition to reach the second member",
+            timeout=20,
+            step=poll_all(first, second),
+            state=lambda: (first.assigned, first.revoked, second.assigned, assignments(first, second)),
+        )
+        moved = second.partitions()
+        assert first.revoked == [moved]  # one incremental revoke, of just the partition that moved
+        assert first.partitions() == {0, 1} - moved
+        # generation 1 gave the first member both; later generations give it nothing new
+        assert first.assigned[0] == {0, 1} and all(got == set() for got in first.assigned[1:])
+        assert len(first.assigned) >= 2  # generation 2's empty assignment after the revoke, at least
+        # the second member gets the moved partition once, after an empty generation 2 unless its
+        # SyncGroup for generation 2 came after the leader's rejoin (REBALANCE_IN_PROGRESS, as in Kafka)
+        assert [got for got in second.assigned if got] == [moved]
+        assert second.revoked == []
+        assert (first.net(), second.net()) == (first.partitions(), second.partitions())
+
+        after = produce(bootstrap, topic, range(2), 10, tag="after", logger=logger)
+        wait_until(
+            lambda: received_all([first, second], before | after),
+            "all 40 records",
+            step=poll_all(first, second),
+            state=lambda: (len(first.messages), len(second.messages)),
+        )
+        got = sorted((p, v) for m in (first, second) for p, _, v in m.messages)
+        assert got == sorted(before | after)  # every record once across the rebalance
+        assert {p for p, _, v in second.messages} == moved
+        assert not any(v.startswith("before") for _, _, v in second.messages)
+
+        for m in made:
+            m.close()
+        assert first.revoked == [moved, {0, 1} - moved]  # close gives back what each held
+        assert second.revoked == [moved]  # close gives back what it held
+        assert first.lost == second.lost == []
+        assert first.net() == second.net() == set()
+    finally:
+        for m in made:
+            m.close()
+
+
 def test_killed_consumer_partitions_move_to_survivors_after_session_timeout(bootstrap, admin, members, logger):
     topic, group = unique("kill"), unique("g")
     create_topic(bootstrap, topic, 4, logger=logger)

@@ -274,6 +274,58 @@ describe('KafkaJS consumer', () => {
     assert.equal((await admin.describeGroups([groupId])).groups[0].members.length, 1)
   })
 
+  it('KafkaJS has no cooperative protocol: its eager group gives everything up and rejoins, records read once', async () => {
+    // KafkaJS 2.2.4 ships only the RoundRobinAssigner and revokes every partition at each rebalance
+    // (no KIP-429), so this is the eager counterpart of the confluent-kafka incremental test: the
+    // coordinator that runs the cooperative follow-up rounds still runs a plain two-member rebalance.
+    const topic = unique('eager')
+    const groupId = unique('eager')
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true })
+    const members = ['A', 'B'].map(name => ({ name, assignments: [], received: [] }))
+    const start = async (member, c) => {
+      c.on(c.events.GROUP_JOIN, ({ payload }) => {
+        assert.equal(payload.groupProtocol, 'RoundRobinAssigner')
+        member.assignments.push((payload.memberAssignment[topic] ?? []).slice().sort())
+      })
+      await c.subscribe({ topic, fromBeginning: true })
+      await c.run({ eachMessage: async ({ partition, message }) => void member.received.push([partition, message.value.toString()]) })
+    }
+    const last = m => m.assignments[m.assignments.length - 1] ?? []
+    const values = (tag, n) => {
+      const out = []
+      for (let i = 0; i < n; i++) for (let p = 0; p < 2; p++) out.push({ partition: p, value: `${tag}-p${p}-${i}` })
+      return out
+    }
+
+    const a = await consumer({ groupId })
+    await start(members[0], a)
+    const before = values('before', 10)
+    await producer.send({ topic, messages: before })
+    await waitFor(() => last(members[0]).length === 2 && members[0].received.length >= 20, { what: 'A to own both and read 20' })
+
+    const b = await consumer({ groupId })
+    await start(members[1], b)
+    await waitFor(() => last(members[0]).length === 1 && last(members[1]).length === 1, {
+      timeoutMs: 20000,
+      what: 'A and B to own one partition each',
+    })
+    assert.deepEqual([...last(members[0]), ...last(members[1])].sort(), [0, 1])
+    assert.deepEqual(members[0].assignments[0], [0, 1])
+    assert.equal((await admin.describeGroups([groupId])).groups[0].members.length, 2)
+
+    const after = values('after', 10)
+    await producer.send({ topic, messages: after })
+    await waitFor(() => members[0].received.length + members[1].received.length >= 40, { what: '40 records in the group' })
+    await sleep(300)
+    const got = members.flatMap(m => m.received.map(([, v]) => v)).sort()
+    assert.deepEqual(got, [...before, ...after].map(m => m.value).sort(), 'every record exactly once across the rebalance')
+    assert.ok(members[1].received.every(([p, v]) => last(members[1]).includes(p) && v.startsWith('after')))
+
+    await disconnect(b)
+    await waitFor(() => last(members[0]).length === 2, { timeoutMs: 20000, what: 'A to take both back' })
+    await disconnect(a)
+  })
+
   it('preserves per-key order across a multi-partition topic', async () => {
     const topic = unique('order')
     await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })

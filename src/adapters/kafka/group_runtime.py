@@ -5,6 +5,13 @@ when a later call (or a timeout in `run`) decides its answer, the waiter is woke
 deferred task writes the response. `run` sleeps until the coordinator's next deadline, or until a call
 changes the deadlines, and then feeds it the time. After every call the group metadata the
 coordinator queued is written to `__consumer_offsets` before any answer is delivered.
+
+A call that releases other members' waiting requests (the JoinGroup that completes a round, the
+leader's SyncGroup) is answered the way they are, from its own deferred task, not ahead of them: Kafka
+sends every member's answer at once when a round completes. Answered first, the leader could sync,
+revoke partitions and rejoin (KIP-429) before a follower even had its JoinGroup answer, whose SyncGroup
+for that generation then finds the next rebalance under way (REBALANCE_IN_PROGRESS) and which never
+sees the generation's assignment: librdkafka's 0113 cooperative test waits for it forever.
 """
 
 from __future__ import annotations
@@ -63,12 +70,15 @@ class GroupRuntime:
         self._deadlines_changed.set()
 
     def _call(self, answer_type, call: Callable[[_Waiter], list[Completion]]):
-        """Run a coordinator call; its result now, or an awaitable for it."""
+        """Run a coordinator call; its result now if it released no other request, else an awaitable."""
         waiter = _Waiter(answer_type)
-        self._deliver(call(waiter))
+        completions = call(waiter)
+        self._deliver(completions)
         if waiter.event.is_set():
-            return waiter.result
-        self._waiting.add(waiter)
+            if all(c.token is waiter for c in completions):
+                return waiter.result
+        else:
+            self._waiting.add(waiter)
 
         async def wait() -> JoinResult | SyncResult | None:
             await waiter.event.wait()

@@ -299,3 +299,105 @@ def test_an_emptied_group_keeps_its_protocol_type():
     h.coordinator.leave(G, [(a, None)], h.now)
     assert h.coordinator.list_groups()[0].protocol_type == "consumer"
     assert h.coordinator.describe(G).protocol_type == "consumer"
+
+
+# -- the incremental (cooperative, KIP-429) rebalance over the classic protocol -----------------------
+#
+# A cooperative-sticky member's metadata carries the partitions it owns. Revoking some changes it, and
+# the member rejoins: Kafka then starts a new generation even though the group is Stable, and the leader
+# hands the revoked partitions to the others in it.
+
+
+def coop(*owned: int) -> tuple[tuple[str, bytes], ...]:
+    return (("cooperative-sticky", bytes(owned) or b"-"),)
+
+
+def _two_members_in_generation_2(h: Harness) -> tuple[str, str]:
+    """a alone owns both partitions (generation 1), then b joins: generation 2, a the leader."""
+    a = h.join_new(protocols=coop())
+    h.join(a, protocols=coop())
+    h.sync(a, 1, [(a, b"p0,p1")])
+    b = h.join_new(protocols=coop())
+    tb = h.join(b, protocols=coop())
+    assert h.coordinator.heartbeat(G, a, 1, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    ta = h.join(a, protocols=coop(0, 1))  # now owning p0 and p1: its rejoin completes the round
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 2
+    assert [m.metadata for m in h.answers[ta].members] == [bytes([0, 1]), b"-"]
+    return a, b
+
+
+def test_the_incremental_cycle_revokes_in_generation_2_and_reassigns_in_generation_3():
+    h = Harness()
+    a, b = _two_members_in_generation_2(h)
+    sb = h.sync(b, 2)
+    assert sb not in h.answers  # waits for the leader
+    sa = h.sync(a, 2, [(a, b"p1"), (b, b"")])  # p0 may not move yet: a still owns it
+    assert (h.answers[sa].assignment, h.answers[sb].assignment) == (b"p1", b"")
+    assert h.state is GroupState.STABLE
+
+    # a revokes p0 and rejoins owning p1 only: a rebalance, still in generation 2 until it completes.
+    ta = h.join(a, protocols=coop(1))
+    assert ta not in h.answers
+    assert h.state is GroupState.PREPARING_REBALANCE
+    assert h.coordinator.describe(G).state is GroupState.PREPARING_REBALANCE
+    assert h.coordinator.heartbeat(G, b, 2, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    tb = h.join(b, protocols=coop())
+    joined_a, joined_b = h.answers[ta], h.answers[tb]
+    assert (joined_a.error, joined_b.error) == (ErrorCode.NONE, ErrorCode.NONE)
+    assert joined_a.generation_id == joined_b.generation_id == 3
+    assert joined_a.leader == a and [m.metadata for m in joined_a.members] == [bytes([1]), b"-"]
+    assert joined_b.members == ()
+
+    sb = h.sync(b, 3)
+    sa = h.sync(a, 3, [(a, b"p1"), (b, b"p0")])
+    assert (h.answers[sa].assignment, h.answers[sb].assignment) == (b"p1", b"p0")
+    assert h.state is GroupState.STABLE
+    for member in (a, b):
+        assert h.coordinator.heartbeat(G, member, 3, h.now) == ErrorCode.NONE
+        assert h.coordinator.heartbeat(G, member, 2, h.now) == ErrorCode.ILLEGAL_GENERATION
+    assert h.answers[h.sync(b, 2)].error == ErrorCode.ILLEGAL_GENERATION
+
+
+def test_a_follower_whose_owned_partitions_changed_rebalances_a_stable_group():
+    h = Harness()
+    a, b = _two_members_in_generation_2(h)
+    h.sync(a, 2, [(a, b"p0"), (b, b"p1")])
+    h.sync(b, 2)
+    same = h.answers[h.join(b, protocols=coop())]  # unchanged: the current generation, no rebalance
+    assert (same.error, same.generation_id, same.members) == (ErrorCode.NONE, 2, ())
+    assert h.state is GroupState.STABLE
+    tb = h.join(b, protocols=coop(1))  # changed: a new generation for everyone
+    assert tb not in h.answers and h.state is GroupState.PREPARING_REBALANCE
+    assert h.coordinator.heartbeat(G, a, 2, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    ta = h.join(a, protocols=coop(0))
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 3
+
+
+def test_a_follower_that_syncs_after_the_leader_rejoined_is_told_to_rejoin():
+    """The race in librdkafka's 0113 test: the leader syncs, revokes and rejoins before the follower's
+    SyncGroup of the same generation arrives. Kafka answers it REBALANCE_IN_PROGRESS (the group is
+    PreparingRebalance), so the follower never sees generation 2's empty assignment."""
+    h = Harness()
+    a, b = _two_members_in_generation_2(h)
+    h.sync(a, 2, [(a, b"p1"), (b, b"")])
+    ta = h.join(a, protocols=coop(1))
+    late = h.answers[h.sync(b, 2)]
+    assert late.error == ErrorCode.REBALANCE_IN_PROGRESS
+    tb = h.join(b, protocols=coop())
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 3
+
+
+def test_a_join_while_completing_rebalance_gets_the_current_generation_unless_its_metadata_changed():
+    h = Harness()
+    a, b = _two_members_in_generation_2(h)
+    assert h.state is GroupState.COMPLETING_REBALANCE
+    assert h.coordinator.heartbeat(G, b, 2, h.now) == ErrorCode.NONE  # Kafka: heartbeats are fine here
+    again = h.answers[h.join(a, protocols=coop(0, 1))]  # a lost its answer and asks again
+    assert (again.generation_id, len(again.members)) == (2, 2)
+    assert h.state is GroupState.COMPLETING_REBALANCE
+    sb = h.sync(b, 2)
+    ta = h.join(a, protocols=coop(1))  # changed: the waiting SyncGroup is told to rejoin
+    assert h.answers[sb].error == ErrorCode.REBALANCE_IN_PROGRESS
+    assert ta not in h.answers and h.state is GroupState.PREPARING_REBALANCE
+    tb = h.join(b, protocols=coop())
+    assert h.answers[ta].generation_id == h.answers[tb].generation_id == 3
