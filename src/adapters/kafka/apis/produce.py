@@ -97,7 +97,7 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
     1 or -1, without request or response objects: their framed responses, in order. The batches go
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
     path answers for each in turn, with the same effects on the logs, the observer and waiting
-    fetches (`tests/unit/test_produce_lane.py`)."""
+    fetches (`tests/unit/adapters/kafka/test_produce_lane.py`)."""
     partitions = [_new(TopicPartition, (r.topic, r.index)) for r in requests]
     results = ctx.replicas.produce_many([(tp, r.records) for tp, r in zip(partitions, requests)], ctx.clock_ms())
     appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]

@@ -3,7 +3,7 @@
 The second measured exception to "kafka-python encodes every message" (ADR 9, ADR 31): a Fetch response is
 mostly stored record batches, and kafka-python's encoder copies them through its buffers and builds
 an object per partition. Here the fixed parts are packed and the records appended as they came from
-the log, joined once. `tests/unit/test_fast_fetch.py` proves with hypothesis that the bytes equal
+the log, joined once. `tests/unit/adapters/kafka/test_fast_fetch.py` proves with hypothesis that the bytes equal
 kafka-python's `FetchResponse` encoding at every version served (topic names or ids, null and empty
 records, aborted transactions, errors); a version past `MAX_VERSION` is encoded by kafka-python.
 The request is still decoded by kafka-python: it is small and fetches are few next to produces.

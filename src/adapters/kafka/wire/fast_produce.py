@@ -3,7 +3,7 @@
 One of the two measured exceptions to "kafka-python encodes every message" (ADR 9; the Fetch
 response is the other, ADR 31): Produce is the request every
 producer sends for every batch, and building kafka-python message objects for it cost a third of the
-broker's time per request. kafka-python's classes stay the reference: `tests/unit/test_fast_produce.py`
+broker's time per request. kafka-python's classes stay the reference: `tests/unit/adapters/kafka/test_fast_produce.py`
 proves, with hypothesis, that this module decodes exactly what `ProduceRequest` decodes and encodes
 byte for byte what `ProduceResponse` encodes, at every version served (null and empty fields, tagged
 fields, unknown tagged fields). Any other API, and any version outside 3-11, goes through kafka-python.
@@ -224,7 +224,7 @@ def decode_produce(frame: bytes, version: int) -> tuple[int, str | None, Produce
 # A producer with one batch ready sends a request for one topic and one partition. Its fields are
 # read straight into a tuple, with no request objects; anything else (several topics or partitions,
 # a null field, a varint past one or two bytes, a tagged field) returns None and takes the general
-# decoder. `tests/unit/test_produce_lane.py` checks the answer against the general path.
+# decoder. `tests/unit/adapters/kafka/test_produce_lane.py` checks the answer against the general path.
 
 _CLASSIC_ONE = struct.Struct(">hiih")  # acks, timeout, topic count, name length
 _I32_I32_I32 = struct.Struct(">iii")  # partition count, index, records length
