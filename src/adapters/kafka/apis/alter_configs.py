@@ -16,7 +16,7 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -30,6 +30,7 @@ from .config_resources import (
     broker_configs,
     config_resources,
     refused_resources,
+    whole_refusal,
 )
 
 
@@ -79,6 +80,6 @@ API = KafkaApi(
         ),
         PartialAnswer(CONFIGS, refused_resources("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)),
     ),
-    refusal=top_level_error,
+    refusal=whole_refusal("AlterConfigsResourceResponse", "responses"),
     read_only=False,
 )

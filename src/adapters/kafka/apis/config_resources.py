@@ -15,6 +15,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
 
+from ..api import KafkaApi, Refusal
 from ..security.partial import (
     TOPIC_REFUSED,
     Refused,
@@ -69,18 +70,31 @@ def refused_resources(entry: str, answered: str, broker_types: frozenset[int], *
             if error is None:
                 kept.append(resource)
             else:
-                extra.append(
-                    Result(
-                        error_code=error,
-                        error_message=error.message,
-                        resource_type=resource.resource_type,
-                        resource_name=resource.resource_name,
-                        **empty,
-                    )
-                )
+                extra.append(_refused_resource(Result, resource, error, **empty))
         return served_and_refused(r, "resources", kept, answered, extra)
 
     return answer
+
+
+def _refused_resource(Result: Any, resource: Any, error: ErrorCode, **empty: Any) -> Any:
+    return Result(
+        error_code=error,
+        error_message=error.message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        **empty,
+    )
+
+
+def whole_refusal(entry: str, answered: str, **empty: Any) -> Refusal:
+    """Kafka's getErrorResponse of a config API: every resource with the error and its message."""
+
+    def refuse(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+        Result, code = getattr(api.response, entry), ErrorCode.of(error)
+        refused = [_refused_resource(Result, resource, code, **empty) for resource in request.resources]
+        return api.empty_response(version, **{answered: refused})
+
+    return refuse
 
 
 WITH_LOGGERS = frozenset({BROKER_RESOURCE, BROKER_LOGGER_RESOURCE})

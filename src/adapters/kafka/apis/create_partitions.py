@@ -17,7 +17,7 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -67,14 +67,23 @@ def handle_create_partitions(
     return CreatePartitionsResponse(version=version, throttle_time_ms=0, results=results)
 
 
+def _refused_topic(Response: Any, name: str, error: int, message: str | None) -> Any:
+    return Response.CreatePartitionsTopicResult(name=name, error_code=error, error_message=message)
+
+
 def _partial(r: Refused) -> Any:
-    Result = r.handler.response.CreatePartitionsTopicResult
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
-    extra = [
-        Result(name=t.name, error_code=TOPIC_REFUSED, error_message=None) for t in r.body.topics if t.name in denied
-    ]
+    extra = [_refused_topic(r.handler.response, t.name, TOPIC_REFUSED, None) for t in r.body.topics if t.name in denied]
     return served_and_refused(r, "topics", kept, "results", extra)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    """Kafka's getErrorResponse: each topic with the error and its message."""
+    message = ErrorCode.of(error).message
+    return api.empty_response(
+        version, results=[_refused_topic(api.response, t.name, error, message) for t in request.topics]
+    )
 
 
 API = KafkaApi(
@@ -83,6 +92,6 @@ API = KafkaApi(
     VERSIONS,
     handle_create_partitions,
     authorization=Checks((Check(Res.TOPIC, Op.ALTER, topic_names()),), PartialAnswer(TOPICS, _partial)),
-    refusal=top_level_error,
+    refusal=_refusal,
     read_only=False,
 )

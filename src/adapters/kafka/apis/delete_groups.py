@@ -5,6 +5,7 @@ Authorization: DELETE per group.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -16,7 +17,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -36,16 +37,23 @@ def handle_delete_groups(
     return DeleteGroupsResponse(version=version, throttle_time_ms=0, results=results)
 
 
+def _refused_groups(Response: Any, groups: Iterable[str], error: int) -> list[Any]:
+    return [Response.DeletableGroupResult(group_id=g, error_code=error) for g in groups]
+
+
 def _partial(r: Refused) -> Any:
-    Result = r.handler.response.DeletableGroupResult
     denied = r.denied[Res.GROUP]
     kept = [g for g in dict.fromkeys(r.body.groups_names) if g not in denied]
-    extra = [
-        Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        for g in dict.fromkeys(r.body.groups_names)
-        if g in denied
-    ]
+    refused = [g for g in dict.fromkeys(r.body.groups_names) if g in denied]
+    extra = _refused_groups(r.handler.response, refused, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     return served_and_refused(r, "groups_names", kept, "results", extra)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    """Kafka's getErrorResponse: each group with the error."""
+    return api.empty_response(
+        version, results=_refused_groups(api.response, dict.fromkeys(request.groups_names), error)
+    )
 
 
 API = KafkaApi(
@@ -57,6 +65,6 @@ API = KafkaApi(
         (Check(Res.GROUP, Op.DELETE, lambda r, v, c: list(r.groups_names)),),
         PartialAnswer(frozenset({Res.GROUP}), _partial),
     ),
-    refusal=top_level_error,
+    refusal=_refusal,
     read_only=False,
 )

@@ -16,7 +16,7 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -47,23 +47,28 @@ def handle_delete_records(
     return DeleteRecordsResponse(version=version, throttle_time_ms=0, topics=topics)
 
 
-def _partial(r: Refused) -> Any:
-    Topic = r.handler.response.DeleteRecordsTopicResult
+def _refused_topic(Response: Any, entry: Any, error: int) -> Any:
+    """A topic's entry answered with `error`: every partition, low watermark -1 (nothing deleted)."""
+    Topic = Response.DeleteRecordsTopicResult
     Partition = Topic.DeleteRecordsPartitionResult
+    return Topic(
+        name=entry.name,
+        partitions=[
+            Partition(partition_index=p.partition_index, low_watermark=-1, error_code=error) for p in entry.partitions
+        ],
+    )
+
+
+def _partial(r: Refused) -> Any:
     denied = r.topics()
     kept = [t for t in r.body.topics if t.name not in denied]
-    extra = [
-        Topic(
-            name=t.name,
-            partitions=[
-                Partition(partition_index=p.partition_index, low_watermark=-1, error_code=TOPIC_REFUSED)
-                for p in t.partitions
-            ],
-        )
-        for t in r.body.topics
-        if t.name in denied
-    ]
+    extra = [_refused_topic(r.handler.response, t, TOPIC_REFUSED) for t in r.body.topics if t.name in denied]
     return served_and_refused(r, "topics", kept, "topics", extra)
+
+
+def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
+    """Kafka's getErrorResponse: every partition of every topic with the error."""
+    return api.empty_response(version, topics=[_refused_topic(api.response, t, error) for t in request.topics])
 
 
 API = KafkaApi(
@@ -72,6 +77,6 @@ API = KafkaApi(
     (0, 2),
     handle_delete_records,
     authorization=Checks((Check(Res.TOPIC, Op.DELETE, topic_names()),), PartialAnswer(TOPICS, _partial)),
-    refusal=top_level_error,
+    refusal=_refusal,
     read_only=False,
 )

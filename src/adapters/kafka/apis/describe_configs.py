@@ -19,7 +19,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -34,6 +34,7 @@ from .config_resources import (
     broker_configs,
     config_resources,
     refused_resources,
+    whole_refusal,
 )
 
 ConfigsResult: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult
@@ -114,6 +115,6 @@ API = KafkaApi(
         ),
         PartialAnswer(CONFIGS, refused_resources("DescribeConfigsResult", "results", WITH_LOGGERS, configs=[])),
     ),
-    refusal=top_level_error,
+    refusal=whole_refusal("DescribeConfigsResult", "results", configs=[]),
     read_only=True,
 )

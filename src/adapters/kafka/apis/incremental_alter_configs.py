@@ -18,7 +18,7 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -33,6 +33,7 @@ from .config_resources import (
     broker_configs,
     config_resources,
     refused_resources,
+    whole_refusal,
 )
 
 AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
@@ -89,6 +90,6 @@ API = KafkaApi(
         ),
         PartialAnswer(CONFIGS, refused_resources("AlterConfigsResourceResponse", "responses", WITH_LOGGERS)),
     ),
-    refusal=top_level_error,
+    refusal=whole_refusal("AlterConfigsResourceResponse", "responses"),
     read_only=False,
 )

@@ -12,9 +12,6 @@ from trafka.adapters.kafka.security.authorization import Checks, Filter
 
 SERVED_UNAUTHORIZED = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}  # as Kafka: before authentication
 NEVER_FAILED = {"ApiVersions"}  # it opens every connection; its errors mean something else
-# Answered per resource only, with no top-level error code: refused per resource by authorization,
-# not yet refusable as a whole (so `fail_next` refuses to arm them, with a message).
-PER_RESOURCE_ONLY = {"DeleteRecords", "AlterConfigs", "CreatePartitions", "DeleteGroups", "IncrementalAlterConfigs"}
 
 
 @pytest.mark.parametrize("api", APIS, ids=[api.name for api in APIS])
@@ -35,7 +32,7 @@ def test_every_served_api_can_be_refused_and_failed(api: KafkaApi):
         covered = [v for v in range(api.min_version, api.max_version + 1) if error_code and error_code.for_version_q(v)]
         partial = isinstance(api.authorization, Checks) and api.authorization.partial is not None
         assert covered or partial, f"{api.name}: no top-level error code and no per-resource answer"
-    assert can_fail(api) == (api.name not in NEVER_FAILED | PER_RESOURCE_ONLY)
+    assert can_fail(api) == (api.name not in NEVER_FAILED)
 
 
 def test_the_registry_serves_every_room_once_in_key_order():
