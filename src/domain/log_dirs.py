@@ -20,10 +20,12 @@ METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
 
 @attrs.frozen
 class LogDirUsage:
-    """The log dir: its absolute path (or a name, for a store without one), its directory id, and its
-    volume's total and usable bytes (UNKNOWN_VOLUME_BYTES where the store cannot tell)."""
+    """The log dir: its absolute path (or a name, for a store without one), its directory id, its
+    volume's total and usable bytes (UNKNOWN_VOLUME_BYTES where the store cannot tell), and whether an
+    I/O error took it offline (Kafka then answers KAFKA_STORAGE_ERROR for it)."""
 
     path: str
     directory_id: uuid.UUID = ZERO_UUID
     total_bytes: int = UNKNOWN_VOLUME_BYTES
     usable_bytes: int = UNKNOWN_VOLUME_BYTES
+    offline: bool = False

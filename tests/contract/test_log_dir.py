@@ -29,3 +29,16 @@ def test_the_memory_store_has_a_named_log_dir_of_unknown_size():
     usage = MemoryLogStore().log_dir()
     assert (usage.path, usage.directory_id) == ("memory", ZERO_UUID)
     assert usage.total_bytes == usage.usable_bytes == UNKNOWN_VOLUME_BYTES
+
+
+def test_the_filesystem_log_dir_is_offline_after_a_failed_write(tmp_path):
+    logdir = LogDir.open(str(tmp_path / "data"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    store = FileLogStore(logdir, crc32c.crc32c, lambda: 0)
+    assert not store.log_dir().offline
+    store.health.offline = OSError(5, "I/O error")
+    assert store.log_dir().offline
+    logdir.unlock()
+
+
+def test_the_memory_log_dir_is_never_offline():
+    assert not MemoryLogStore().log_dir().offline

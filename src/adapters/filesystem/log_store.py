@@ -143,14 +143,15 @@ class FileLogStore:
     def log_dir(self) -> LogDirUsage:
         """The log dir's absolute path and directory id, and its filesystem's size and the bytes a
         non-root user may still write (Kafka's File.getTotalSpace/getUsableSpace), unknown if
-        statvfs fails."""
+        statvfs fails; offline once a write failed."""
         try:
             stat = os.statvfs(self.logdir.path)
         except OSError:
             total = usable = UNKNOWN_VOLUME_BYTES
         else:
             total, usable = stat.f_blocks * stat.f_frsize, stat.f_bavail * stat.f_frsize
-        return LogDirUsage(self.logdir.path, self.logdir.meta.directory_id, total, usable)
+        offline = self.health.offline is not None
+        return LogDirUsage(self.logdir.path, self.logdir.meta.directory_id, total, usable, offline)
 
     def logs(self) -> Mapping[TopicPartition, FilePartitionLog]:
         return dict(self._logs)

@@ -1,7 +1,7 @@
 """DescribeLogDirs (key 35): v1-4. The broker's one log dir with the size of every partition asked
 for (all of them when `topics` is null), offset lag 0 and no future replicas; v4 adds the volume's
 total and usable bytes. Partitions the broker does not host are left out, as Kafka's
-ReplicaManager.describeLogDirs does.
+ReplicaManager.describeLogDirs does; a log dir an I/O error took offline answers KAFKA_STORAGE_ERROR.
 
 Authorization: DESCRIBE on the cluster; refused, Kafka answers no log dirs, with
 CLUSTER_AUTHORIZATION_FAILED as the top-level error from v3.
@@ -30,6 +30,10 @@ Partition = Topic.DescribeLogDirsPartition
 def handle_describe_log_dirs(
     ctx: BrokerContext, request: DescribeLogDirsRequest, version: int, client: ClientInfo
 ) -> DescribeLogDirsResponse:
+    log_dir = ctx.replicas.log_dir()
+    if log_dir.offline:  # Kafka's ReplicaManager.describeLogDirs: the dir's error, nothing else
+        failed = Result(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=log_dir.path, topics=[])
+        return DescribeLogDirsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, results=[failed])
     wanted = (
         None
         if request.topics is None
@@ -40,7 +44,6 @@ def handle_describe_log_dirs(
         by_topic.setdefault(tp.topic, []).append(
             Partition(partition_index=tp.partition, partition_size=size, offset_lag=0, is_future_key=False)
         )
-    log_dir = ctx.replicas.log_dir()
     result = Result(
         error_code=ErrorCode.NONE,
         log_dir=log_dir.path,

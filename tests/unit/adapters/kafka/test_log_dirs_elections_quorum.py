@@ -3,6 +3,7 @@ them, through their handlers and refusals on a memory-store broker."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from kafka.protocol.admin import (
     AlterReplicaLogDirsRequest,
@@ -166,3 +167,17 @@ def test_describe_quorum_of_another_partition_is_unknown_per_partition(ctx):
         ("__cluster_metadata", [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]),
         ("t", [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]),
     ]
+
+
+def test_an_offline_log_dir_answers_kafka_storage_error(ctx, monkeypatch):
+    offline = attrs.evolve(ctx.replicas.log_dir(), offline=True)
+    monkeypatch.setattr(ctx.replicas, "log_dir", lambda: offline)
+    (result,) = _describe_log_dirs(ctx, None).results
+    assert (result.error_code, result.log_dir, result.topics) == (ErrorCode.KAFKA_STORAGE_ERROR, "memory", [])
+    assert _alter(ctx, "memory", {"t": [0]}) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
+    assert _alter(ctx, "/elsewhere", {"t": [0]}) == {("t", 0): ErrorCode.LOG_DIR_NOT_FOUND}
+
+
+def test_a_topic_name_too_long_for_a_future_log_dir_cannot_be_moved(ctx):
+    long_name = "x" * 249
+    assert _alter(ctx, "memory", {long_name: [0]}) == {(long_name, 0): ErrorCode.INVALID_TOPIC_EXCEPTION}
