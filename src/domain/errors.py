@@ -101,6 +101,7 @@ class ErrorCode(enum.IntEnum):
     MEMBER_ID_REQUIRED = 79, False, "The group member needs to have a valid member id before actually entering a consumer group."
     GROUP_MAX_SIZE_REACHED = 81, False, "The consumer group has reached its max size."
     FENCED_INSTANCE_ID = 82, False, "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id."
+    ELECTION_NOT_NEEDED = 84, True, "Leader election not needed for topic partition."
     NO_REASSIGNMENT_IN_PROGRESS = 85, False, "No partition reassignment is in progress."
     GROUP_SUBSCRIBED_TO_TOPIC = 86, False, "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."
     INVALID_RECORD = 87, False, "This record has failed the validation on broker and hence will be rejected."

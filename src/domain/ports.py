@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .batch import BatchHeader
 from .control import AbortedTxn
+from .log_dirs import LogDirUsage
 from .producers import ProducerSnapshotEntry
 from .retention import SegmentInfo
 
@@ -105,6 +106,9 @@ class LogStore(Protocol):
         no override of its own follows them from its next `reconfigure` (dynamic broker configs)."""
 
     def delete(self, tp: TopicPartition) -> None: ...
+
+    def log_dir(self) -> LogDirUsage:
+        """The one log dir every partition lives in, with its volume's total and usable bytes now."""
 
 
 class CatalogStore(Protocol):

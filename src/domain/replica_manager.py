@@ -9,7 +9,7 @@ schema validation has its records' schema ids checked (`schema_validation.py`). 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import attrs
@@ -28,6 +28,7 @@ from .catalog import TopicCatalog
 from .configs import BrokerPolicy
 from .control import AbortedTxn, marker_batch
 from .errors import ErrorCode, KafkaError
+from .log_dirs import METADATA_PARTITION, LogDirUsage
 from .ports import LogStore, PartitionLog, SchemaIdLookup
 from .producers import PartitionProducerState, ProducerEntry
 from .retention import SegmentInfo, active_segment_expired, retention_cut
@@ -411,6 +412,31 @@ class ReplicaManager:
         """The partition's segments (sizes, offsets, timestamps), oldest first; None if unknown."""
         log = self._log(tp)
         return None if log is None else log.segment_infos()
+
+    def log_dir(self) -> LogDirUsage:
+        """The one log dir every partition is in (DescribeLogDirs, AlterReplicaLogDirs, DescribeQuorum)."""
+        return self._logs.log_dir()
+
+    def partition_sizes(self, partitions: Iterable[TopicPartition] | None = None) -> dict[TopicPartition, int]:
+        """Each partition's size in bytes, the sum of its segments' (Kafka's UnifiedLog.size), for
+        `partitions` (every partition when None); unknown partitions are left out."""
+        wanted = (
+            [TopicPartition(t.name, p) for t in self._catalog.topics() for p in range(t.partition_count)]
+            if partitions is None
+            else partitions
+        )
+        sizes: dict[TopicPartition, int] = {}
+        for tp in wanted:
+            log = self._log(tp)
+            if log is not None:
+                sizes[tp] = sum(segment.size for segment in log.segment_infos())
+        return sizes
+
+    def metadata_log_end_offset(self) -> int:
+        """The end offset of the KRaft metadata log (`__cluster_metadata`-0) where the store keeps one,
+        else 0: DescribeQuorum's high watermark on a single voter."""
+        log = self._logs.get(METADATA_PARTITION)
+        return 0 if log is None else log.log_end_offset
 
     def delete_records(self, tp: TopicPartition, offset: int) -> OffsetResult:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark)."""

@@ -334,3 +334,16 @@ def test_a_consumer_without_read_gets_topic_authorization_failed_for_each_partit
     finally:
         consumer.close()
     assert set(refused) == {0, 1}
+
+
+def test_electing_leaders_needs_alter_on_the_cluster(bootstrap):
+    from confluent_kafka import ElectionType, TopicPartition
+
+    partitions = [TopicPartition("orders", 0)]
+    bob = AdminClient({"bootstrap.servers": bootstrap, **conf("bob")})
+    with pytest.raises(KafkaException) as refused:
+        bob.elect_leaders(ElectionType.PREFERRED, partitions).result(TIMEOUT)
+    assert refused.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    admin = AdminClient({"bootstrap.servers": bootstrap, **conf("admin")})
+    (error,) = admin.elect_leaders(ElectionType.PREFERRED, partitions).result(TIMEOUT).values()
+    assert error.code() == KafkaError.ELECTION_NOT_NEEDED

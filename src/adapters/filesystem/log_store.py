@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+from trafka.domain.log_dirs import UNKNOWN_VOLUME_BYTES, LogDirUsage
 from trafka.domain.topics import Topic, TopicPartition
 
 from .fileio import LogDirHealth
@@ -138,6 +139,19 @@ class FileLogStore:
         if partition_log is not None:
             partition_log.close()
         shutil.rmtree(self.logdir.partition_path(tp), ignore_errors=True)
+
+    def log_dir(self) -> LogDirUsage:
+        """The log dir's absolute path and directory id, and its filesystem's size and the bytes a
+        non-root user may still write (Kafka's File.getTotalSpace/getUsableSpace), unknown if
+        statvfs fails; offline once a write failed."""
+        try:
+            stat = os.statvfs(self.logdir.path)
+        except OSError:
+            total = usable = UNKNOWN_VOLUME_BYTES
+        else:
+            total, usable = stat.f_blocks * stat.f_frsize, stat.f_bavail * stat.f_frsize
+        offline = self.health.offline is not None
+        return LogDirUsage(self.logdir.path, self.logdir.meta.directory_id, total, usable, offline)
 
     def logs(self) -> Mapping[TopicPartition, FilePartitionLog]:
         return dict(self._logs)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from trafka.domain.batch import BatchHeader
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
 from trafka.domain.control import AbortedTxn
+from trafka.domain.log_dirs import LogDirUsage
 from trafka.domain.producers import ProducerSnapshotEntry
 from trafka.domain.retention import SegmentInfo
 from trafka.domain.topics import Topic, TopicPartition
@@ -143,6 +144,10 @@ class MemoryPartitionLog:
         self.delete_segments_before(self._log_start_offset)
 
 
+MEMORY_LOG_DIR = "memory"
+"""The log dir's name in DescribeLogDirs: the memory store has no path."""
+
+
 class MemoryLogStore:
     def __init__(self, topic_defaults: Mapping[str, str] | None = None) -> None:
         self._logs: dict[TopicPartition, MemoryPartitionLog] = {}
@@ -167,3 +172,7 @@ class MemoryLogStore:
 
     def delete(self, tp: TopicPartition) -> None:
         self._logs.pop(tp, None)
+
+    def log_dir(self) -> LogDirUsage:
+        """No directory: a log dir named `memory`, on a volume of unknown size."""
+        return LogDirUsage(MEMORY_LOG_DIR)
