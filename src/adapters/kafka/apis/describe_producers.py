@@ -24,6 +24,7 @@ from ..security.partial import (
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
+    entry_name,
     topic_lists,
 )
 
@@ -62,10 +63,6 @@ def handle_describe_producers(
     return DescribeProducersResponse(version=version, throttle_time_ms=0, topics=topics)
 
 
-def _named(entry, version, ctx) -> str:
-    return entry.name
-
-
 def _refused_topic(Response, entry, version: int) -> Any:
     Topic = Response.TopicResponse
     Partition = Topic.PartitionResponse
@@ -87,7 +84,7 @@ API = KafkaApi(
     handle_describe_producers,
     authorization=Checks(
         (Check(Res.TOPIC, Op.READ, topic_names()),),
-        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", entry_name, _refused_topic)),
     ),
     refusal=top_level_error,
     read_only=True,

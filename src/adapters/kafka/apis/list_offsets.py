@@ -20,6 +20,7 @@ from ..security.partial import (
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
+    entry_name,
     topic_lists,
 )
 
@@ -60,10 +61,6 @@ def handle_list_offsets(
     return ListOffsetsResponse(version=version, throttle_time_ms=0, topics=topics)
 
 
-def _named(entry, version, ctx) -> str:
-    return entry.name
-
-
 def _refused_topic(Response, entry, version: int) -> Any:
     Topic = Response.ListOffsetsTopicResponse
     Partition = Topic.ListOffsetsPartitionResponse
@@ -90,7 +87,7 @@ API = KafkaApi(
     handle_list_offsets,
     authorization=Checks(
         (Check(Res.TOPIC, Op.DESCRIBE, topic_names()),),
-        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", entry_name, _refused_topic)),
     ),
     refusal=top_level_error,
     read_only=True,

@@ -26,6 +26,7 @@ from ..security.partial import (
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
+    entry_name,
     topic_lists,
 )
 
@@ -77,10 +78,6 @@ def handle_txn_offset_commit(
     )
 
 
-def _named(entry, version, ctx) -> str:
-    return entry.name
-
-
 def _refused_topic(Response: Any, entry: Any, version: int, error: int = TOPIC_REFUSED) -> Any:
     """The topic's entry of the response, every partition answered with `error` (nothing committed)."""
     Topic = Response.TxnOffsetCommitResponseTopic
@@ -103,7 +100,7 @@ API = KafkaApi(
     handle_txn_offset_commit,
     authorization=Checks(
         (TXN_WRITE, Check(Res.GROUP, Op.READ, request_field("group_id")), Check(Res.TOPIC, Op.READ, topic_names())),
-        PartialAnswer(TOPICS, topic_lists("topics", "topics", _named, _refused_topic)),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", entry_name, _refused_topic)),
     ),
     refusal=_refusal,
     read_only=False,

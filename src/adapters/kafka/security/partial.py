@@ -127,6 +127,11 @@ class PartialAnswer:
 TOPICS = frozenset({Res.TOPIC})
 
 
+def entry_name(entry: Any, version: int, ctx: Any) -> str:
+    """A request entry's topic name, for the APIs whose entries carry it as `name`."""
+    return str(entry.name)
+
+
 def topic_lists(
     field: str,
     answered: str,
