@@ -275,3 +275,15 @@ class ShareStateStore(Protocol):
 
     def write(self, snapshots: Sequence[ShareSnapshot], deleted: Sequence[tuple[str, uuid.UUID, int]]) -> None:
         """New snapshots and deleted share-partitions (tombstones), in one durable write."""
+
+
+class GroupConfigStore(Protocol):
+    """The GROUP config resource's overrides (consumer.*, share.* ...) by group id, kept as Kafka's
+    controller keeps them: ConfigRecords of resource type GROUP in the KRaft metadata log. They are the
+    group id's, not the group's: they may be set before a group exists and outlive its deletion."""
+
+    def load(self) -> Mapping[str, Mapping[str, str]]:
+        """The overrides of every group id that has any."""
+
+    def group_configs_changed(self, group_id: str, changes: Mapping[str, str | None]) -> None:
+        """Overrides of the group set (a value) or removed (None); durable before it returns."""

@@ -37,6 +37,7 @@ from .security.authentication import Authentication
 
 if TYPE_CHECKING:
     from .cluster import ClusterMap
+    from .group_configs import DurableGroupConfigs
     from .security.authorization import AuthorizationGate
     from .share_runtime import ShareRuntime
 from .api import HandlerRegistry
@@ -169,6 +170,7 @@ class BrokerContext:
     features: FeatureControl = attrs.field(kw_only=True)  # supported and finalized features (UpdateFeatures)
     cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
     share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
+    group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
 
     @property
     def advertised(self) -> Endpoint:

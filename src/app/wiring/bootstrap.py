@@ -31,8 +31,10 @@ from trafka.adapters.filesystem import (
     LogDir,
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
+from trafka.adapters.filesystem.group_config_store import FileGroupConfigStore
 from trafka.adapters.filesystem.log_store import FileCleanerCheckpoints
 from trafka.adapters.filesystem.share_state_store import FileShareStateStore
+from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
@@ -49,6 +51,7 @@ from trafka.adapters.memory import (
     MemoryScramCredentialStore,
     MemoryTransactionStore,
 )
+from trafka.adapters.memory.group_config_store import MemoryGroupConfigStore
 from trafka.adapters.memory.share_state_store import MemoryShareStateStore
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -65,6 +68,7 @@ from trafka.domain.ports import (
     BrokerObserver,
     CatalogStore,
     ClientQuotaStore,
+    GroupConfigStore,
     LogStore,
     OffsetStore,
     PartitionLog,
@@ -121,6 +125,7 @@ class Adapters:
     health: LogDirHealth | None = None  # the log dir's write failures (filesystem store only)
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # the metrics, with the HTTP listener
     share_state_store: ShareStateStore = attrs.field(factory=MemoryShareStateStore)  # __share_group_state
+    group_config_store: GroupConfigStore = attrs.field(factory=MemoryGroupConfigStore)  # GROUP ConfigRecords
     clock: Clock = attrs.field(factory=WallClock)  # clock_ms's clock: what deadline waiters ask and listen to
     # The log cleaner's first dirty offsets (cleaner-offset-checkpoint in a log dir), and the cleaner itself.
     cleaner_checkpoints: CleanerCheckpoints = attrs.field(factory=MemoryCheckpoints)
@@ -195,6 +200,7 @@ def default_adapters(settings: Settings) -> Adapters:
         scram_store=FileScramCredentialStore(metadata),
         acl_store=FileAclStore(metadata),
         quota_store=FileClientQuotaStore(metadata),
+        group_config_store=FileGroupConfigStore(metadata),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -401,8 +407,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         share=share_groups_from(
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
         ),
+        group_configs=group_configs.DurableGroupConfigs(adapters.group_config_store),
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
+    group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
 
 

@@ -667,7 +667,7 @@ class ConsumerGroupCoordinator:
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
-        self.group_configs.pop(group_id, None)
+        # its GROUP configs stay: they are the id's, as Kafka's (kept across DeleteGroups)
         self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
         self._dirty.add((group_id, None))
         return ErrorCode.NONE

@@ -1,0 +1,93 @@
+"""The GROUP config resource (type 32) made durable: what IncrementalAlterConfigs leaves set on a group
+id is written to the GroupConfigStore (ConfigRecords of resource type GROUP in the metadata log, as
+Kafka's controller writes them) and applied again to the coordinators when the broker starts.
+
+The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values;
+this module only records what they accepted, key by key, as the described GROUP_CONFIG overrides after
+the change, so a value is stored exactly as it is served. As in Kafka, the configs belong to the group
+id: they may be set before the group exists and DeleteGroups leaves them (Kafka's DeleteGroups only
+writes the group's tombstones; its GroupConfigManager forgets a group only when its overrides are
+removed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+from trafka.domain.configs import ConfigSource
+from trafka.domain.errors import ErrorCode
+from trafka.domain.ports import GroupConfigStore
+
+from .apis import share_group_configs
+from .apis.config_resources import GROUP_RESOURCE
+
+if TYPE_CHECKING:
+    from .context import BrokerContext
+
+log = logging.getLogger(__name__)
+
+_Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+_SET = 0
+
+
+class DurableGroupConfigs:
+    """The store and what it holds now (replayed once, at start)."""
+
+    def __init__(self, store: GroupConfigStore) -> None:
+        self.store = store
+        self.recorded: dict[str, dict[str, str]] = {g: dict(c) for g, c in store.load().items()}
+
+    def record(self, group_id: str, now: Mapping[str, str], keys: set[str]) -> None:
+        """The overrides of `keys` are now `now` (a key missing from it is not overridden)."""
+        before = self.recorded.get(group_id, {})
+        changes = {k: now.get(k) for k in sorted(keys) if now.get(k) != before.get(k)}
+        if not changes:
+            return
+        self.store.group_configs_changed(group_id, changes)
+        after = {k: v for k, v in {**before, **changes}.items() if v is not None}
+        if after:
+            self.recorded[group_id] = after
+        else:
+            self.recorded.pop(group_id, None)
+
+
+def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    """IncrementalAlterConfigs of one GROUP resource: applied by the coordinators, then recorded."""
+    error, message = share_group_configs.alter(ctx, resource, validate_only)
+    durable = ctx.group_configs
+    if error == ErrorCode.NONE and not validate_only and durable is not None:
+        group_id = resource.resource_name
+        keys = {c.name for c in resource.configs}
+        described = share_group_configs.describe(ctx, group_id, keys)
+        now = {e.name: e.value for e in described if e.source == ConfigSource.GROUP_CONFIG and e.value is not None}
+        durable.record(group_id, now, keys)
+    return error, message
+
+
+def restore(ctx: BrokerContext) -> None:
+    """Apply the recorded overrides at start. A value the broker refuses now (its bounds changed, share
+    groups turned off) is logged and left out, and stays recorded."""
+    durable = ctx.group_configs
+    if durable is None:
+        return
+    for group_id, configs in sorted(durable.recorded.items()):
+        error, _ = share_group_configs.alter(ctx, _set(group_id, configs), False)
+        if error == ErrorCode.NONE:
+            continue
+        for name, value in sorted(configs.items()):  # one by one: keep what is still valid
+            error, message = share_group_configs.alter(ctx, _set(group_id, {name: value}), False)
+            if error != ErrorCode.NONE:
+                log.warning("group %r: recorded config %s=%s not applied: %s", group_id, name, value, message)
+
+
+def _set(group_id: str, configs: Mapping[str, str]) -> Any:
+    Config = _Resource.AlterableConfig
+    return _Resource(
+        resource_type=GROUP_RESOURCE,
+        resource_name=group_id,
+        configs=[Config(name=k, config_operation=_SET, value=v) for k, v in sorted(configs.items())],
+    )

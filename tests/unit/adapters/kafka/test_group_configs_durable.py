@@ -1,0 +1,120 @@
+"""The GROUP config resource's overrides are recorded in the GroupConfigStore and applied again when a
+broker starts on the same store (two bootstraps sharing one memory store stand for a restart; the
+integration test restarts a real broker on its data dir). As Kafka, they belong to the group id:
+DeleteGroups leaves them."""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+from kafka.protocol.admin import DeleteGroupsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest
+
+from trafka.adapters.kafka.apis import delete_groups, describe_configs, incremental_alter_configs
+from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.memory import MemoryGroupConfigStore
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.domain.errors import ErrorCode
+
+CLIENT = ClientInfo("client-1", "127.0.0.1")
+Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+Config = Resource.AlterableConfig
+SET, DELETE = 0, 1
+
+
+def start(store, **groups):
+    settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": groups})
+    return bootstrap(settings, attrs.evolve(default_adapters(settings), group_config_store=store))
+
+
+def alter(ctx, group, *changes, validate_only=False):
+    configs = [Config(name=name, config_operation=op, value=value) for name, op, value in changes]
+    request = IncrementalAlterConfigsRequest[1](
+        resources=[Resource(resource_type=32, resource_name=group, configs=configs)], validate_only=validate_only
+    )
+    (result,) = incremental_alter_configs.API.handle(ctx, request, 1, CLIENT).responses
+    return result.error_code
+
+
+def describe(ctx, group):
+    Describe = DescribeConfigsRequest.DescribeConfigsResource
+    request = DescribeConfigsRequest[4](
+        resources=[Describe(resource_type=32, resource_name=group, configuration_keys=None)],
+        include_synonyms=False,
+        include_documentation=False,
+    )
+    (result,) = describe_configs.API.handle(ctx, request, 4, CLIENT).results
+    return {c.name: c.value for c in result.configs if c.config_source == 8}  # GROUP_CONFIG: the overrides
+
+
+def test_overrides_survive_a_restart_and_the_coordinators_use_them():
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    changes = [
+        ("consumer.session.timeout.ms", SET, "50000"),
+        ("consumer.heartbeat.interval.ms", SET, "7000"),
+        ("share.auto.offset.reset", SET, "earliest"),
+        ("share.session.timeout.ms", SET, "20000"),
+    ]
+    assert alter(ctx, "g", *changes) == ErrorCode.NONE
+    assert store.load() == {"g": {name: value for name, _, value in changes}}
+
+    again = start(store)
+    assert describe(again, "g") == {name: value for name, _, value in changes}
+    consumer = again.groups.consumer
+    assert consumer is not None and again.share is not None
+    assert consumer.session_timeout_ms("g") == 50000
+    assert consumer.heartbeat_interval_ms("g") == 7000
+    assert again.share.groups.config("g", "share.auto.offset.reset") == "earliest"
+    assert again.share.groups.coordinator.group_configs["g"]["share.session.timeout.ms"] == 20000
+
+
+def test_a_removed_override_stays_removed_and_validate_only_records_nothing():
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    assert (
+        alter(
+            ctx, "g", ("consumer.heartbeat.interval.ms", SET, "7000"), ("share.isolation.level", SET, "read_committed")
+        )
+        == 0
+    )
+    assert alter(ctx, "g", ("consumer.heartbeat.interval.ms", DELETE, None)) == ErrorCode.NONE
+    assert alter(ctx, "g", ("share.isolation.level", SET, "read_uncommitted"), validate_only=True) == ErrorCode.NONE
+    assert alter(ctx, "g", ("consumer.session.timeout.ms", SET, "1")) == ErrorCode.INVALID_CONFIG  # below the min
+    assert store.load() == {"g": {"share.isolation.level": "read_committed"}}
+    assert describe(start(store), "g") == {"share.isolation.level": "read_committed"}
+    assert alter(ctx, "g", ("share.isolation.level", DELETE, None)) == ErrorCode.NONE
+    assert store.load() == {}
+    assert describe(start(store), "g") == {}
+
+
+def test_deleting_the_group_leaves_its_configs_as_kafka():
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    assert ctx.share is not None
+    ctx.share.groups.coordinator.create_empty("s")  # an empty share group
+    assert alter(ctx, "s", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.NONE
+    (result,) = delete_groups.API.handle(ctx, DeleteGroupsRequest[2](groups_names=["s"]), 2, CLIENT).results
+    assert result.error_code == ErrorCode.NONE
+    assert "s" not in ctx.share.groups.coordinator.groups
+    assert describe(ctx, "s") == {"share.auto.offset.reset": "earliest"}
+    assert ctx.share.groups.config("s", "share.auto.offset.reset") == "earliest"
+    assert describe(start(store), "s") == {"share.auto.offset.reset": "earliest"}
+
+
+def test_a_recorded_value_the_broker_now_refuses_is_logged_and_the_rest_applied(caplog):
+    store = MemoryGroupConfigStore()
+    store.group_configs_changed(
+        "g",
+        {
+            "consumer.session.timeout.ms": "50000",
+            "consumer.heartbeat.interval.ms": "7000",
+            "share.isolation.level": "read_committed",
+        },
+    )
+    with caplog.at_level(logging.WARNING):
+        ctx = start(store, consumer_max_heartbeat_interval_ms=6000)  # the broker's bound moved below 7000
+    assert describe(ctx, "g") == {"consumer.session.timeout.ms": "50000", "share.isolation.level": "read_committed"}
+    assert "consumer.heartbeat.interval.ms=7000 not applied" in caplog.text
+    assert store.load()["g"]["consumer.heartbeat.interval.ms"] == "7000"  # kept: the bound may move back
