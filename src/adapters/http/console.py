@@ -305,6 +305,28 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
             request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp
         )
 
+    async def delete_group(request: Request) -> Response:
+        """DeleteGroups from the console: a classic, consumer or share group, while Empty. Asked once
+        more before it is done (`confirm=yes`)."""
+        form = await form_of(request)
+        if form is None:
+            return forbidden(request)
+        group_id = form.get("group", "")
+        found = described_group(request, group_id)
+        if isinstance(found, Response):
+            return found
+        row, chart = found
+        if not access_of(request).allows(AclOperation.DELETE, ResourceType.GROUP, group_id):
+            return denied(request, f"delete the group '{group_id}'")
+        values = {"group": row, "chart": chart, "plan": None, "target": "earliest", "timestamp": ""}
+        if form.get("confirm") != "yes":
+            return page(request, "group.html", error=None, deleting=True, **values)
+        try:
+            actions.delete_group(view, group_id)
+        except actions.ConsoleError as error:
+            return page(request, "group.html", 400, error=str(error), **values)
+        return RedirectResponse("/groups?deleted=" + quote(group_id, safe=""), status_code=303)
+
     async def broker(request: Request) -> Response:
         if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
             return denied(request, "describe the broker's configs")
@@ -338,6 +360,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         Route("/topics/{name}/delete", delete_topic, methods=["POST"]),
         Route("/groups", groups, methods=["GET"]),
         Route("/groups/reset", reset, methods=["POST"]),
+        Route("/groups/delete", delete_group, methods=["POST"]),
         Route("/groups/{group_id:path}", group, methods=["GET"]),
         Route("/broker", broker, methods=["GET"]),
     ]
