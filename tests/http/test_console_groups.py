@@ -214,3 +214,13 @@ async def test_the_share_group_page_and_the_delete_form_over_http(broker):
         assert "sg" not in ctx.share.groups.coordinator.groups
         assert (await call("/groups/delete", {"csrf": csrf, "group": "sg", "confirm": "yes"}))[0] == 404
         stop.set()
+
+
+def test_the_lag_history_samples_share_groups_too(broker):
+    from trafka.adapters.http.history import total_lag_by_group
+
+    ctx, view, _ = broker
+    share_heartbeat(ctx, "sg")
+    ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
+    share_work(ctx, "sg")
+    assert total_lag_by_group(view)["sg"] == 7

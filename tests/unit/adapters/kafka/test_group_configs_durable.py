@@ -118,3 +118,23 @@ def test_a_recorded_value_the_broker_now_refuses_is_logged_and_the_rest_applied(
     assert describe(ctx, "g") == {"consumer.session.timeout.ms": "50000", "share.isolation.level": "read_committed"}
     assert "consumer.heartbeat.interval.ms=7000 not applied" in caplog.text
     assert store.load()["g"]["consumer.heartbeat.interval.ms"] == "7000"  # kept: the bound may move back
+
+
+def test_list_config_resources_lists_the_groups_with_configs_existing_or_not():
+    from kafka.protocol.admin import ListConfigResourcesRequest
+
+    from trafka.adapters.kafka.apis import list_config_resources
+
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    assert alter(ctx, "later", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.NONE  # no such group yet
+    assert alter(ctx, "gone", ("share.isolation.level", SET, "read_committed")) == ErrorCode.NONE
+    assert alter(ctx, "gone", ("share.isolation.level", DELETE, None)) == ErrorCode.NONE
+
+    def listed(ctx):
+        request = ListConfigResourcesRequest[1](resource_types=[32])
+        response = list_config_resources.API.handle(ctx, request, 1, CLIENT)
+        return [(r.resource_name, r.resource_type) for r in response.config_resources]
+
+    assert listed(ctx) == [("later", 32)]
+    assert listed(start(store)) == [("later", 32)]
