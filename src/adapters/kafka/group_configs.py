@@ -56,7 +56,10 @@ class DurableGroupConfigs:
 
 
 def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    """IncrementalAlterConfigs of one GROUP resource: applied by the coordinators, then recorded."""
+    """IncrementalAlterConfigs of one GROUP resource: applied by the coordinators, then recorded. The
+    empty name is refused as Kafka's controller refuses it (no default group resource)."""
+    if not resource.resource_name:
+        return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
     error, message = share_group_configs.alter(ctx, resource, validate_only)
     durable = ctx.group_configs
     if error == ErrorCode.NONE and not validate_only and durable is not None:

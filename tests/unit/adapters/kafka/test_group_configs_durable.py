@@ -138,3 +138,10 @@ def test_list_config_resources_lists_the_groups_with_configs_existing_or_not():
 
     assert listed(ctx) == [("later", 32)]
     assert listed(start(store)) == [("later", 32)]
+
+
+def test_the_default_group_resource_is_refused_and_nothing_recorded():
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    assert alter(ctx, "", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.INVALID_REQUEST
+    assert store.load() == {} and ctx.share.groups.config("", "share.auto.offset.reset") == "latest"
