@@ -1,6 +1,7 @@
 """The GROUP config resource survives a broker restart, as Kafka keeps it (ConfigRecords of resource
 type GROUP in the metadata log): set through IncrementalAlterConfigs by confluent-kafka's admin, the
-broker killed, started again on the same data dir, DescribeConfigs shows the overrides and the share
+broker killed, started again on the same data dir, DescribeConfigs shows the overrides, the consumer
+coordinator tells a joining member the group's `consumer.heartbeat.interval.ms`, and the share
 coordinator acts on `share.auto.offset.reset=earliest` (a ShareConsumer that joins after the records
 were written reads them all; with the default `latest` it would read none). Deleting the share group
 drops its share-partition state (`__share_group_state` tombstones) but, as Kafka, not its configs: a
@@ -43,6 +44,37 @@ def overrides(bootstrap: str, logger, group: str) -> dict[str, str]:
     }
 
 
+def heartbeat_interval(bootstrap: str, group: str, topic: str) -> int:
+    """What the consumer coordinator tells a joining KIP-848 member (ConsumerGroupHeartbeat v1), sent
+    through kafka-python's admin connection as `trafka group describe` sends ConsumerGroupDescribe."""
+    import uuid
+
+    from kafka import KafkaAdminClient
+
+    from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        request = ConsumerGroupHeartbeatRequest(
+            group_id=group,
+            member_id=str(uuid.uuid4()),
+            member_epoch=0,
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_names=[topic],
+            topic_partitions=[],
+        )
+
+        async def send():
+            node = await admin._find_coordinator_id(group)
+            return await admin._manager.send(request, node_id=node)
+
+        response = admin._manager.run(send)
+        assert response.error_code == 0, response
+        return response.heartbeat_interval_ms
+    finally:
+        admin.close()
+
+
 def read_all(bootstrap: str, logger, topic: str, group: str, count: int) -> list[int]:
     consumer = ShareConsumer({"bootstrap.servers": bootstrap, "logger": logger, "group.id": group})
     got: list[int] = []
@@ -78,6 +110,7 @@ def test_group_configs_survive_a_kill_and_restart_and_the_coordinators_use_them(
     with running(tmp_path, SHARE_ENV) as broker:
         assert overrides(broker.bootstrap, logger, share_group) == {"share.auto.offset.reset": "earliest"}
         assert overrides(broker.bootstrap, logger, consumer_group) == {"consumer.heartbeat.interval.ms": "6000"}
+        assert heartbeat_interval(broker.bootstrap, consumer_group, topic) == 6000  # the broker's default: 5000
         assert read_all(broker.bootstrap, logger, topic, share_group, 5) == [0, 1, 2, 3, 4]  # earliest, as configured
         admin = confluent_admin(broker.bootstrap, logger)
         admin.delete_consumer_groups([share_group])[share_group].result(timeout=TIMEOUT)
