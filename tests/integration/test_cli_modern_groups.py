@@ -85,6 +85,9 @@ def test_a_share_group_is_listed_described_reset_and_deleted(broker, logger):
             "ASSIGNOR",
         ]
         assert line == [group, topic, "0", "4", "8", "4", "1", "share", "simple"]
+        (described,) = json.loads(ok(trafka(broker, "group", "describe", group, "--members", "-o", "json")))
+        assert (described["assignment"], described["partitions"], described["type"]) == (f"{topic}-0", 1, "share")
+        assert described["member_epoch"] >= 1 and described["consumer_id"]
         one_line_error(
             trafka(broker, "group", "reset-offsets", group, "--all-topics", "--to-latest", "--execute"), 1, "inactive"
         )
@@ -128,6 +131,8 @@ def test_a_kip848_consumer_group_is_reset_and_deleted(broker, logger):
         one_line_error(
             trafka(broker, "group", "reset-offsets", group, "--all-topics", "--to-earliest", "--execute"), 1, "inactive"
         )
+        (member,) = json.loads(ok(trafka(broker, "group", "describe", group, "--members", "-o", "json")))
+        assert (member["assignment"], member["partitions"], member["type"]) == (f"{topic}-0,{topic}-1", 2, "consumer")
     finally:
         consumer.close()
     wait_until(lambda: describe(broker, group)[0]["state"] == "Empty", "the member gone")
@@ -137,3 +142,22 @@ def test_a_kip848_consumer_group_is_reset_and_deleted(broker, logger):
     assert all(r["type"] == "consumer" for r in rows)
     ok(trafka(broker, "group", "delete", group))
     assert group not in {r[0] for r in table(ok(trafka(broker, "group", "list")))}
+
+
+def test_describe_members_of_a_classic_group(broker, logger):
+    topic, group = unique("classic"), unique("g")
+    create_topic(broker.bootstrap, topic, 2, logger=logger)
+    produce(broker.bootstrap, topic, [0, 1], 2, logger=logger)
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "logger": logger, "group.id": group, "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.subscribe([topic])
+        seen: list = []
+        wait_until(lambda: len(seen) >= 4, "four records", step=lambda: seen.extend(consumer.consume(4, 0.2)))
+        (member,) = json.loads(ok(trafka(broker, "group", "describe", group, "--members", "-o", "json")))
+        assert (member["assignment"], member["partitions"], member["type"]) == (f"{topic}-0,{topic}-1", 2, "classic")
+        header = table(ok(trafka(broker, "group", "describe", group, "--members")))[0]
+        assert header == ["GROUP", "CONSUMER_ID", "HOST", "CLIENT_ID", "PARTITIONS", "ASSIGNMENT", "TYPE"]
+    finally:
+        consumer.close()

@@ -52,6 +52,9 @@ def add_group_parser(commands: Any) -> None:
     add_connection_options(listing)
     describe = verbs.add_parser("describe", help="members, committed offsets, log end offsets and lag")
     describe.add_argument("groups", nargs="+", metavar="GROUP")
+    describe.add_argument(
+        "--members", action="store_true", help="one row per member and its partitions (as the Kafka tools' --members)"
+    )
     add_connection_options(describe)
     reset = verbs.add_parser("reset-offsets", help="move a group's committed offsets (a dry run unless --execute)")
     reset.add_argument("group", metavar="GROUP")
@@ -121,6 +124,8 @@ def _describe(args: argparse.Namespace) -> int:
     from kafka import TopicPartition
     from kafka.admin import OffsetSpec
 
+    if args.members:
+        return _describe_members(args)
     rows: list[dict[str, Any]] = []
     admin = admin_client(args)
     try:
@@ -168,6 +173,37 @@ def _describe(args: argparse.Namespace) -> int:
         columns += ["members", "type", "group_epoch", "assignor"]
     if any(row.get("type") == "consumer" for row in rows):
         columns += [c for c in _CONSUMER_COLUMNS if c not in columns]
+    print_rows(rows, columns, args.output)
+    return OK
+
+
+def _describe_members(args: argparse.Namespace) -> int:
+    """`describe --members`: each member of each group (classic, consumer or share) with its partitions."""
+    rows: list[dict[str, Any]] = []
+    admin = admin_client(args)
+    try:
+        for group_id in args.groups:
+            described, _ = _describe_group(admin, group_id)
+            for member in described.get("members") or []:
+                assigned = (member.get("member_assignment") or {}).get("assigned_partitions") or []
+                partitions = sorted((a["topic"], p) for a in assigned for p in a["partitions"])
+                rows.append(
+                    {
+                        "group": group_id,
+                        "consumer_id": member.get("member_id"),
+                        "host": member.get("client_host"),
+                        "client_id": member.get("client_id"),
+                        "member_epoch": member.get("member_epoch"),
+                        "partitions": len(partitions),
+                        "assignment": ",".join(f"{t}-{p}" for t, p in partitions),
+                        "type": described.get("type") or "classic",
+                    }
+                )
+    finally:
+        admin.close()
+    columns = ["group", "consumer_id", "host", "client_id", "partitions", "assignment", "type"]
+    if any(row["member_epoch"] is not None for row in rows):
+        columns.insert(5, "member_epoch")
     print_rows(rows, columns, args.output)
     return OK
 
