@@ -235,5 +235,5 @@ class ShareGroupCoordinator:
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
-        # its GROUP configs stay: they are the id's, as Kafka's (kept across DeleteGroups)
+        self.group_configs.pop(group_id, None)
         return ErrorCode.NONE
