@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.admin import IncrementalAlterConfigsRequest
 
 from trafka.domain.configs import ConfigSource
-from trafka.domain.errors import ErrorCode
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.ports import GroupConfigStore
 
 from .apis import share_group_configs
@@ -85,6 +86,25 @@ def restore(ctx: BrokerContext) -> None:
             error, message = share_group_configs.alter(ctx, _set(group_id, {name: value}), False)
             if error != ErrorCode.NONE:
                 log.warning("group %r: recorded config %s=%s not applied: %s", group_id, name, value, message)
+
+
+def restore_consumer_groups(durable: DurableGroupConfigs, consumer: ConsumerGroupCoordinator) -> None:
+    """The recorded `consumer.*` overrides, before the consumer groups are loaded from
+    `__consumer_offsets`: a loaded member's session deadline follows its group's session timeout.
+    (`restore` applies everything again once the broker's context exists.)"""
+    for group_id, configs in sorted(durable.recorded.items()):
+        changes = {name: (_SET, value) for name, value in sorted(configs.items()) if name.startswith("consumer.")}
+        if changes and not _consumer_alter(consumer, group_id, changes):  # together, else one by one
+            for name, change in changes.items():
+                _consumer_alter(consumer, group_id, {name: change})
+
+
+def _consumer_alter(consumer: ConsumerGroupCoordinator, group_id: str, changes: dict[str, Any]) -> bool:
+    try:
+        consumer.alter_group_configs(group_id, changes, False)
+    except KafkaError:
+        return False  # logged by `restore`, which meets the same refusal
+    return True
 
 
 def reapply(ctx: BrokerContext, group_id: str) -> None:

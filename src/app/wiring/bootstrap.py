@@ -357,7 +357,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     consumer_groups = consumer_groups_from(settings, catalog, group_ids)
+    recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
+        group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
         consumer_groups.load(offsets.consumer_group_records(), adapters.clock_ms())
         offsets.has_members_elsewhere = consumer_groups.has_members
     producer_ids = ProducerIdAllocator(
@@ -407,7 +409,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         share=share_groups_from(
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
         ),
-        group_configs=group_configs.DurableGroupConfigs(adapters.group_config_store),
+        group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded

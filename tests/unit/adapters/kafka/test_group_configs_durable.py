@@ -145,3 +145,37 @@ def test_the_default_group_resource_is_refused_and_nothing_recorded():
     ctx = start(store)
     assert alter(ctx, "", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.INVALID_REQUEST
     assert store.load() == {} and ctx.share.groups.config("", "share.auto.offset.reset") == "latest"
+
+
+def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
+    from trafka.adapters.kafka.apis import consumer_group_heartbeat
+    from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest
+    from trafka.adapters.memory import MemoryOffsetStore
+
+    store, offsets = MemoryGroupConfigStore(), MemoryOffsetStore()
+
+    def boot():
+        groups = {"consumer_max_heartbeat_interval_ms": 55000}
+        settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": groups})
+        adapters = attrs.evolve(default_adapters(settings), group_config_store=store, offset_store=offsets)
+        return bootstrap(settings, adapters)
+
+    ctx = boot()
+    ctx.catalog.create("t", 1, 1)
+    # heartbeat 50 s, session 60 s: valid together only (each alone clashes with the other's default)
+    changes = [("consumer.session.timeout.ms", SET, "60000"), ("consumer.heartbeat.interval.ms", SET, "50000")]
+    assert alter(ctx, "g", *changes) == ErrorCode.NONE
+    request = ConsumerGroupHeartbeatRequest[1](
+        group_id="g",
+        member_id="m1",
+        member_epoch=0,
+        rebalance_timeout_ms=30_000,
+        subscribed_topic_names=["t"],
+        topic_partitions=[],
+    )
+    assert consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT).error_code == ErrorCode.NONE
+
+    again = boot()
+    member = again.groups.consumer.groups["g"].members["m1"]
+    assert member.session_deadline_ms - again.clock_ms() > 50_000  # 60 s from the load, not the default 45 s
+    assert again.groups.consumer.heartbeat_interval_ms("g") == 50000
