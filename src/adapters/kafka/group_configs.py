@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
-_SET = 0
+_SET, _DELETE = 0, 1
 
 
 class DurableGroupConfigs:
@@ -70,6 +70,24 @@ def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[Error
         now = {e.name: e.value for e in described if e.source == ConfigSource.GROUP_CONFIG and e.value is not None}
         durable.record(group_id, now, keys)
     return error, message
+
+
+def replace(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    """AlterConfigs (the legacy, whole-set replacement) of one GROUP resource, as Kafka's controller
+    takes it: the given keys set, every other override of the group removed."""
+    names = [c.name for c in resource.configs]
+    if len(names) != len(set(names)):
+        return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
+    current = _overridden(ctx, resource.resource_name)
+    Config = _Resource.AlterableConfig
+    configs = [Config(name=c.name, config_operation=_SET, value=c.value) for c in resource.configs]
+    configs += [Config(name=n, config_operation=_DELETE, value=None) for n in sorted(current - set(names))]
+    incremental = _Resource(resource_type=GROUP_RESOURCE, resource_name=resource.resource_name, configs=configs)
+    return alter(ctx, incremental, validate_only)
+
+
+def _overridden(ctx: BrokerContext, group_id: str) -> set[str]:
+    return {e.name for e in share_group_configs.describe(ctx, group_id, None) if e.source == ConfigSource.GROUP_CONFIG}
 
 
 def restore(ctx: BrokerContext) -> None:

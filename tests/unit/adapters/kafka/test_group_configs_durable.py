@@ -179,3 +179,40 @@ def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
     member = again.groups.consumer.groups["g"].members["m1"]
     assert member.session_deadline_ms - again.clock_ms() > 50_000  # 60 s from the load, not the default 45 s
     assert again.groups.consumer.heartbeat_interval_ms("g") == 50000
+
+
+def test_the_legacy_alter_configs_replaces_a_groups_overrides():
+    from kafka.protocol.admin import AlterConfigsRequest
+
+    from trafka.adapters.kafka.apis import alter_configs
+
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    assert (
+        alter(ctx, "g", ("share.isolation.level", SET, "read_committed"), ("consumer.session.timeout.ms", SET, "50000"))
+        == 0
+    )
+    Legacy = AlterConfigsRequest.AlterConfigsResource
+
+    def replace(*configs, validate_only=False):
+        resource = Legacy(
+            resource_type=32,
+            resource_name="g",
+            configs=[Legacy.AlterableConfig(name=n, value=v) for n, v in configs],
+        )
+        request = AlterConfigsRequest[2](resources=[resource], validate_only=validate_only)
+        (result,) = alter_configs.API.handle(ctx, request, 2, CLIENT).responses
+        return result.error_code
+
+    assert replace(("share.auto.offset.reset", "earliest"), validate_only=True) == ErrorCode.NONE
+    assert describe(ctx, "g") == {"share.isolation.level": "read_committed", "consumer.session.timeout.ms": "50000"}
+    assert (
+        replace(("share.auto.offset.reset", "earliest"), ("share.auto.offset.reset", "latest")) == 42
+    )  # INVALID_REQUEST
+    assert replace(("share.auto.offset.reset", "sometime")) == ErrorCode.INVALID_CONFIG
+    assert describe(ctx, "g") == {"share.isolation.level": "read_committed", "consumer.session.timeout.ms": "50000"}
+    assert replace(("share.auto.offset.reset", "earliest")) == ErrorCode.NONE
+    assert describe(ctx, "g") == {"share.auto.offset.reset": "earliest"}
+    assert store.load() == {"g": {"share.auto.offset.reset": "earliest"}}
+    assert replace() == ErrorCode.NONE
+    assert store.load() == {} and describe(start(store), "g") == {}
