@@ -3,8 +3,8 @@ id is written to the GroupConfigStore (ConfigRecords of resource type GROUP in t
 Kafka's controller writes them) and applied again to the coordinators when the broker starts.
 
 The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values;
-this module only records what they accepted, key by key, as the described GROUP_CONFIG overrides after
-the change, so a value is stored exactly as it is served. As in Kafka, the configs belong to the group
+this module records a change once they have validated it and before they apply it, then records again
+any key whose served value differs (a number normalised), so a value is stored as it is served. As in Kafka, the configs belong to the group
 id: they may be set before the group exists and DeleteGroups leaves them (Kafka's DeleteGroups only
 writes the group's tombstones; its GroupConfigManager forgets a group only when its overrides are
 removed).
@@ -57,15 +57,21 @@ class DurableGroupConfigs:
 
 
 def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    """IncrementalAlterConfigs of one GROUP resource: applied by the coordinators, then recorded. The
-    empty name is refused as Kafka's controller refuses it (no default group resource)."""
+    """IncrementalAlterConfigs of one GROUP resource: validated by the coordinators, recorded, then
+    applied (durable before it is served, as Kafka's controller writes the record before brokers apply
+    it). The empty name is refused as Kafka's controller refuses it (no default group resource)."""
     if not resource.resource_name:
         return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
-    error, message = share_group_configs.alter(ctx, resource, validate_only)
+    error, message = share_group_configs.alter(ctx, resource, True)
     durable = ctx.group_configs
-    if error == ErrorCode.NONE and not validate_only and durable is not None:
-        group_id = resource.resource_name
-        keys = {c.name for c in resource.configs}
+    if error != ErrorCode.NONE or validate_only:
+        return error, message
+    group_id = resource.resource_name
+    keys = {c.name for c in resource.configs}
+    if durable is not None:  # SET and DELETE are the only operations the coordinators accept
+        durable.record(group_id, {c.name: c.value for c in resource.configs if c.config_operation == _SET}, keys)
+    error, message = share_group_configs.alter(ctx, resource, False)
+    if durable is not None:  # as served (a number normalised, or the change refused after all)
         described = share_group_configs.describe(ctx, group_id, keys)
         now = {e.name: e.value for e in described if e.source == ConfigSource.GROUP_CONFIG and e.value is not None}
         durable.record(group_id, now, keys)

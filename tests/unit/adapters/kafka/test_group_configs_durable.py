@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 import attrs
+import pytest
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest
 
 from trafka.adapters.kafka.apis import delete_groups, describe_configs, incremental_alter_configs
@@ -216,3 +217,22 @@ def test_the_legacy_alter_configs_replaces_a_groups_overrides():
     assert store.load() == {"g": {"share.auto.offset.reset": "earliest"}}
     assert replace() == ErrorCode.NONE
     assert store.load() == {} and describe(start(store), "g") == {}
+
+
+def test_a_change_is_recorded_before_it_is_applied_and_as_it_is_served():
+    class FailingStore(MemoryGroupConfigStore):
+        fail = False
+
+        def group_configs_changed(self, group_id, changes):
+            if self.fail:
+                raise OSError("disk full")
+            super().group_configs_changed(group_id, changes)
+
+    store = FailingStore()
+    ctx = start(store)
+    assert alter(ctx, "g", ("consumer.session.timeout.ms", SET, "050000")) == ErrorCode.NONE
+    assert store.load() == {"g": {"consumer.session.timeout.ms": "50000"}}  # as DescribeConfigs serves it
+    store.fail = True
+    with pytest.raises(OSError):
+        alter(ctx, "g", ("share.auto.offset.reset", SET, "earliest"))
+    assert ctx.share.groups.config("g", "share.auto.offset.reset") == "latest"  # not applied: not durable
