@@ -1,13 +1,14 @@
-"""The GROUP config resource (type 32) made durable: what IncrementalAlterConfigs leaves set on a group
-id is written to the GroupConfigStore (ConfigRecords of resource type GROUP in the metadata log, as
-Kafka's controller writes them) and applied again to the coordinators when the broker starts.
+"""The GROUP config resource (type 32) made durable: what IncrementalAlterConfigs (or AlterConfigs)
+leaves set on a group id is written to the GroupConfigStore (ConfigRecords of resource type GROUP in
+the metadata log, as Kafka's controller writes them) and applied again to the coordinators when the
+broker starts.
 
-The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values;
-this module records a change once they have validated it and before they apply it, then records again
-any key whose served value differs (a number normalised), so a value is stored as it is served. As in Kafka, the configs belong to the group
-id: they may be set before the group exists and DeleteGroups leaves them (Kafka's DeleteGroups only
-writes the group's tombstones; its GroupConfigManager forgets a group only when its overrides are
-removed).
+The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values.
+This module records a change once they have validated it and before they apply it, then records again
+any key whose served value differs (a number normalised), so a value is stored as it is served. As in
+Kafka, the configs belong to the group id: they may be set before the group exists and DeleteGroups
+leaves them (Kafka's DeleteGroups only writes the group's tombstones; its GroupConfigManager forgets a
+group only when its overrides are removed).
 """
 
 from __future__ import annotations

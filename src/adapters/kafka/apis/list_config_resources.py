@@ -2,8 +2,8 @@
 have configs, of the types asked for (none asked: every type the version knows), as Kafka 4.2's
 KafkaApis.handleListConfigResources lists them: the topics by name, this broker (BROKER and
 BROKER_LOGGER, by node id), the client metrics subscriptions (trafka has none) and the groups with
-dynamic group configs (recorded in the metadata log, whether or not the group exists). v0 knows only CLIENT_METRICS; a type the version does not know is
-UNSUPPORTED_VERSION for the whole request.
+dynamic group configs (recorded in the metadata log, whether or not the group exists). v0 knows only
+CLIENT_METRICS; a type the version does not know is UNSUPPORTED_VERSION for the whole request.
 
 Authorization: DESCRIBE_CONFIGS on the cluster; refused, the top-level error.
 """
