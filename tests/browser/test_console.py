@@ -264,6 +264,8 @@ def test_a_share_group_shows_its_share_partitions_and_is_reset_and_deleted(conso
         }
         assert cells == {"start-offset": 4, "archived": 1}  # 0-3 done: 1 rejected (archived), the rest accepted
         assert _group_row_lag(browser, "share-partitions") == {f"{topic}-0": 4}
+        override = browser.find_element(By.CSS_SELECTOR, 'tr.override[data-config="share.auto.offset.reset"]')
+        assert "earliest" in override.text and "override" in override.text
         screenshot("share-group")
     finally:
         consumer.close()

@@ -201,6 +201,9 @@ async def test_the_share_group_page_and_the_delete_form_over_http(broker):
         assert status == 200 and 'id="share-partitions"' in html and 'class="num in-flight">4<' in html
         assert 'class="num archived">1<' in html and 'class="num start-offset">2<' in html
         assert "can be deleted only while it is Empty" in html
+        override = re.search(r'<tr class="override" data-config="share.auto.offset.reset">.*?</tr>', html, re.S)
+        assert override is not None and "<code>earliest</code>" in override.group(0)  # the GROUP resource
+        assert 'data-config="consumer.session.timeout.ms"' in html  # the defaults after the overrides
         csrf = re.search(r'name="csrf" value="([^"]+)"', (await call("/"))[1]).group(1)
         status, html = await call("/groups/delete", {"csrf": csrf, "group": "sg", "confirm": "yes"})
         assert status == 400 and "not empty" in html and "sg" in ctx.share.groups.coordinator.groups

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.quotas import CLIENT_ID, DEFAULT_NAME, IP, USER
 from trafka.domain.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from trafka.domain.topics import TopicPartition
@@ -242,7 +243,8 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         return page(request, "groups.html", rows=rows)
 
     def described_group(request: Request, group_id: str) -> Response | tuple[pages.GroupRow, str]:
-        """The group as the user may see it and its lag chart, or the page saying why not."""
+        """The group as the user may see it and its lag chart, or the page saying why not. (Its configs:
+        `group_configs`.)"""
         access = access_of(request)
         if not access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             return denied(request, f"describe the group '{group_id}'")
@@ -254,13 +256,28 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         visible = access.visible_group(row)
         return visible, lag_chart(visible, with_history=visible == row)
 
+    def group_configs(request: Request, group_id: str) -> list[ConfigEntry] | None:
+        """The GROUP config resource's entries, overrides first; None without DESCRIBE_CONFIGS on it."""
+        if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.GROUP, group_id):
+            return None
+        entries = view.group_configs(group_id)
+        return sorted(entries, key=lambda e: (e.source is not ConfigSource.GROUP_CONFIG, e.name))
+
     async def group(request: Request) -> Response:
         found = described_group(request, request.path_params["group_id"])
         if isinstance(found, Response):
             return found
         row, chart = found
         return page(
-            request, "group.html", group=row, chart=chart, plan=None, error=None, target="earliest", timestamp=""
+            request,
+            "group.html",
+            group=row,
+            chart=chart,
+            plan=None,
+            error=None,
+            target="earliest",
+            timestamp="",
+            configs=group_configs(request, row.group_id),
         )
 
     def lag_chart(row: pages.GroupRow, with_history: bool) -> str:
@@ -294,6 +311,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
                 request,
                 "group.html",
                 400,
+                configs=group_configs(request, group_id),
                 group=row,
                 chart=chart,
                 plan=None,
@@ -302,7 +320,15 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
                 timestamp=timestamp,
             )
         return page(
-            request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp
+            request,
+            "group.html",
+            group=row,
+            chart=chart,
+            plan=plan,
+            error=None,
+            target=target,
+            timestamp=timestamp,
+            configs=group_configs(request, group_id),
         )
 
     async def delete_group(request: Request) -> Response:
@@ -318,7 +344,14 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         row, chart = found
         if not access_of(request).allows(AclOperation.DELETE, ResourceType.GROUP, group_id):
             return denied(request, f"delete the group '{group_id}'")
-        values = {"group": row, "chart": chart, "plan": None, "target": "earliest", "timestamp": ""}
+        values = {
+            "group": row,
+            "chart": chart,
+            "plan": None,
+            "target": "earliest",
+            "timestamp": "",
+            "configs": group_configs(request, group_id),
+        }
         if form.get("confirm") != "yes":
             return page(request, "group.html", error=None, deleting=True, **values)
         try:

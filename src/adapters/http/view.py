@@ -14,6 +14,7 @@ from collections.abc import Callable
 import attrs
 
 from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
@@ -93,3 +94,4 @@ class BrokerView:
     # DeleteGroups as the Kafka API does it (a classic, consumer or share group), given by the wiring.
     delete_group: Callable[[str], ErrorCode] = lambda group_id: ErrorCode.GROUP_ID_NOT_FOUND
     share_changed: Callable[[], None] = lambda: None  # persist changed share-partitions (ShareRuntime.settled)
+    group_configs: Callable[[str], list[ConfigEntry]] = lambda group_id: []  # the GROUP config resource

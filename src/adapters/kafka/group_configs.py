@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.admin import IncrementalAlterConfigsRequest
 
-from trafka.domain.configs import ConfigSource
+from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.ports import GroupConfigStore
@@ -91,6 +91,11 @@ def replace(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[Err
     configs += [Config(name=n, config_operation=_DELETE, value=None) for n in sorted(current - set(names))]
     incremental = _Resource(resource_type=GROUP_RESOURCE, resource_name=resource.resource_name, configs=configs)
     return alter(ctx, incremental, validate_only)
+
+
+def describe(ctx: BrokerContext, group_id: str) -> list[ConfigEntry]:
+    """Every config of the group id, as DescribeConfigs of its GROUP resource answers (the console)."""
+    return share_group_configs.describe(ctx, group_id, None)
 
 
 def _overridden(ctx: BrokerContext, group_id: str) -> set[str]:

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, HttpOptions, run_listener
 from trafka.adapters.http.metrics import BrokerMetrics
+from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.apis import delete_groups
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
 from trafka.adapters.schema_registry import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
@@ -68,6 +69,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         telemetry=ctx.telemetry,
         delete_group=partial(delete_groups.delete_group, ctx),
         share_changed=ctx.share.settled if ctx.share is not None else lambda: None,
+        group_configs=partial(group_configs.describe, ctx),
     )
     return view
 
