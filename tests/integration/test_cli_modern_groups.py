@@ -9,7 +9,7 @@ import json
 
 import pytest
 from confluent_kafka import AcknowledgeType, Consumer, ShareConsumer, TopicPartition
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka.admin import ConfigResource, ResourceType
 
 from .broker import BrokerProcess
 from .clients import client_log_fixture, confluent_admin, create_topic, unique
@@ -34,12 +34,7 @@ def test_a_share_group_is_listed_described_reset_and_deleted(broker, logger):
     topic, group = unique("jobs"), unique("sg")
     create_topic(broker.bootstrap, topic, 1, logger=logger)
     produce(broker.bootstrap, topic, [0], 8, logger=logger)
-    admin = confluent_admin(broker.bootstrap, logger)
-    earliest = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
-    for future in admin.incremental_alter_configs(
-        [ConfigResource(ResourceType.GROUP, group, incremental_configs=[earliest])]
-    ).values():
-        future.result(timeout=TIMEOUT)
+    ok(trafka(broker, "group", "alter-config", group, "--set", "share.auto.offset.reset=earliest"))
     member = ShareConsumer(
         {
             "bootstrap.servers": broker.bootstrap,
@@ -161,3 +156,28 @@ def test_describe_members_of_a_classic_group(broker, logger):
         assert header == ["GROUP", "CONSUMER_ID", "HOST", "CLIENT_ID", "PARTITIONS", "ASSIGNMENT", "TYPE"]
     finally:
         consumer.close()
+
+
+def test_a_groups_configs_are_set_shown_and_deleted(broker, logger):
+    group = unique("configured")
+    changed = table(ok(trafka(broker, "group", "alter-config", group, "--set", "share.isolation.level=read_committed")))
+    assert changed == [["CONFIG", "CHANGE"], ["share.isolation.level", "set", "read_committed"]]
+    ok(trafka(broker, "group", "alter-config", group, "--set", "consumer.session.timeout.ms=50000"))
+    rows = json.loads(ok(trafka(broker, "group", "configs", group, "-o", "json")))
+    assert [(r["config"], r["value"]) for r in rows if r["override"]] == [
+        ("consumer.session.timeout.ms", "50000"),
+        ("share.isolation.level", "read_committed"),
+    ]
+    assert rows[0]["override"] and not rows[-1]["override"]  # overrides first
+    assert {r["config"] for r in rows} >= {"share.auto.offset.reset", "consumer.heartbeat.interval.ms"}
+    # what confluent-kafka's admin sees (IncrementalAlterConfigs went to the GROUP resource)
+    admin = confluent_admin(broker.bootstrap, logger)  # kept alive while its future runs
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.GROUP, group)]).values()
+    assert future.result(timeout=TIMEOUT)["share.isolation.level"].value == "read_committed"
+    one_line_error(
+        trafka(broker, "group", "alter-config", group, "--set", "share.auto.offset.reset=whenever"), 1, "whenever"
+    )
+    one_line_error(trafka(broker, "group", "alter-config", group), 2, "nothing to change")
+    ok(trafka(broker, "group", "alter-config", group, "--delete", "share.isolation.level"))
+    rows = json.loads(ok(trafka(broker, "group", "configs", group, "-o", "json")))
+    assert [r["config"] for r in rows if r["override"]] == ["consumer.session.timeout.ms"]

@@ -1,4 +1,5 @@
-"""`trafka group list|describe|reset-offsets|delete`, as `kafka-consumer-groups.sh`.
+"""`trafka group list|describe|reset-offsets|delete|configs|alter-config`, as `kafka-consumer-groups.sh`,
+`kafka-share-groups.sh` and `kafka-configs.sh --entity-type groups`.
 
 `describe` shows, per partition the group has committed or been assigned, the committed offset, the
 log end offset, the lag and the member that holds it (consumer id, host, client id); for a KIP-848
@@ -22,6 +23,7 @@ from .client import CommandError, add_connection_options, admin_client, run_oper
 from .consumer_groups import describe_consumer_group
 from .output import OK, USAGE, print_rows
 from .share_groups import alter_share_group_offsets, describe_share_group
+from .topic import key_values, raise_resource_errors
 
 _DESCRIBE_COLUMNS = [
     "group",
@@ -46,7 +48,7 @@ _SHARE_COLUMNS = ["group", "topic", "partition", "start_offset", "log_end_offset
 
 
 def add_group_parser(commands: Any) -> None:
-    group = commands.add_parser("group", help="list, describe, reset and delete consumer groups")
+    group = commands.add_parser("group", help="list, describe, reset, delete and configure consumer and share groups")
     verbs = group.add_subparsers(dest="verb", required=True)
     listing = verbs.add_parser("list", help="every group with its state")
     add_connection_options(listing)
@@ -72,6 +74,14 @@ def add_group_parser(commands: Any) -> None:
     delete = verbs.add_parser("delete", help="delete groups (they must have no members)")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     add_connection_options(delete)
+    configs = verbs.add_parser("configs", help="a group's configs, overrides first (the GROUP config resource)")
+    configs.add_argument("groups", nargs="+", metavar="GROUP")
+    add_connection_options(configs)
+    alter = verbs.add_parser("alter-config", help="set or delete a group's configs (share.*, consumer.*)")
+    alter.add_argument("group", metavar="GROUP")
+    alter.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    alter.add_argument("--delete", action="append", default=[], metavar="KEY")
+    add_connection_options(alter)
 
 
 def run_group(args: argparse.Namespace) -> int:
@@ -364,4 +374,62 @@ def _delete(args: argparse.Namespace) -> int:
     return OK
 
 
-_VERBS = {"list": _list, "describe": _describe, "reset-offsets": _reset, "delete": _delete}
+def _configs(args: argparse.Namespace) -> int:
+    """`kafka-configs.sh --entity-type groups --describe --all`: every config, overrides first."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = admin_client(args)
+    try:
+        described = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.GROUP, g) for g in args.groups], config_filter="all"
+        )
+    finally:
+        admin.close()
+    rows = []
+    for group_id in args.groups:
+        entries = (described.get("group") or {}).get(group_id)
+        if not isinstance(entries, dict):
+            raise CommandError(f"group {group_id}: {entries}")
+        for name, entry in entries.items():
+            override = entry["config_source"] == "DYNAMIC_GROUP_CONFIG"
+            rows.append({"group": group_id, "config": name, "value": entry["value"], "override": override})
+    rows.sort(key=lambda row: (row["group"], not row["override"], row["config"]))
+    print_rows(rows, ["group", "config", "value", "override"], args.output)
+    return OK
+
+
+def _alter_config(args: argparse.Namespace) -> int:
+    """`kafka-configs.sh --entity-type groups --alter`: IncrementalAlterConfigs of the GROUP resource
+    (a group's configs may be set before the group exists, as Kafka allows)."""
+    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+
+    changes: dict[str, Any] = {k: (AlterConfigOp.SET, v) for k, v in key_values(args.set, "--set").items()}
+    changes.update(dict.fromkeys(args.delete, (AlterConfigOp.DELETE, None)))
+    if not changes:
+        raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
+    admin = admin_client(args)
+    try:
+        result = admin.alter_configs(
+            [ConfigResource(ConfigResourceType.GROUP, args.group, configs=changes)],
+            raise_on_unknown=False,
+            incremental=True,
+        )
+    finally:
+        admin.close()
+    raise_resource_errors(result)
+    rows = [
+        {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
+        for k, (op, v) in sorted(changes.items())
+    ]
+    print_rows(rows, ["config", "change"], args.output)
+    return OK
+
+
+_VERBS = {
+    "list": _list,
+    "describe": _describe,
+    "reset-offsets": _reset,
+    "delete": _delete,
+    "configs": _configs,
+    "alter-config": _alter_config,
+}
