@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from confluent_kafka import Consumer, TopicPartition
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.integration.clients import TIMEOUT, confluent_admin, create_topic, produce_batches, unique
@@ -16,7 +16,21 @@ def follow(browser, element_id: str) -> None:
     """Click a link or submit button and wait until the next page has replaced this one."""
     page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, element_id).click()
-    WebDriverWait(browser, TIMEOUT).until(expected_conditions.staleness_of(page))
+    WebDriverWait(browser, TIMEOUT).until(lambda _: _replaced(page))
+
+
+def _replaced(element) -> bool:
+    """expected_conditions.staleness_of, also when Chromium reports the old page's node as detached
+    ("Node with given id does not belong to the document") instead of as stale."""
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False
 
 
 def _records(browser) -> list[tuple[int, str, str]]:
@@ -169,6 +183,16 @@ def _group_row_lag(browser, table: str) -> dict[str, int]:
     }
 
 
+def _open_when(browser, url: str, state: str) -> None:
+    """Open the group's page once the group is in `state` (a member's leave is asynchronous)."""
+
+    def shown(_) -> bool:
+        browser.get(url)
+        return browser.find_element(By.ID, "group-state").text == state
+
+    WebDriverWait(browser, TIMEOUT, poll_frequency=0.2).until(shown)
+
+
 def _delete_group(browser, console_broker, group: str) -> None:
     browser.get(f"{console_broker.http_url}/groups/{group}")
     follow(browser, "delete-group")
@@ -210,8 +234,7 @@ def test_a_kip848_consumer_group_is_shown_reset_and_deleted(console_broker, brow
     finally:
         consumer.close()
 
-    browser.get(f"{console_broker.http_url}/groups/{group}")
-    assert browser.find_element(By.ID, "group-state").text == "EMPTY"
+    _open_when(browser, f"{console_broker.http_url}/groups/{group}", "EMPTY")
     assert _group_row_lag(browser, "lag") == {f"{topic}-0": 4, f"{topic}-1": 0}
     follow(browser, "preview-reset")  # earliest
     plan = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#reset-plan tbody tr")]
@@ -273,8 +296,7 @@ def test_a_share_group_shows_its_share_partitions_and_is_reset_and_deleted(conso
     browser.get(f"{console_broker.http_url}/groups")
     row = browser.find_element(By.CSS_SELECTOR, f'#groups tr[data-group="{group}"]')
     assert "share" in row.text
-    browser.get(f"{console_broker.http_url}/groups/{group}")
-    assert browser.find_element(By.ID, "group-state").text == "EMPTY"
+    _open_when(browser, f"{console_broker.http_url}/groups/{group}", "EMPTY")
     Select(browser.find_element(By.ID, "reset-target")).select_by_value("latest")
     follow(browser, "preview-reset")
     plan = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#reset-plan tbody tr")]
