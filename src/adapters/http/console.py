@@ -243,8 +243,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         return page(request, "groups.html", rows=rows)
 
     def described_group(request: Request, group_id: str) -> Response | tuple[pages.GroupRow, str]:
-        """The group as the user may see it and its lag chart, or the page saying why not. (Its configs:
-        `group_configs`.)"""
+        """The group as the user may see it and its lag chart, or the page saying why not."""
         access = access_of(request)
         if not access.allows(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             return denied(request, f"describe the group '{group_id}'")
