@@ -252,3 +252,36 @@ def test_the_share_group_state_decoder_reads_share_snapshots(tmp_path):
         (42, 45, 2, 1),
         (46, 46, 4, 5),
     ]
+
+
+def test_the_offsets_decoder_reads_share_group_records(tmp_path):
+    import uuid
+
+    from tests.contract.test_group_metadata_store import FileStores
+    from trafka.domain.groups.modern.records import GroupEpoch
+    from trafka.domain.groups.share.records import ShareCurrentAssignment, ShareGroupRecord, ShareRecordKind
+
+    stores = FileStores(str(tmp_path))
+    store = stores.open()
+    topic_id = uuid.UUID(int=9)
+    store.store_share_group_records(
+        [
+            ShareGroupRecord(ShareRecordKind.GROUP_EPOCH, "workers", None, GroupEpoch(4)),
+            ShareGroupRecord(
+                ShareRecordKind.CURRENT_ASSIGNMENT,
+                "workers",
+                "m1",
+                ShareCurrentAssignment(4, 3, 2, ((topic_id, (0,)),)),
+            ),
+        ]
+    )
+    stores.logs.close()
+    stores.logdir.unlock()
+    segment = next((tmp_path / "__consumer_offsets-0").glob("*.log"))
+    [dumped] = dump_json(str(segment), "--print-data-log", "--offsets-decoder")
+    epoch, member = [r for b in dumped["batches"] for r in b["records"]]
+    assert epoch["key"] == {"type": "11", "data": {"group_id": "workers"}}
+    assert epoch["payload"]["data"]["epoch"] == 4
+    assert member["key"] == {"type": "14", "data": {"group_id": "workers", "member_id": "m1"}}
+    assert member["payload"]["data"]["member_epoch"] == 4
+    assert member["payload"]["data"]["assigned_partitions"][0]["topic_id"] == str(topic_id)

@@ -16,9 +16,12 @@ import pytest
 from confluent_kafka import AcknowledgeType, Consumer, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
+from trafka.adapters.kafka.wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+
 from .broker import BrokerProcess, running
 from .clients import client_log_fixture, confluent_admin, create_topic, unique
 from .groups_helpers import TIMEOUT, produce, wait_until
+from .wire import WireClient
 
 LOCK_MS = 4000
 SHARE_ENV = {
@@ -204,6 +207,43 @@ def test_a_broker_restart_keeps_acknowledged_progress_and_releases_acquisitions(
     # the records held when the broker went down are delivered again (their acquisition was not
     # persisted, as in Kafka, so their delivery count may be understated after a crash)
     assert held and held <= set(offsets)
+
+
+def describe(bootstrap: str, group: str):
+    with WireClient(bootstrap) as wire:
+        request = ShareGroupDescribeRequest[1](group_ids=[group], include_authorized_operations=False)
+        return wire.request(request, ShareGroupDescribeResponse, 1).groups[0]
+
+
+def test_a_broker_restart_keeps_the_share_groups_epoch_and_its_members(tmp_path, logger):
+    """The group's records in `__consumer_offsets` are replayed: after a restart the group is there
+    with its epoch and members (each member's session starts again), and a new member takes the
+    next epoch rather than starting the group over at 1."""
+    env = {**SHARE_ENV, "TRAFKA_GROUPS_SHARE_SESSION_TIMEOUT_MS": "60000"}
+    with running(tmp_path, env) as broker:
+        topic, group, _ = setup(broker.bootstrap, logger, 4)
+        with members(broker.bootstrap, logger, topic, group, 2) as (a, b):
+            wait_until(
+                lambda: len(describe(broker.bootstrap, group).members) == 2,
+                "two members",
+                step=lambda: (a.poll(ack=None), b.poll(ack=None)),
+            )
+            before = describe(broker.bootstrap, group)
+            a.closed = b.closed = True  # the broker is killed under them
+    assert before.group_epoch >= 2
+    with running(tmp_path, env) as broker:
+        after = describe(broker.bootstrap, group)
+        assert (after.error_code, after.group_epoch) == (0, before.group_epoch)
+        assert {m.member_id: m.member_epoch for m in after.members} == {
+            m.member_id: m.member_epoch for m in before.members
+        }
+        with members(broker.bootstrap, logger, topic, group, 1) as (c,):
+            wait_until(
+                lambda: len(describe(broker.bootstrap, group).members) == 3,
+                "a third member",
+                step=lambda: c.poll(ack=None),
+            )
+        assert describe(broker.bootstrap, group).group_epoch > before.group_epoch
 
 
 def test_rejected_and_too_often_released_records_go_to_the_dead_letter_topic(bootstrap, logger):

@@ -4,6 +4,8 @@ group cannot take an id either of them holds."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from trafka.adapters.kafka.context import AppendNotifier
@@ -79,6 +81,8 @@ def share_groups_from(
         partition_max_record_locks=groups.share_partition_max_record_locks,
     )
     share = ShareGroups(coordinator, record_settings, replicas)
+    offsets = adapters.offset_store
+    share.load_records(offsets.share_group_records(), adapters.clock_ms())
     store = adapters.share_state_store
     for snapshot in store.load():
         topic = catalog.by_id(snapshot.topic_id)
@@ -92,8 +96,17 @@ def share_groups_from(
     runtime = ShareRuntime(share, adapters.clock_ms, appends, adapters.clock.seconds_until)
     adapters.clock.listen(runtime.touched)
     runtime.persist = lambda groups: persist(groups, catalog, store)
+    runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(_topic_id(catalog)))
     runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms)
     return runtime
+
+
+def _topic_id(catalog: TopicCatalog) -> Callable[[str], uuid.UUID | None]:
+    def topic_id(name: str) -> uuid.UUID | None:
+        topic = catalog.get(name)
+        return topic.topic_id if topic is not None else None
+
+    return topic_id
 
 
 def persist(groups: ShareGroups, catalog: TopicCatalog, store: ShareStateStore) -> None:

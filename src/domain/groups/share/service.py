@@ -14,7 +14,8 @@ only offsets within those bytes, so a member is never handed records it was not 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -25,8 +26,10 @@ from ...ports import StateBatch
 from ...replica_manager import ReplicaManager
 from ...topics import TopicPartition
 from . import configs as group_configs
+from . import records as share_records
 from .coordinator import ShareGroupCoordinator
 from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings
+from .records import ShareGroupRecord, ShareRecordKind, StatePartitionMetadata
 
 FINAL_EPOCH = -1
 MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions: a bound on what clients make us keep
@@ -71,6 +74,9 @@ class ShareGroups:
         self.configs: dict[str, dict[str, str]] = {}  # the GROUP resource's share.* overrides
         self.dirty: set[tuple[str, TopicPartition]] = set()  # to persist
         self.released: set[TopicPartition] = set()  # records became available: wake waiting fetches
+        # ShareGroupStatePartitionMetadata: groups whose set of share-partitions changed, last written
+        self._state_partitions_changed: set[str] = set()
+        self._state_partitions_written: dict[str, StatePartitionMetadata] = {}
 
     # -- configs -----------------------------------------------------------------------------------
 
@@ -143,6 +149,7 @@ class ShareGroups:
             start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
         sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings)
         self.dirty.add((group_id, tp))
+        self._state_partitions_changed.add(group_id)
         return sp
 
     def fetch(
@@ -298,6 +305,7 @@ class ShareGroups:
         """A share-partition as persisted: what was acknowledged or archived stays so, in-flight
         acquisitions are available again."""
         self.partitions[(group_id, tp)] = SharePartition.restore(start_offset, list(batches), self.settings)
+        self._state_partitions_changed.add(group_id)
 
     # -- admin -------------------------------------------------------------------------------------
 
@@ -320,6 +328,7 @@ class ShareGroups:
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
             self.partitions[(group_id, tp)] = SharePartition(offset, self.settings)
             self.dirty.add((group_id, tp))
+        self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
 
     def delete_offsets(self, group_id: str, topics: Iterable[str]) -> ErrorCode:
@@ -331,6 +340,7 @@ class ShareGroups:
         for key in [k for k in self.partitions if k[0] == group_id and k[1].topic in names]:
             del self.partitions[key]
             self.dirty.add(key)
+        self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
 
     def _admin_check(self, group_id: str, create: bool) -> ErrorCode:
@@ -353,7 +363,39 @@ class ShareGroups:
                 del self.partitions[key]
                 self.dirty.add(key)
             self.configs.pop(group_id, None)
+            self._state_partitions_changed.add(group_id)
         return error
+
+    # -- the group's records in __consumer_offsets -------------------------------------------------
+
+    def take_records(self, topic_id: Callable[[str], uuid.UUID | None]) -> list[ShareGroupRecord]:
+        """What changed since the last call, to write to `__consumer_offsets`: the coordinator's
+        records, then each changed group's ShareGroupStatePartitionMetadata (the topic partitions
+        with share-group state; a tombstone once the group is gone)."""
+        records = self.coordinator.take_records()
+        changed, self._state_partitions_changed = self._state_partitions_changed, set()
+        for group_id in sorted(changed):
+            if group_id not in self.coordinator.groups:
+                if self._state_partitions_written.pop(group_id, None) is not None:
+                    records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, None))
+                continue
+            by_topic: dict[str, list[int]] = {}
+            for g, tp in self.partitions:
+                if g == group_id:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+            value = share_records.state_partitions(by_topic, topic_id)
+            if self._state_partitions_written.get(group_id) != value:
+                self._state_partitions_written[group_id] = value
+                records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, value))
+        return records
+
+    def load_records(self, records: Iterable[ShareGroupRecord], now: int) -> None:
+        """The share groups as `__consumer_offsets` kept them (before share-partitions are restored)."""
+        records = list(records)
+        self.coordinator.load(records, now)
+        for (kind, group_id, _), value in share_records.latest(records).items():
+            if kind is ShareRecordKind.STATE_PARTITION_METADATA and isinstance(value, StatePartitionMetadata):
+                self._state_partitions_written[group_id] = value
 
 
 def _trim(records: bytes, first: int, last: int) -> bytes:
