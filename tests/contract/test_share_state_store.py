@@ -4,6 +4,7 @@ tombstone deletes), and the memory store keeping the same contract."""
 
 from __future__ import annotations
 
+import io
 import struct
 import uuid
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.adapters.filesystem.internal_log import InternalLog
+from trafka.adapters.filesystem.metadata_records import ShareSnapshotKey, ShareUpdateKey, ShareUpdateValue, iter_records
 from trafka.adapters.filesystem.share_state_store import FileShareStateStore, _key
 from trafka.adapters.memory.share_state_store import MemoryShareStateStore
 from trafka.domain.ports import ShareSnapshot
@@ -24,9 +26,10 @@ T1, T2 = uuid.UUID(int=7), uuid.UUID(int=8)
 
 
 class FileStores:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, updates_per_snapshot: int = 500) -> None:
         self.path = path
         self.logdir = None
+        self.updates_per_snapshot = updates_per_snapshot
 
     def open(self) -> FileShareStateStore:
         if self.logdir is not None:
@@ -34,9 +37,19 @@ class FileStores:
             self.logdir.unlock()
         self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
         self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
-        return FileShareStateStore(
-            InternalLog(self.logs, STATE, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000), lambda: 1_000
-        )
+        self.log = InternalLog(self.logs, STATE, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
+        store = FileShareStateStore(self.log, lambda: 1_000, self.updates_per_snapshot)
+        store.load()
+        return store
+
+    def written(self) -> list[tuple[int, bytes | None]]:
+        """(record type, value) of every record in the log."""
+        return [
+            (int.from_bytes(key[:2], "big"), value)
+            for _, batch in self.log.batches()
+            for _, key, value in iter_records(batch)
+            if key is not None
+        ]
 
 
 class MemoryStores:
@@ -63,7 +76,9 @@ def test_latest_snapshot_wins_and_tombstones_delete(stores):
 def test_the_key_is_kafkas_share_snapshot_key():
     group = "grp"
     expected = struct.pack(">hh", 0, len(group)) + group.encode() + T1.bytes + struct.pack(">i", 3)
-    assert _key(group, T1, 3) == expected
+    assert _key(ShareSnapshotKey, 0, (group, T1, 3)) == expected
+    # ShareUpdateKey: record type 1, the same fields
+    assert _key(ShareUpdateKey, 1, (group, T1, 3)) == b"\x00\x01" + expected[2:]
 
 
 @given(
@@ -78,3 +93,69 @@ def test_snapshots_round_trip_through_the_file_format(tmp_path_factory, start, b
     snapshot = ShareSnapshot("g", T1, 0, start, tuple((f, f + n, s, c) for f, n, s, c in batches))
     store.write([snapshot], [])
     assert store.load() == [snapshot]
+
+
+def test_the_snapshot_value_is_kafka_42s_layout_byte_for_byte(tmp_path):
+    stores = FileStores(str(tmp_path))
+    store = stores.open()
+    store.write([ShareSnapshot("g", T1, 0, 5, ((5, 9, 2, 1), (10, 12, 0, 3)))], [])
+    [(record_type, value)] = stores.written()
+    # ShareSnapshotValue v0 (flexible), fields in Kafka 4.2's order; DeliveryCompleteCount (KIP-1226)
+    # is tagged field 0 (int32): five offsets (5-9) acknowledged
+    batch = struct.pack(">qqbh", 5, 9, 2, 1) + b"\x00" + struct.pack(">qqbh", 10, 12, 0, 3) + b"\x00"
+    expected = (
+        struct.pack(">h", 0)  # value version
+        + struct.pack(">iiiq", 0, 0, 0, 5)  # SnapshotEpoch, StateEpoch, LeaderEpoch, StartOffset
+        + struct.pack(">qq", 1_000, 1_000)  # CreateTimestamp, WriteTimestamp
+        + b"\x03"  # StateBatches: compact array of 2
+        + batch
+        + b"\x01\x00\x04"  # one tagged field: tag 0, 4 bytes
+        + struct.pack(">i", 5)
+    )
+    assert (record_type, value) == (0, expected)
+
+
+def test_updates_carry_what_changed_between_snapshots_and_replay_lays_them_over(tmp_path):
+    stores = FileStores(str(tmp_path), updates_per_snapshot=2)
+    store = stores.open()
+    states = [
+        ShareSnapshot("g", T1, 0, 0, ((0, 9, 0, 1),)),
+        ShareSnapshot("g", T1, 0, 0, ((0, 3, 2, 1), (4, 9, 0, 1))),
+        ShareSnapshot("g", T1, 0, 4, ((4, 6, 4, 2), (7, 9, 0, 1), (10, 14, 0, 1))),
+        ShareSnapshot("g", T1, 0, 7, ((7, 14, 0, 1),)),
+        ShareSnapshot("g", T1, 0, 7, ((7, 7, 2, 1), (8, 14, 0, 1))),
+    ]
+    for state in states:
+        store.write([state], [])
+    written = stores.written()
+    assert [t for t, _ in written] == [0, 1, 1, 0, 1]  # a snapshot, two updates, a snapshot again
+    update = ShareUpdateValue.decode(io.BytesIO(written[2][1]), header=True)
+    assert update.start_offset == 4
+    assert [(b.first_offset, b.last_offset, b.delivery_state) for b in update.state_batches] == [
+        (4, 6, 4),
+        (7, 9, 0),  # a batch the update cut out of an earlier one
+        (10, 14, 0),
+    ]
+    assert stores.open().load() == [states[-1]]
+
+
+def test_a_restart_between_updates_keeps_counting_towards_the_next_snapshot(tmp_path):
+    stores = FileStores(str(tmp_path), updates_per_snapshot=2)
+    store = stores.open()
+    store.write([ShareSnapshot("g", T1, 0, 0, ((0, 1, 0, 1),))], [])
+    store.write([ShareSnapshot("g", T1, 0, 0, ((0, 0, 2, 1), (1, 1, 0, 1)))], [])
+    store = stores.open()
+    assert store.load() == [ShareSnapshot("g", T1, 0, 0, ((0, 0, 2, 1), (1, 1, 0, 1)))]
+    store.write([ShareSnapshot("g", T1, 0, 1, ((1, 1, 2, 1),))], [])
+    store.write([ShareSnapshot("g", T1, 0, 2)], [])
+    assert [t for t, _ in stores.written()] == [0, 1, 1, 0]
+    assert stores.open().load() == [ShareSnapshot("g", T1, 0, 2)]
+
+
+def test_a_state_reset_backwards_is_a_new_snapshot(tmp_path):
+    stores = FileStores(str(tmp_path))
+    store = stores.open()
+    store.write([ShareSnapshot("g", T1, 0, 10, ((10, 19, 2, 1),))], [])
+    store.write([ShareSnapshot("g", T1, 0, 3)], [])  # AlterShareGroupOffsets moved it back
+    assert [t for t, _ in stores.written()] == [0, 0]
+    assert stores.open().load() == [ShareSnapshot("g", T1, 0, 3)]

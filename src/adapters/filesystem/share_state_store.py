@@ -1,10 +1,13 @@
 """Share-partition state in `__share_group_state-0`, in Kafka's share coordinator record format.
 
-Keys are ShareSnapshotKey (record type 0: group id, topic id, partition), values ShareSnapshotValue
-(start offset, state epoch, the in-flight state batches, create and write timestamps). Every write is
-a whole snapshot of each changed share-partition (Kafka also writes ShareUpdate deltas between
-snapshots; trafka writes snapshots only); the latest per key wins on replay, a tombstone deletes.
-All the snapshots of one broker request go in one batch, fsynced once.
+Kafka's ShareCoordinatorShard writes a share-partition's state as a ShareSnapshot (key type 0: group
+id, topic id, partition; value: start offset, state and snapshot epochs, create and write timestamps,
+every in-flight state batch, KIP-1226's DeliveryCompleteCount), then ShareUpdates (key type 1, the
+same key; value: the start offset and only the state batches that changed) until
+`share.coordinator.snapshot.update.records.per.snapshot` (500) updates have been written, when the
+next write is a whole snapshot again (snapshot epoch + 1). Replay takes each key's snapshot and lays
+its later updates over it (`domain.groups.share.state`); a tombstone deletes. All the records of one
+broker request go in one batch, fsynced once.
 """
 
 from __future__ import annotations
@@ -12,59 +15,151 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 
-from trafka.domain.ports import ShareSnapshot
+import attrs
+
+from trafka.domain.groups.share.state import (
+    SNAPSHOT_UPDATE_RECORDS_PER_SNAPSHOT,
+    apply_update,
+    delivery_complete_count,
+)
+from trafka.domain.groups.share.state import delta as state_delta
+from trafka.domain.ports import ShareSnapshot, StateBatch
 
 from .internal_log import InternalLog
-from .metadata_records import ShareSnapshotKey, ShareSnapshotValue, decode_versioned, encode_versioned
+from .metadata_records import (
+    ShareSnapshotKey,
+    ShareSnapshotValue,
+    ShareUpdateKey,
+    ShareUpdateValue,
+    decode_versioned,
+    encode_versioned,
+)
 
 SNAPSHOT_RECORD_TYPE = 0
+UPDATE_RECORD_TYPE = 1
+Where = tuple[str, uuid.UUID, int]
+
+
+@attrs.define
+class _Kept:
+    """What the log says of one share-partition: its state and the snapshot it was built from."""
+
+    start_offset: int
+    batches: list[StateBatch]
+    state_epoch: int
+    snapshot_epoch: int
+    create_timestamp: int
+    updates: int = 0  # written since the snapshot
 
 
 class FileShareStateStore:
-    def __init__(self, state_log: InternalLog, clock_ms: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        state_log: InternalLog,
+        clock_ms: Callable[[], int],
+        updates_per_snapshot: int = SNAPSHOT_UPDATE_RECORDS_PER_SNAPSHOT,
+    ) -> None:
         self._log = state_log
         self._clock_ms = clock_ms
+        self._updates_per_snapshot = updates_per_snapshot
+        self._kept: dict[Where, _Kept] = {}
 
     def load(self) -> list[ShareSnapshot]:
-        latest: dict[tuple[str, uuid.UUID, int], ShareSnapshot | None] = {}
+        kept: dict[Where, _Kept] = {}
         for _, key, value in self._log.records():
-            if key is None:
+            if key is None or len(key) < 2:
                 continue
-            k = decode_versioned(ShareSnapshotKey, key)
+            record_type = int.from_bytes(key[:2], "big")
+            if record_type == SNAPSHOT_RECORD_TYPE:
+                k = decode_versioned(ShareSnapshotKey, key)
+            elif record_type == UPDATE_RECORD_TYPE:
+                k = decode_versioned(ShareUpdateKey, key)
+            else:
+                continue
             where = (k.group_id, k.topic_id, k.partition)
             if value is None:
-                latest[where] = None
-                continue
-            v = decode_versioned(ShareSnapshotValue, value)
-            batches = tuple(
-                (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in v.state_batches
-            )
-            latest[where] = ShareSnapshot(k.group_id, k.topic_id, k.partition, v.start_offset, batches, v.state_epoch)
-        return [s for s in latest.values() if s is not None]
+                kept.pop(where, None)
+            elif record_type == SNAPSHOT_RECORD_TYPE:
+                v = decode_versioned(ShareSnapshotValue, value)
+                kept[where] = _Kept(v.start_offset, _batches(v), v.state_epoch, v.snapshot_epoch, v.create_timestamp)
+            elif where in kept:  # an update lays over its snapshot; without one it has nothing to say
+                u = decode_versioned(ShareUpdateValue, value)
+                state = kept[where]
+                state.start_offset, state.batches = apply_update(
+                    state.start_offset, state.batches, u.start_offset, _batches(u)
+                )
+                state.updates += 1
+        self._kept = kept
+        return [
+            ShareSnapshot(g, t, p, s.start_offset, tuple(s.batches), s.state_epoch) for (g, t, p), s in kept.items()
+        ]
 
-    def write(self, snapshots: Sequence[ShareSnapshot], deleted: Sequence[tuple[str, uuid.UUID, int]]) -> None:
+    def write(self, snapshots: Sequence[ShareSnapshot], deleted: Sequence[Where]) -> None:
         now = self._clock_ms()
-        records: list[tuple[bytes | None, bytes | None]] = [(_key(*where), None) for where in deleted]
+        records: list[tuple[bytes | None, bytes | None]] = []
+        for where in deleted:
+            if self._kept.pop(where, None) is not None:  # as Kafka: a tombstone of the snapshot's key
+                records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), None))
         for s in snapshots:
-            value = ShareSnapshotValue(
-                version=0,
-                snapshot_epoch=0,
-                state_epoch=s.state_epoch,
-                leader_epoch=0,
-                start_offset=s.start_offset,
-                create_timestamp=now,
-                write_timestamp=now,
-                state_batches=[
-                    ShareSnapshotValue.StateBatch(
-                        first_offset=first, last_offset=last, delivery_state=state, delivery_count=count
-                    )
-                    for first, last, state, count in s.batches
-                ],
-            )
-            records.append((_key(s.group_id, s.topic_id, s.partition), encode_versioned(value, 0)))
-        self._log.append(records)
+            where = (s.group_id, s.topic_id, s.partition)
+            batches = list(s.batches)
+            kept = self._kept.get(where)
+            changed = None
+            if kept is not None and kept.updates < self._updates_per_snapshot and kept.state_epoch == s.state_epoch:
+                changed = state_delta(kept.start_offset, kept.batches, s.start_offset, batches)
+            if kept is not None and changed is not None:
+                if not changed and kept.start_offset == s.start_offset:
+                    continue  # nothing to say
+                records.append((_key(ShareUpdateKey, UPDATE_RECORD_TYPE, where), _update(kept, s, changed)))
+                kept.start_offset, kept.batches = s.start_offset, batches
+                kept.updates += 1
+                continue
+            epoch = 0 if kept is None else kept.snapshot_epoch + 1
+            created = now if kept is None else kept.create_timestamp
+            self._kept[where] = _Kept(s.start_offset, batches, s.state_epoch, epoch, created)
+            records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), _snapshot(s, epoch, created, now)))
+        if records:
+            self._log.append(records)
 
 
-def _key(group_id: str, topic_id: uuid.UUID, partition: int) -> bytes:
-    key = ShareSnapshotKey(version=SNAPSHOT_RECORD_TYPE, group_id=group_id, topic_id=topic_id, partition=partition)
-    return encode_versioned(key, SNAPSHOT_RECORD_TYPE)
+def _batches(value: ShareSnapshotValue | ShareUpdateValue) -> list[StateBatch]:
+    return [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in value.state_batches]
+
+
+def _snapshot(s: ShareSnapshot, epoch: int, created: int, now: int) -> bytes:
+    value = ShareSnapshotValue(
+        version=0,
+        snapshot_epoch=epoch,
+        state_epoch=s.state_epoch,
+        leader_epoch=0,
+        start_offset=s.start_offset,
+        delivery_complete_count=delivery_complete_count(s.start_offset, s.batches),
+        create_timestamp=created,
+        write_timestamp=now,
+        state_batches=[
+            ShareSnapshotValue.StateBatch(first_offset=f, last_offset=last, delivery_state=st, delivery_count=c)
+            for f, last, st, c in s.batches
+        ],
+    )
+    return encode_versioned(value, 0)
+
+
+def _update(kept: _Kept, s: ShareSnapshot, changed: Sequence[StateBatch]) -> bytes:
+    value = ShareUpdateValue(
+        version=0,
+        snapshot_epoch=kept.snapshot_epoch,
+        leader_epoch=0,
+        start_offset=s.start_offset,
+        delivery_complete_count=delivery_complete_count(s.start_offset, s.batches),
+        state_batches=[
+            ShareUpdateValue.StateBatch(first_offset=f, last_offset=last, delivery_state=st, delivery_count=c)
+            for f, last, st, c in changed
+        ],
+    )
+    return encode_versioned(value, 0)
+
+
+def _key(cls: type, record_type: int, where: Where) -> bytes:
+    group_id, topic_id, partition = where
+    key = cls(version=record_type, group_id=group_id, topic_id=topic_id, partition=partition)
+    return encode_versioned(key, record_type)

@@ -191,7 +191,9 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
-        share_state_store=FileShareStateStore(share_state, clock_ms),
+        share_state_store=FileShareStateStore(
+            share_state, clock_ms, settings.groups.share_snapshot_update_records_per_snapshot
+        ),
         scram_store=FileScramCredentialStore(metadata),
         acl_store=FileAclStore(metadata),
         quota_store=FileClientQuotaStore(metadata),
