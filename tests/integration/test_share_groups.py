@@ -16,7 +16,14 @@ import pytest
 from confluent_kafka import AcknowledgeType, Consumer, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from trafka.adapters.kafka.wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+from trafka.adapters.kafka.wire.messages import (
+    ShareFetchRequest,
+    ShareFetchResponse,
+    ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse,
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
 
 from .broker import BrokerProcess, running
 from .clients import client_log_fixture, confluent_admin, create_topic, unique
@@ -244,6 +251,55 @@ def test_a_broker_restart_keeps_the_share_groups_epoch_and_its_members(tmp_path,
                 step=lambda: c.poll(ack=None),
             )
         assert describe(broker.bootstrap, group).group_epoch > before.group_epoch
+
+
+def test_records_held_on_a_connection_that_closes_are_released_at_once(tmp_path, logger):
+    """A member's connection goes away without a word (no leave, no final acknowledgement): its share
+    session closes with the connection and the records it held are available again at once, as
+    Kafka's SharePartitionManager does on a disconnect, not after the 60 s lock."""
+    env = {**SHARE_ENV, "TRAFKA_GROUPS_SHARE_RECORD_LOCK_DURATION_MS": "60000"}
+    with running(tmp_path, env) as broker:
+        topic, group, _ = setup(broker.bootstrap, logger, 5)
+        wire = WireClient(broker.bootstrap)
+        member = "abandoning-member-000000000000000"
+        joined = wire.request(
+            ShareGroupHeartbeatRequest[1](
+                group_id=group, member_id=member, member_epoch=0, rack_id=None, subscribed_topic_names=[topic]
+            ),
+            ShareGroupHeartbeatResponse,
+            1,
+        )
+        assert joined.error_code == 0
+        topic_id = joined.assignment.topic_partitions[0].topic_id
+        T = ShareFetchRequest.FetchTopic
+        fetched = wire.request(
+            ShareFetchRequest[1](
+                group_id=group,
+                member_id=member,
+                share_session_epoch=0,
+                max_wait_ms=2000,
+                min_bytes=1,
+                max_bytes=1 << 20,
+                max_records=5,
+                batch_size=5,
+                topics=[
+                    T(topic_id=topic_id, partitions=[T.FetchPartition(partition_index=0, acknowledgement_batches=[])])
+                ],
+                forgotten_topics_data=[],
+            ),
+            ShareFetchResponse,
+            1,
+        )
+        held = [
+            (a.first_offset, a.last_offset) for t in fetched.responses for p in t.partitions for a in p.acquired_records
+        ]
+        assert held == [(0, 4)]
+        wire.close()  # gone, holding all five
+        started = time.monotonic()
+        with members(broker.bootstrap, logger, topic, group, 1) as (other,):
+            wait_until(lambda: len(other.got) >= 5, "the held records", step=lambda: other.poll(ack=None))
+        assert time.monotonic() - started < 30
+        assert sorted((offset, count) for offset, _, count in other.got) == [(o, 2) for o in range(5)]
 
 
 def test_rejected_and_too_often_released_records_go_to_the_dead_letter_topic(bootstrap, logger):

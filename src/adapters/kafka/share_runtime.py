@@ -73,6 +73,11 @@ class ShareRuntime:
             self.persist(self.groups)
         self._deadlines_changed.set()
 
+    def connection_closed(self, connection: object) -> None:
+        """A client connection closed: its share sessions close and release what they held."""
+        if self.groups.connection_closed(connection):
+            self.settled()
+
     def touched(self) -> None:
         """The clock moved (a manual clock's `advance`): deadlines may have passed."""
         self._deadlines_changed.set()

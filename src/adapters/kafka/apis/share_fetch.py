@@ -62,7 +62,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     if renew and (request.max_bytes or request.min_bytes or request.max_records or request.max_wait_ms):
         return _error(version, ErrorCode.INVALID_REQUEST, "A renew acknowledgement must not fetch.", lock_ms)
     epoch = request.share_session_epoch
-    error, session = share.groups.open_session(group_id, member_id, epoch)
+    error, session = share.groups.open_session(group_id, member_id, epoch, client.connection)
     if error is not ErrorCode.NONE or session is None:
         return _error(version, error, None, lock_ms)
     acked = acknowledge(ctx, client, group_id, member_id, request.topics, allow_renew=renew)

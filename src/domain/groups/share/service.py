@@ -71,6 +71,9 @@ class ShareGroups:
         self._replicas = replicas
         self.partitions: dict[tuple[str, TopicPartition], SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
+        # the connection each session was opened on (an opaque key from the adapter), and the reverse
+        self._session_connection: dict[tuple[str, str], object] = {}
+        self._connection_sessions: dict[object, set[tuple[str, str]]] = {}
         self.configs: dict[str, dict[str, str]] = {}  # the GROUP resource's share.* overrides
         self.dirty: set[tuple[str, TopicPartition]] = set()  # to persist
         self.released: set[TopicPartition] = set()  # records became available: wake waiting fetches
@@ -102,13 +105,18 @@ class ShareGroups:
 
     # -- sessions ----------------------------------------------------------------------------------
 
-    def open_session(self, group_id: str, member_id: str, epoch: int) -> tuple[ErrorCode, ShareSession | None]:
-        """The session a request at `epoch` works in (before its partitions are added), or the error."""
+    def open_session(
+        self, group_id: str, member_id: str, epoch: int, connection: object = None
+    ) -> tuple[ErrorCode, ShareSession | None]:
+        """The session a request at `epoch` works in (before its partitions are added), or the error.
+        A session opened (epoch 0) on a connection is closed when that connection closes
+        (`connection_closed`), as Kafka's ShareSessionCache does."""
         key = (group_id, member_id)
         if epoch == INITIAL_EPOCH:
             if key not in self.sessions and len(self.sessions) >= self.max_sessions:
                 return ErrorCode.SHARE_SESSION_LIMIT_REACHED, None
             self.sessions[key] = ShareSession(1)
+            self._bind(key, connection)
             return ErrorCode.NONE, self.sessions[key]
         session = self.sessions.get(key)
         if session is None:
@@ -120,8 +128,33 @@ class ShareGroups:
         session.bump()
         return ErrorCode.NONE, session
 
+    def _bind(self, key: tuple[str, str], connection: object) -> None:
+        self._unbind(key)
+        if connection is not None:
+            self._session_connection[key] = connection
+            self._connection_sessions.setdefault(connection, set()).add(key)
+
+    def _unbind(self, key: tuple[str, str]) -> None:
+        connection = self._session_connection.pop(key, None)
+        if connection is not None:
+            keys = self._connection_sessions.get(connection)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._connection_sessions[connection]
+
+    def connection_closed(self, connection: object) -> int:
+        """The client's connection closed: the share sessions opened on it close, and what their
+        members hold is released (Kafka's SharePartitionManager on a disconnect). How many closed."""
+        keys = self._connection_sessions.pop(connection, set())
+        for group_id, member_id in sorted(keys):
+            self._session_connection.pop((group_id, member_id), None)
+            self.close_session(group_id, member_id)
+        return len(keys)
+
     def close_session(self, group_id: str, member_id: str) -> None:
         session = self.sessions.pop((group_id, member_id), None)
+        self._unbind((group_id, member_id))
         if session is None:
             return
         for tp in session.partitions:
@@ -262,6 +295,7 @@ class ShareGroups:
             if not fenced and (group_id, member_id) in self.sessions:
                 continue
             self.sessions.pop((group_id, member_id), None)
+            self._unbind((group_id, member_id))
             for (g, tp), sp in self.partitions.items():
                 if g == group_id and sp.release_member(member_id):
                     self._touched(g, tp, released=True)

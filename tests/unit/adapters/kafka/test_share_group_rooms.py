@@ -62,7 +62,7 @@ def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
     return share_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
 
 
-def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1):
+def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT):
     topic_id = ctx.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     P = T.FetchPartition
@@ -85,7 +85,7 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
         topics=[T(topic_id=topic_id, partitions=partitions)],
         forgotten_topics_data=[],
     )
-    return share_fetch.API.handle(ctx, request, version, CLIENT)
+    return share_fetch.API.handle(ctx, request, version, client)
 
 
 def acknowledge(ctx, member="m1", epoch=1, acks=()):
@@ -482,3 +482,20 @@ def test_read_committed_archives_aborted_records_and_stops_at_the_last_stable_of
     sp = ctx.share.groups.partitions[("g", tp)]
     assert sp.state_of(2).state.name == "ARCHIVED"
     assert sp.end_offset == 5
+
+
+def test_a_closed_connection_closes_its_share_sessions_and_releases_what_they_held(ctx):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 6)
+    connection = object()
+    on_it = ClientInfo("client-1", "127.0.0.1", connection=connection)
+    assert acquired(fetch(ctx, max_records=4, client=on_it)) == [(0, 3, 1)]
+    ctx.share.connection_closed(object())  # another connection: nothing happens
+    assert ("g", "m1") in ctx.share.groups.sessions
+    ctx.share.connection_closed(connection)
+    assert ("g", "m1") not in ctx.share.groups.sessions
+    # released at once, not after the lock: the other member gets them, delivered a second time
+    assert acquired(fetch(ctx, "m2", max_records=10)) == [(0, 3, 2), (4, 5, 1)]
+    # the member's next request on a new connection finds no session, as Kafka answers
+    assert fetch(ctx, epoch=1).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
