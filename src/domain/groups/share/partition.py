@@ -188,7 +188,7 @@ class SharePartition:
             self.end_offset += new
             result.append(Acquired(run.first, run.last, 1))
         self._merge()
-        return _coalesce(result)
+        return coalesce(result)
 
     # -- acknowledgement ---------------------------------------------------------------------------
 
@@ -399,7 +399,8 @@ def _ranges_of(first: int, kinds: Sequence[AckType]) -> list[tuple[int, int, Ack
     return ranges
 
 
-def _coalesce(acquired: list[Acquired]) -> list[Acquired]:
+def coalesce(acquired: list[Acquired]) -> list[Acquired]:
+    """Adjacent acquired ranges with the same delivery count as one."""
     result: list[Acquired] = []
     for a in acquired:
         if result and result[-1].last + 1 == a.first and result[-1].delivery_count == a.delivery_count:

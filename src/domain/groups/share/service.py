@@ -28,7 +28,7 @@ from ...topics import TopicPartition
 from . import configs as group_configs
 from . import records as share_records
 from .coordinator import ShareGroupCoordinator
-from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings
+from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings, coalesce
 from .records import ShareGroupRecord, ShareRecordKind, StatePartitionMetadata
 
 FINAL_EPOCH = -1
@@ -36,6 +36,10 @@ MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions: a bound on 
 READ_FLOOR_BYTES = 64 * 1024
 READ_BYTES_PER_RECORD = 1024
 INITIAL_EPOCH = 0
+# ShareFetch v2's ShareAcquireMode (KIP-1206); a v1 request is batch-optimized, as Kafka 4.1 acquired
+BATCH_OPTIMIZED = 0  # MaxRecords is a soft limit: the log batch holding the last record is acquired whole
+RECORD_LIMIT = 1  # MaxRecords is strict: acquisition may stop inside a log batch
+ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 AUTO_OFFSET_RESET = group_configs.AUTO_OFFSET_RESET
 ISOLATION_LEVEL = group_configs.ISOLATION_LEVEL
 SHARE_GROUP_CONFIGS = group_configs.DEFAULTS
@@ -186,7 +190,14 @@ class ShareGroups:
         return sp
 
     def fetch(
-        self, group_id: str, member_id: str, tp: TopicPartition, max_records: int, max_bytes: int, now: int
+        self,
+        group_id: str,
+        member_id: str,
+        tp: TopicPartition,
+        max_records: int,
+        max_bytes: int,
+        now: int,
+        mode: int = BATCH_OPTIMIZED,
     ) -> PartitionFetch:
         sp = self._partition(group_id, tp, now)
         if sp is None:
@@ -207,13 +218,19 @@ class ShareGroups:
         result = self._replicas.fetch(tp, offset, budget, min_one_batch=True, read_committed=read_committed)
         if result.error is not ErrorCode.NONE or not result.records:
             return PartitionFetch(result.error)
-        data_end = offset
-        for _, header in iter_batches(result.records):
-            data_end = header.base_offset + header.last_offset_delta + 1
+        batch_ends = [header.base_offset + header.last_offset_delta for _, header in iter_batches(result.records)]
+        data_end = batch_ends[-1] + 1 if batch_ends else offset
         fetch_end = min(data_end, result.last_stable_offset if read_committed else result.high_watermark)
         acquired = sp.acquire(member_id, fetch_end, max_records, now)
         if not acquired:
             return PartitionFetch()
+        if mode == BATCH_OPTIMIZED:  # the rest of the log batch the last record is in, as Kafka
+            last = acquired[-1].last
+            batch_end = next((end for end in batch_ends if end >= last), last)
+            if batch_end > last:
+                acquired = coalesce(
+                    acquired + sp.acquire(member_id, min(batch_end + 1, fetch_end), batch_end - last, now)
+                )
         if read_committed and result.aborted:
             acquired = self._archive_aborted(sp, member_id, acquired, result.records, result.aborted, now)
             self._touched(group_id, tp, released=False)

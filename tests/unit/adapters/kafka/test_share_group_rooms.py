@@ -47,12 +47,15 @@ def ctx():
     return ctx
 
 
-def produce(ctx, n: int) -> None:
-    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
-    for i in range(n):
-        builder.append(timestamp=1, key=None, value=b"v%d" % i, headers=[])
-    builder.close()
-    assert ctx.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
+def produce(ctx, n: int, per_batch: int = 1) -> None:
+    """`n` records, `per_batch` to a log batch (one by default: the batch-optimized acquire mode then
+    acquires exactly MaxRecords)."""
+    for start in range(0, n, per_batch):
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        for i in range(start, min(n, start + per_batch)):
+            builder.append(timestamp=1, key=None, value=b"v%d" % i, headers=[])
+        builder.close()
+        assert ctx.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
 
 
 def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
@@ -62,7 +65,7 @@ def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
     return share_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
 
 
-def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT):
+def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT, mode=None):
     topic_id = ctx.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     P = T.FetchPartition
@@ -73,6 +76,7 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
             acknowledgement_batches=[B(first_offset=f, last_offset=last, acknowledge_types=[k]) for f, last, k in acks],
         )
     ]
+    extra = {} if mode is None else {"share_acquire_mode": mode}
     request = ShareFetchRequest[version](
         group_id="g",
         member_id=member,
@@ -84,6 +88,7 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
         batch_size=max_records,
         topics=[T(topic_id=topic_id, partitions=partitions)],
         forgotten_topics_data=[],
+        **extra,
     )
     return share_fetch.API.handle(ctx, request, version, client)
 
@@ -499,3 +504,29 @@ def test_a_closed_connection_closes_its_share_sessions_and_releases_what_they_he
     assert acquired(fetch(ctx, "m2", max_records=10)) == [(0, 3, 2), (4, 5, 1)]
     # the member's next request on a new connection finds no session, as Kafka answers
     assert fetch(ctx, epoch=1).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+@pytest.mark.parametrize(("version", "mode"), [(1, None), (2, 0)])
+def test_batch_optimized_acquires_the_whole_log_batch_the_last_record_is_in(ctx, version, mode):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 10, per_batch=3)  # batches 0-2, 3-5, 6-8, 9
+    first = fetch(ctx, max_records=4, version=version, mode=mode)
+    assert acquired(first) == [(0, 5, 1)]  # MaxRecords 4 ends inside 3-5: that batch whole
+    second = fetch(ctx, "m2", max_records=4, version=version, mode=mode)
+    assert acquired(second) == [(6, 9, 1)]
+
+
+def test_record_limit_acquires_at_most_max_records_inside_a_log_batch(ctx):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 10, per_batch=10)
+    first = fetch(ctx, max_records=4, version=2, mode=1)
+    assert acquired(first) == [(0, 3, 1)]
+    # the stored batch is returned whole: the client keeps the acquired records only
+    assert acquired(fetch(ctx, "m2", max_records=4, version=2, mode=1)) == [(4, 7, 1)]
+
+
+def test_an_unknown_acquire_mode_is_an_invalid_request(ctx):
+    heartbeat(ctx)
+    assert fetch(ctx, version=2, mode=7).error_code == ErrorCode.INVALID_REQUEST
