@@ -30,10 +30,18 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from throughput import machine_line, spawn_trafka
 
 TIMEOUT = 180.0
+BATCH_BYTES = 16384  # the Java producer's default batch.size (librdkafka's is 1 MB)
 
 
 def _fill(bootstrap: str, topic: str, partitions: int, records: int, size: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "queue.buffering.max.messages": records + 10})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "batch.size": BATCH_BYTES,
+            "queue.buffering.max.messages": records + 10,
+        }
+    )
     payload = b"x" * size
     for n in range(records):
         while True:

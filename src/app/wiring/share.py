@@ -96,7 +96,8 @@ def share_groups_from(
     runtime = ShareRuntime(share, adapters.clock_ms, appends, adapters.clock.seconds_until)
     adapters.clock.listen(runtime.touched)
     runtime.persist = lambda groups: persist(groups, catalog, store)
-    runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(_topic_id(catalog)))
+    topic_id = _topic_id(catalog)
+    runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
     runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms)
     return runtime
 

@@ -266,6 +266,11 @@ class ShareGroupCoordinator:
         topic = self._topics.by_id(topic_id)
         return topic.name if topic is not None else None
 
+    @property
+    def has_changes(self) -> bool:
+        """Whether a call changed something `take_records` would write."""
+        return bool(self._dirty)
+
     def take_records(self) -> list[ShareGroupRecord]:
         """The records to write since the last call: the keys that changed, tombstones for those gone
         (a deleted group's own keys and every key of its members)."""

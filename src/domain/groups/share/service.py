@@ -290,9 +290,13 @@ class ShareGroups:
         sp = self.partitions.get((group_id, tp))
         if sp is None:
             return ErrorCode.INVALID_RECORD_STATE
+        start = sp.start_offset
         error = sp.acknowledge(member_id, batches, now)
         if error is ErrorCode.NONE:
-            self._touched(group_id, tp, released=any(2 in types for _, _, types in batches))
+            # released records, or room freed by the start offset moving on (the in-flight bound):
+            # parked fetches can acquire again, as Kafka completes its delayed share fetches
+            freed = sp.start_offset != start or any(2 in types for _, _, types in batches)
+            self._touched(group_id, tp, released=freed)
         return error
 
     def _touched(self, group_id: str, tp: TopicPartition, released: bool) -> None:
@@ -423,6 +427,8 @@ class ShareGroups:
         """What changed since the last call, to write to `__consumer_offsets`: the coordinator's
         records, then each changed group's ShareGroupStatePartitionMetadata (the topic partitions
         with share-group state; a tombstone once the group is gone)."""
+        if not self._state_partitions_changed and not self.coordinator.has_changes:
+            return []  # the common case: a fetch or an acknowledgement changes no group record
         records = self.coordinator.take_records()
         changed, self._state_partitions_changed = self._state_partitions_changed, set()
         for group_id in sorted(changed):

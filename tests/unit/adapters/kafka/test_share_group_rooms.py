@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import uuid
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -530,3 +531,19 @@ def test_record_limit_acquires_at_most_max_records_inside_a_log_batch(ctx):
 def test_an_unknown_acquire_mode_is_an_invalid_request(ctx):
     heartbeat(ctx)
     assert fetch(ctx, version=2, mode=7).error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_parked_fetches(ctx):
+    groups = ctx.share.groups
+    groups.settings = attrs.evolve(groups.settings, partition_max_record_locks=4)
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 8)
+    assert acquired(fetch(ctx, max_records=4)) == [(0, 3, 1)]
+    assert acquired(fetch(ctx, "m2", max_records=4)) == []  # four in flight: m2 waits
+    parked = ctx.appends.waiter([TopicPartition("t", 0)])  # as m2's long poll waits
+    acknowledge(ctx, acks=[(2, 2, 1)])  # ACCEPT behind the start offset: no room yet
+    assert not parked.is_set()
+    acknowledge(ctx, epoch=2, acks=[(0, 1, 1)])  # the start offset moves on: room for three more
+    assert parked.is_set()  # the parked fetch is woken
+    assert acquired(fetch(ctx, "m2", epoch=1, max_records=4)) == [(4, 6, 1)]
