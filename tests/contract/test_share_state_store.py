@@ -43,10 +43,11 @@ class FileStores:
         return store
 
     def written(self) -> list[tuple[int, bytes | None]]:
-        """(record type, value) of every record in the log."""
+        """(record type, value) of every record in the log's segments (below its start offset too)."""
         return [
             (int.from_bytes(key[:2], "big"), value)
-            for _, batch in self.log.batches()
+            for segment in self.log.log.segments
+            for _, batch in segment.batches()
             for _, key, value in iter_records(batch)
             if key is not None
         ]
@@ -159,3 +160,30 @@ def test_a_state_reset_backwards_is_a_new_snapshot(tmp_path):
     store.write([ShareSnapshot("g", T1, 0, 3)], [])  # AlterShareGroupOffsets moved it back
     assert [t for t, _ in stores.written()] == [0, 0]
     assert stores.open().load() == [ShareSnapshot("g", T1, 0, 3)]
+
+
+def test_records_before_every_share_partitions_latest_snapshot_are_dropped(tmp_path):
+    stores = FileStores(str(tmp_path), updates_per_snapshot=2)
+    store = stores.open()
+    store.write([ShareSnapshot("g", T1, 0, 0, ((0, 0, 0, 1),)), ShareSnapshot("g", T2, 0, 0)], [])  # 0, 1
+    for n in range(1, 6):  # T1: update, update, snapshot (5), update, update
+        store.write([ShareSnapshot("g", T1, 0, 0, ((0, n, 0, 1),))], [])
+    # T1's second snapshot (4) made 0 redundant; T2's only snapshot, at 1, holds the rest
+    assert stores.log.log.log_start_offset == 1
+    store.write([ShareSnapshot("g", T2, 0, 3)], [])  # 7: an update of T2 moves nothing
+    assert stores.log.log.log_start_offset == 1
+    store.write([], [("g", T2, 0)])  # 8: T2 deleted: only T1's snapshot at 4 is needed now
+    assert stores.log.log.log_start_offset == 4
+    assert stores.open().load() == [ShareSnapshot("g", T1, 0, 0, ((0, 5, 0, 1),))]
+
+
+def test_redundant_segments_are_deleted_once_they_roll(tmp_path):
+    stores = FileStores(str(tmp_path), updates_per_snapshot=1)
+    store = stores.open()
+    store._segment_bytes = 1  # every write that snapshots rolls the segment
+    for n in range(6):
+        store.write([ShareSnapshot("g", T1, 0, n)], [])
+    # snapshots at 0, 2 and 4 (updates between): the segments wholly before 4 are deleted
+    assert stores.log.log.log_start_offset == 4
+    assert [seg.base_offset for seg in stores.log.log.segments] == [3, 5]
+    assert stores.open().load() == [ShareSnapshot("g", T1, 0, 5)]

@@ -7,7 +7,9 @@ same key; value: the start offset and only the state batches that changed) until
 `share.coordinator.snapshot.update.records.per.snapshot` (500) updates have been written, when the
 next write is a whole snapshot again (snapshot epoch + 1). Replay takes each key's snapshot and lays
 its later updates over it (`domain.groups.share.state`); a tombstone deletes. All the records of one
-broker request go in one batch, fsynced once.
+broker request go in one batch, fsynced once. Once every live share-partition has a snapshot past
+some offset, the records before it are redundant and the log start moves there (Kafka's share
+coordinator deletes them the same way), so the log does not grow without bound.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .metadata_records import (
 )
 
 SNAPSHOT_RECORD_TYPE = 0
+SEGMENT_BYTES = 100 * 1024 * 1024  # Kafka's share.coordinator.state.topic.segment.bytes
 UPDATE_RECORD_TYPE = 1
 Where = tuple[str, uuid.UUID, int]
 
@@ -58,15 +61,19 @@ class FileShareStateStore:
         state_log: InternalLog,
         clock_ms: Callable[[], int],
         updates_per_snapshot: int = SNAPSHOT_UPDATE_RECORDS_PER_SNAPSHOT,
+        segment_bytes: int = SEGMENT_BYTES,
     ) -> None:
         self._log = state_log
+        self._segment_bytes = segment_bytes
         self._clock_ms = clock_ms
         self._updates_per_snapshot = updates_per_snapshot
         self._kept: dict[Where, _Kept] = {}
+        self._snapshot_at: dict[Where, int] = {}  # the offset of each live share-partition's snapshot
 
     def load(self) -> list[ShareSnapshot]:
         kept: dict[Where, _Kept] = {}
-        for _, key, value in self._log.records():
+        snapshot_at: dict[Where, int] = {}
+        for offset, key, value in self._log.records():
             if key is None or len(key) < 2:
                 continue
             record_type = int.from_bytes(key[:2], "big")
@@ -79,9 +86,11 @@ class FileShareStateStore:
             where = (k.group_id, k.topic_id, k.partition)
             if value is None:
                 kept.pop(where, None)
+                snapshot_at.pop(where, None)
             elif record_type == SNAPSHOT_RECORD_TYPE:
                 v = decode_versioned(ShareSnapshotValue, value)
                 kept[where] = _Kept(v.start_offset, _batches(v), v.state_epoch, v.snapshot_epoch, v.create_timestamp)
+                snapshot_at[where] = offset
             elif where in kept:  # an update lays over its snapshot; without one it has nothing to say
                 u = decode_versioned(ShareUpdateValue, value)
                 state = kept[where]
@@ -90,16 +99,21 @@ class FileShareStateStore:
                 )
                 state.updates += 1
         self._kept = kept
+        self._snapshot_at = snapshot_at
         return [
             ShareSnapshot(g, t, p, s.start_offset, tuple(s.batches), s.state_epoch) for (g, t, p), s in kept.items()
         ]
 
     def write(self, snapshots: Sequence[ShareSnapshot], deleted: Sequence[Where]) -> None:
         now = self._clock_ms()
+        base = self._log.log.log_end_offset  # the offset the first record written gets
         records: list[tuple[bytes | None, bytes | None]] = []
+        snapshots_moved = False
         for where in deleted:
             if self._kept.pop(where, None) is not None:  # as Kafka: a tombstone of the snapshot's key
                 records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), None))
+                self._snapshot_at.pop(where, None)
+                snapshots_moved = True
         for s in snapshots:
             where = (s.group_id, s.topic_id, s.partition)
             batches = list(s.batches)
@@ -117,9 +131,24 @@ class FileShareStateStore:
             epoch = 0 if kept is None else kept.snapshot_epoch + 1
             created = now if kept is None else kept.create_timestamp
             self._kept[where] = _Kept(s.start_offset, batches, s.state_epoch, epoch, created)
+            self._snapshot_at[where] = base + len(records)
+            snapshots_moved = True
             records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), _snapshot(s, epoch, created, now)))
         if records:
             self._log.append(records)
+        if snapshots_moved:
+            self._prune()
+
+    def _prune(self) -> None:
+        """Drop what no replay needs any more: everything before the oldest of the live share-partitions'
+        latest snapshots (Kafka's share coordinator deletes records up to its last redundant offset).
+        Segments roll at Kafka's 100 MB, so whole redundant segments are deleted."""
+        log = self._log.log
+        if log.segments[-1].size >= self._segment_bytes:
+            log.roll()
+        redundant = min(self._snapshot_at.values(), default=log.log_end_offset)
+        if redundant > log.log_start_offset:
+            log.advance_log_start_offset(redundant)
 
 
 def _batches(value: ShareSnapshotValue | ShareUpdateValue) -> list[StateBatch]:
