@@ -187,3 +187,44 @@ def test_redundant_segments_are_deleted_once_they_roll(tmp_path):
     assert stores.log.log.log_start_offset == 4
     assert [seg.base_offset for seg in stores.log.log.segments] == [3, 5]
     assert stores.open().load() == [ShareSnapshot("g", T1, 0, 5)]
+
+
+run = st.tuples(st.integers(1, 4), st.sampled_from([0, 2, 4]), st.integers(0, 3))
+state = st.tuples(st.integers(0, 30), st.lists(run, max_size=5))
+step = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from([T1, T2]), state),
+    st.tuples(st.just("delete"), st.sampled_from([T1, T2]), st.none()),
+    st.tuples(st.just("restart"), st.none(), st.none()),
+)
+
+
+def _snapshot(topic_id, start, runs) -> ShareSnapshot:
+    batches, offset = [], start
+    for length, delivery_state, count in runs:
+        batches.append((offset, offset + length - 1, delivery_state, count))
+        offset += length
+    return ShareSnapshot("g", topic_id, 0, start, tuple(batches))
+
+
+@given(steps=st.lists(step, max_size=25), per_snapshot=st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_any_sequence_of_writes_restarts_and_deletes_replays_to_the_last_state(tmp_path_factory, steps, per_snapshot):
+    """Snapshots, updates (whatever moved), pruning and tombstones: a replay always gives each
+    share-partition's last written state, as the memory store keeps it."""
+    stores = FileStores(str(tmp_path_factory.mktemp("share")), updates_per_snapshot=per_snapshot)
+    store = stores.open()
+    store._segment_bytes = 300  # small segments: pruning deletes some
+    memory = MemoryShareStateStore()
+    for kind, topic_id, value in steps:
+        if kind == "write":
+            snapshot = _snapshot(topic_id, *value)
+            store.write([snapshot], [])
+            memory.write([snapshot], [])
+        elif kind == "delete":
+            store.write([], [("g", topic_id, 0)])
+            memory.write([], [("g", topic_id, 0)])
+        else:
+            store = stores.open()
+            store._segment_bytes = 300
+    replayed = sorted(stores.open().load(), key=lambda s: s.topic_id)
+    assert replayed == sorted(memory.load(), key=lambda s: s.topic_id)
