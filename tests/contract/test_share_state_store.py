@@ -30,6 +30,7 @@ class FileStores:
         self.path = path
         self.logdir = None
         self.updates_per_snapshot = updates_per_snapshot
+        self.clock = lambda: 1_000
 
     def open(self) -> FileShareStateStore:
         if self.logdir is not None:
@@ -38,7 +39,7 @@ class FileStores:
         self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
         self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
         self.log = InternalLog(self.logs, STATE, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
-        store = FileShareStateStore(self.log, lambda: 1_000, self.updates_per_snapshot)
+        store = FileShareStateStore(self.log, self.clock, self.updates_per_snapshot)
         store.load()
         return store
 
@@ -228,3 +229,19 @@ def test_any_sequence_of_writes_restarts_and_deletes_replays_to_the_last_state(t
             store._segment_bytes = 300
     replayed = sorted(stores.open().load(), key=lambda s: s.topic_id)
     assert replayed == sorted(memory.load(), key=lambda s: s.topic_id)
+
+
+def test_an_idle_share_partition_is_snapshotted_again_so_it_does_not_hold_the_log_back(tmp_path):
+    now = [1_000]
+    stores = FileStores(str(tmp_path), updates_per_snapshot=1)
+    stores.clock = lambda: now[0]
+    store = stores.open()
+    store.write([ShareSnapshot("g", T2, 0, 7, ((7, 8, 2, 1),))], [])  # 0: T2, then idle
+    for n in range(4):  # T1: snapshot 1, update 2, snapshot 3, update 4
+        store.write([ShareSnapshot("g", T1, 0, n)], [])
+    assert stores.log.log.log_start_offset == 0  # T2's snapshot at 0 holds the log
+    now[0] += 300_000  # Kafka's share.coordinator.cold.partition.snapshot.interval.ms
+    store.write([ShareSnapshot("g", T1, 0, 4)], [])  # 5: T1's snapshot, 6: T2's again
+    assert stores.log.log.log_start_offset == 5
+    replayed = sorted(stores.open().load(), key=lambda s: s.topic_id)
+    assert replayed == [ShareSnapshot("g", T1, 0, 4), ShareSnapshot("g", T2, 0, 7, ((7, 8, 2, 1),))]

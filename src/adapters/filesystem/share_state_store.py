@@ -39,6 +39,7 @@ from .metadata_records import (
 
 SNAPSHOT_RECORD_TYPE = 0
 SEGMENT_BYTES = 100 * 1024 * 1024  # Kafka's share.coordinator.state.topic.segment.bytes
+COLD_SNAPSHOT_INTERVAL_MS = 300_000  # Kafka's share.coordinator.cold.partition.snapshot.interval.ms
 UPDATE_RECORD_TYPE = 1
 Where = tuple[str, uuid.UUID, int]
 
@@ -52,6 +53,7 @@ class _Kept:
     state_epoch: int
     snapshot_epoch: int
     create_timestamp: int
+    snapshot_timestamp: int  # when its snapshot was written
     updates: int = 0  # written since the snapshot
 
 
@@ -69,6 +71,8 @@ class FileShareStateStore:
         self._updates_per_snapshot = updates_per_snapshot
         self._kept: dict[Where, _Kept] = {}
         self._snapshot_at: dict[Where, int] = {}  # the offset of each live share-partition's snapshot
+        self.cold_snapshot_interval_ms = COLD_SNAPSHOT_INTERVAL_MS
+        self._next_cold_check = 0
 
     def load(self) -> list[ShareSnapshot]:
         kept: dict[Where, _Kept] = {}
@@ -89,7 +93,9 @@ class FileShareStateStore:
                 snapshot_at.pop(where, None)
             elif record_type == SNAPSHOT_RECORD_TYPE:
                 v = decode_versioned(ShareSnapshotValue, value)
-                kept[where] = _Kept(v.start_offset, _batches(v), v.state_epoch, v.snapshot_epoch, v.create_timestamp)
+                kept[where] = _Kept(
+                    v.start_offset, _batches(v), v.state_epoch, v.snapshot_epoch, v.create_timestamp, v.write_timestamp
+                )
                 snapshot_at[where] = offset
             elif where in kept:  # an update lays over its snapshot; without one it has nothing to say
                 u = decode_versioned(ShareUpdateValue, value)
@@ -130,14 +136,35 @@ class FileShareStateStore:
                 continue
             epoch = 0 if kept is None else kept.snapshot_epoch + 1
             created = now if kept is None else kept.create_timestamp
-            self._kept[where] = _Kept(s.start_offset, batches, s.state_epoch, epoch, created)
+            self._kept[where] = _Kept(s.start_offset, batches, s.state_epoch, epoch, created, now)
             self._snapshot_at[where] = base + len(records)
             snapshots_moved = True
             records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), _snapshot(s, epoch, created, now)))
+        written = {(s.group_id, s.topic_id, s.partition) for s in snapshots}
+        cold = self._cold(now, written)
+        for where, state in cold:
+            self._snapshot_at[where] = base + len(records)
+            records.append((_key(ShareSnapshotKey, SNAPSHOT_RECORD_TYPE, where), _resnapshot(where, state, now)))
         if records:
             self._log.append(records)
-        if snapshots_moved:
+        if snapshots_moved or cold:
             self._prune()
+
+    def _cold(self, now: int, written: set[Where]) -> list[tuple[Where, _Kept]]:
+        """Share-partitions whose snapshot is older than the cold interval: snapshotted again (same
+        state, next snapshot epoch), so that an idle share-partition does not hold the log's start
+        back, as Kafka's cold-partition snapshots. Looked for at most every tenth of the interval."""
+        if now < self._next_cold_check:
+            return []
+        self._next_cold_check = now + self.cold_snapshot_interval_ms // 10
+        cold = []
+        for where, state in self._kept.items():
+            if where not in written and state.snapshot_timestamp <= now - self.cold_snapshot_interval_ms:
+                state.snapshot_epoch += 1
+                state.snapshot_timestamp = now
+                state.updates = 0
+                cold.append((where, state))
+        return cold
 
     def _prune(self) -> None:
         """Drop what no replay needs any more: everything before the oldest of the live share-partitions'
@@ -171,6 +198,12 @@ def _snapshot(s: ShareSnapshot, epoch: int, created: int, now: int) -> bytes:
         ],
     )
     return encode_versioned(value, 0)
+
+
+def _resnapshot(where: Where, state: _Kept, now: int) -> bytes:
+    group_id, topic_id, partition = where
+    again = ShareSnapshot(group_id, topic_id, partition, state.start_offset, tuple(state.batches), state.state_epoch)
+    return _snapshot(again, state.snapshot_epoch, state.create_timestamp, now)
 
 
 def _update(kept: _Kept, s: ShareSnapshot, changed: Sequence[StateBatch]) -> bytes:
