@@ -547,3 +547,32 @@ def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_park
     acknowledge(ctx, epoch=2, acks=[(0, 1, 1)])  # the start offset moves on: room for three more
     assert parked.is_set()  # the parked fetch is woken
     assert acquired(fetch(ctx, "m2", epoch=1, max_records=4)) == [(4, 6, 1)]
+
+
+def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
+    adapters = default_adapters(settings)
+    ctx = bootstrap(settings, adapters)
+    ctx.catalog.create("t", 1, 1)
+    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    heartbeat(ctx)
+    produce(ctx, 2)
+    fetch(ctx)
+    kinds = {(r.kind.name, r.member_id) for r in adapters.offset_store.share_group_records()}
+    assert kinds == {
+        ("GROUP_EPOCH", None),
+        ("TARGET_ASSIGNMENT_EPOCH", None),
+        ("STATE_PARTITION_METADATA", None),
+        ("MEMBER_METADATA", "m1"),
+        ("TARGET_ASSIGNMENT_MEMBER", "m1"),
+        ("CURRENT_ASSIGNMENT", "m1"),
+    }
+    [state] = [
+        r.value for r in adapters.offset_store.share_group_records() if r.kind.name == "STATE_PARTITION_METADATA"
+    ]
+    assert state.initialized == ((ctx.catalog.get("t").topic_id, "t", (0,)),)
+    heartbeat(ctx, epoch=-1)
+    assert {r.member_id for r in adapters.offset_store.share_group_records()} == {None}
+    delete = DeleteGroupsRequest[2](groups_names=["g"])
+    assert delete_groups.API.handle(ctx, delete, 2, CLIENT).results[0].error_code == ErrorCode.NONE
+    assert adapters.offset_store.share_group_records() == []
