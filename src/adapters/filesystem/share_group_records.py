@@ -47,9 +47,9 @@ VALUES: dict[ShareRecordKind, Any] = {
     ShareRecordKind.CURRENT_ASSIGNMENT: ShareGroupCurrentMemberAssignmentValue,
     ShareRecordKind.STATE_PARTITION_METADATA: ShareGroupStatePartitionMetadataValue,
 }
+# (9, ShareGroupPartitionMetadata, which Kafka 4.0 wrote and 4.1 replaced by a metadata hash, is not
+# one of them: the offset store reads past it as past any other coordinator's record)
 KEY_VERSIONS = frozenset(int(kind) for kind in ShareRecordKind)
-# 9: ShareGroupPartitionMetadata, which Kafka 4.0 wrote and 4.1 replaced by a metadata hash; skipped
-OBSOLETE_KEY_VERSIONS = frozenset({9})
 VALUE_VERSION = 0
 
 
