@@ -103,6 +103,9 @@ class Archived:
     reason: str  # "reject", "gap" (a record the client never saw) or "limit" (the delivery count limit)
 
 
+INITIAL_READ_BYTES_PER_RECORD = 1024
+
+
 class SharePartition:
     def __init__(self, start_offset: int, settings: ShareSettings) -> None:
         self.settings = settings
@@ -111,6 +114,8 @@ class SharePartition:
         self.runs: list[Run] = []  # sorted, contiguous from start_offset to end_offset
         self.archived_total = 0  # records archived without acceptance, since this partition was loaded
         self.acknowledged_total = 0
+        # what a fetch reads per record it may acquire: twice the stored bytes per record last seen
+        self.read_bytes_per_record = INITIAL_READ_BYTES_PER_RECORD
         self.archived_log: list[Archived] = []  # drained by `take_archived`
 
     # -- reading -----------------------------------------------------------------------------------

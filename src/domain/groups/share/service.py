@@ -34,7 +34,6 @@ from .records import ShareGroupRecord, ShareRecordKind, StatePartitionMetadata
 FINAL_EPOCH = -1
 MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions: a bound on what clients make us keep
 READ_FLOOR_BYTES = 64 * 1024
-READ_BYTES_PER_RECORD = 1024
 INITIAL_EPOCH = 0
 # ShareFetch v2's ShareAcquireMode (KIP-1206); a v1 request is batch-optimized, as Kafka 4.1 acquired
 BATCH_OPTIMIZED = 0  # MaxRecords is a soft limit: the log batch holding the last record is acquired whole
@@ -214,11 +213,16 @@ class ShareGroups:
         read_committed = self.config(group_id, ISOLATION_LEVEL) == "read_committed"
         # Read about what `max_records` records need, not the whole MaxBytes (clients ask for 50 MB):
         # only acquired records are answered, the rest would be read for nothing.
-        budget = min(max_bytes, max(READ_FLOOR_BYTES, max_records * READ_BYTES_PER_RECORD))
+        # (twice the bytes per record the last read found: 100-byte records are not read 1 KB apiece)
+        budget = min(max_bytes, max(READ_FLOOR_BYTES, max_records * sp.read_bytes_per_record))
         result = self._replicas.fetch(tp, offset, budget, min_one_batch=True, read_committed=read_committed)
         if result.error is not ErrorCode.NONE or not result.records:
             return PartitionFetch(result.error)
-        batch_ends = [header.base_offset + header.last_offset_delta for _, header in iter_batches(result.records)]
+        headers = [header for _, header in iter_batches(result.records)]
+        batch_ends = [header.base_offset + header.last_offset_delta for header in headers]
+        if headers:
+            span = batch_ends[-1] + 1 - headers[0].base_offset
+            sp.read_bytes_per_record = max(16, 2 * len(result.records) // max(span, 1))
         data_end = batch_ends[-1] + 1 if batch_ends else offset
         fetch_end = min(data_end, result.last_stable_offset if read_committed else result.high_watermark)
         acquired = sp.acquire(member_id, fetch_end, max_records, now)

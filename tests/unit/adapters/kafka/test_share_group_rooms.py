@@ -576,3 +576,11 @@ def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
     delete = DeleteGroupsRequest[2](groups_names=["g"])
     assert delete_groups.API.handle(ctx, delete, 2, CLIENT).results[0].error_code == ErrorCode.NONE
     assert adapters.offset_store.share_group_records() == []
+
+
+def test_a_fetch_reads_about_what_max_records_need_by_the_bytes_per_record_it_last_saw(ctx):
+    heartbeat(ctx)
+    produce(ctx, 50, per_batch=10)  # records of a few bytes
+    fetch(ctx, max_records=5)
+    sp = ctx.share.groups.partitions[("g", TopicPartition("t", 0))]
+    assert 16 <= sp.read_bytes_per_record < 100  # not 1 KB apiece: the next read asks for what it needs
