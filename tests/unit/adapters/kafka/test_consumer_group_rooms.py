@@ -14,6 +14,7 @@ from kafka.protocol.admin import (
     ListGroupsRequest,
 )
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
 from trafka.adapters.kafka.apis import (
     consumer_group_describe,
@@ -31,7 +32,7 @@ from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest, Co
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import JoinRequest, Protocol
+from trafka.domain.groups import JoinRequest, Protocol, SyncRequest
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -240,10 +241,21 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
     assert [tp.topic_id for tp in response.assignment.topic_partitions] == [secured.catalog.get("t").topic_id]
 
 
-def test_join_group_for_a_consumer_groups_id_is_inconsistent_while_it_has_members(ctx):
+def test_classic_requests_for_a_consumer_group_with_members_are_served_by_it(ctx):
     heartbeat(ctx)
-    join = JoinRequest("g", "", "consumer", (Protocol("range", b""),), 10_000, 10_000, require_known_member_id=False)
-    assert ctx.groups.join(join).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-    heartbeat(ctx, epoch=-1)
-    ctx.groups.join(join)  # the empty consumer group gives way; the classic group is made
+    other = JoinRequest("g", "", "connect", (Protocol("default", b""),), 10_000, 10_000, require_known_member_id=False)
+    assert ctx.groups.join(other).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    metadata = ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0)
+    join = JoinRequest(
+        "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
+    )
+    joined = ctx.groups.join(join)  # a classic member inside the consumer group (ADR 50), answered at once
+    assert joined.error == ErrorCode.NONE and joined.member_id in ctx.groups.consumer.groups["g"].members
+    sync = ctx.groups.sync(SyncRequest("g", joined.member_id, joined.generation_id))
+    assert sync.error == ErrorCode.NONE
+    assert ctx.groups.heartbeat("g", joined.member_id, joined.generation_id, None) == ErrorCode.NONE
+    heartbeat(ctx, epoch=-1)  # the last consumer-protocol member leaves: the group turns classic
+    assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
+    assert ctx.groups.leave("g", [(joined.member_id, None)]) == [ErrorCode.NONE]
+    ctx.groups.join(join)  # an empty group of either protocol gives way to the other
     assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
