@@ -56,8 +56,10 @@ class Client:
 
 
 class Harness:
-    def __init__(self, settings: ConsumerGroupSettings | None = None, **topics: int) -> None:
-        self.topics = FakeTopics(**(topics or {"t": 6}))
+    def __init__(
+        self, settings: ConsumerGroupSettings | None = None, fake_topics: FakeTopics | None = None, **topics: int
+    ) -> None:
+        self.topics = fake_topics or FakeTopics(**(topics or {"t": 6}))
         self.classic = GroupCoordinator(GroupSettings(), lambda client: f"{client}-classic")
         ids = itertools.count()
         self.coordinator = ConsumerGroupCoordinator(
