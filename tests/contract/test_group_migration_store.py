@@ -66,3 +66,15 @@ def test_an_upgraded_and_then_downgraded_group_is_loaded_as_it_was_left(reopen):
     assert classic is not None and set(classic.members) == {a, b}
     assert classic.state is GroupState.STABLE and classic.protocol_type == "consumer"
     assert all(m.assignment for m in classic.members.values())
+
+
+def test_an_upgrade_interrupted_between_its_two_writes_loads_the_consumer_group(reopen):
+    store = reopen()
+    h = Harness()
+    stable_classic_group(h)
+    store.store_group(G, snapshot(h.classic.group(G)))
+    h.heartbeat(Client("c"))
+    store.store_consumer_group_records(h.coordinator.take_records())  # the crash: no classic tombstone
+    again = restarted(h, reopen())
+    assert G in again.coordinator.groups and again.classic.group(G) is None
+    assert [(r.group_id, r.metadata) for r in again.classic.take_metadata_records()] == [(G, None)]

@@ -668,6 +668,10 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         for group in self.groups.values():
             if self._classic.is_empty_classic_group(group.group_id):
                 self._classic.delete(group.group_id)  # known there only because it has offsets
+            elif self._classic.group(group.group_id) is not None:
+                # An upgrade interrupted between its two writes (the consumer group's records go first):
+                # the consumer group is the newer, the classic group's tombstone is written again.
+                self._completions += self._classic.release(group.group_id)
             group.assignor = self._preferred_assignor(group)
             self._refresh_subscription_metadata(group, now)
             for member in group.members.values():

@@ -277,3 +277,19 @@ def test_the_records_of_a_classic_member_restore_it():
     restored = restore(records, lambda topic_id: h.topics.by_id(topic_id).name)[G]
     assert {m: r.classic for m, r in restored.members.items()} == {m: r.classic for m, r in h.group.members.items()}
     assert restored.group_epoch == h.group.group_epoch
+
+
+def test_a_classic_static_member_replacing_the_last_consumer_one_downgrades_without_a_rebalance():
+    h = Harness()
+    c = Client("c", instance_id="i-c")
+    h.heartbeat(c)
+    b = h.coordinator.classic_join(join_request(client_id="b"), 0)
+    h.settle([c])
+    target_of_c = h.group.target[c.member_id]
+    # c restarts as a classic consumer with the same group.instance.id
+    joined = h.coordinator.classic_join(join_request(instance_id="i-c", client_id="c2"), 1)
+    assert joined.error is ErrorCode.NONE and G not in h.coordinator.groups
+    classic = h.classic.group(G)
+    assert classic.state is GroupState.STABLE and set(classic.members) == {b.member_id, joined.member_id}
+    assert classic.static_members == {"i-c": joined.member_id}
+    assert decoded(classic.members[joined.member_id].assignment) == {t: set(ps) for t, ps in target_of_c.items()}
