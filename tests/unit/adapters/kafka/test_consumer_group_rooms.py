@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import uuid
 
+import attrs
 import pytest
+import trio
 from kafka.protocol.admin import (
     DeleteGroupsRequest,
     DescribeConfigsRequest,
@@ -259,3 +261,30 @@ def test_classic_requests_for_a_consumer_group_with_members_are_served_by_it(ctx
     assert ctx.groups.leave("g", [(joined.member_id, None)]) == [ErrorCode.NONE]
     ctx.groups.join(join)  # an empty group of either protocol gives way to the other
     assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
+
+
+def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_groups_records(ctx):
+    metadata = ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0)
+    join = JoinRequest(
+        "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
+    )
+
+    async def main():
+        parked = ctx.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
+        assert callable(parked)
+        assert heartbeat(ctx, member_id="c1").error_code == ErrorCode.NONE  # upgrades the classic group
+        result = await parked()
+        assert result.error == ErrorCode.REBALANCE_IN_PROGRESS  # its member joins again, inside the consumer group
+        rejoined = ctx.groups.join(attrs.evolve(join, member_id=result.member_id))
+        assert rejoined.error == ErrorCode.NONE and rejoined.protocol_name == "range"
+
+    trio.run(main)
+    group = ctx.groups.consumer.groups["g"]
+    assert set(group.members) == {"c1", rejoined_id(group)}
+    assert ctx.groups.coordinator.group("g") is None
+    assert "g" not in ctx.groups.offsets._store.group_metadata()  # the classic group's tombstone
+
+
+def rejoined_id(group) -> str:
+    (classic,) = [m for m in group.members.values() if m.classic is not None]
+    return classic.member_id
