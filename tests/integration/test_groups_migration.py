@@ -44,7 +44,9 @@ def mbroker():
 class Member:
     """A confluent-kafka consumer of either protocol, with what it holds and what it read."""
 
-    def __init__(self, bootstrap: str, logger, topic: str, group: str, protocol: str, assignor: str) -> None:
+    def __init__(
+        self, bootstrap: str, logger, topic: str, group: str, protocol: str, assignor: str, instance: str | None
+    ) -> None:
         config = {
             "bootstrap.servers": bootstrap,
             "logger": logger,
@@ -53,6 +55,8 @@ class Member:
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
         }
+        if instance is not None:
+            config["group.instance.id"] = instance
         if protocol == "classic":
             config |= {
                 "partition.assignment.strategy": assignor,
@@ -92,8 +96,13 @@ def group_type(admin, group: str) -> str:
     return mine.type.name
 
 
-@pytest.mark.parametrize("assignor", ["cooperative-sticky", "range"])
-def test_a_classic_group_upgraded_member_by_member_and_downgraded_back(mbroker, logger, assignor):
+@pytest.mark.parametrize(
+    ("assignor", "static"), [("cooperative-sticky", False), ("range", False), ("cooperative-sticky", True)]
+)
+def test_a_classic_group_upgraded_member_by_member_and_downgraded_back(mbroker, logger, assignor, static):
+    """Static members (`group.instance.id`) are replaced by their restart under the other protocol:
+    a classic one never leaves, a consumer one leaves with -2, and the last of the consumer protocol
+    replaced by a classic one turns the group classic."""
     bootstrap = mbroker.bootstrap
     admin = confluent_admin(bootstrap, logger)
     topic, group = unique("migrate"), unique("g")
@@ -101,8 +110,8 @@ def test_a_classic_group_upgraded_member_by_member_and_downgraded_back(mbroker, 
     members: list[Member] = []
     sent: set[tuple[int, str]] = set()
 
-    def start(protocol: str) -> Member:
-        member = Member(bootstrap, logger, topic, group, protocol, assignor)
+    def start(protocol: str, name: str) -> Member:
+        member = Member(bootstrap, logger, topic, group, protocol, assignor, f"{group}-{name}" if static else None)
         members.append(member)
         return member
 
@@ -131,33 +140,33 @@ def test_a_classic_group_upgraded_member_by_member_and_downgraded_back(mbroker, 
         sent.update(produce(bootstrap, topic, range(PARTITIONS), 5, tag=tag))
 
     produce_more("classic")
-    a, b = start("classic"), start("classic")
+    a, b = start("classic", "a"), start("classic", "b")
     settle("two classic members share the partitions")
     assert group_type(admin, group) == "CLASSIC"
 
     # upgrade: restart each member with the consumer protocol
     produce_more("upgrade-a")
     a.close()
-    a = start("consumer")
+    a = start("consumer", "a")
     settle("the first consumer-protocol member and the classic one share the partitions")
     assert group_type(admin, group) == "CONSUMER"
     described = admin.describe_consumer_groups([group])[group].result(timeout=TIMEOUT)
     assert described.type.name == "CONSUMER" and len(described.members) == 2
     produce_more("upgrade-b")
     b.close()
-    b = start("consumer")
+    b = start("consumer", "b")
     settle("both members use the consumer protocol")
     assert group_type(admin, group) == "CONSUMER"
 
     # downgrade: restart each member with the classic protocol
     produce_more("downgrade-a")
     a.close()
-    a = start("classic")
+    a = start("classic", "a")
     settle("a classic member inside the consumer group")
     assert group_type(admin, group) == "CONSUMER"
     produce_more("downgrade-b")
     b.close()
-    b = start("classic")
+    b = start("classic", "b")
     settle("the last consumer-protocol member left: a classic group again")
     assert group_type(admin, group) == "CLASSIC"
     produce_more("classic-again")

@@ -337,7 +337,8 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
                 return self._dynamic_member(group, member_id, request)
             if existing.member_id == member_id:
                 return self._dynamic_member(group, member_id, request)
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # A classic static member is replaced at once (it never leaves with -2), as in Kafka.
+            if existing.classic is None and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise KafkaError(
                     ErrorCode.UNRELEASED_INSTANCE_ID,
                     f"Static member {member_id} with instance id {instance_id} cannot join the group because "

@@ -293,3 +293,17 @@ def test_a_classic_static_member_replacing_the_last_consumer_one_downgrades_with
     assert classic.state is GroupState.STABLE and set(classic.members) == {b.member_id, joined.member_id}
     assert classic.static_members == {"i-c": joined.member_id}
     assert decoded(classic.members[joined.member_id].assignment) == {t: set(ps) for t, ps in target_of_c.items()}
+
+
+def test_a_consumer_static_member_replaces_a_classic_one_of_its_instance_at_once():
+    h = Harness()
+    consumer(h)
+    classic = h.coordinator.classic_join(join_request(instance_id="i-a", client_id="a"), 0)
+    assert classic.error is ErrorCode.NONE
+    h.settle([Client("c")])
+    replacement = Client("a2", instance_id="i-a")
+    assert h.heartbeat(replacement).error is ErrorCode.NONE  # Kafka: no UNRELEASED_INSTANCE_ID for it
+    assert classic.member_id not in h.group.members
+    assert h.group.static_members == {"i-a": "a2"} and h.group.members["a2"].classic is None
+    # two consumer-protocol members of one instance: the second must wait for a leave (-2)
+    assert h.heartbeat(Client("a3", instance_id="i-a")).error is ErrorCode.UNRELEASED_INSTANCE_ID
