@@ -177,3 +177,49 @@ def test_a_classic_group_upgraded_member_by_member_and_downgraded_back(mbroker, 
     for m in members:
         if not m.closed:
             m.close()
+
+
+def test_a_kafka_python_classic_member_inside_a_consumer_group(mbroker, logger):
+    """Another client's ConsumerProtocol bytes: kafka-python 3.0 (classic protocol, range) joins a group
+    a librdkafka consumer-protocol member formed; the broker assigns both, disjoint, every record read."""
+    from kafka import KafkaConsumer
+
+    bootstrap = mbroker.bootstrap
+    admin = confluent_admin(bootstrap, logger)
+    topic, group = unique("migrate-kp"), unique("g")
+    create_topic(bootstrap, topic, PARTITIONS)
+    sent = produce(bootstrap, topic, range(PARTITIONS), 5, tag="kp")
+    modern = Member(bootstrap, logger, topic, group, "consumer", "range", None)
+    wait_until(lambda: len(modern.partitions()) == PARTITIONS, "the consumer member holds all", step=modern.poll)
+    classic = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms=300,
+        request_timeout_ms=10_000,
+    )
+    read: list[str] = []
+
+    def step() -> None:
+        modern.poll()
+        for records in classic.poll(timeout_ms=50).values():
+            for record in records:
+                read.append(record.value.decode())
+                classic.commit()
+
+    def split() -> bool:
+        mine = {tp.partition for tp in classic.assignment()}
+        return (
+            len(read) + len(modern.read) >= len(sent)
+            and sorted([len(mine), len(modern.partitions())]) == [3, 3]
+            and is_disjoint_cover([mine, modern.partitions()], PARTITIONS)
+        )
+
+    wait_until(split, "the kafka-python classic member takes three partitions", timeout=SETTLE, step=step)
+    assert group_type(admin, group) == "CONSUMER"
+    assert sorted(read + [v for _, _, v in modern.read]) == sorted(v for _, v in sent)
+    classic.close()
+    modern.close()
