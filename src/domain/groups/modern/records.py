@@ -5,7 +5,8 @@ value of a key winning and a tombstone (value None) deleting it:
 
     kind (key version)          key              value
     GROUP_EPOCH (3)             group            ConsumerGroupMetadataValue: the group epoch
-    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor
+    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor;
+                                                 a classic member's session timeout and protocols
     TARGET_ASSIGNMENT_EPOCH (6) group            the assignment epoch
     TARGET_ASSIGNMENT_MEMBER(7) group, member    the member's target partitions (by topic id)
     CURRENT_ASSIGNMENT (8)      group, member    member epoch, previous epoch, state, assigned and
