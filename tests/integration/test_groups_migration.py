@@ -223,3 +223,62 @@ def test_a_kafka_python_classic_member_inside_a_consumer_group(mbroker, logger):
     assert sorted(read + [v for _, _, v in modern.read]) == sorted(v for _, v in sent)
     classic.close()
     modern.close()
+
+
+def test_both_conversions_survive_a_broker_restart(tmp_path, logger):
+    """Upgrade, restart: still a consumer group hosting the classic member, both reading on; downgrade,
+    restart: a classic group again. The conversions' records in `__consumer_offsets` are what loads."""
+    from .test_groups_consumer_protocol_restart import _broker, _free_port
+
+    port = _free_port()
+    broker = _broker(tmp_path / "logs", port)
+    members: list[Member] = []
+    try:
+        bootstrap = broker.bootstrap
+        topic, group = unique("migrate-restart"), unique("g")
+        create_topic(bootstrap, topic, PARTITIONS)
+        sent = produce(bootstrap, topic, range(PARTITIONS), 5, tag="before")
+
+        def step() -> None:
+            for m in members:
+                m.poll()
+
+        def settled() -> bool:
+            live = [m for m in members if not m.closed]
+            return (
+                sum(len(m.read) for m in members) >= len(sent)
+                and sorted(len(m.partitions()) for m in live) == [3, 3]
+                and is_disjoint_cover([m.partitions() for m in live], PARTITIONS)
+            )
+
+        classic = Member(bootstrap, logger, topic, group, "classic", "cooperative-sticky", None)
+        members.append(classic)
+        wait_until(lambda: len(classic.partitions()) == PARTITIONS, "the classic member holds all", step=step)
+        modern = Member(bootstrap, logger, topic, group, "consumer", "range", None)
+        members.append(modern)
+        wait_until(settled, "upgraded: the two members share the partitions", timeout=SETTLE, step=step)
+        admin = confluent_admin(bootstrap, logger)  # referenced until its answer is in
+        ids = {m.member_id for m in admin.describe_consumer_groups([group])[group].result(timeout=TIMEOUT).members}
+
+        broker.stop()
+        broker = _broker(tmp_path / "logs", port)
+        admin = confluent_admin(bootstrap, logger)
+        described = admin.describe_consumer_groups([group])[group].result(timeout=TIMEOUT)
+        assert described.type.name == "CONSUMER" and {m.member_id for m in described.members} == ids
+        sent |= produce(bootstrap, topic, range(PARTITIONS), 5, tag="after-upgrade")
+        wait_until(settled, "both read on after the restart", timeout=SETTLE, step=step)
+
+        modern.close()  # the last consumer-protocol member: the group turns classic
+        wait_until(lambda: group_type(admin, group) == "CLASSIC", "downgraded", step=step)
+        wait_until(lambda: len(classic.partitions()) == PARTITIONS, "the classic member takes all", step=step)
+        broker.stop()
+        broker = _broker(tmp_path / "logs", port)
+        admin = confluent_admin(bootstrap, logger)
+        assert group_type(admin, group) == "CLASSIC"
+        sent |= produce(bootstrap, topic, range(PARTITIONS), 5, tag="after-downgrade")
+        wait_until(lambda: sum(len(m.read) for m in members) >= len(sent), "read on", timeout=SETTLE, step=step)
+        read = [v for m in members for _, _, v in m.read]
+        assert sorted(read) == sorted(v for _, v in sent)
+        classic.close()
+    finally:
+        broker.stop()
