@@ -201,8 +201,9 @@ class OffsetStore(Protocol):
     def groups(self) -> Iterable[str]:
         """The groups with committed offsets."""
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
-        """The group's metadata as of its latest generation (GroupMetadataKey/Value)."""
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        """The group's metadata as of its latest generation (GroupMetadataKey/Value); None writes a
+        tombstone for it alone (the group became a consumer group; its offsets stay)."""
 
     def group_metadata(self) -> Mapping[str, GroupMetadata]:
         """The last stored metadata of every group not deleted since."""

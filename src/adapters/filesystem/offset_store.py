@@ -198,7 +198,11 @@ class FileOffsetStore:
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        if metadata is None:
+            self._log.append([(_group_key(group_id), None)])
+            self._metadata.pop(group_id, None)
+            return
         self._log.append([(_group_key(group_id), _group_value(metadata))])
         self._metadata[group_id] = metadata
 

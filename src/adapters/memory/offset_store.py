@@ -33,8 +33,11 @@ class MemoryOffsetStore:
         self._groups.pop(group_id, None)
         self._metadata.pop(group_id, None)
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
-        self._metadata[group_id] = metadata
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        if metadata is None:
+            self._metadata.pop(group_id, None)
+        else:
+            self._metadata[group_id] = metadata
 
     def group_metadata(self) -> Mapping[str, GroupMetadata]:
         return dict(self._metadata)

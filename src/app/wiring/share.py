@@ -13,7 +13,8 @@ from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
 from trafka.adapters.kafka.share_runtime import ShareRuntime
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import GroupCoordinator
+from trafka.domain.groups import Completion, GroupCoordinator
+from trafka.domain.groups.model import Group
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroupCoordinator, ShareGroups, ShareGroupSettings, ShareSettings
 from trafka.domain.ports import ShareSnapshot, ShareStateStore
@@ -45,6 +46,19 @@ class ClassicOrShareGroupIds:
 
     def delete(self, group_id: str) -> ErrorCode:
         return self.classic.delete(group_id)
+
+    # the online migration between the classic and consumer protocols (ADR 50): classic groups only
+    def group(self, group_id: str) -> Group | None:
+        return None if self._is_share(group_id) else self.classic.group(group_id)
+
+    def accepts_session_timeout(self, session_timeout_ms: int) -> bool:
+        return self.classic.accepts_session_timeout(session_timeout_ms)
+
+    def release(self, group_id: str) -> list[Completion]:
+        return self.classic.release(group_id)
+
+    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
+        return self.classic.adopt(group, now, rebalance)
 
 
 def share_groups_from(
