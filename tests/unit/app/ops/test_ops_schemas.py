@@ -12,9 +12,9 @@ COPIES = sorted((SRC / "app" / "ops" / "schemas").glob("*.json"))
 
 
 def test_dump_log_has_the_schemas_of_every_internal_record_it_decodes():
-    # with ShareSnapshotKey/Value, ConsumerGroupDescribe, ShareGroupDescribe, Describe/AlterShareGroupOffsets
-    # (trafka group describe and reset-offsets)
-    assert len(COPIES) == 37
+    # with the share group, ShareSnapshot and ShareUpdate records, ConsumerGroupDescribe, and for trafka group
+    # describe and reset-offsets of share groups ShareGroupDescribe, Describe/AlterShareGroupOffsets
+    assert len(COPIES) == 51
 
 
 @pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
