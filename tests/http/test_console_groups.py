@@ -44,11 +44,11 @@ def broker():
     ctx = bootstrap(settings, adapters)
     view = observe_broker(settings, ctx, ctx.clock_ms())
     ctx.catalog.create("t", 1, 1)
-    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
-    for i in range(10):
+    for i in range(10):  # a batch per record: a share fetch acquires whole batches (batch_optimized)
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
         builder.append(timestamp=1000 + i, key=None, value=b"v%d" % i, headers=[])
-    builder.close()
-    assert ctx.replicas.produce(TP, bytes(builder.buffer()), 1).error is ErrorCode.NONE
+        builder.close()
+        assert ctx.replicas.produce(TP, bytes(builder.buffer()), 1).error is ErrorCode.NONE
     return ctx, view, adapters.share_state_store
 
 
