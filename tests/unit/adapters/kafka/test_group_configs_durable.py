@@ -9,6 +9,8 @@ import logging
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest
 
 from trafka.adapters.kafka.apis import delete_groups, describe_configs, incremental_alter_configs
@@ -236,3 +238,43 @@ def test_a_change_is_recorded_before_it_is_applied_and_as_it_is_served():
     with pytest.raises(OSError):
         alter(ctx, "g", ("share.auto.offset.reset", SET, "earliest"))
     assert ctx.share.groups.config("g", "share.auto.offset.reset") == "latest"  # not applied: not durable
+
+
+_VALUES = {
+    "consumer.session.timeout.ms": ["45000", "50000", "060000", "1", "x"],
+    "consumer.heartbeat.interval.ms": ["5000", "7000", "15000", "50000"],
+    "share.auto.offset.reset": ["earliest", "latest", "by_duration:PT1H", "sometime"],
+    "share.isolation.level": ["read_committed", "read_uncommitted", "dirty"],
+    "share.session.timeout.ms": ["20000", "45000", "-3"],
+}
+_CHANGE = st.sampled_from(sorted(_VALUES)).flatmap(
+    lambda name: st.one_of(
+        st.sampled_from(_VALUES[name]).map(lambda v: (name, SET, v)),
+        st.just((name, DELETE, None)),
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["g", "h"]),
+            st.lists(_CHANGE, min_size=1, max_size=3, unique_by=lambda c: c[0]),
+            st.booleans(),
+        ),
+        max_size=8,
+    )
+)
+def test_any_sequence_of_alterations_describes_the_same_after_a_restart(steps):
+    store = MemoryGroupConfigStore()
+    ctx = start(store)
+    for group, changes, validate_only in steps:
+        alter(ctx, group, *changes, validate_only=validate_only)
+    again = start(store)
+    for group in ("g", "h"):
+        assert describe(again, group) == describe(ctx, group)
+        assert again.groups.consumer.session_timeout_ms(group) == ctx.groups.consumer.session_timeout_ms(group)
+        assert again.share.groups.config(group, "share.auto.offset.reset") == ctx.share.groups.config(
+            group, "share.auto.offset.reset"
+        )
