@@ -34,9 +34,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from throughput import machine_line, spawn_trafka
 
 from trafka.adapters.compression import compress, decompress
+from trafka.adapters.compression.keys import scan_keys
 from trafka.adapters.filesystem import FileLogStore, LogDir
 from trafka.domain.batch import assign_offsets, validate_batches
 from trafka.domain.compaction import Cleaner, CompactionConfig, cleanable_offsets, log_to_clean
+from trafka.domain.compaction.records import decode_keys
 from trafka.domain.topics import Topic, TopicPartition
 
 TP = TopicPartition("compacted", 0)
@@ -62,7 +64,7 @@ def batches(records: int, keys: int, size: int):
         yield bytes(builder.build())
 
 
-def cleaning_rate(records: int, keys: int, size: int) -> dict:
+def cleaning_rate(records: int, keys: int, size: int, python_scan: bool = False) -> dict:
     folder = tempfile.mkdtemp(prefix="bench-compaction-")
     logdir = LogDir.open(folder, 1, uuid.uuid4(), uuid.uuid4())
     store = FileLogStore(logdir, crc32c.crc32c, lambda: 1_700_000_000_000)
@@ -75,7 +77,9 @@ def cleaning_rate(records: int, keys: int, size: int) -> dict:
     segments = log.segment_infos()
     dirty = sum(s.size for s in segments)
     first, uncleanable, _ = cleanable_offsets(segments, 0, log.log_end_offset, None, log.log_end_offset, 0, 0)
-    cleaner = Cleaner(crc32c.crc32c, decompress, compress, 128 << 20)
+    cleaner = Cleaner(
+        crc32c.crc32c, decompress, compress, 128 << 20, scan_keys=decode_keys if python_scan else scan_keys
+    )
     started = time.perf_counter()
     end, stats = cleaner.clean(
         log,
@@ -158,10 +162,13 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-rate", action="store_true")
+    parser.add_argument(
+        "--python-scan", action="store_true", help="the domain's pure-Python key scan, not aiokafka's compiled one"
+    )
     args = parser.parse_args()
     print(machine_line())
     if not args.skip_rate:
-        rate = cleaning_rate(args.records, args.keys, args.size)
+        rate = cleaning_rate(args.records, args.keys, args.size, args.python_scan)
         print(
             f"cleaning: {rate['dirty_mb']:.1f} MB dirty in {rate['seconds']:.2f} s = {rate['mb_per_s']:.1f} MB/s; "
             f"{rate['after_mb']:.2f} MB and {rate['records_kept']} records left"

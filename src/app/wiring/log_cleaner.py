@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from trafka.adapters.compression import compress
+from trafka.adapters.compression.keys import scan_keys
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -159,6 +160,7 @@ class LogCleaner:
             self.settings.dedupe_buffer_size // threads,
             throttle,
             self.settings.io_buffer_load_factor,
+            scan_keys,
         )
 
     async def run(self) -> None:

@@ -15,6 +15,7 @@ The log comes in through the `CleanableLog` port; time (`now_ms`) and the thrott
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
@@ -23,7 +24,7 @@ import attrs
 from ..batch import BatchHeader, Checksum
 from ..control import AbortedTxn, control_type
 from ..retention import SegmentInfo
-from .records import Compress, Decompress, decode_keys, decode_records, empty_batch, rebuild_batch
+from .records import Compress, Decompress, KeyScanner, decode_keys, decode_records, empty_batch, rebuild_batch
 from .rules import CleanedTransactions, LastRecord, OffsetMap, filter_batch, map_batch
 from .selection import CompactionConfig, LogToClean, group_segments_by_size
 
@@ -77,6 +78,25 @@ def _control_type(header: BatchHeader, batch: bytes) -> int | None:
     return control_type(batch) if header.records_count > 0 else None
 
 
+class _Retained:
+    """The offsets that can survive in the mapped dirty section [start, latest] (each key's last)."""
+
+    def __init__(self, offsets: list[int], start: int, latest: int) -> None:
+        self._offsets = offsets
+        self._start = start
+        self._latest = latest
+
+    def none_in(self, header: BatchHeader) -> bool:
+        """True if no record of this data batch can survive, so it need not be decoded: it lies in
+        the mapped dirty section, where every keyed record outside an aborted transaction is in the
+        map, and none of its offsets is a key's last. (Keyless records never survive; the records of
+        an aborted transaction go whatever the map says.)"""
+        if header.is_control or header.base_offset < self._start or header.last_offset > self._latest:
+            return False
+        i = bisect_left(self._offsets, header.base_offset)
+        return i == len(self._offsets) or self._offsets[i] > header.last_offset
+
+
 class Cleaner:
     def __init__(
         self,
@@ -86,13 +106,17 @@ class Cleaner:
         dedupe_buffer_bytes: int,
         throttle: Callable[[int], None] = lambda _: None,
         load_factor: float = 0.9,
+        scan_keys: KeyScanner = decode_keys,
     ) -> None:
+        """`scan_keys`: how the offset map pass reads a batch's keys (a compiled scanner may be
+        passed in; the domain's own is pure Python)."""
         self._checksum = checksum
         self._decompress = decompress
         self._compress = compress
         self._buffer_bytes = dedupe_buffer_bytes
         self._load_factor = load_factor
         self._throttle = throttle
+        self._scan_keys = scan_keys
 
     def clean(
         self,
@@ -113,8 +137,11 @@ class Cleaner:
             return start, stats
         segments = [s for s in log.segment_infos() if s.base_offset < end_offset]
         transactions = CleanedTransactions()
+        retained = _Retained(offset_map.retained_offsets(), start, offset_map.latest_offset)
         for group in group_segments_by_size(segments, config.segment_bytes, end):
-            self._clean_group(log, group, offset_map, transactions, last_records, end, now_ms, config, stats, swap)
+            self._clean_group(
+                log, group, offset_map, retained, transactions, last_records, end, now_ms, config, stats, swap
+            )
         stats.buffer_utilization = offset_map.utilization
         return end_offset, stats
 
@@ -136,7 +163,7 @@ class Cleaner:
                 if header.is_control:
                     kind = _control_type(header, batch)
                 else:
-                    records = decode_keys(batch, header, self._decompress)
+                    records = self._scan_keys(batch, header, self._decompress)
                 if map_batch(offset_map, header, records, start, transactions, kind):
                     return offset_map
             # offsets removed earlier leave gaps: the mapped range reaches to the next segment
@@ -149,6 +176,7 @@ class Cleaner:
         log: CleanableLog,
         group: list[SegmentInfo],
         offset_map: OffsetMap,
+        retained: _Retained,
         transactions: CleanedTransactions,
         last_records: Mapping[int, LastRecord],
         round_end: int,
@@ -159,7 +187,9 @@ class Cleaner:
     ) -> None:
         cleaned = log.cleaned_segment(group[0].base_offset)
         try:
-            self._recopy(log, group, cleaned, offset_map, transactions, last_records, round_end, now_ms, config, stats)
+            self._recopy(
+                log, group, cleaned, offset_map, retained, transactions, last_records, round_end, now_ms, config, stats
+            )
         except BaseException:
             cleaned.discard()
             raise
@@ -171,6 +201,7 @@ class Cleaner:
         group: list[SegmentInfo],
         cleaned: CleanedSegment,
         offset_map: OffsetMap,
+        retained: _Retained,
         transactions: CleanedTransactions,
         last_records: Mapping[int, LastRecord],
         round_end: int,
@@ -185,7 +216,10 @@ class Cleaner:
                 self._throttle(header.size)
                 stats.bytes_read += header.size
                 stats.messages_read += header.records_count
-                records = decode_records(batch, header, self._decompress) if header.records_count else []
+                if not header.records_count or retained.none_in(header):
+                    records = []
+                else:
+                    records = decode_records(batch, header, self._decompress)
                 kind = _control_type(header, batch) if header.is_control else None
                 outcome = filter_batch(
                     header,

@@ -106,14 +106,18 @@ def decode_records(batch: bytes | memoryview, header: BatchHeader, decompress: D
     return records
 
 
-def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> list[tuple[int, bytes]]:
-    """(offset, key) of every keyed record of the batch: all the offset map needs, with no copy of
-    values or headers; CORRUPT_MESSAGE if a record runs past the batch."""
+KeyScanner = Callable[[bytes | memoryview, BatchHeader, Decompress], list[tuple[bytes, int]]]
+
+
+def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> list[tuple[bytes, int]]:
+    """(key, offset) of every keyed record of the batch, in order: all the offset map needs (the
+    pairs go into it as they are), with no copy of values or headers; CORRUPT_MESSAGE if a record
+    runs past the batch. The cleaner may be given a compiled scanner with the same contract."""
     body = bytes(batch[HEADER_SIZE : header.size])
     if header.compression != Compression.NONE:
         body = decompress(header.compression, body)
     base_offset = header.base_offset
-    keys: list[tuple[int, bytes]] = []
+    keys: list[tuple[bytes, int]] = []
     pos = 0
     size = len(body)
     try:
@@ -150,7 +154,7 @@ def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Deco
             if key_length >= 0:
                 if p + key_length > end:
                     raise IndexError
-                keys.append((base_offset + offset_delta, body[p : p + key_length]))
+                keys.append((body[p : p + key_length], base_offset + offset_delta))
             pos = end
     except IndexError:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record runs past the end of its batch") from None
