@@ -67,6 +67,9 @@ def test_the_refusal_carries_kafkas_message(bootstrap):
         "errors at most: [RecordError(batchIndex=1, message='Compacted topic cannot accept message without key in "
         f"topic partition {topic}-0')]"
     )
+    assert [(e.batch_index, e.batch_index_error_message) for e in answer.record_errors] == [
+        (1, f"Compacted topic cannot accept message without key in topic partition {topic}-0")
+    ]
 
 
 def consume_all(bootstrap: str, topic: str, expected_end: int) -> list[tuple[int, bytes | None, bytes | None]]:
