@@ -310,7 +310,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups", "http", "log", "security"}
+    sections = {"server", "broker", "storage", "groups", "http", "log", "security", "log_cleaner"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
@@ -319,8 +319,10 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         if key == "log_level":
             out["log_level"] = value
             continue
-        section, _, field = key.partition("_")
-        if section not in sections or not field:
+        # the longest section the name starts with: TRAFKA_LOG_CLEANER_THREADS is [log_cleaner] threads
+        section = max((s for s in sections if key.startswith(s + "_")), key=len, default="")
+        field = key[len(section) + 1 :]
+        if not section or not field:
             raise ConfigError(f"unknown environment variable {name}")
         out.setdefault(section, {})[field] = value
     return out
