@@ -1,18 +1,25 @@
 """Log compaction: how fast the cleaner cleans, and what it does to produce latency.
 
     python bench/compaction.py [--records 1000000] [--keys 10000] [--size 100] [--skip-latency]
+                               [--skip-rate] [--python-scan] [--dedupe-buffer BYTES]
 
 1. **Cleaning rate** (in process, no network): writes `--records` records of `--size`-byte values
    over `--keys` keys (batches of 100 records, uncompressed) through the filesystem store into
    64 MiB segments, rolls the active segment, and times one cleaning of the whole dirty log by the
    domain's Cleaner (key map, recopy, swap of each cleaned segment): dirty MB (10^6 bytes) per
-   second, and the recopied bytes. The page cache is warm (the log was just written).
+   second, and the recopied bytes. The page cache is warm (the log was just written). Also the
+   process's peak RSS growth during the cleaning, against `--dedupe-buffer` (give `--keys` equal to
+   `--records` to fill the map). `--python-scan`: the domain's key scan instead of aiokafka's.
 2. **Produce p99 with and without the cleaner** (a spawned `trafka serve` on the filesystem store,
    librdkafka producer, acks=1, linger.ms=0): the same compacted topic (8 MiB segments,
-   min.cleanable.dirty.ratio 0.01) is loaded with the same records, then 20,000 records are sent
-   at 2,000 per second and each one's delivery latency is taken from its delivery report. Once
-   with `log.cleaner.enable=false`, once with the cleaner on (`log.cleaner.backoff.ms=100`), which
-   then cleans the loaded log while the latency is measured. p50/p99/max are printed.
+   min.cleanable.dirty.ratio 0.01, min.compaction.lag.ms one day so nothing is cleaned while it
+   loads) is loaded with the same records; the lag is lifted (IncrementalAlterConfigs), then 20,000
+   records are sent at 2,000 per second and each one's delivery latency is taken from its delivery
+   report. Once with `log.cleaner.enable=false`, once with the cleaner on
+   (`log.cleaner.backoff.ms=100`), which then cleans the loaded log while the latency is measured.
+   p50/p99/max are printed, the p99 of the records sent while the cleaner worked (from the lift to
+   the end of its cleanings, read from the broker's log), and the peak RSS of the broker and of its
+   cleaner process.
 """
 
 from __future__ import annotations
@@ -126,6 +133,22 @@ def _broker_status_kb(pid: int, field: str) -> int:
     return 0
 
 
+def _cleaner_processes(parent: int) -> list[int]:
+    """The broker's cleaner processes (`python -m trafka.app.wiring.cleaner_process`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"trafka.app.wiring.cleaner_process" in cmdline and ppid == parent:
+            found.append(int(entry.name))
+    return found
+
+
 def produce_latency(cleaner_on: bool, records: int, keys: int, size: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="bench-compaction-broker-"))
     config = folder / "server.properties"
@@ -187,6 +210,7 @@ def produce_latency(cleaner_on: bool, records: int, keys: int, size: int) -> dic
         assert producer.flush(60) == 0
         cpu = broker.cpu_seconds()
         peak_rss = _broker_status_kb(broker.proc.pid, "VmHWM")
+        cleaner_rss = sum(_broker_status_kb(pid, "VmHWM") for pid in _cleaner_processes(broker.proc.pid))
         broker.log.flush()
         cleanings = [
             float(m.group(1))
@@ -204,6 +228,7 @@ def produce_latency(cleaner_on: bool, records: int, keys: int, size: int) -> dic
             "during_n": len(while_cleaning),
             "during_p99_ms": 1000 * while_cleaning[int(len(while_cleaning) * 0.99)] if while_cleaning else None,
             "peak_rss_mb": peak_rss * 1024 / 1e6,
+            "cleaner_rss_mb": cleaner_rss * 1024 / 1e6,
             "p50_ms": 1000 * statistics.median(latencies),
             "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
             "max_ms": 1000 * latencies[-1],
@@ -240,7 +265,7 @@ def main() -> int:
             print(
                 f"produce with the cleaner {r['cleaner']}: p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, "
                 f"max {r['max_ms']:.2f} ms, broker CPU {r['broker_cpu_s']:.1f} s, broker peak RSS "
-                f"{r['peak_rss_mb']:.0f} MB"
+                f"{r['peak_rss_mb']:.0f} MB (its cleaner process: {r['cleaner_rss_mb']:.0f} MB)"
             )
             if r["clean_s"]:
                 print(
