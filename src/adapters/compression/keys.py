@@ -15,13 +15,15 @@ Where aiokafka's extension is not built (no wheel for the platform), `scan_keys`
 
 from __future__ import annotations
 
+import operator
 import struct
 
 from trafka.domain.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, Compression
-from trafka.domain.compaction.records import Decompress, KeyScanner, decode_keys
+from trafka.domain.compaction.records import Decompress, KeyScan, KeyScanner, decode_keys
 
 _LENGTH = struct.Struct(">i")
 _ATTRIBUTES = struct.Struct(">h")
+_value = operator.attrgetter("value")
 
 
 def _compiled() -> KeyScanner | None:
@@ -30,7 +32,7 @@ def _compiled() -> KeyScanner | None:
     except ImportError:  # aiokafka built without its extensions: the domain's scanner is faster
         return None
 
-    def scan_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> list[tuple[bytes, int]]:
+    def scan_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> KeyScan:
         if header.compression == Compression.NONE:
             buffer = bytes(batch[: header.size])
         else:
@@ -40,9 +42,11 @@ def _compiled() -> KeyScanner | None:
             _ATTRIBUTES.pack_into(head, 21, header.attributes & ~0x07)
             buffer = bytes(head) + body
         try:
-            return [(r.key, r.offset) for r in DefaultRecordBatch(buffer) if r.key is not None]
+            records = list(DefaultRecordBatch(buffer))
         except Exception:  # whatever it refuses, the domain's scanner answers (or raises CORRUPT_MESSAGE)
             return decode_keys(batch, header, decompress)
+        # a null value anywhere (a keyless one too: such a batch is never kept whole anyway) counts
+        return KeyScan([(r.key, r.offset) for r in records if r.key is not None], None in map(_value, records))
 
     return scan_keys
 

@@ -188,6 +188,7 @@ class BatchOutcome(NamedTuple):
 
 
 _DROPPED = BatchOutcome((), False, None, False, True)
+_EMPTY = BatchOutcome((), False, None, True, False)
 
 
 def is_last_batch_of_producer(header: BatchHeader, last_records: Mapping[int, LastRecord]) -> bool:
@@ -201,7 +202,7 @@ def is_last_batch_of_producer(header: BatchHeader, last_records: Mapping[int, La
 
 def filter_batch(
     header: BatchHeader,
-    records: Sequence[CleanerRecord],
+    records: Sequence[CleanerRecord] | None,
     control_type: int | None,
     offset_map: OffsetMap,
     transactions: CleanedTransactions,
@@ -211,7 +212,9 @@ def filter_batch(
     delete_retention_ms: int,
 ) -> BatchOutcome:
     """Kafka's cleanInto filter (checkBatchRetention, shouldRetainRecord) and MemoryRecords.filterTo
-    for one batch of the segments being recopied."""
+    for one batch of the segments being recopied. `records` None: a data batch the caller knows
+    keeps every record and holds no tombstone (every offset is its key's last), not decoded; it is
+    written as it is unless it belongs to an aborted transaction."""
     if header.is_control:
         can_discard = transactions.on_control_batch(header, control_type)
         horizon = delete_horizon(header)
@@ -231,6 +234,10 @@ def filter_batch(
         return _DROPPED
     marker_for_empty_txn = can_discard and header.is_control
     horizon = delete_horizon(header)
+    if records is None:  # every record kept, none a tombstone: the batch as it is
+        if not discard_records:
+            return BatchOutcome((), True, horizon, False, False)
+        return _EMPTY if retention is Retention.RETAIN_EMPTY else _DROPPED
     kept: list[CleanerRecord] = []
     tombstones = False
     if not discard_records:

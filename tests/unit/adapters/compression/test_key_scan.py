@@ -51,4 +51,4 @@ def test_a_header_key_that_is_not_utf8_is_read_by_the_domain_scanner():
     at = batch.index(b"h\x02x", HEADER_SIZE)  # header key "h" (length varint 2, then 'h')
     batch[at] = 0xFF  # no longer UTF-8: aiokafka refuses to decode it, the cleaner does not need it
     header = BatchHeader.parse(bytes(batch))
-    assert scan_keys(bytes(batch), header, decompress) == [(b"key", 0)]
+    assert scan_keys(bytes(batch), header, decompress) == ([(b"key", 0)], False)
