@@ -245,7 +245,8 @@ class LogCleaner:
                         now,
                         self.settings.dedupe_buffer_size // max(self.settings.threads, 1),
                         self.settings.io_buffer_load_factor,
-                        self.throttler.rate,
+                        # each process throttles itself: the threads' processes share the rate
+                        self.throttler.rate / max(self.settings.threads, 1),
                         swap,
                     )
                 except ProcessGone:
