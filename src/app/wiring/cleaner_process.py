@@ -17,6 +17,7 @@ process that dies is started again for the next cleaning.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -39,6 +40,7 @@ from trafka.domain.control import AbortedTxn
 from trafka.domain.retention import SegmentInfo
 
 ALL_OFFSETS = 2**63 - 1
+NICENESS = 10  # the cleaner process's niceness: below the broker's priority
 
 
 class CleaningFailed(Exception):
@@ -77,6 +79,9 @@ def _serve(conn: Connection) -> None:
     """The cleaner process: cleanings, one at a time, until the broker closes its end."""
     from .log_cleaner import Throttler
 
+    # Background work: on a busy machine the scheduler gives the broker's event loop the CPU first.
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
     throttler: Throttler | None = None
     broker = os.getppid()
     while True:
