@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from trafka.domain.control import COMMIT, control_type
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
+from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
 from trafka.domain.topics import TopicPartition
 
-from . import consumer_group_records
+from . import consumer_group_records, share_group_records
 from .internal_log import InternalLog
 from .metadata_records import (
     GroupMetadataKey,
@@ -63,6 +64,7 @@ class FileOffsetStore:
         self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset | None]]] = {}
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}  # KIP-848 groups: last value per key
+        self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}  # KIP-932 groups: last value per key
         for header, batch in offsets_log.batches():
             if header.is_control:
                 if header.is_transactional:
@@ -82,8 +84,11 @@ class FileOffsetStore:
                 if key_version in consumer_group_records.KEY_VERSIONS:
                     self._replay_consumer_group(consumer_group_records.decode(key, value))
                     continue
+                if key_version in share_group_records.KEY_VERSIONS:
+                    self._replay_share_group(share_group_records.decode(key, value))
+                    continue
                 if key_version > KEY_VERSION:
-                    continue  # a newer coordinator's record (share groups)
+                    continue  # another coordinator record trafka does not keep
                 group_id, tp, committed = _decode(key, value)
                 if target is not None:
                     target.setdefault(group_id, {})[tp] = committed
@@ -119,6 +124,25 @@ class FileOffsetStore:
     def consumer_group_records(self) -> list[ConsumerGroupRecord]:
         return list(self._consumer_groups.values())
 
+    def _replay_share_group(self, record: ShareGroupRecord | None) -> None:
+        if record is None:
+            return
+        if record.value is None:
+            self._share_groups.pop(record.key, None)
+        else:
+            self._share_groups[record.key] = record
+
+    def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
+        written = list(records)
+        if not written:
+            return
+        self._log.append([(share_group_records.encode_key(r), share_group_records.encode_value(r)) for r in written])
+        for record in written:
+            self._replay_share_group(record)
+
+    def share_group_records(self) -> list[ShareGroupRecord]:
+        return list(self._share_groups.values())
+
     def _apply(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset | None]) -> None:
         committed = self._groups.setdefault(group_id, {})
         for tp, value in offsets.items():
@@ -150,7 +174,11 @@ class FileOffsetStore:
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        if metadata is None:
+            self._log.append([(_group_key(group_id), None)])
+            self._metadata.pop(group_id, None)
+            return
         self._log.append([(_group_key(group_id), _group_value(metadata))])
         self._metadata[group_id] = metadata
 

@@ -127,6 +127,7 @@ class ClientInfo:
     listener: str = "PLAINTEXT"
     advertised: Endpoint = Endpoint("localhost", 9092)
     principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
+    connection: object = None  # the connection's identity (what its close releases: share sessions)
 
 
 @attrs.define

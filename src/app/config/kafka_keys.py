@@ -216,6 +216,10 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "group.share.record.lock.duration.ms": (("groups", "share_record_lock_duration_ms"), _int(1)),
     "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), _int(2)),
     "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), _int(100)),
+    "share.coordinator.snapshot.update.records.per.snapshot": (
+        ("groups", "share_snapshot_update_records_per_snapshot"),
+        _integer(0, 500),  # Kafka's ShareCoordinatorConfig: between(0, 500)
+    ),
     "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), _int(1)),
     "log.cleaner.enable": (("log_cleaner", "enable"), _boolean),
     "log.cleaner.threads": (("log_cleaner", "threads"), _int(0)),

@@ -118,6 +118,8 @@ class GroupCoordinatorSettings:
     share_record_lock_duration_ms: int = 30000
     share_delivery_count_limit: int = 5
     share_partition_max_record_locks: int = 2000
+    # share.coordinator.snapshot.update.records.per.snapshot: ShareUpdates between two ShareSnapshots
+    share_snapshot_update_records_per_snapshot: int = 500
 
 
 @attrs.frozen

@@ -40,6 +40,7 @@ from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext, Endpoint, Listening, UnobservedBroker
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.releases import pinned
+from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
     MemoryAclStore,
     MemoryCatalogStore,
@@ -59,6 +60,7 @@ from trafka.domain.features import FeatureControl
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
+from trafka.domain.groups.modern.migration import MigrationPolicy
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import (
     AclStore,
@@ -205,7 +207,9 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
-        share_state_store=FileShareStateStore(share_state, clock_ms),
+        share_state_store=FileShareStateStore(
+            share_state, clock_ms, settings.groups.share_snapshot_update_records_per_snapshot
+        ),
         scram_store=FileScramCredentialStore(metadata),
         acl_store=FileAclStore(metadata),
         quota_store=FileClientQuotaStore(metadata),
@@ -327,6 +331,10 @@ def consumer_groups_from(
     groups = settings.groups
     if "consumer" not in {p.strip() for p in groups.rebalance_protocols.split(",")}:
         return None
+    try:
+        migration_policy = MigrationPolicy.parse(groups.consumer_migration_policy)
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
     consumer_settings = ConsumerGroupSettings(
         session_timeout_ms=groups.consumer_session_timeout_ms,
         heartbeat_interval_ms=groups.consumer_heartbeat_interval_ms,
@@ -336,8 +344,11 @@ def consumer_groups_from(
         max_session_timeout_ms=groups.consumer_max_session_timeout_ms,
         min_heartbeat_interval_ms=groups.consumer_min_heartbeat_interval_ms,
         max_heartbeat_interval_ms=groups.consumer_max_heartbeat_interval_ms,
+        migration_policy=migration_policy,
     )
-    return ConsumerGroupCoordinator(consumer_settings, catalog, classic, lambda: str(uuid.uuid4()))
+    return ConsumerGroupCoordinator(
+        consumer_settings, catalog, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+    )
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:

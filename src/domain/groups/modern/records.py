@@ -5,7 +5,8 @@ value of a key winning and a tombstone (value None) deleting it:
 
     kind (key version)          key              value
     GROUP_EPOCH (3)             group            ConsumerGroupMetadataValue: the group epoch
-    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor
+    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor;
+                                                 a classic member's session timeout and protocols
     TARGET_ASSIGNMENT_EPOCH (6) group            the assignment epoch
     TARGET_ASSIGNMENT_MEMBER(7) group, member    the member's target partitions (by topic id)
     CURRENT_ASSIGNMENT (8)      group, member    member epoch, previous epoch, state, assigned and
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
-from .model import ConsumerGroup, ConsumerMember
+from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
 
 
@@ -65,6 +66,7 @@ class MemberMetadata:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic: ClassicMemberMetadata | None = None  # tagged field 0: a member of the classic protocol
 
 
 @attrs.frozen
@@ -150,6 +152,7 @@ def current_values(
             member.subscribed_topic_regex,
             member.rebalance_timeout_ms,
             member.server_assignor,
+            member.classic,
         ),
         (RecordKind.CURRENT_ASSIGNMENT, gid, member_id): CurrentAssignment(
             member.member_epoch,
@@ -195,6 +198,7 @@ def restore(
             member.subscribed_topic_regex = value.subscribed_topic_regex
             member.rebalance_timeout_ms = value.rebalance_timeout_ms
             member.server_assignor = value.server_assignor
+            member.classic = value.classic
         elif isinstance(value, CurrentAssignment) and mid is not None:
             member = group.members.setdefault(mid, ConsumerMember(mid))
             member.member_epoch = value.member_epoch
