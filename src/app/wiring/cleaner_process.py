@@ -10,15 +10,17 @@ the broker to swap it in; the broker reopens the finished `.cleaned` files and r
 `replace_segments` (Kafka's swap protocol) on its event loop, then answers. At the end it sends the
 end offset and the statistics. The process keeps its own throttle (`log.cleaner.io.max.bytes.per.second`).
 
-Stopping is killing: a cleaning cut anywhere leaves at most `.cleaned` files, which the next cleaning
-of that partition or the next start removes (the same crash safety as a kill -9 of the broker). A
-process that dies is started again for the next cleaning.
+Stopping is SIGTERM: the cleaning in progress removes its `.cleaned` files and the process exits
+(SIGKILL after a few seconds; a cleaning cut anywhere leaves at most `.cleaned` files, which the next
+cleaning of that partition or the next start removes: the crash safety of a kill -9). A process that
+dies is started again for the next cleaning; one whose broker died exits at its next batch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +43,7 @@ from trafka.domain.retention import SegmentInfo
 
 ALL_OFFSETS = 2**63 - 1
 NICENESS = 10  # the cleaner process's niceness: below the broker's priority
+STOP_GRACE_S = 5.0  # how long a stopping cleaner process has to unwind before SIGKILL
 
 
 class CleaningFailed(Exception):
@@ -75,10 +78,17 @@ class _SegmentFiles:
         return FileCleanedSegment(self._directory, base_offset, self._interval)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM from the broker: unwinds the cleaning in progress (the domain's Cleaner discards the
+    `.cleaned` segment it is writing) and ends the process."""
+    raise SystemExit(0)
+
+
 def _serve(conn: Connection) -> None:
     """The cleaner process: cleanings, one at a time, until the broker closes its end."""
     from .log_cleaner import Throttler
 
+    signal.signal(signal.SIGTERM, _terminate)
     # Background work: on a busy machine the scheduler gives the broker's event loop the CPU first.
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
@@ -149,15 +159,22 @@ class CleanerProcess:
         self._conn = Connection(ours.detach())
         return self._conn
 
-    def _discard(self) -> None:
+    def _discard(self, graceful: bool = False) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                if graceful:  # SIGTERM: a cleaning stops at once and removes its `.cleaned` files
+                    self._process.terminate()
+                    try:
+                        self._process.wait(STOP_GRACE_S)
+                    except subprocess.TimeoutExpired:
+                        self._process.kill()
+                else:
+                    self._process.kill()
+            self._process.wait()
+            self._process = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
-            self._process.wait()
-            self._process = None
 
     def clean(
         self,
@@ -214,10 +231,12 @@ class CleanerProcess:
             raise ProcessGone(f"the cleaner process stopped: {exc}") from None
 
     def stop(self) -> None:
-        """Kill the process (a cleaning in progress leaves at most `.cleaned` files behind)."""
+        """Stop the process: SIGTERM, on which a cleaning in progress removes what it wrote and the
+        process exits (Kafka's cleaner deletes its `.cleaned` segment when shut down mid-cleaning);
+        SIGKILL if it has not within a few seconds."""
         with self._lock:
             self._stopped = True
-            self._discard()
+            self._discard(graceful=True)
 
 
 if __name__ == "__main__":
