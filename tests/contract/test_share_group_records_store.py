@@ -1,6 +1,7 @@
 """KIP-932 share group records in `__consumer_offsets`: Kafka 4.2's key versions 10-15 with their
 flexible values, byte for byte; replayed after a restart beside the consumer group records (last value
-per key, tombstones delete) and kept by compaction; the memory store keeps the same contract."""
+per key, tombstones delete) and kept by the log cleaner's compaction; the memory store keeps the same
+contract."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.contract.test_group_metadata_store import FileStores
+from tests.contract.test_group_metadata_store import CHURN, FileStores, clean, record_count
 from trafka.adapters.filesystem import share_group_records as codec
-from trafka.adapters.filesystem.offset_store import COMPACT_MIN_RECORDS
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.groups.modern.records import (
     ConsumerGroupRecord,
@@ -140,15 +140,19 @@ def test_records_survive_a_restart_beside_consumer_group_records_and_tombstones_
     assert {r.key: r for r in memory.share_group_records()} == replayed
 
 
-def test_compaction_keeps_the_live_share_group_records(stores):
+def test_the_cleaner_keeps_the_live_share_group_records_and_startup_rewrites_nothing(stores):
     store = stores.open()
     store.store_share_group_records(RECORDS)
-    for epoch in range(COMPACT_MIN_RECORDS):
+    for epoch in range(CHURN):
         store.store_share_group_records([ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(epoch))])
-    store = stores.open()  # replay compacts: most records are superseded
+    written = record_count(stores.log.log)
+    store = stores.open()  # replay reads the log as it is
+    assert (stores.log.log.log_start_offset, record_count(stores.log.log)) == (0, written)
     live = {r.key: r for r in store.share_group_records()}
-    assert live[(K.GROUP_EPOCH, "g", None)].value == GroupEpoch(COMPACT_MIN_RECORDS - 1)
+    assert live[(K.GROUP_EPOCH, "g", None)].value == GroupEpoch(CHURN - 1)
     assert len(live) == len(RECORDS)
+    clean(stores.log.log)
+    assert record_count(stores.log.log) == len(RECORDS)  # the last value of each key
     store = stores.open()
     assert {r.key: r for r in store.share_group_records()} == live
 

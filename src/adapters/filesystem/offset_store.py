@@ -6,9 +6,9 @@ is GroupMetadataKey v2 (group) with GroupMetadataValue v3, the version Kafka 4 w
 a deleted group gets a tombstone for it after its offsets' tombstones. Offsets a
 transaction commits (TxnOffsetCommit) are written at once as a transactional batch of its producer
 and decided by the marker written when the transaction ends, as in Kafka; replay keeps undecided ones
-staged, so a transaction survives a restart. The log is replayed
-at startup, and compacted then if most of it is superseded: the live offsets are rewritten in a new
-segment and the older segments dropped, as log compaction would leave them.
+staged, so a transaction survives a restart. The log is replayed at startup as it is: the log
+cleaner compacts it (it is a compacted topic with Kafka's 100 MiB offsets.topic.segment.bytes), as
+Kafka's LogCleaner compacts `__consumer_offsets`; the store never rewrites it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ KEY_VERSION = 1
 VALUE_VERSION = 3
 GROUP_KEY_VERSION = 2
 GROUP_VALUE_VERSION = 3  # Kafka's MetadataVersion.groupMetadataValueVersion(): the last non-flexible one
-COMPACT_MIN_RECORDS = 1000
 
 
 def _key(group_id: str, tp: TopicPartition) -> bytes:
@@ -66,7 +65,6 @@ class FileOffsetStore:
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}  # KIP-848 groups: last value per key
         self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}  # KIP-932 groups: last value per key
-        replayed = 0
         for header, batch in offsets_log.batches():
             if header.is_control:
                 if header.is_transactional:
@@ -77,7 +75,6 @@ class FileOffsetStore:
                 continue
             target = self._staged.setdefault(header.producer_id, {}) if header.is_transactional else None
             for _, key, value in iter_records(batch):
-                replayed += 1
                 if key is None:
                     continue
                 key_version = int.from_bytes(key[:2], "big")
@@ -98,10 +95,6 @@ class FileOffsetStore:
                 else:
                     self._apply(group_id, {tp: committed})
         self._groups = {g: offsets for g, offsets in self._groups.items() if offsets}
-        live = sum(len(o) for o in self._groups.values()) + len(self._metadata) + len(self._consumer_groups)
-        live += len(self._share_groups)
-        if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live and not self._staged:
-            self._compact()
 
     def _replay_group(self, key: bytes, value: bytes | None) -> None:
         group_id = decode_versioned(GroupMetadataKey, key).group
@@ -157,23 +150,6 @@ class FileOffsetStore:
                 committed.pop(tp, None)
             else:
                 committed[tp] = value
-
-    def _compact(self) -> None:
-        start = self._log.log.log_end_offset
-        self._log.log.roll()
-        self._log.append(
-            [(_group_key(g), _group_value(m)) for g, m in self._metadata.items()]
-            + [
-                (consumer_group_records.encode_key(r), consumer_group_records.encode_value(r))
-                for r in self._consumer_groups.values()
-            ]
-            + [
-                (share_group_records.encode_key(r), share_group_records.encode_value(r))
-                for r in self._share_groups.values()
-            ]
-            + [(_key(g, tp), _value(c)) for g, offsets in self._groups.items() for tp, c in offsets.items()]
-        )
-        self._log.log.advance_log_start_offset(start)
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._log.append([(_key(group_id, tp), _value(c)) for tp, c in offsets.items()])

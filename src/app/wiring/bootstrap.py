@@ -178,8 +178,22 @@ def default_adapters(settings: Settings) -> Adapters:
         raise LogDirUnusable(str(exc)) from exc
     logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults_from(settings))
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
-    offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
-    txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
+    offsets = InternalLog(
+        logs,
+        TopicPartition("__consumer_offsets", 0),
+        uuid.uuid4(),
+        crc32c.crc32c,
+        clock_ms,
+        {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
+    )
+    txn_state = InternalLog(
+        logs,
+        TopicPartition("__transaction_state", 0),
+        uuid.uuid4(),
+        crc32c.crc32c,
+        clock_ms,
+        {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
+    )
     share_state = InternalLog(logs, TopicPartition("__share_group_state", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
 
     def started() -> None:

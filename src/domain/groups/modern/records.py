@@ -24,11 +24,27 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, Protocol, TypeVar
 
 import attrs
 
 from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+_K_co = TypeVar("_K_co", covariant=True)
+_V_co = TypeVar("_V_co", covariant=True)
+
+
+class _Keyed(Protocol, Generic[_K_co, _V_co]):
+    """A record of a compacted group log: its key, and its value or None for a tombstone."""
+
+    @property
+    def key(self) -> _K_co: ...
+
+    @property
+    def value(self) -> _V_co | None: ...
 
 
 class RecordKind(enum.IntEnum):
@@ -169,16 +185,23 @@ def current_values(
     return values
 
 
+def last_values(records: Iterable[_Keyed[_K, _V]]) -> dict[_K, _V]:
+    """The last value of every key not deleted since (records in log order; a None value deletes):
+    what a compacted log of group records says, for the consumer and the share groups alike."""
+    values: dict[_K, _V] = {}
+    for record in records:
+        if record.value is None:
+            values.pop(record.key, None)
+        else:
+            values[record.key] = record.value
+    return values
+
+
 def restore(
     records: Iterable[ConsumerGroupRecord], topic_name: Callable[[uuid.UUID], str | None]
 ) -> dict[str, ConsumerGroup]:
     """The groups the last value of each key describes (records in log order; tombstones delete)."""
-    latest: dict[RecordKey, RecordValue] = {}
-    for record in records:
-        if record.value is None:
-            latest.pop(record.key, None)
-        else:
-            latest[record.key] = record.value
+    latest = last_values(records)
     groups: dict[str, ConsumerGroup] = {}
     for (_, gid, mid), value in latest.items():
         group = groups.setdefault(gid, ConsumerGroup(gid))

@@ -39,6 +39,7 @@ from ..modern.records import (
     TopicIdPartitions,
     by_topic_id,
     by_topic_name,
+    last_values,
 )
 
 
@@ -157,13 +158,7 @@ def current_values(
 
 def latest(records: Iterable[ShareGroupRecord]) -> dict[ShareRecordKey, ShareRecordValue]:
     """The last value of every key not deleted since (records in log order)."""
-    values: dict[ShareRecordKey, ShareRecordValue] = {}
-    for record in records:
-        if record.value is None:
-            values.pop(record.key, None)
-        else:
-            values[record.key] = record.value
-    return values
+    return last_values(records)
 
 
 def restore(
