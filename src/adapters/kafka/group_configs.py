@@ -137,17 +137,6 @@ def _consumer_alter(consumer: ConsumerGroupCoordinator, group_id: str, changes: 
     return True
 
 
-def reapply(ctx: BrokerContext, group_id: str) -> None:
-    """The group's recorded overrides applied again: after DeleteGroups of a share group, whose domain
-    drops its configs with it (the configs are the id's, and Kafka keeps them)."""
-    durable = ctx.group_configs
-    configs = durable.recorded.get(group_id) if durable is not None else None
-    if configs:
-        error, message = share_group_configs.alter(ctx, _set(group_id, configs), False)
-        if error != ErrorCode.NONE:
-            log.warning("group %r: recorded configs not applied again: %s", group_id, message)
-
-
 def _set(group_id: str, configs: Mapping[str, str]) -> Any:
     Config = _Resource.AlterableConfig
     return _Resource(

@@ -17,7 +17,6 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from .. import group_configs
 from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
@@ -33,10 +32,8 @@ def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
     the console's delete action."""
     share = ctx.share
     if share is not None and group_id in share.groups.coordinator.groups:
-        error = share.groups.delete(group_id)
+        error = share.groups.delete(group_id)  # its GROUP configs stay, as Kafka keeps them
         share.settled()
-        if error is ErrorCode.NONE:
-            group_configs.reapply(ctx, group_id)  # the share domain forgets them; Kafka keeps them
         return error
     return ctx.groups.delete_group(group_id)
 

@@ -421,7 +421,6 @@ class ShareGroups:
             for key in [k for k in self.partitions if k[0] == group_id]:
                 del self.partitions[key]
                 self.dirty.add(key)
-            self.configs.pop(group_id, None)
             self._state_partitions_changed.add(group_id)
         return error
 
