@@ -251,8 +251,7 @@ class ShareGroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        del self.groups[group_id]
-        self.group_configs.pop(group_id, None)
+        del self.groups[group_id]  # its configs stay: they are the id's, as Kafka keeps them
         self._dirty.add((group_id, None))
         return ErrorCode.NONE
 

@@ -98,12 +98,15 @@ def test_deleting_the_group_leaves_its_configs_as_kafka():
     assert ctx.share is not None
     ctx.share.groups.coordinator.create_empty("s")  # an empty share group
     assert alter(ctx, "s", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.NONE
+    assert alter(ctx, "s", ("share.heartbeat.interval.ms", SET, "7000")) == ErrorCode.NONE
     (result,) = delete_groups.API.handle(ctx, DeleteGroupsRequest[2](groups_names=["s"]), 2, CLIENT).results
     assert result.error_code == ErrorCode.NONE
     assert "s" not in ctx.share.groups.coordinator.groups
-    assert describe(ctx, "s") == {"share.auto.offset.reset": "earliest"}
+    kept = {"share.auto.offset.reset": "earliest", "share.heartbeat.interval.ms": "7000"}
+    assert describe(ctx, "s") == kept
     assert ctx.share.groups.config("s", "share.auto.offset.reset") == "earliest"
-    assert describe(start(store), "s") == {"share.auto.offset.reset": "earliest"}
+    assert ctx.share.groups.coordinator.heartbeat_interval_ms("s") == 7000  # what a new member is given
+    assert describe(start(store), "s") == kept
 
 
 def test_a_recorded_value_the_broker_now_refuses_is_logged_and_the_rest_applied(caplog):
