@@ -66,7 +66,7 @@ def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: in
         raise SystemExit(f"producer {index}: {len(failures)} failed deliveries")
 
 
-def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float) -> None:
+def _consume(bootstrap: str, topic: str, expected: int, group: str, times, start: float) -> None:
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -80,11 +80,15 @@ def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float
         time.sleep(0.001)
     consumer.subscribe([topic])
     seen = 0
+    first = None
     deadline = time.monotonic() + TIMEOUT
     while seen < expected and time.monotonic() < deadline:
         for message in consumer.consume(10000, 0.5):
             if message.error() is None:
                 seen += 1
+        if first is None and seen:
+            first = time.time()
+    times.put((None if first is None else first - start, time.time() - start))  # seconds after the common start
     consumer.close()
     if seen < expected:
         raise SystemExit(f"group {group}: {seen} of {expected} records")
@@ -140,9 +144,13 @@ def run_once(args: argparse.Namespace) -> dict:
             [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)],
             broker,
         )
+        times = multiprocessing.get_context("spawn").Queue()
         consume_s, consume_cpu = _phase(
-            _consume, [(broker.bootstrap, topic, total, f"fanout-{g}") for g in range(args.groups)], broker
+            _consume, [(broker.bootstrap, topic, total, f"fanout-{g}", times) for g in range(args.groups)], broker
         )
+        spans = [times.get(timeout=10) for _ in range(args.groups)]
+        # from the first record any group received to the last: the reading without the group joins
+        read_s = max(done for _, done in spans) - min(first for first, _ in spans if first is not None)
     finally:
         if profiler is not None:
             profiler.send_signal(2)
@@ -155,6 +163,8 @@ def run_once(args: argparse.Namespace) -> dict:
         "produce_cpu_us_per_record": None if produce_cpu is None else produce_cpu / total * 1e6,
         "consume_records_per_s": total * args.groups / consume_s,
         "consume_cpu_us_per_record": None if consume_cpu is None else consume_cpu / (total * args.groups) * 1e6,
+        "consume_first_record_s": min(first for first, _ in spans if first is not None),
+        "consume_read_records_per_s": total * args.groups / read_s,
     }
     return result
 
@@ -182,7 +192,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     runs = [run_once(args) for _ in range(args.runs)]
-    keys = ["produce_records_per_s", "produce_cpu_us_per_record", "consume_records_per_s", "consume_cpu_us_per_record"]
+    keys = [
+        "produce_records_per_s",
+        "produce_cpu_us_per_record",
+        "consume_records_per_s",
+        "consume_cpu_us_per_record",
+        "consume_first_record_s",
+        "consume_read_records_per_s",
+    ]
     median = {k: (statistics.median(r[k] for r in runs) if runs[0][k] is not None else None) for k in keys}
     if args.json:
         print(json.dumps({"broker": runs[0]["broker"], "runs": runs, "median": median, "machine": machine_line()}))
@@ -197,6 +214,10 @@ def main() -> None:
     )
     print(
         f"  fan-out: {_fmt(median['consume_records_per_s'], 0)} records/s, broker CPU {_fmt(median['consume_cpu_us_per_record'])} us/record"
+    )
+    print(
+        f"  fan-out, first record after {_fmt(median['consume_first_record_s'], 2)} s (the group joins); "
+        f"from there {_fmt(median['consume_read_records_per_s'], 0)} records/s"
     )
 
 
