@@ -62,6 +62,7 @@ class ClockSignal:
 class AppendNotifier:
     def __init__(self) -> None:
         self._waiters: dict[TopicPartition, set[trio.Event]] = {}
+        self.woken = 0  # how many times a notify woke a parked fetch (the reader answers those first)
 
     def waiter(self, partitions: Iterable[TopicPartition]) -> trio.Event:
         """An event set by the next append to any of `partitions` (take it before reading the logs)."""
@@ -82,8 +83,11 @@ class AppendNotifier:
         if not self._waiters:  # no fetch is waiting: the common case while producers are busy
             return
         for tp in partitions:
-            for event in self._waiters.pop(tp, ()):
-                event.set()
+            waiting = self._waiters.pop(tp, None)
+            if waiting:
+                self.woken += 1
+                for event in waiting:
+                    event.set()
 
     def notify_all(self) -> None:
         waiters, self._waiters = self._waiters, {}

@@ -294,6 +294,8 @@ class _Reader:
         ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
         lane_api = self.lane_api
         quotas = ctx.quotas.quotas
+        appends = ctx.appends
+        woken = appends.woken
         while True:
             try:
                 frame, self.held = (self.held, None) if self.held is not None else (frames.next_frame(), None)
@@ -307,11 +309,18 @@ class _Reader:
                     log.warning("closing connection from %s: %s", peer, exc)
                 return
             if frame is None:  # every buffered request handled: their responses leave in one write
+                if appends.woken != woken:
+                    # These requests woke parked fetches: let them answer first (two scheduler passes:
+                    # Trio may run the woken tasks after this one within a pass), so new records reach
+                    # consumers one write earlier and the producers' answers follow (ADR 58).
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    await trio.lowlevel.cancel_shielded_checkpoint()
                 await outbox.flush()
                 if not await self.transport.receive_into(frames, min(frames.wanted(), self.limits.max_request_bytes)):
                     if frames.buffered:
                         log.warning("closing connection from %s: truncated frame at end of stream", peer)
                     return
+                woken = appends.woken
                 self.read_at_ms = ctx.clock_ms()
                 continue
             if outbox.full:
