@@ -11,6 +11,7 @@ every parked fetch (transaction markers moving last stable offsets, shutdown).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import FeatureControl
+from trafka.domain.fetch_sessions import MAX_SLOTS, FetchSessionCache
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import BrokerObserver
 from trafka.domain.producers import ProducerIdAllocator
@@ -94,6 +96,12 @@ class AppendNotifier:
         for events in waiters.values():
             for event in events:
                 event.set()
+
+
+def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
+    """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
+    draw = random.Random()
+    return FetchSessionCache(lambda: draw.randint(1, 2**31 - 2), max_slots)
 
 
 class UnobservedBroker:
@@ -173,6 +181,7 @@ class BrokerContext:
     features: FeatureControl = attrs.field(kw_only=True)  # supported and finalized features (UpdateFeatures)
     cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
     share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
+    fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
 
     @property
     def advertised(self) -> Endpoint:
