@@ -9,6 +9,10 @@
    bytes, one record per request (confluent-kafka, `batch.num.messages=1`, `linger.ms=0`, acks=all),
    round robin over the partitions. The clock runs from a common start to the last acknowledgement;
 3. **fan-out**: `--groups` (4) processes, each one consumer in a group of its own, read everything.
+   Each group first joins (classic protocol): Kafka's `group.initial.rebalance.delay.ms` (3 s by
+   default) holds the first JoinGroup of an empty group, so the phase's wall time is mostly that
+   delay. The phase also reports when the first record arrived and the rate from there to the last;
+   `--rebalance-delay-ms 0` starts trafka as Kafka's own `config/server.properties` does.
 
 Per phase it prints records/s and the broker's CPU seconds per record (user + system, from
 `/proc/PID/stat`, only for a broker it spawned), and a machine line. `--runs K` repeats the whole
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import statistics
 import subprocess
 import tempfile
@@ -120,6 +125,11 @@ def run_once(args: argparse.Namespace) -> dict:
         label = "tansu (memory)"
     else:
         store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-fanin-"))
+        if args.rebalance_delay_ms is not None:  # as Kafka's own config/server.properties sets it (0)
+            properties = os.path.join(tempfile.mkdtemp(prefix="bench-fanin-config-"), "server.properties")
+            with open(properties, "w") as f:
+                f.write(f"group.initial.rebalance.delay.ms={args.rebalance_delay_ms}\n")
+            store = (*store, "--config", properties)
         broker = spawn_trafka(None, 30, args.trafka_src, store)
         label = f"trafka ({args.store})"
     profiler = None
@@ -188,6 +198,12 @@ def main() -> None:
         help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)",
     )
     parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
+    parser.add_argument(
+        "--rebalance-delay-ms",
+        type=int,
+        help="trafka's group.initial.rebalance.delay.ms (default: the broker's, Kafka's 3000; "
+        "Kafka's shipped config/server.properties sets 0)",
+    )
     parser.add_argument("--tansu-bin")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -197,6 +197,8 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         if context.kind is ContextKind.ERROR:
             return FetchAnswer([], context.error)
         wanted = context.wanted
+        if context.kind is ContextKind.SESSIONLESS:  # librdkafka's and KafkaJS's (epoch -1): answered as is
+            context = None
     incremental = context is not None and context.kind is ContextKind.INCREMENTAL
     targets = _targets(ctx, wanted, by_id, client, incremental and ctx.authorization is not None)
     partitions = [TopicPartition(name, key[1]) for key, name, error, _, _ in targets if name is not None and not error]
@@ -213,10 +215,12 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
             with trio.move_on_after(request.max_wait_ms / 1000):
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
-                    wake = ctx.appends.waiter(partitions)
                     results, gathered, errors, tally = _read(ctx, request, targets, cap)
                     if gathered >= request.min_bytes or errors:
                         return _answer(ctx, targets, results, tally, context, by_id)
+                    # no await since the read: no append can have come between it and this
+                    ctx.appends.forget(wake, partitions)  # still registered on the partitions that were quiet
+                    wake = ctx.appends.waiter(partitions)
             results, _, _, tally = _read(ctx, request, targets, cap)
             return _answer(ctx, targets, results, tally, context, by_id)
         finally:
