@@ -184,7 +184,7 @@ def test_records_acknowledged_before_a_kill_mid_stream_survive(tmp_path):
         produced = {}
         deadline = time.monotonic() + TIMEOUT
         i = 0
-        while len(acked) < 400:
+        while len(acked) < 400 or {part for part, *_ in acked} != set(range(partitions)):
             assert time.monotonic() < deadline, "too few acknowledgements before the deadline"
             value = b"%d:" % i + os.urandom(200)
             produced[value] = b"k%d" % i
