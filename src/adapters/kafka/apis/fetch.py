@@ -29,7 +29,7 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
-from ..api import Deferred, KafkaApi, top_level_error
+from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -209,9 +209,14 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         ctx.appends.forget(wake, partitions)
         return _answer(ctx, targets, results, tally, context, by_id)
 
-    async def long_poll() -> FetchAnswer:
+    delivery = Delivery()
+
+    async def long_poll() -> Any:
         nonlocal wake
         try:
+            if delivery.deliver is not None and not wake.is_set():  # answered from the appending task
+                ctx.appends.forget(wake, partitions)
+                return await _ParkedFetch(ctx, request, targets, partitions, cap, context, by_id, delivery).wait()
             with trio.move_on_after(request.max_wait_ms / 1000):
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
@@ -226,7 +231,70 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
         finally:
             ctx.appends.forget(wake, partitions)
 
-    return Deferred(long_poll)
+    return EarlyDeferred(long_poll, delivery)
+
+
+class _ParkedFetch:
+    """A long-poll Fetch answered by the append that satisfies it (Kafka's DelayedFetch.tryComplete,
+    which runs on the appending request's thread): the notifier calls `set()` in the appending task,
+    which reads, and if there is enough, writes the answer through the connection's `Delivery` right
+    there, before that task's own answers (ADR 58). No scheduler pass between the append and the
+    consumer's answer. Its own task only waits for that, or for `max_wait_ms`, and then answers."""
+
+    __slots__ = ("ctx", "request", "targets", "partitions", "cap", "context", "by_id", "delivery", "state", "finished")
+
+    def __init__(
+        self,
+        ctx: BrokerContext,
+        request: FetchRequest,
+        targets: list[Target],
+        partitions: list[TopicPartition],
+        cap: int | None,
+        context: FetchContext | None,
+        by_id: bool,
+        delivery: Delivery,
+    ) -> None:
+        self.ctx, self.request, self.targets, self.partitions = ctx, request, targets, partitions
+        self.cap, self.context, self.by_id, self.delivery = cap, context, by_id, delivery
+        self.state: object = None  # None while parked; then DELIVERED, or the exception the read raised
+        self.finished = trio.Event()
+
+    def set(self) -> None:
+        """An append to one of its partitions (or the broker shutting down): read, and answer if enough."""
+        if self.state is not None:
+            return
+        ctx, request = self.ctx, self.request
+        try:
+            results, gathered, errors, tally = _read(ctx, request, self.targets, self.cap)
+            if gathered < request.min_bytes and not errors and not ctx.shutting_down.is_set():
+                ctx.appends.add(self, self.partitions)  # not enough yet: the next append
+                return
+            answer = _answer(ctx, self.targets, results, tally, self.context, self.by_id)
+            self.state = DELIVERED
+            ctx.appends.forget(self, self.partitions)
+            deliver = self.delivery.deliver
+            assert deliver is not None
+            deliver(answer)
+        except Exception as exc:  # raised again in the Fetch's own task, which ends the connection
+            self.state = exc
+            ctx.appends.forget(self, self.partitions)
+        self.finished.set()
+
+    async def wait(self) -> Any:
+        ctx = self.ctx
+        ctx.appends.add(self, self.partitions)
+        try:
+            with trio.move_on_after(self.request.max_wait_ms / 1000):
+                await self.finished.wait()
+        finally:
+            ctx.appends.forget(self, self.partitions)
+        if isinstance(self.state, Exception):
+            raise self.state
+        if self.state is DELIVERED:
+            return DELIVERED
+        self.state = False  # timed out: answered here, whatever an append would have found
+        results, _, _, tally = _read(ctx, self.request, self.targets, self.cap)
+        return _answer(ctx, self.targets, results, tally, self.context, self.by_id)
 
 
 def _topic_names(request, version, ctx) -> list[str]:
