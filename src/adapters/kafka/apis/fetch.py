@@ -15,6 +15,7 @@ the fetch context.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,8 @@ from ..security.partial import (
     topic_lists,
 )
 from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
+
+log = logging.getLogger(__name__)
 
 VERSIONS = (4, 18)
 SESSIONS_FROM = 7
@@ -270,14 +273,17 @@ class _ParkedFetch:
                 ctx.appends.add(self, self.partitions)  # not enough yet: the next append
                 return
             answer = _answer(ctx, self.targets, results, tally, self.context, self.by_id)
+        except Exception as exc:  # raised again in the Fetch's own task, which ends that connection
+            self.state = exc
+        else:
             self.state = DELIVERED
-            ctx.appends.forget(self, self.partitions)
             deliver = self.delivery.deliver
             assert deliver is not None
-            deliver(answer)
-        except Exception as exc:  # raised again in the Fetch's own task, which ends the connection
-            self.state = exc
-            ctx.appends.forget(self, self.partitions)
+            try:
+                deliver(answer)  # encoding failures end the Fetch's connection there, not this one
+            except Exception:
+                log.exception("writing a Fetch answer from the appending task failed")
+        ctx.appends.forget(self, self.partitions)
         self.finished.set()
 
     async def wait(self) -> Any:
