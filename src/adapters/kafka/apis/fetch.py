@@ -217,7 +217,8 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
     async def long_poll() -> Any:
         nonlocal wake
         try:
-            if delivery.deliver is not None and not wake.is_set():  # answered from the appending task
+            if delivery.deliver is not None and not wake.is_set() and not ctx.shutting_down.is_set():
+                # answered from the appending task
                 ctx.appends.forget(wake, partitions)
                 return await _ParkedFetch(ctx, request, targets, partitions, cap, context, by_id, delivery).wait()
             with trio.move_on_after(request.max_wait_ms / 1000):
