@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .errors import ErrorCode
     from .groups.group_metadata import CommittedOffset, GroupMetadata
     from .groups.modern.records import ConsumerGroupRecord
+    from .groups.share.records import ShareGroupRecord
     from .transactions.coordinator import TxnMetadata
 
 
@@ -200,8 +201,9 @@ class OffsetStore(Protocol):
     def groups(self) -> Iterable[str]:
         """The groups with committed offsets."""
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
-        """The group's metadata as of its latest generation (GroupMetadataKey/Value)."""
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        """The group's metadata as of its latest generation (GroupMetadataKey/Value); None writes a
+        tombstone for it alone (the group became a consumer group; its offsets stay)."""
 
     def group_metadata(self) -> Mapping[str, GroupMetadata]:
         """The last stored metadata of every group not deleted since."""
@@ -211,6 +213,12 @@ class OffsetStore(Protocol):
 
     def consumer_group_records(self) -> Sequence[ConsumerGroupRecord]:
         """The last record of every consumer group key not deleted since."""
+
+    def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
+        """KIP-932 share group records (tombstones when the value is None), in order."""
+
+    def share_group_records(self) -> Sequence[ShareGroupRecord]:
+        """The last record of every share group key not deleted since."""
 
     def stage_transactional(
         self, producer_id: int, producer_epoch: int, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
@@ -275,3 +283,15 @@ class ShareStateStore(Protocol):
 
     def write(self, snapshots: Sequence[ShareSnapshot], deleted: Sequence[tuple[str, uuid.UUID, int]]) -> None:
         """New snapshots and deleted share-partitions (tombstones), in one durable write."""
+
+
+class GroupConfigStore(Protocol):
+    """The GROUP config resource's overrides (consumer.*, share.* ...) by group id, kept as Kafka's
+    controller keeps them: ConfigRecords of resource type GROUP in the KRaft metadata log. They are the
+    group id's, not the group's: they may be set before a group exists and outlive its deletion."""
+
+    def load(self) -> Mapping[str, Mapping[str, str]]:
+        """The overrides of every group id that has any."""
+
+    def group_configs_changed(self, group_id: str, changes: Mapping[str, str | None]) -> None:
+        """Overrides of the group set (a value) or removed (None); durable before it returns."""

@@ -55,6 +55,7 @@ class ProduceResult(NamedTuple):
     log_start_offset: int = -1
     message: str | None = None
     records_count: int = 0  # records appended, from the batch header (0 for a duplicate)
+    record_errors: tuple[tuple[int, str], ...] = ()  # (batch index, message) of each refused record, as Kafka's
 
 
 _V2_HEADER_BYTES = 61
@@ -104,16 +105,19 @@ class _PlacedGroup:
 _new = tuple.__new__  # named tuples built per batch without their Python-level __new__
 
 
-def _keyless_refusal(tp: TopicPartition, keyless: list[int]) -> str:
-    """Kafka's words (LogValidator.validateKey, then processRecordErrors) for keyless records."""
-    shown = ", ".join(
-        f"RecordError(batchIndex={index}, message='Compacted topic cannot accept message without key in topic "
-        f"partition {tp.topic}-{tp.partition}')"
-        for index in keyless[:3]
-    )
-    return (
-        f"One or more records have been rejected due to {len(keyless)} record errors in total, "
-        f"and only showing the first three errors at most: [{shown}]"
+def _keyless_refusal(tp: TopicPartition, keyless: list[int]) -> ProduceResult:
+    """Kafka's answer to keyless records on a compacted topic: LogValidator.validateKey's RecordError
+    for each (batch index, message), all of them in the partition's `record_errors`, and
+    processRecordErrors' INVALID_RECORD message showing the first three."""
+    message = f"Compacted topic cannot accept message without key in topic partition {tp.topic}-{tp.partition}"
+    shown = ", ".join(f"RecordError(batchIndex={index}, message='{message}')" for index in keyless[:3])
+    return ProduceResult(
+        ErrorCode.INVALID_RECORD,
+        message=(
+            f"One or more records have been rejected due to {len(keyless)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]"
+        ),
+        record_errors=tuple((index, message) for index in keyless),
     )
 
 
@@ -317,7 +321,7 @@ class ReplicaManager:
             except KafkaError as error:
                 return ProduceResult(error.code, message=error.message)
             if keyless:
-                return ProduceResult(ErrorCode.INVALID_RECORD, message=_keyless_refusal(tp, keyless))
+                return _keyless_refusal(tp, keyless)
         if route.schema_validation is not None:
             try:
                 refusal = self._schema_refusal(route.schema_validation, buffer)
@@ -383,6 +387,7 @@ class ReplicaManager:
                     start,
                     None,
                     header.records_count,
+                    (),
                 ),
             )
 

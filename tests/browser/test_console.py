@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from confluent_kafka import Consumer, TopicPartition
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.integration.clients import TIMEOUT, confluent_admin, create_topic, produce_batches, unique
@@ -16,7 +16,21 @@ def follow(browser, element_id: str) -> None:
     """Click a link or submit button and wait until the next page has replaced this one."""
     page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, element_id).click()
-    WebDriverWait(browser, TIMEOUT).until(expected_conditions.staleness_of(page))
+    WebDriverWait(browser, TIMEOUT).until(lambda _: _replaced(page))
+
+
+def _replaced(element) -> bool:
+    """expected_conditions.staleness_of, also when Chromium reports the old page's node as detached
+    ("Node with given id does not belong to the document") instead of as stale."""
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False
 
 
 def _records(browser) -> list[tuple[int, str, str]]:
@@ -160,3 +174,134 @@ def test_the_broker_page(console_broker, browser, screenshot):
     assert "http.port 0 configured" in config and "storage.kind memory configured" in config
     assert f"PLAINTEXT://127.0.0.1:{console_broker.port}" in browser.page_source
     screenshot("broker")
+
+
+def _group_row_lag(browser, table: str) -> dict[str, int]:
+    return {
+        row.get_attribute("data-partition"): int(row.find_element(By.CSS_SELECTOR, "td.lag").text)
+        for row in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+    }
+
+
+def _open_when(browser, url: str, state: str) -> None:
+    """Open the group's page once the group is in `state` (a member's leave is asynchronous)."""
+
+    def shown(_) -> bool:
+        browser.get(url)
+        return browser.find_element(By.ID, "group-state").text == state
+
+    WebDriverWait(browser, TIMEOUT, poll_frequency=0.2).until(shown)
+
+
+def _delete_group(browser, console_broker, group: str) -> None:
+    browser.get(f"{console_broker.http_url}/groups/{group}")
+    follow(browser, "delete-group")
+    follow(browser, "cancel-delete-group")
+    assert browser.find_element(By.ID, "group-id").text == group
+    follow(browser, "delete-group")
+    assert group in browser.find_element(By.ID, "delete-question").text
+    follow(browser, "confirm-delete-group")
+    assert browser.find_elements(By.CSS_SELECTOR, f'#groups tr[data-group="{group}"]') == []
+
+
+def test_a_kip848_consumer_group_is_shown_reset_and_deleted(console_broker, browser, screenshot):
+    topic, group = unique("kip848"), unique("cg")
+    create_topic(console_broker.bootstrap, topic, 2)
+    produce_batches(console_broker.bootstrap, topic, [[(0, None, b"a")] * 6, [(1, None, b"b")] * 3])
+    consumer = Consumer(
+        {
+            "bootstrap.servers": console_broker.bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "log_level": 0,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        consumed = []
+        while len(consumed) < 9:
+            consumed += consumer.consume(9 - len(consumed), timeout=TIMEOUT)
+        consumer.commit(offsets=[TopicPartition(topic, 0, 2), TopicPartition(topic, 1, 3)], asynchronous=False)
+        browser.get(f"{console_broker.http_url}/groups/{group}")
+        assert browser.find_element(By.ID, "group-state").text == "STABLE"
+        assert "consumer uniform" in browser.find_element(By.TAG_NAME, "main").text
+        members = browser.find_elements(By.CSS_SELECTOR, "#members tbody tr")
+        assert len(members) == 1 and f"{topic}-0, {topic}-1" in members[0].text
+        assert browser.find_elements(By.ID, "preview-reset") == []  # not while it has a member
+        assert browser.find_elements(By.ID, "delete-group") == []
+    finally:
+        consumer.close()
+
+    _open_when(browser, f"{console_broker.http_url}/groups/{group}", "EMPTY")
+    assert _group_row_lag(browser, "lag") == {f"{topic}-0": 4, f"{topic}-1": 0}
+    follow(browser, "preview-reset")  # earliest
+    plan = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#reset-plan tbody tr")]
+    assert plan == [f"{topic}-0 2 0", f"{topic}-1 3 0"]
+    follow(browser, "confirm-reset")
+    assert browser.find_element(By.ID, "total-lag").text == "9"
+    _delete_group(browser, console_broker, group)
+    listed = confluent_admin(console_broker.bootstrap).list_consumer_groups().result(timeout=TIMEOUT)
+    assert group not in {g.group_id for g in listed.valid}
+
+
+def test_a_share_group_shows_its_share_partitions_and_is_reset_and_deleted(console_broker, browser, screenshot):
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    topic, group = unique("jobs"), unique("sg")
+    create_topic(console_broker.bootstrap, topic, 1)
+    produce_batches(console_broker.bootstrap, topic, [[(0, None, b"job-%d" % i) for i in range(8)]])
+    admin = confluent_admin(console_broker.bootstrap)
+    earliest = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[earliest])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=TIMEOUT)
+    consumer = ShareConsumer(
+        {
+            "bootstrap.servers": console_broker.bootstrap,
+            "group.id": group,
+            "log_level": 0,
+            "share.acknowledgement.mode": "explicit",
+            "max.poll.records": 4,
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        got = []
+        while len(got) < 4:
+            for m in consumer.poll(0.5) or []:
+                if m.error() is None and len(got) < 4:
+                    got.append(m.offset())
+                    kind = AcknowledgeType.REJECT if m.offset() == 1 else AcknowledgeType.ACCEPT
+                    consumer.acknowledge(m, kind)
+        consumer.commit_sync()
+        browser.get(f"{console_broker.http_url}/groups/{group}")
+        assert browser.find_element(By.ID, "group-state").text == "STABLE"
+        assert "share simple" in browser.find_element(By.TAG_NAME, "main").text
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#members tbody tr")) == 1
+        (row,) = browser.find_elements(By.CSS_SELECTOR, "#share-partitions tbody tr")
+        cells = {
+            name: int(row.find_element(By.CSS_SELECTOR, f"td.{name}").text) for name in ("start-offset", "archived")
+        }
+        assert cells == {"start-offset": 4, "archived": 1}  # 0-3 done: 1 rejected (archived), the rest accepted
+        assert _group_row_lag(browser, "share-partitions") == {f"{topic}-0": 4}
+        override = browser.find_element(By.CSS_SELECTOR, 'tr.override[data-config="share.auto.offset.reset"]')
+        assert "earliest" in override.text and "override" in override.text
+        screenshot("share-group")
+    finally:
+        consumer.close()
+
+    browser.get(f"{console_broker.http_url}/groups")
+    row = browser.find_element(By.CSS_SELECTOR, f'#groups tr[data-group="{group}"]')
+    assert "share" in row.text
+    _open_when(browser, f"{console_broker.http_url}/groups/{group}", "EMPTY")
+    Select(browser.find_element(By.ID, "reset-target")).select_by_value("latest")
+    follow(browser, "preview-reset")
+    plan = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#reset-plan tbody tr")]
+    assert plan[0].split()[-1] == "8"
+    follow(browser, "confirm-reset")
+    assert browser.find_element(By.CSS_SELECTOR, "#share-partitions td.start-offset").text == "8"
+    assert browser.find_element(By.ID, "total-lag").text == "0"
+    _delete_group(browser, console_broker, group)

@@ -1,6 +1,6 @@
 """KIP-848 consumer group records in `__consumer_offsets`: Kafka's key versions 3, 5, 6, 7 and 8 with
-their flexible values, replayed after a restart (last value per key, tombstones delete), kept by
-compaction; the memory store keeps the same contract."""
+their flexible values, replayed after a restart (last value per key, tombstones delete), kept by the
+log cleaner's compaction; the memory store keeps the same contract."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import uuid
 
 import pytest
 
-from tests.contract.test_group_metadata_store import FileStores
+from tests.contract.test_group_metadata_store import CHURN, FileStores, clean, record_count
 from trafka.adapters.filesystem import consumer_group_records as codec
-from trafka.adapters.filesystem.offset_store import COMPACT_MIN_RECORDS
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.groups.modern.records import (
     ConsumerGroupRecord,
@@ -80,18 +79,21 @@ def test_records_survive_a_restart_and_tombstones_delete(stores):
     assert {r.key: r for r in memory.consumer_group_records()} == replayed
 
 
-def test_compaction_keeps_the_live_records(stores):
+def test_the_cleaner_keeps_the_live_records_and_startup_rewrites_nothing(stores):
     store = stores.open()
     store.store_consumer_group_records(RECORDS)
-    for epoch in range(COMPACT_MIN_RECORDS):
+    for epoch in range(CHURN):
         store.store_consumer_group_records([ConsumerGroupRecord(RecordKind.GROUP_EPOCH, "g", None, GroupEpoch(epoch))])
-    store = stores.open()  # replay compacts: most records are superseded
+    written = record_count(stores.log.log)
+    store = stores.open()  # replay reads the log as it is
+    assert (stores.log.log.log_start_offset, record_count(stores.log.log)) == (0, written)
     live = {r.key: r for r in store.consumer_group_records()}
-    assert live[(RecordKind.GROUP_EPOCH, "g", None)].value == GroupEpoch(COMPACT_MIN_RECORDS - 1)
+    assert live[(RecordKind.GROUP_EPOCH, "g", None)].value == GroupEpoch(CHURN - 1)
     assert len(live) == len(RECORDS)
+    clean(stores.log.log)
+    assert record_count(stores.log.log) == len(RECORDS)  # the last value of each key
     store = stores.open()
     assert {r.key: r for r in store.consumer_group_records()} == live
-    assert sum(1 for _ in stores.log.batches()) < 10
 
 
 def test_a_tagged_field_kafka_adds_later_is_read_past():

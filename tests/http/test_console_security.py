@@ -553,3 +553,23 @@ async def test_registry_calls_are_authorized_by_the_topics_acls(console):
     assert (await client.put("/config", headers=alice, json={"compatibility": "FULL"})).status_code == 200
     # A subject not named after a topic is the cluster's (ALTER implies DESCRIBE, as in Kafka).
     assert (await client.get("/subjects/common.Money/versions", headers=alice)).status_code == 200
+
+
+async def test_deleting_a_group_needs_delete_on_it_and_its_configs_describe_configs(console):
+    console.ctx.catalog.create("a", 1)
+    produce(console, "a", b"x")
+    commit(console, "g", {"a": 1})
+    console.ctx.share.groups.alter_configs("g", {"share.auto.offset.reset": (0, "earliest")}, False)
+    console.allow("alice", Res.GROUP, "g", Op.DESCRIBE)
+    await console.login("alice", "alice-secret")
+    page = html.unescape((await console.get("/groups/g")).text)
+    assert "not authorized to describe this group's configs" in page and "<code>earliest</code>" not in page
+    console.allow("alice", Res.GROUP, "g", Op.DESCRIBE_CONFIGS)
+    assert "<code>earliest</code>" in (await console.get("/groups/g")).text
+    form = {"csrf": await console.csrf("/"), "group": "g", "confirm": "yes"}
+    response = await console.post("/groups/delete", form)
+    assert response.status_code == 403 and "delete the group" in html.unescape(response.text)
+    assert console.ctx.groups.offsets.fetch("g", None)  # nothing deleted
+    console.allow("alice", Res.GROUP, "g", Op.DELETE)
+    assert (await console.post("/groups/delete", form)).status_code == 303
+    assert console.ctx.groups.offsets.fetch("g", None) == {}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 import urllib.request
 import uuid
@@ -67,6 +69,9 @@ def test_the_refusal_carries_kafkas_message(bootstrap):
         "errors at most: [RecordError(batchIndex=1, message='Compacted topic cannot accept message without key in "
         f"topic partition {topic}-0')]"
     )
+    assert [(e.batch_index, e.batch_index_error_message) for e in answer.record_errors] == [
+        (1, f"Compacted topic cannot accept message without key in topic partition {topic}-0")
+    ]
 
 
 def consume_all(bootstrap: str, topic: str, expected_end: int) -> list[tuple[int, bytes | None, bytes | None]]:
@@ -126,6 +131,60 @@ def test_a_compacted_topic_reads_back_latest_values_with_gaps_and_tombstones_go(
     with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=3_600_000) as broker:
         assert consume_all(broker.bootstrap_servers, topic, 203) == after  # a restart keeps the cleaned log
         assert read_checkpoint(tmp_path / "logs" / "cleaner-offset-checkpoint") == {(topic, 0): 203}
+
+
+def cleaner_processes(parent: int) -> list[int]:
+    """The pids of the cleaner processes (`python -m trafka.app.wiring.cleaner_process`) of `parent`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"trafka.app.wiring.cleaner_process" in cmdline and ppid == parent:
+            found.append(int(entry))
+    return found
+
+
+def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if os.path.exists(f"/proc/{p}") and not _zombie(p)]
+        time.sleep(0.05)
+    return alive
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+def test_filesystem_logs_are_cleaned_in_the_cleaner_process_which_stops_with_the_broker(tmp_path):
+    with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=3_600_000) as broker:
+        topic = create_compacted(broker.bootstrap_servers, {"segment.bytes": "4096"})
+        produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 10), b"v%d" % i) for i in range(300)])
+        broker.compact(topic)
+        [first] = cleaner_processes(os.getpid())  # the cleaning ran there, off the broker's GIL
+        assert len(broker.records(topic)) == 10
+        os.kill(first, signal.SIGKILL)  # a cleaner process that dies is started again when next needed
+        assert wait_gone([first]) == []
+        produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 10), b"w%d" % i) for i in range(300)])
+        broker.compact(topic)
+        [second] = cleaner_processes(os.getpid())
+        assert second != first
+        assert sorted((r.key, r.value) for r in broker.records(topic)) == [
+            (b"k%d" % i, b"w%d" % (290 + i)) for i in range(10)
+        ]
+    assert wait_gone([second]) == []  # the broker's stop takes it down
 
 
 def read_checkpoint(path) -> dict[tuple[str, int], int]:
@@ -302,9 +361,12 @@ def test_a_broker_killed_while_cleaning_loses_nothing(tmp_path, delay):
         writes = [(b"k%d" % (i % 100), b"%d:" % i + b"v" * 100) for i in range(20_000)]
         produce_all(broker.bootstrap, topic, writes, **{"batch.size": 4000})
         time.sleep(delay)
+        cleaners = cleaner_processes(broker.process.pid)
     finally:
         broker.process.kill()
         broker.process.wait(10)
+    # an orphaned cleaner process stops by itself at its next batch, before a new broker starts
+    assert wait_gone(cleaners) == []
     leftovers_before = [
         p.name for p in (data_dir / f"{topic}-0").iterdir() if p.suffix in (".cleaned", ".swap", ".deleted")
     ]

@@ -235,11 +235,15 @@ def test_the_share_group_state_decoder_reads_share_snapshots(tmp_path):
     store = FileShareStateStore(InternalLog(logs, state, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000), lambda: 7)
     topic_id = uuid.UUID(int=9)
     store.write([ShareSnapshot("workers", topic_id, 0, 42, ((42, 45, 2, 1), (46, 46, 4, 5)))], [])
+    store.write([ShareSnapshot("workers", topic_id, 0, 42, ((42, 45, 2, 1), (46, 46, 4, 5), (47, 48, 2, 1)))], [])
     logs.close()
     logdir.unlock()
     segment = next((tmp_path / "__share_group_state-0").glob("*.log"))
     [dumped] = dump_json(str(segment), "--print-data-log", "--share-group-state-decoder")
-    [record] = [r for b in dumped["batches"] for r in b["records"]]
+    [record, update] = [r for b in dumped["batches"] for r in b["records"]]
+    assert update["key"]["type"] == "1"  # a ShareUpdate: only the batch that changed
+    assert [(b["first_offset"], b["last_offset"]) for b in update["payload"]["data"]["state_batches"]] == [(47, 48)]
+    assert update["payload"]["data"]["delivery_complete_count"] == 7
     assert record["key"] == {
         "type": "0",
         "data": {"group_id": "workers", "topic_id": str(topic_id), "partition": 0},
@@ -252,3 +256,36 @@ def test_the_share_group_state_decoder_reads_share_snapshots(tmp_path):
         (42, 45, 2, 1),
         (46, 46, 4, 5),
     ]
+
+
+def test_the_offsets_decoder_reads_share_group_records(tmp_path):
+    import uuid
+
+    from tests.contract.test_group_metadata_store import FileStores
+    from trafka.domain.groups.modern.records import GroupEpoch
+    from trafka.domain.groups.share.records import ShareCurrentAssignment, ShareGroupRecord, ShareRecordKind
+
+    stores = FileStores(str(tmp_path))
+    store = stores.open()
+    topic_id = uuid.UUID(int=9)
+    store.store_share_group_records(
+        [
+            ShareGroupRecord(ShareRecordKind.GROUP_EPOCH, "workers", None, GroupEpoch(4)),
+            ShareGroupRecord(
+                ShareRecordKind.CURRENT_ASSIGNMENT,
+                "workers",
+                "m1",
+                ShareCurrentAssignment(4, 3, 2, ((topic_id, (0,)),)),
+            ),
+        ]
+    )
+    stores.logs.close()
+    stores.logdir.unlock()
+    segment = next((tmp_path / "__consumer_offsets-0").glob("*.log"))
+    [dumped] = dump_json(str(segment), "--print-data-log", "--offsets-decoder")
+    epoch, member = [r for b in dumped["batches"] for r in b["records"]]
+    assert epoch["key"] == {"type": "11", "data": {"group_id": "workers"}}
+    assert epoch["payload"]["data"]["epoch"] == 4
+    assert member["key"] == {"type": "14", "data": {"group_id": "workers", "member_id": "m1"}}
+    assert member["payload"]["data"]["member_epoch"] == 4
+    assert member["payload"]["data"]["assigned_partitions"][0]["topic_id"] == str(topic_id)

@@ -2,6 +2,7 @@
 `__consumer_offsets` logs, implementing the domain's storage ports."""
 
 from .catalog_store import FileCatalogStore
+from .group_config_store import FileGroupConfigStore
 from .internal_log import METADATA_TOPIC_ID, InternalLog
 from .layout import DataDirError, LogDir
 from .log_store import FileLogStore
@@ -12,6 +13,7 @@ from .share_state_store import FileShareStateStore
 from .transaction_store import FileTransactionStore
 
 __all__ = [
+    "FileGroupConfigStore",
     "FileAclStore",
     "FileClientQuotaStore",
     "FileScramCredentialStore",

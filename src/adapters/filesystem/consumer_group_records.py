@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trafka.domain.groups.model import Protocol
+from trafka.domain.groups.modern.model import ClassicMemberMetadata
 from trafka.domain.groups.modern.records import (
     ConsumerGroupRecord,
     CurrentAssignment,
@@ -81,6 +83,7 @@ def encode_value(record: ConsumerGroupRecord) -> bytes | None:
             subscribed_topic_regex=v.subscribed_topic_regex,
             rebalance_timeout_ms=v.rebalance_timeout_ms,
             server_assignor=v.server_assignor,
+            classic_member_metadata=_classic(cls, v.classic),
         )
     elif isinstance(v, TargetAssignmentMember):
         value = cls(version=VALUE_VERSION, topic_partitions=_partitions(cls.TopicPartition, v.partitions))
@@ -94,6 +97,24 @@ def encode_value(record: ConsumerGroupRecord) -> bytes | None:
             partitions_pending_revocation=_partitions(cls.TopicPartitions, v.pending_revocation),
         )
     return encode_versioned(value, VALUE_VERSION)
+
+
+def _classic(cls: Any, classic: ClassicMemberMetadata | None) -> Any:
+    """The tagged ClassicMemberMetadata of a member speaking the classic protocol (ADR 50)."""
+    if classic is None:
+        return None
+    c = cls.ClassicMemberMetadata
+    return c(
+        session_timeout_ms=classic.session_timeout_ms,
+        supported_protocols=[c.ClassicProtocol(name=p.name, metadata=p.metadata) for p in classic.supported_protocols],
+    )
+
+
+def _from_classic(value: Any) -> ClassicMemberMetadata | None:
+    if value is None:
+        return None
+    protocols = tuple(Protocol(p.name, bytes(p.metadata)) for p in value.supported_protocols)
+    return ClassicMemberMetadata(value.session_timeout_ms, protocols)
 
 
 def _ids(entries: Any) -> TopicIdPartitions:
@@ -126,6 +147,7 @@ def decode(key: bytes, value: bytes | None) -> ConsumerGroupRecord | None:
             v.subscribed_topic_regex,
             v.rebalance_timeout_ms,
             v.server_assignor,
+            _from_classic(getattr(v, "classic_member_metadata", None)),
         )
     elif kind is RecordKind.TARGET_ASSIGNMENT_MEMBER:
         decoded = TargetAssignmentMember(_ids(v.topic_partitions))

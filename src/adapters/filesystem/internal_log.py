@@ -7,7 +7,7 @@ code as every topic, and fsynced before the write returns: this is the broker's 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from trafka.domain.batch import BatchHeader, assign_offsets, validate_batches
 from trafka.domain.control import marker_batch
@@ -28,12 +28,15 @@ class InternalLog:
         topic_id: uuid.UUID,
         checksum: Callable[[memoryview], int],
         clock_ms: Callable[[], int],
+        configs: Mapping[str, str] | None = None,
     ) -> None:
+        """`configs`: the partition's topic configs (`segment.bytes` for `__consumer_offsets` and
+        `__transaction_state`, Kafka's offsets.topic.segment.bytes and transaction.state.log.segment.bytes)."""
         self._checksum = checksum
         self._clock_ms = clock_ms
         self.log_tp = tp
         existing = read_partition_metadata(logs.logdir.partition_path(tp))  # keep the id it was created with
-        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, {}))
+        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, dict(configs or {})))
 
     def append(
         self, records: Sequence[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1

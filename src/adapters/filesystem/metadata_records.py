@@ -220,3 +220,61 @@ class ShareSnapshotKey(_Record, load_json=schemas):
 
 class ShareSnapshotValue(_Record, load_json=schemas):
     pass
+
+
+# KIP-932 share groups in `__consumer_offsets` and `__share_group_state` (Kafka 4.2's group and share
+# coordinator record schemas)
+class ShareGroupMemberMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMemberMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMemberKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMemberValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupCurrentMemberAssignmentKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupCurrentMemberAssignmentValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupStatePartitionMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupStatePartitionMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareUpdateKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareUpdateValue(_Record, load_json=schemas):
+    pass

@@ -6,9 +6,9 @@ is GroupMetadataKey v2 (group) with GroupMetadataValue v3, the version Kafka 4 w
 a deleted group gets a tombstone for it after its offsets' tombstones. Offsets a
 transaction commits (TxnOffsetCommit) are written at once as a transactional batch of its producer
 and decided by the marker written when the transaction ends, as in Kafka; replay keeps undecided ones
-staged, so a transaction survives a restart. The log is replayed
-at startup, and compacted then if most of it is superseded: the live offsets are rewritten in a new
-segment and the older segments dropped, as log compaction would leave them.
+staged, so a transaction survives a restart. The log is replayed at startup as it is: the log
+cleaner compacts it (it is a compacted topic with Kafka's 100 MiB offsets.topic.segment.bytes), as
+Kafka's LogCleaner compacts `__consumer_offsets`; the store never rewrites it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from trafka.domain.control import COMMIT, control_type
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
+from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
 from trafka.domain.topics import TopicPartition
 
-from . import consumer_group_records
+from . import consumer_group_records, share_group_records
 from .internal_log import InternalLog
 from .metadata_records import (
     GroupMetadataKey,
@@ -36,7 +37,6 @@ KEY_VERSION = 1
 VALUE_VERSION = 3
 GROUP_KEY_VERSION = 2
 GROUP_VALUE_VERSION = 3  # Kafka's MetadataVersion.groupMetadataValueVersion(): the last non-flexible one
-COMPACT_MIN_RECORDS = 1000
 
 
 def _key(group_id: str, tp: TopicPartition) -> bytes:
@@ -64,7 +64,7 @@ class FileOffsetStore:
         self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset | None]]] = {}
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}  # KIP-848 groups: last value per key
-        replayed = 0
+        self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}  # KIP-932 groups: last value per key
         for header, batch in offsets_log.batches():
             if header.is_control:
                 if header.is_transactional:
@@ -75,7 +75,6 @@ class FileOffsetStore:
                 continue
             target = self._staged.setdefault(header.producer_id, {}) if header.is_transactional else None
             for _, key, value in iter_records(batch):
-                replayed += 1
                 if key is None:
                     continue
                 key_version = int.from_bytes(key[:2], "big")
@@ -85,17 +84,17 @@ class FileOffsetStore:
                 if key_version in consumer_group_records.KEY_VERSIONS:
                     self._replay_consumer_group(consumer_group_records.decode(key, value))
                     continue
+                if key_version in share_group_records.KEY_VERSIONS:
+                    self._replay_share_group(share_group_records.decode(key, value))
+                    continue
                 if key_version > KEY_VERSION:
-                    continue  # a newer coordinator's record (share groups)
+                    continue  # another coordinator record trafka does not keep
                 group_id, tp, committed = _decode(key, value)
                 if target is not None:
                     target.setdefault(group_id, {})[tp] = committed
                 else:
                     self._apply(group_id, {tp: committed})
         self._groups = {g: offsets for g, offsets in self._groups.items() if offsets}
-        live = sum(len(o) for o in self._groups.values()) + len(self._metadata) + len(self._consumer_groups)
-        if replayed >= COMPACT_MIN_RECORDS and replayed > 2 * live and not self._staged:
-            self._compact()
 
     def _replay_group(self, key: bytes, value: bytes | None) -> None:
         group_id = decode_versioned(GroupMetadataKey, key).group
@@ -125,6 +124,25 @@ class FileOffsetStore:
     def consumer_group_records(self) -> list[ConsumerGroupRecord]:
         return list(self._consumer_groups.values())
 
+    def _replay_share_group(self, record: ShareGroupRecord | None) -> None:
+        if record is None:
+            return
+        if record.value is None:
+            self._share_groups.pop(record.key, None)
+        else:
+            self._share_groups[record.key] = record
+
+    def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
+        written = list(records)
+        if not written:
+            return
+        self._log.append([(share_group_records.encode_key(r), share_group_records.encode_value(r)) for r in written])
+        for record in written:
+            self._replay_share_group(record)
+
+    def share_group_records(self) -> list[ShareGroupRecord]:
+        return list(self._share_groups.values())
+
     def _apply(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset | None]) -> None:
         committed = self._groups.setdefault(group_id, {})
         for tp, value in offsets.items():
@@ -132,19 +150,6 @@ class FileOffsetStore:
                 committed.pop(tp, None)
             else:
                 committed[tp] = value
-
-    def _compact(self) -> None:
-        start = self._log.log.log_end_offset
-        self._log.log.roll()
-        self._log.append(
-            [(_group_key(g), _group_value(m)) for g, m in self._metadata.items()]
-            + [
-                (consumer_group_records.encode_key(r), consumer_group_records.encode_value(r))
-                for r in self._consumer_groups.values()
-            ]
-            + [(_key(g, tp), _value(c)) for g, offsets in self._groups.items() for tp, c in offsets.items()]
-        )
-        self._log.log.advance_log_start_offset(start)
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._log.append([(_key(group_id, tp), _value(c)) for tp, c in offsets.items()])
@@ -169,7 +174,11 @@ class FileOffsetStore:
     def groups(self) -> list[str]:
         return list(self._groups)
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        if metadata is None:
+            self._log.append([(_group_key(group_id), None)])
+            self._metadata.pop(group_id, None)
+            return
         self._log.append([(_group_key(group_id), _group_value(metadata))])
         self._metadata[group_id] = metadata
 

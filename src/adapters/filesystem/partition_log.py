@@ -407,6 +407,22 @@ class FileCleanedSegment:
         self.segment = Segment(directory, base_offset, index_interval_bytes, CLEANED_SUFFIX)
         self._finished = False
 
+    @classmethod
+    def reopen(
+        cls, directory: str, base_offset: int, index_interval_bytes: int, checksum: Callable[[memoryview], int]
+    ) -> FileCleanedSegment:
+        """A `.cleaned` segment another process wrote and finished (sealed and fsynced), opened with
+        its indexes, for the swap."""
+        cleaned = cls.__new__(cls)
+        cleaned.segment = Segment(directory, base_offset, index_interval_bytes, CLEANED_SUFFIX)
+        cleaned.segment.load(False, checksum)
+        cleaned._finished = True
+        return cleaned
+
+    def release(self) -> None:
+        """Close this process's descriptors of a finished segment another process swaps in."""
+        self.segment.close()
+
     def append(self, batch: bytes, header: BatchHeader) -> None:
         self.segment.append(batch, [(0, header)])
 

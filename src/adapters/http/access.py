@@ -51,11 +51,12 @@ class Access:
     def visible_group(self, row: GroupRow) -> GroupRow:
         """The group as DescribeGroups and OffsetFetch show it: topics the user may not describe left out."""
         lag = tuple(p for p in row.lag if self.describes_topic(p.tp.topic))
+        share = tuple(p for p in row.share if self.describes_topic(p.tp.topic))
         members = tuple(
             attrs.evolve(m, assignment=tuple(tp for tp in m.assignment if self.describes_topic(tp.topic)))
             for m in row.members
         )
-        return attrs.evolve(row, lag=lag, members=members)
+        return attrs.evolve(row, lag=lag, members=members, share=share)
 
 
 OPEN = Access(None, "")

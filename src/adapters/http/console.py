@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.quotas import CLIENT_ID, DEFAULT_NAME, IP, USER
 from trafka.domain.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from trafka.domain.topics import TopicPartition
@@ -254,13 +255,28 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         visible = access.visible_group(row)
         return visible, lag_chart(visible, with_history=visible == row)
 
+    def group_configs(request: Request, group_id: str) -> list[ConfigEntry] | None:
+        """The GROUP config resource's entries, overrides first; None without DESCRIBE_CONFIGS on it."""
+        if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.GROUP, group_id):
+            return None
+        entries = view.group_configs(group_id)
+        return sorted(entries, key=lambda e: (e.source is not ConfigSource.GROUP_CONFIG, e.name))
+
     async def group(request: Request) -> Response:
         found = described_group(request, request.path_params["group_id"])
         if isinstance(found, Response):
             return found
         row, chart = found
         return page(
-            request, "group.html", group=row, chart=chart, plan=None, error=None, target="earliest", timestamp=""
+            request,
+            "group.html",
+            group=row,
+            chart=chart,
+            plan=None,
+            error=None,
+            target="earliest",
+            timestamp="",
+            configs=group_configs(request, row.group_id),
         )
 
     def lag_chart(row: pages.GroupRow, with_history: bool) -> str:
@@ -294,6 +310,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
                 request,
                 "group.html",
                 400,
+                configs=group_configs(request, group_id),
                 group=row,
                 chart=chart,
                 plan=None,
@@ -302,8 +319,45 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
                 timestamp=timestamp,
             )
         return page(
-            request, "group.html", group=row, chart=chart, plan=plan, error=None, target=target, timestamp=timestamp
+            request,
+            "group.html",
+            group=row,
+            chart=chart,
+            plan=plan,
+            error=None,
+            target=target,
+            timestamp=timestamp,
+            configs=group_configs(request, group_id),
         )
+
+    async def delete_group(request: Request) -> Response:
+        """DeleteGroups from the console: a classic, consumer or share group, while Empty. Asked once
+        more before it is done (`confirm=yes`)."""
+        form = await form_of(request)
+        if form is None:
+            return forbidden(request)
+        group_id = form.get("group", "")
+        found = described_group(request, group_id)
+        if isinstance(found, Response):
+            return found
+        row, chart = found
+        if not access_of(request).allows(AclOperation.DELETE, ResourceType.GROUP, group_id):
+            return denied(request, f"delete the group '{group_id}'")
+        values = {
+            "group": row,
+            "chart": chart,
+            "plan": None,
+            "target": "earliest",
+            "timestamp": "",
+            "configs": group_configs(request, group_id),
+        }
+        if form.get("confirm") != "yes":
+            return page(request, "group.html", error=None, deleting=True, **values)
+        try:
+            actions.delete_group(view, group_id)
+        except actions.ConsoleError as error:
+            return page(request, "group.html", 400, error=str(error), **values)
+        return RedirectResponse("/groups?deleted=" + quote(group_id, safe=""), status_code=303)
 
     async def broker(request: Request) -> Response:
         if not access_of(request).allows(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
@@ -338,6 +392,7 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         Route("/topics/{name}/delete", delete_topic, methods=["POST"]),
         Route("/groups", groups, methods=["GET"]),
         Route("/groups/reset", reset, methods=["POST"]),
+        Route("/groups/delete", delete_group, methods=["POST"]),
         Route("/groups/{group_id:path}", group, methods=["GET"]),
         Route("/broker", broker, methods=["GET"]),
     ]

@@ -66,7 +66,13 @@ class History:
 
 
 def total_lag_by_group(view) -> dict[str, int]:
-    return {group_id: sum(row.lag for row in rows) for group_id, rows in all_group_lag(view).items()}
+    """Each group's total lag: committed offsets' lag, and a share group's share-partitions' lag."""
+    totals = {group_id: sum(row.lag for row in rows) for group_id, rows in all_group_lag(view).items()}
+    share = getattr(view, "share", None)
+    if share is not None:
+        for group_id, tp in sorted(share.partitions):
+            totals[group_id] = totals.get(group_id, 0) + max(share.start_and_lag(group_id, tp)[1], 0)
+    return totals
 
 
 async def sample_forever(history: History, clock_ms: Callable[[], int], stop: trio.Event) -> None:

@@ -96,6 +96,20 @@ class MemberRow:
 
 
 @attrs.frozen
+class SharePartitionRow:
+    """A share group's share-partition, as the metrics show it: its start offset, the records in flight
+    (start to end offset), those acquired under a lock now, those archived since it was loaded, and the
+    lag (records from the start offset to the high watermark not yet accepted or archived)."""
+
+    tp: TopicPartition
+    start_offset: int
+    in_flight: int
+    acquired: int
+    archived: int
+    lag: int
+
+
+@attrs.frozen
 class GroupRow:
     group_id: str
     state: str
@@ -103,10 +117,11 @@ class GroupRow:
     protocol_name: str
     members: tuple[MemberRow, ...]
     lag: tuple[PartitionLag, ...]
+    share: tuple[SharePartitionRow, ...] = ()  # a share group's share-partitions
 
     @property
     def total_lag(self) -> int:
-        return sum(row.lag for row in self.lag)
+        return sum(row.lag for row in self.lag) + sum(row.lag for row in self.share)
 
     @property
     def empty(self) -> bool:
@@ -143,9 +158,35 @@ def consumer_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
     return GroupRow(group_id, group.state.name, "consumer", group.assignor, members, tuple(group_lag(view, group_id)))
 
 
+def share_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
+    """A share group (KIP-932): its members and their partitions, and each share-partition's state."""
+    share = view.share
+    group = share.coordinator.groups.get(group_id) if share is not None else None
+    if share is None or group is None:
+        return None
+    members = tuple(
+        MemberRow(
+            m.member_id,
+            None,
+            m.client_id,
+            m.client_host,
+            tuple(sorted(TopicPartition(t, p) for t, ps in m.assigned.items() for p in ps)),
+        )
+        for m in group.members.values()
+    )
+    partitions = []
+    for tp, sp in sorted(share.group_partitions(group_id).items()):
+        start, lag = share.start_and_lag(group_id, tp)
+        partitions.append(
+            SharePartitionRow(tp, start, sp.in_flight_count(), sp.acquired_count(), sp.archived_total, max(lag, 0))
+        )
+    state = share.coordinator.state(group_id).name
+    return GroupRow(group_id, state, "share", group.assignor, members, (), tuple(partitions))
+
+
 def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
     if view.coordinator.group(group_id) is None:
-        return consumer_group_row(view, group_id)
+        return consumer_group_row(view, group_id) or share_group_row(view, group_id)
     described = view.coordinator.describe(group_id)
     members = tuple(
         MemberRow(
@@ -171,4 +212,6 @@ def group_rows(view: BrokerView) -> list[GroupRow]:
     rows = [row for listing in view.coordinator.list_groups() if (row := group_row(view, listing.group_id))]
     if view.consumer_groups is not None:
         rows += [row for gid in sorted(view.consumer_groups.groups) if (row := consumer_group_row(view, gid))]
+    if view.share is not None:
+        rows += [row for gid in sorted(view.share.coordinator.groups) if (row := share_group_row(view, gid))]
     return sorted(rows, key=lambda row: row.group_id)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 import attrs
 
 from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import ConfigEntry
+from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroups
@@ -89,3 +91,7 @@ class BrokerView:
     first_dirty_offset: Callable[[TopicPartition], int | None] = lambda tp: None
     quotas: QuotaSensors | None = None  # client quotas: what is set, and the rates they bound
     telemetry: ClientTelemetry | None = None  # KIP-714: the metrics clients push
+    # DeleteGroups as the Kafka API does it (a classic, consumer or share group), given by the wiring.
+    delete_group: Callable[[str], ErrorCode] = lambda group_id: ErrorCode.GROUP_ID_NOT_FOUND
+    share_changed: Callable[[], None] = lambda: None  # persist changed share-partitions (ShareRuntime.settled)
+    group_configs: Callable[[str], list[ConfigEntry]] = lambda group_id: []  # the GROUP config resource

@@ -39,6 +39,7 @@ from .security.authentication import Authentication
 
 if TYPE_CHECKING:
     from .cluster import ClusterMap
+    from .group_configs import DurableGroupConfigs
     from .security.authorization import AuthorizationGate
     from .share_runtime import ShareRuntime
 from .api import HandlerRegistry
@@ -166,6 +167,7 @@ class ClientInfo:
     listener: str = "PLAINTEXT"
     advertised: Endpoint = Endpoint("localhost", 9092)
     principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
+    connection: object = None  # the connection's identity (what its close releases: share sessions)
 
 
 @attrs.define
@@ -209,6 +211,7 @@ class BrokerContext:
     cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
     share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
     fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
+    group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
 
     @property
     def advertised(self) -> Endpoint:

@@ -15,7 +15,10 @@ sees the generation's assignment: librdkafka's 0113 cooperative test waits for i
 
 KIP-848 consumer groups (`consumer`, the domain's ConsumerGroupCoordinator) answer every
 ConsumerGroupHeartbeat at once; this runtime gives them the time and ticks them with the classic
-groups, so their session and rebalance timeouts are driven by the same loop.
+groups, so their session and rebalance timeouts are driven by the same loop. A classic request for a
+consumer group (a classic member inside it, ADR 50) goes to the consumer coordinator and is answered at
+once; an online upgrade or downgrade may answer other waiting classic requests and writes both
+coordinators' records.
 """
 
 from __future__ import annotations
@@ -107,30 +110,47 @@ class GroupRuntime:
 
     def join(self, request: JoinRequest) -> JoinResult | Callable[[], Awaitable[JoinResult]]:
         if self.consumer is not None:
-            error = self.consumer.give_way_to_classic(request.group_id)
+            if self.consumer.hosts_classic_join(request.group_id):
+                return self._classic_in_consumer(lambda c, now: c.classic_join(request, now))
+            self.consumer.give_way_to_classic(request.group_id)
             self._write_consumer_records()
-            if error is not ErrorCode.NONE:
-                return JoinResult(error, member_id=request.member_id)
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
     def sync(self, request: SyncRequest) -> SyncResult | Callable[[], Awaitable[SyncResult]]:
+        if self.is_consumer_group(request.group_id):
+            return self._classic_in_consumer(lambda c, now: c.classic_sync(request, now))
         return self._call(SyncResult, lambda waiter: self.coordinator.sync(request, self.clock_ms(), waiter))
 
     def heartbeat(self, group_id: str, member_id: str, generation_id: int, instance_id: str | None):
+        if self.is_consumer_group(group_id):
+            return self._classic_in_consumer(
+                lambda c, now: c.classic_heartbeat(group_id, member_id, generation_id, now, instance_id)
+            )
         error = self.coordinator.heartbeat(group_id, member_id, generation_id, self.clock_ms(), instance_id)
         self._deadlines_changed.set()
         return error
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]):
+        if self.is_consumer_group(group_id):
+            return self._classic_in_consumer(lambda c, now: c.classic_leave(group_id, members, now))
         errors, completions = self.coordinator.leave(group_id, members, self.clock_ms())
         self._deliver(completions)
         return errors
+
+    def _classic_in_consumer(self, call):
+        """A classic member's request to a consumer group (ADR 50): answered at once, its records
+        (and a downgrade's classic group) written first."""
+        assert self.consumer is not None
+        result = call(self.consumer, self.clock_ms())
+        self._write_consumer_records()
+        self._deliver(self.consumer.take_completions())
+        return result
 
     def consumer_heartbeat(self, request: ConsumerHeartbeat) -> HeartbeatAnswer:
         assert self.consumer is not None
         answer = self.consumer.heartbeat(request, self.clock_ms())
         self._write_consumer_records()
-        self._deadlines_changed.set()
+        self._deliver(self.consumer.take_completions())  # an upgrade answers the classic group's waiters
         return answer
 
     def _write_consumer_records(self) -> None:
@@ -203,3 +223,4 @@ class GroupRuntime:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
                 self._write_consumer_records()
+                self._deliver(self.consumer.take_completions())

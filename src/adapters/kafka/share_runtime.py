@@ -40,6 +40,8 @@ class ShareRuntime:
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self._deadlines_changed = trio.Event()
         self.persist: Callable[[ShareGroups], None] | None = None  # durability, when wired
+        # the groups' records to `__consumer_offsets` (membership, epochs, assignments), when wired
+        self.write_records: Callable[[ShareGroups], None] | None = None
         # KIP-1191: archived records to the groups' dead-letter topics, when wired
         self.dead_letters: Callable[[list[tuple[str, TopicPartition, Archived]]], int] | None = None
 
@@ -54,16 +56,27 @@ class ShareRuntime:
         return answer
 
     def settled(self) -> None:
-        """After any change: wake fetches on partitions with released records, persist, re-arm the timer."""
+        """After any change: wake fetches on partitions with released records, write the groups'
+        records and the share-partitions' state, re-arm the timer."""
         released = self.groups.take_released()
         if released:
             self._appends.notify(released)
         archived = self.groups.take_archived()
         if archived and self.dead_letters is not None:
             self.dead_letters(archived)
+        if self.write_records is not None:
+            try:
+                self.write_records(self.groups)
+            except OSError as exc:
+                log.warning("share group records could not be written: %s", exc)
         if self.persist is not None and self.groups.dirty:
             self.persist(self.groups)
         self._deadlines_changed.set()
+
+    def connection_closed(self, connection: object) -> None:
+        """A client connection closed: its share sessions close and release what they held."""
+        if self.groups.connection_closed(connection):
+            self.settled()
 
     def touched(self) -> None:
         """The clock moved (a manual clock's `advance`): deadlines may have passed."""

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata
 from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
+from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
 from trafka.domain.topics import TopicPartition
 
 
@@ -15,6 +16,7 @@ class MemoryOffsetStore:
         self._staged: dict[int, dict[str, dict[TopicPartition, CommittedOffset]]] = {}
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}
+        self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._groups.setdefault(group_id, {}).update(offsets)
@@ -31,8 +33,11 @@ class MemoryOffsetStore:
         self._groups.pop(group_id, None)
         self._metadata.pop(group_id, None)
 
-    def store_group(self, group_id: str, metadata: GroupMetadata) -> None:
-        self._metadata[group_id] = metadata
+    def store_group(self, group_id: str, metadata: GroupMetadata | None) -> None:
+        if metadata is None:
+            self._metadata.pop(group_id, None)
+        else:
+            self._metadata[group_id] = metadata
 
     def group_metadata(self) -> Mapping[str, GroupMetadata]:
         return dict(self._metadata)
@@ -46,6 +51,16 @@ class MemoryOffsetStore:
 
     def consumer_group_records(self) -> list[ConsumerGroupRecord]:
         return list(self._consumer_groups.values())
+
+    def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
+        for record in records:
+            if record.value is None:
+                self._share_groups.pop(record.key, None)
+            else:
+                self._share_groups[record.key] = record
+
+    def share_group_records(self) -> list[ShareGroupRecord]:
+        return list(self._share_groups.values())
 
     def groups(self) -> list[str]:
         return list(self._groups)

@@ -167,6 +167,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "max.connections.per.ip": (("server", "max_connections_per_ip"), _int(0)),
     "max.connections.per.ip.overrides": (("server", "max_connections_per_ip_overrides"), _text),
     "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), _int(1)),
+    "transaction.state.log.segment.bytes": (("broker", "transaction_state_log_segment_bytes"), _int(1)),
     "log.retention.bytes": (("log", "retention_bytes"), _long()),
     "log.segment.bytes": (("log", "segment_bytes"), _int(14)),
     "log.index.interval.bytes": (("log", "index_interval_bytes"), _int(0)),
@@ -198,6 +199,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "allow.everyone.if.no.acl.found": (("security", "allow_everyone_if_no_acl_found"), _boolean),
     "offsets.retention.minutes": (("groups", "offsets_retention_minutes"), _int(1)),
     "offsets.retention.check.interval.ms": (("groups", "offsets_retention_check_interval_ms"), _long(1)),
+    "offsets.topic.segment.bytes": (("groups", "offsets_topic_segment_bytes"), _int(1)),
     "group.consumer.session.timeout.ms": (("groups", "consumer_session_timeout_ms"), _int(1)),
     "group.consumer.min.session.timeout.ms": (("groups", "consumer_min_session_timeout_ms"), _int(1)),
     "group.consumer.max.session.timeout.ms": (("groups", "consumer_max_session_timeout_ms"), _int(1)),
@@ -215,6 +217,10 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "group.share.record.lock.duration.ms": (("groups", "share_record_lock_duration_ms"), _int(1)),
     "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), _int(2)),
     "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), _int(100)),
+    "share.coordinator.snapshot.update.records.per.snapshot": (
+        ("groups", "share_snapshot_update_records_per_snapshot"),
+        _integer(0, 500),  # Kafka's ShareCoordinatorConfig: between(0, 500)
+    ),
     "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), _int(1)),
     "log.cleaner.enable": (("log_cleaner", "enable"), _boolean),
     "log.cleaner.threads": (("log_cleaner", "threads"), _int(0)),

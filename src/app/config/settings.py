@@ -78,6 +78,7 @@ class BrokerSettings:
     transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
     # transaction.max.timeout.ms: a producer asking for a longer transaction.timeout.ms is refused
     transaction_max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS
+    transaction_state_log_segment_bytes: int = 104857600  # transaction.state.log.segment.bytes
     # Client quotas' windowed rates (Kafka's quota.window.num / quota.window.size.seconds, and the
     # controller.* pair for controller_mutation_rate)
     quota_window_num: int = 11
@@ -99,6 +100,7 @@ class GroupCoordinatorSettings:
     max_session_timeout_ms: int = _GROUPS.max_session_timeout_ms
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes (7 days)
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+    offsets_topic_segment_bytes: int = 104857600  # offsets.topic.segment.bytes
     # KIP-848 consumer groups (group.consumer.*, group.coordinator.rebalance.protocols), Kafka's defaults
     consumer_session_timeout_ms: int = 45000
     consumer_min_session_timeout_ms: int = 45000
@@ -118,6 +120,8 @@ class GroupCoordinatorSettings:
     share_record_lock_duration_ms: int = 30000
     share_delivery_count_limit: int = 5
     share_partition_max_record_locks: int = 2000
+    # share.coordinator.snapshot.update.records.per.snapshot: ShareUpdates between two ShareSnapshots
+    share_snapshot_update_records_per_snapshot: int = 500
 
 
 @attrs.frozen
@@ -310,7 +314,7 @@ def read_toml(path: str) -> dict[str, Any]:
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
-    sections = {"server", "broker", "storage", "groups", "http", "log", "security"}
+    sections = {"server", "broker", "storage", "groups", "http", "log", "security", "log_cleaner"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
@@ -319,8 +323,10 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         if key == "log_level":
             out["log_level"] = value
             continue
-        section, _, field = key.partition("_")
-        if section not in sections or not field:
+        # the longest section the name starts with: TRAFKA_LOG_CLEANER_THREADS is [log_cleaner] threads
+        section = max((s for s in sections if key.startswith(s + "_")), key=len, default="")
+        field = key[len(section) + 1 :]
+        if not section or not field:
             raise ConfigError(f"unknown environment variable {name}")
         out.setdefault(section, {})[field] = value
     return out

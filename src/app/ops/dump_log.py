@@ -28,6 +28,7 @@ from .log_records import (
     CRC_START,
     HEADER_SIZE,
     METADATA_TYPES,
+    SHARE_GROUP_RECORDS,
     BatchHeader,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -35,6 +36,8 @@ from .log_records import (
     OffsetCommitValue,
     ShareSnapshotKey,
     ShareSnapshotValue,
+    ShareUpdateKey,
+    ShareUpdateValue,
     TransactionLogKey,
     TransactionLogValue,
     decode_metadata_record,
@@ -135,6 +138,10 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
             key_class, value_class = GroupMetadataKey, GroupMetadataValue
         if which == "offsets" and version in CONSUMER_GROUP_RECORDS:  # KIP-848 consumer groups
             key_class, value_class = CONSUMER_GROUP_RECORDS[version]
+        if which == "offsets" and version in SHARE_GROUP_RECORDS:  # KIP-932 share groups
+            key_class, value_class = SHARE_GROUP_RECORDS[version]
+        if which == "share" and version == 1:  # ShareUpdate, between snapshots
+            key_class, value_class = ShareUpdateKey, ShareUpdateValue
         if version <= key_class.max_version:
             decoded_key = {"type": str(version), "data": _jsonable(decode_versioned(key_class, key).to_dict())}
         else:

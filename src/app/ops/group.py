@@ -1,12 +1,16 @@
-"""`trafka group list|describe|reset-offsets|delete`, as `kafka-consumer-groups.sh`.
+"""`trafka group list|describe|reset-offsets|delete|configs|alter-config`, as `kafka-consumer-groups.sh`,
+`kafka-share-groups.sh` and `kafka-configs.sh --entity-type groups`.
 
 `describe` shows, per partition the group has committed or been assigned, the committed offset, the
 log end offset, the lag and the member that holds it (consumer id, host, client id); for a KIP-848
 consumer group (ConsumerGroupDescribe) also the group epoch, the assignor, the member's epoch and
-whether the partition is in its target. `reset-offsets`
+whether the partition is in its target; for a share group (ShareGroupDescribe and
+DescribeShareGroupOffsets, as `kafka-share-groups.sh`) each share-partition's start offset, lag and
+how many members may fetch it. `reset-offsets`
 plans new committed offsets (`--to-earliest`, `--to-latest`, `--to-datetime`, `--shift-by`,
 `--to-offset`), clamped to each partition's log start and end as Kafka's tool does, prints the plan,
-and commits it only with `--execute`; like Kafka's tool it refuses a group that has active members.
+and commits it only with `--execute` (a share group's start offsets with AlterShareGroupOffsets); like
+Kafka's tool it refuses a group that has active members.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any
 from .client import CommandError, add_connection_options, admin_client, run_operator
 from .consumer_groups import describe_consumer_group
 from .output import OK, USAGE, print_rows
+from .share_groups import alter_share_group_offsets, describe_share_group
+from .topic import key_values, raise_resource_errors
 
 _DESCRIBE_COLUMNS = [
     "group",
@@ -36,14 +42,21 @@ _DESCRIBE_COLUMNS = [
 # partition it holds is still in its target (False: it is being revoked).
 _CONSUMER_COLUMNS = ["type", "group_epoch", "assignor", "member_epoch", "in_target"]
 
+# A share group's share-partitions (kafka-share-groups.sh --describe): the start offset in place of a
+# committed offset, and how many members may fetch each.
+_SHARE_COLUMNS = ["group", "topic", "partition", "start_offset", "log_end_offset", "lag", "members", "type", "assignor"]
+
 
 def add_group_parser(commands: Any) -> None:
-    group = commands.add_parser("group", help="list, describe, reset and delete consumer groups")
+    group = commands.add_parser("group", help="list, describe, reset, delete and configure consumer and share groups")
     verbs = group.add_subparsers(dest="verb", required=True)
     listing = verbs.add_parser("list", help="every group with its state")
     add_connection_options(listing)
     describe = verbs.add_parser("describe", help="members, committed offsets, log end offsets and lag")
     describe.add_argument("groups", nargs="+", metavar="GROUP")
+    describe.add_argument(
+        "--members", action="store_true", help="one row per member and its partitions (as the Kafka tools' --members)"
+    )
     add_connection_options(describe)
     reset = verbs.add_parser("reset-offsets", help="move a group's committed offsets (a dry run unless --execute)")
     reset.add_argument("group", metavar="GROUP")
@@ -61,6 +74,14 @@ def add_group_parser(commands: Any) -> None:
     delete = verbs.add_parser("delete", help="delete groups (they must have no members)")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     add_connection_options(delete)
+    configs = verbs.add_parser("configs", help="a group's configs, overrides first (the GROUP config resource)")
+    configs.add_argument("groups", nargs="+", metavar="GROUP")
+    add_connection_options(configs)
+    alter = verbs.add_parser("alter-config", help="set or delete a group's configs (share.*, consumer.*)")
+    alter.add_argument("group", metavar="GROUP")
+    alter.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    alter.add_argument("--delete", action="append", default=[], metavar="KEY")
+    add_connection_options(alter)
 
 
 def run_group(args: argparse.Namespace) -> int:
@@ -90,13 +111,21 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """The group and its committed offsets; for a share group its share-partitions' start offsets."""
+    from kafka.structs import OffsetAndMetadata
+
     described = admin.describe_groups([group_id])[group_id]
     if described.get("error") not in (None, "NoError") or described.get("group_state") == "Dead":
-        # DescribeGroups knows classic groups only: a KIP-848 consumer group answers ConsumerGroupDescribe
+        # DescribeGroups knows classic groups only: a KIP-848 consumer group answers ConsumerGroupDescribe,
+        # a share group ShareGroupDescribe
         consumer = describe_consumer_group(admin, group_id)
-        if consumer is None:
+        if consumer is not None:
+            return consumer, admin.list_group_offsets({group_id: None})[group_id]
+        share = describe_share_group(admin, group_id)
+        if share is None:
             raise CommandError(f"group {group_id} does not exist (GROUP_ID_NOT_FOUND)")
-        return consumer, admin.list_group_offsets({group_id: None})[group_id]
+        starts = {tp: OffsetAndMetadata(start, "", -1) for tp, (start, _) in share["share_offsets"].items()}
+        return share, starts
     committed = admin.list_group_offsets({group_id: None})[group_id]
     return described, committed
 
@@ -105,6 +134,8 @@ def _describe(args: argparse.Namespace) -> int:
     from kafka import TopicPartition
     from kafka.admin import OffsetSpec
 
+    if args.members:
+        return _describe_members(args)
     rows: list[dict[str, Any]] = []
     admin = admin_client(args)
     try:
@@ -120,6 +151,9 @@ def _describe(args: argparse.Namespace) -> int:
             ends = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)) if tps else {}
             if not tps:
                 rows.append({"group": group_id, "state": described.get("group_state")})
+            if described.get("type") == "share":
+                rows += _share_rows(group_id, described, tps, ends)
+                continue
             for tp in tps:
                 member = owners.get(tp, {})
                 current = committed[tp].offset if tp in committed else None
@@ -141,9 +175,78 @@ def _describe(args: argparse.Namespace) -> int:
                 )
     finally:
         admin.close()
-    consumer = any(row.get("type") == "consumer" for row in rows)
-    print_rows(rows, _DESCRIBE_COLUMNS + (_CONSUMER_COLUMNS if consumer else []), args.output)
+    columns = list(_DESCRIBE_COLUMNS)
+    if rows and all(row.get("type") == "share" for row in rows):
+        columns = _SHARE_COLUMNS
+    elif any(row.get("type") == "share" for row in rows):
+        columns[3:3] = ["start_offset"]
+        columns += ["members", "type", "group_epoch", "assignor"]
+    if any(row.get("type") == "consumer" for row in rows):
+        columns += [c for c in _CONSUMER_COLUMNS if c not in columns]
+    print_rows(rows, columns, args.output)
     return OK
+
+
+def _describe_members(args: argparse.Namespace) -> int:
+    """`describe --members`: each member of each group (classic, consumer or share) with its partitions."""
+    rows: list[dict[str, Any]] = []
+    admin = admin_client(args)
+    try:
+        for group_id in args.groups:
+            described, _ = _describe_group(admin, group_id)
+            for member in described.get("members") or []:
+                assigned = (member.get("member_assignment") or {}).get("assigned_partitions") or []
+                partitions = sorted((a["topic"], p) for a in assigned for p in a["partitions"])
+                rows.append(
+                    {
+                        "group": group_id,
+                        "consumer_id": member.get("member_id"),
+                        "host": member.get("client_host"),
+                        "client_id": member.get("client_id"),
+                        "member_epoch": member.get("member_epoch"),
+                        "partitions": len(partitions),
+                        "assignment": ",".join(f"{t}-{p}" for t, p in partitions),
+                        "type": described.get("type") or "classic",
+                    }
+                )
+    finally:
+        admin.close()
+    columns = ["group", "consumer_id", "host", "client_id", "partitions", "assignment", "type"]
+    if any(row["member_epoch"] is not None for row in rows):
+        columns.insert(5, "member_epoch")
+    print_rows(rows, columns, args.output)
+    return OK
+
+
+def _share_rows(group_id: str, described: dict[str, Any], tps: list[Any], ends: dict[Any, Any]) -> list[dict[str, Any]]:
+    """A share group's share-partitions, as `kafka-share-groups.sh --describe` shows them: the start offset
+    (every record below it accepted or archived), the lag (records from it to the log end not yet
+    accepted or archived) and how many members may fetch the partition."""
+    holders: dict[Any, int] = {}
+    for member in described.get("members") or []:
+        for assigned in member["member_assignment"]["assigned_partitions"]:
+            for partition in assigned["partitions"]:
+                key = (assigned["topic"], partition)
+                holders[key] = holders.get(key, 0) + 1
+    rows = []
+    for tp in tps:
+        start, lag = described["share_offsets"].get(tp, (None, None))
+        rows.append(
+            {
+                "group": group_id,
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "start_offset": start,
+                "log_end_offset": ends[tp].offset,
+                "lag": lag,
+                "members": holders.get((tp.topic, tp.partition), 0),
+                "state": described.get("group_state"),
+                "type": "share",
+                "group_epoch": described.get("group_epoch"),
+                "assignor": described.get("assignor"),
+            }
+        )
+    return rows
 
 
 def _consumer_fields(described: dict[str, Any], member: dict[str, Any], tp: Any) -> dict[str, Any]:
@@ -231,7 +334,12 @@ def _reset(args: argparse.Namespace) -> int:
             else:
                 target = args.to_offset
             plan[tp] = min(max(target, earliest[tp]), latest[tp])
-        if args.execute:
+        if args.execute and described.get("type") == "share":
+            errors = alter_share_group_offsets(admin, args.group, plan)
+            failed = {f"{tp.topic}-{tp.partition}": code for tp, code in sorted(errors.items()) if code}
+            if failed:
+                raise CommandError(f"group {args.group}: share-partitions not reset (error codes {failed})")
+        elif args.execute:
             admin.alter_group_offsets(args.group, {tp: OffsetAndMetadata(o, "", -1) for tp, o in plan.items()})
     finally:
         admin.close()
@@ -266,4 +374,62 @@ def _delete(args: argparse.Namespace) -> int:
     return OK
 
 
-_VERBS = {"list": _list, "describe": _describe, "reset-offsets": _reset, "delete": _delete}
+def _configs(args: argparse.Namespace) -> int:
+    """`kafka-configs.sh --entity-type groups --describe --all`: every config, overrides first."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = admin_client(args)
+    try:
+        described = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.GROUP, g) for g in args.groups], config_filter="all"
+        )
+    finally:
+        admin.close()
+    rows = []
+    for group_id in args.groups:
+        entries = (described.get("group") or {}).get(group_id)
+        if not isinstance(entries, dict):
+            raise CommandError(f"group {group_id}: {entries}")
+        for name, entry in entries.items():
+            override = entry["config_source"] == "DYNAMIC_GROUP_CONFIG"
+            rows.append({"group": group_id, "config": name, "value": entry["value"], "override": override})
+    rows.sort(key=lambda row: (row["group"], not row["override"], row["config"]))
+    print_rows(rows, ["group", "config", "value", "override"], args.output)
+    return OK
+
+
+def _alter_config(args: argparse.Namespace) -> int:
+    """`kafka-configs.sh --entity-type groups --alter`: IncrementalAlterConfigs of the GROUP resource
+    (a group's configs may be set before the group exists, as Kafka allows)."""
+    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+
+    changes: dict[str, Any] = {k: (AlterConfigOp.SET, v) for k, v in key_values(args.set, "--set").items()}
+    changes.update(dict.fromkeys(args.delete, (AlterConfigOp.DELETE, None)))
+    if not changes:
+        raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
+    admin = admin_client(args)
+    try:
+        result = admin.alter_configs(
+            [ConfigResource(ConfigResourceType.GROUP, args.group, configs=changes)],
+            raise_on_unknown=False,
+            incremental=True,
+        )
+    finally:
+        admin.close()
+    raise_resource_errors(result)
+    rows = [
+        {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
+        for k, (op, v) in sorted(changes.items())
+    ]
+    print_rows(rows, ["config", "change"], args.output)
+    return OK
+
+
+_VERBS = {
+    "list": _list,
+    "describe": _describe,
+    "reset-offsets": _reset,
+    "delete": _delete,
+    "configs": _configs,
+    "alter-config": _alter_config,
+}

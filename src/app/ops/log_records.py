@@ -196,6 +196,62 @@ class ShareSnapshotValue(_Record, load_json=schemas):
     pass
 
 
+class ShareGroupMemberMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMemberMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMemberKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupTargetAssignmentMemberValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupCurrentMemberAssignmentKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupCurrentMemberAssignmentValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupStatePartitionMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareGroupStatePartitionMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class ShareUpdateKey(_Record, load_json=schemas):
+    pass
+
+
+class ShareUpdateValue(_Record, load_json=schemas):
+    pass
+
+
 class TransactionLogKey(_Record, load_json=schemas):
     pass
 
@@ -211,6 +267,16 @@ CONSUMER_GROUP_RECORDS: dict[int, tuple[Any, Any]] = {
     6: (ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue),
     7: (ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
     8: (ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
+}
+
+# `__consumer_offsets` key versions of KIP-932 share groups -> (key, value) classes.
+SHARE_GROUP_RECORDS: dict[int, tuple[Any, Any]] = {
+    10: (ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue),
+    11: (ShareGroupMetadataKey, ShareGroupMetadataValue),
+    12: (ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue),
+    13: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue),
+    14: (ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue),
+    15: (ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue),
 }
 
 

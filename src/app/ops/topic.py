@@ -191,7 +191,7 @@ def _alter_config(args: argparse.Namespace) -> int:
         )
     finally:
         admin.close()
-    _raise_resource_errors(result)
+    raise_resource_errors(result)
     rows = [
         {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
         for k, (op, v) in sorted(changes.items())
@@ -200,7 +200,7 @@ def _alter_config(args: argparse.Namespace) -> int:
     return OK
 
 
-def _raise_resource_errors(result: Any) -> None:
+def raise_resource_errors(result: Any) -> None:
     """alter_configs answers {resource type: {name: error text}} (a falsy or NoError text on success)."""
     from kafka import errors as kafka_errors
 

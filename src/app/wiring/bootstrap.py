@@ -31,8 +31,10 @@ from trafka.adapters.filesystem import (
     LogDir,
 )
 from trafka.adapters.filesystem.fileio import LogDirHealth
+from trafka.adapters.filesystem.group_config_store import FileGroupConfigStore
 from trafka.adapters.filesystem.log_store import FileCleanerCheckpoints
 from trafka.adapters.filesystem.share_state_store import FileShareStateStore
+from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
@@ -47,6 +49,7 @@ from trafka.adapters.kafka.context import (
 )
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.releases import pinned
+from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
     MemoryAclStore,
     MemoryCatalogStore,
@@ -56,6 +59,7 @@ from trafka.adapters.memory import (
     MemoryScramCredentialStore,
     MemoryTransactionStore,
 )
+from trafka.adapters.memory.group_config_store import MemoryGroupConfigStore
 from trafka.adapters.memory.share_state_store import MemoryShareStateStore
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -66,12 +70,14 @@ from trafka.domain.features import FeatureControl
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
+from trafka.domain.groups.modern.migration import MigrationPolicy
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import (
     AclStore,
     BrokerObserver,
     CatalogStore,
     ClientQuotaStore,
+    GroupConfigStore,
     LogStore,
     OffsetStore,
     PartitionLog,
@@ -128,6 +134,7 @@ class Adapters:
     health: LogDirHealth | None = None  # the log dir's write failures (filesystem store only)
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # the metrics, with the HTTP listener
     share_state_store: ShareStateStore = attrs.field(factory=MemoryShareStateStore)  # __share_group_state
+    group_config_store: GroupConfigStore = attrs.field(factory=MemoryGroupConfigStore)  # GROUP ConfigRecords
     clock: Clock = attrs.field(factory=WallClock)  # clock_ms's clock: what deadline waiters ask and listen to
     # The log cleaner's first dirty offsets (cleaner-offset-checkpoint in a log dir), and the cleaner itself.
     cleaner_checkpoints: CleanerCheckpoints = attrs.field(factory=MemoryCheckpoints)
@@ -178,8 +185,22 @@ def default_adapters(settings: Settings) -> Adapters:
         raise LogDirUnusable(str(exc)) from exc
     logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults_from(settings))
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
-    offsets = InternalLog(logs, TopicPartition("__consumer_offsets", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
-    txn_state = InternalLog(logs, TopicPartition("__transaction_state", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
+    offsets = InternalLog(
+        logs,
+        TopicPartition("__consumer_offsets", 0),
+        uuid.uuid4(),
+        crc32c.crc32c,
+        clock_ms,
+        {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
+    )
+    txn_state = InternalLog(
+        logs,
+        TopicPartition("__transaction_state", 0),
+        uuid.uuid4(),
+        crc32c.crc32c,
+        clock_ms,
+        {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
+    )
     share_state = InternalLog(logs, TopicPartition("__share_group_state", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
 
     def started() -> None:
@@ -198,10 +219,13 @@ def default_adapters(settings: Settings) -> Adapters:
         catalog_store=catalog_store,
         offset_store=FileOffsetStore(offsets),
         transaction_store=FileTransactionStore(txn_state),
-        share_state_store=FileShareStateStore(share_state, clock_ms),
+        share_state_store=FileShareStateStore(
+            share_state, clock_ms, settings.groups.share_snapshot_update_records_per_snapshot
+        ),
         scram_store=FileScramCredentialStore(metadata),
         acl_store=FileAclStore(metadata),
         quota_store=FileClientQuotaStore(metadata),
+        group_config_store=FileGroupConfigStore(metadata),
         cluster_id=logdir.meta.cluster_id,
         started=started,
         stop=stop,
@@ -320,6 +344,10 @@ def consumer_groups_from(
     groups = settings.groups
     if "consumer" not in {p.strip() for p in groups.rebalance_protocols.split(",")}:
         return None
+    try:
+        migration_policy = MigrationPolicy.parse(groups.consumer_migration_policy)
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
     consumer_settings = ConsumerGroupSettings(
         session_timeout_ms=groups.consumer_session_timeout_ms,
         heartbeat_interval_ms=groups.consumer_heartbeat_interval_ms,
@@ -329,8 +357,11 @@ def consumer_groups_from(
         max_session_timeout_ms=groups.consumer_max_session_timeout_ms,
         min_heartbeat_interval_ms=groups.consumer_min_heartbeat_interval_ms,
         max_heartbeat_interval_ms=groups.consumer_max_heartbeat_interval_ms,
+        migration_policy=migration_policy,
     )
-    return ConsumerGroupCoordinator(consumer_settings, catalog, classic, lambda: str(uuid.uuid4()))
+    return ConsumerGroupCoordinator(
+        consumer_settings, catalog, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+    )
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
@@ -358,7 +389,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     consumer_groups = consumer_groups_from(settings, catalog, group_ids)
+    recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
+        group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
         consumer_groups.load(offsets.consumer_group_records(), adapters.clock_ms())
         offsets.has_members_elsewhere = consumer_groups.has_members
     producer_ids = ProducerIdAllocator(
@@ -409,8 +442,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
+        group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
+    group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
 
 

@@ -11,6 +11,7 @@ import ipaddress
 import logging
 import secrets
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import attrs
 import trio
@@ -19,6 +20,8 @@ from starlette.routing import BaseRoute
 from trafka import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, HttpOptions, run_listener
 from trafka.adapters.http.metrics import BrokerMetrics
+from trafka.adapters.kafka import group_configs
+from trafka.adapters.kafka.apis import delete_groups
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
 from trafka.adapters.schema_registry import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
 from trafka.adapters.schema_registry.offloop import SHARED_WORKER, OffLoopFormat
@@ -64,6 +67,9 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         share=ctx.share.groups if ctx.share is not None else None,
         quotas=ctx.quotas,
         telemetry=ctx.telemetry,
+        delete_group=partial(delete_groups.delete_group, ctx),
+        share_changed=ctx.share.settled if ctx.share is not None else lambda: None,
+        group_configs=partial(group_configs.describe, ctx),
     )
     return view
 

@@ -23,6 +23,8 @@ import attrs
 import trio
 
 from trafka.adapters.compression import compress
+from trafka.adapters.compression.keys import scan_keys
+from trafka.adapters.filesystem.partition_log import FilePartitionLog
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -34,8 +36,11 @@ from trafka.domain.producers import PartitionProducerState
 from trafka.domain.topics import TopicPartition
 
 from ..config.settings import LogCleanerSettings
+from .cleaner_process import CleanerProcess, ProcessGone
 
 log = logging.getLogger("trafka.cleaner")
+
+GIL_SLICE_S = 0.001  # how long the cleaner's worker runs before it offers the GIL to the event loop
 
 
 class CleaningAborted(Exception):
@@ -97,8 +102,11 @@ class LogCleaner:
         decompress: Decompress,
         checkpoints: CleanerCheckpoints | None = None,
         internal: Callable[[], Iterable[tuple[TopicPartition, PartitionLog, Mapping[str, str]]]] = lambda: (),
+        use_process: bool = True,
     ) -> None:
-        """`internal`: the compacted internal partitions the catalog does not list, with their configs."""
+        """`internal`: the compacted internal partitions the catalog does not list, with their configs.
+        `use_process`: filesystem logs are cleaned in a process of the cleaner's (one per cleaner
+        thread, `cleaner_process`); otherwise, and for the memory store, in a worker thread."""
         self.settings = settings
         self._ctx = ctx
         self._logs = logs
@@ -119,6 +127,8 @@ class LogCleaner:
         self._run_times: dict[int, float] = {}
         self._finished = trio.lowlevel.ParkingLot()  # woken whenever a cleaning ends
         self._internal_producers: dict[TopicPartition, tuple[int, PartitionProducerState]] = {}
+        self._use_process = use_process
+        self._processes: dict[int, CleanerProcess] = {}  # by cleaner thread (-1: compact())
 
     def _last_stable_offset(self, tp: TopicPartition, partition_log: PartitionLog) -> int:
         if self._ctx.catalog.has_partition(tp):
@@ -144,13 +154,21 @@ class LogCleaner:
     def _cleaner(self) -> Cleaner:
         threads = max(self.settings.threads, 1)
 
+        held_since = time.perf_counter()
+
         def throttle(size: int) -> None:
+            nonlocal held_since
             if self._stopping:
                 raise CleaningAborted
             self.throttler.maybe_throttle(size)
-            # Called per batch read or written: let the event loop's thread take the GIL now rather
-            # than after the interpreter's switch interval (5 ms), which would add to every request.
-            time.sleep(0)
+            # Called per batch read or written: after a slice of work, let the event loop's thread take
+            # the GIL now rather than after the interpreter's switch interval (5 ms), which would add to
+            # every request. Not after every batch: a batch the cleaner skips costs microseconds, and
+            # each hand-over makes the worker wait for the loop to give the GIL back.
+            now = time.perf_counter()
+            if now - held_since >= GIL_SLICE_S:
+                time.sleep(0)
+                held_since = time.perf_counter()
 
         return Cleaner(
             self._checksum,
@@ -159,6 +177,7 @@ class LogCleaner:
             self.settings.dedupe_buffer_size // threads,
             throttle,
             self.settings.io_buffer_load_factor,
+            scan_keys,
         )
 
     async def run(self) -> None:
@@ -171,10 +190,15 @@ class LogCleaner:
                 for thread in range(self.settings.threads):
                     nursery.start_soon(self._thread, thread)
                 await self._ctx.shutting_down.wait()
-                self._stopping = True
+                self._stop()
                 nursery.cancel_scope.cancel()
         finally:
-            self._stopping = True
+            self._stop()
+
+    def _stop(self) -> None:
+        self._stopping = True
+        for process in self._processes.values():
+            process.stop()
 
     async def _thread(self, thread: int) -> None:
         cleaner = self._cleaner()
@@ -201,8 +225,36 @@ class LogCleaner:
             for step in deferred:  # the directory flush and the old files' removal, on this thread
                 step()
 
-        def work() -> tuple[int, CleanerStats]:
+        def in_thread() -> tuple[int, CleanerStats]:
             return cleaner.clean(partition_log, to_clean, config, last_records, now, swap)
+
+        work = in_thread
+        if self._use_process and isinstance(partition_log, FilePartitionLog):
+            file_log = partition_log
+            process = self._processes.setdefault(thread, CleanerProcess())
+            if self._stopping:
+                process.stop()
+
+            def in_process() -> tuple[int, CleanerStats]:
+                try:
+                    return process.clean(
+                        file_log,
+                        to_clean,
+                        config,
+                        last_records,
+                        now,
+                        self.settings.dedupe_buffer_size // max(self.settings.threads, 1),
+                        self.settings.io_buffer_load_factor,
+                        # each process throttles itself: the threads' processes share the rate
+                        self.throttler.rate / max(self.settings.threads, 1),
+                        swap,
+                    )
+                except ProcessGone:
+                    if self._stopping:
+                        raise CleaningAborted from None
+                    raise
+
+            work = in_process
 
         started = time.monotonic()
         try:

@@ -4,6 +4,8 @@ group cannot take an id either of them holds."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from trafka.adapters.kafka.context import AppendNotifier
@@ -11,7 +13,8 @@ from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
 from trafka.adapters.kafka.share_runtime import ShareRuntime
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import GroupCoordinator
+from trafka.domain.groups import Completion, GroupCoordinator
+from trafka.domain.groups.model import Group
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroupCoordinator, ShareGroups, ShareGroupSettings, ShareSettings
 from trafka.domain.ports import ShareSnapshot, ShareStateStore
@@ -43,6 +46,19 @@ class ClassicOrShareGroupIds:
 
     def delete(self, group_id: str) -> ErrorCode:
         return self.classic.delete(group_id)
+
+    # the online migration between the classic and consumer protocols (ADR 50): classic groups only
+    def group(self, group_id: str) -> Group | None:
+        return None if self._is_share(group_id) else self.classic.group(group_id)
+
+    def accepts_session_timeout(self, session_timeout_ms: int) -> bool:
+        return self.classic.accepts_session_timeout(session_timeout_ms)
+
+    def release(self, group_id: str) -> list[Completion]:
+        return self.classic.release(group_id)
+
+    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
+        return self.classic.adopt(group, now, rebalance)
 
 
 def share_groups_from(
@@ -79,6 +95,8 @@ def share_groups_from(
         partition_max_record_locks=groups.share_partition_max_record_locks,
     )
     share = ShareGroups(coordinator, record_settings, replicas)
+    offsets = adapters.offset_store
+    share.load_records(offsets.share_group_records(), adapters.clock_ms())
     store = adapters.share_state_store
     for snapshot in store.load():
         topic = catalog.by_id(snapshot.topic_id)
@@ -92,8 +110,18 @@ def share_groups_from(
     runtime = ShareRuntime(share, adapters.clock_ms, appends, adapters.clock.seconds_until)
     adapters.clock.listen(runtime.touched)
     runtime.persist = lambda groups: persist(groups, catalog, store)
+    topic_id = _topic_id(catalog)
+    runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
     runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms)
     return runtime
+
+
+def _topic_id(catalog: TopicCatalog) -> Callable[[str], uuid.UUID | None]:
+    def topic_id(name: str) -> uuid.UUID | None:
+        topic = catalog.get(name)
+        return topic.topic_id if topic is not None else None
+
+    return topic_id
 
 
 def persist(groups: ShareGroups, catalog: TopicCatalog, store: ShareStateStore) -> None:

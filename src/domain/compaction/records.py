@@ -106,14 +106,28 @@ def decode_records(batch: bytes | memoryview, header: BatchHeader, decompress: D
     return records
 
 
-def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> list[tuple[int, bytes]]:
-    """(offset, key) of every keyed record of the batch: all the offset map needs, with no copy of
-    values or headers; CORRUPT_MESSAGE if a record runs past the batch."""
+class KeyScan(NamedTuple):
+    """What the offset map pass reads of a batch."""
+
+    pairs: list[tuple[bytes, int]]  # (key, offset) of every keyed record, in order
+    tombstones: bool  # a record has a null value
+
+
+KeyScanner = Callable[[bytes | memoryview, BatchHeader, Decompress], KeyScan]
+
+
+def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Decompress) -> KeyScan:
+    """(key, offset) of every keyed record of the batch, in order: all the offset map needs (the
+    pairs go into it as they are), with no copy of values or headers, and whether a record has a
+    null value (so a batch whose records all survive, none a tombstone, is copied without a decode);
+    CORRUPT_MESSAGE if a record runs past the batch. The cleaner may be given a compiled scanner with
+    the same contract."""
     body = bytes(batch[HEADER_SIZE : header.size])
     if header.compression != Compression.NONE:
         body = decompress(header.compression, body)
     base_offset = header.base_offset
-    keys: list[tuple[int, bytes]] = []
+    keys: list[tuple[bytes, int]] = []
+    tombstones = False
     pos = 0
     size = len(body)
     try:
@@ -148,13 +162,19 @@ def decode_keys(batch: bytes | memoryview, header: BatchHeader, decompress: Deco
             else:
                 key_length, p = read_varint(body, p)
             if key_length >= 0:
-                if p + key_length > end:
+                if p + key_length >= end:
                     raise IndexError
-                keys.append((base_offset + offset_delta, body[p : p + key_length]))
+                keys.append((body[p : p + key_length], base_offset + offset_delta))
+                if body[p + key_length] == 1:  # a value length of -1 (zig-zag 1): a tombstone
+                    tombstones = True
+            elif p >= end:
+                raise IndexError
+            elif body[p] == 1:  # a keyless null value (such a batch is never kept whole anyway)
+                tombstones = True
             pos = end
     except IndexError:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record runs past the end of its batch") from None
-    return keys
+    return KeyScan(keys, tombstones)
 
 
 def rebuild_batch(

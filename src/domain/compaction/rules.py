@@ -54,8 +54,25 @@ class OffsetMap:
             self.used_bytes += len(key) + MAP_ENTRY_OVERHEAD
         self._offsets[key] = offset
 
+    def put_all(self, pairs: Sequence[tuple[bytes, int]]) -> bool:
+        """Put (key, offset) pairs in order, all at once (the per-record loop costs more than the
+        scan); False, with nothing put, if they do not all fit."""
+        batch = dict(pairs)
+        new = set(batch).difference(self._offsets)  # iterates the batch's keys, not the map
+        cost = sum(map(len, new)) + len(new) * MAP_ENTRY_OVERHEAD
+        if self.used_bytes + cost > self.capacity_bytes:
+            return False
+        self._offsets.update(batch)
+        self.used_bytes += cost
+        return True
+
     def get(self, key: bytes) -> int:
         return self._offsets.get(key, -1)
+
+    def retained_offsets(self) -> list[int]:
+        """Every key's last offset, sorted: the only records of the mapped dirty section that can
+        survive, so a batch there holding none of them need not be decoded."""
+        return sorted(self._offsets.values())
 
     def update_latest_offset(self, offset: int) -> None:
         self.latest_offset = max(self.latest_offset, offset)
@@ -130,19 +147,21 @@ class CleanedTransactions:
 def map_batch(
     offset_map: OffsetMap,
     header: BatchHeader,
-    keys: Sequence[tuple[int, bytes]] | None,
+    keys: Sequence[tuple[bytes, int]] | None,
     start_offset: int,
     transactions: CleanedTransactions,
     control_type: int | None = None,
 ) -> bool:
-    """Add a batch's (offset, key) pairs to the map (Kafka's buildOffsetMapForSegment); True if the
+    """Add a batch's (key, offset) pairs to the map (Kafka's buildOffsetMapForSegment); True if the
     map filled up before the batch was done (the batch's offsets then stay outside the mapped range).
     `keys` may be None for a control batch, which maps nothing."""
     if header.is_control:
         transactions.on_control_batch(header, control_type)
-    elif not transactions.on_batch(header) and keys is not None:
-        for offset, key in keys:
-            if offset >= start_offset:
+    elif not transactions.on_batch(header) and keys:
+        if keys[0][1] < start_offset:
+            keys = [pair for pair in keys if pair[1] >= start_offset]
+        if not offset_map.put_all(keys):  # the map fills within this batch: up to which record
+            for key, offset in keys:
                 if offset_map.full_for(key):
                     return True
                 offset_map.put(key, offset)
@@ -169,6 +188,7 @@ class BatchOutcome(NamedTuple):
 
 
 _DROPPED = BatchOutcome((), False, None, False, True)
+_EMPTY = BatchOutcome((), False, None, True, False)
 
 
 def is_last_batch_of_producer(header: BatchHeader, last_records: Mapping[int, LastRecord]) -> bool:
@@ -182,7 +202,7 @@ def is_last_batch_of_producer(header: BatchHeader, last_records: Mapping[int, La
 
 def filter_batch(
     header: BatchHeader,
-    records: Sequence[CleanerRecord],
+    records: Sequence[CleanerRecord] | None,
     control_type: int | None,
     offset_map: OffsetMap,
     transactions: CleanedTransactions,
@@ -192,7 +212,9 @@ def filter_batch(
     delete_retention_ms: int,
 ) -> BatchOutcome:
     """Kafka's cleanInto filter (checkBatchRetention, shouldRetainRecord) and MemoryRecords.filterTo
-    for one batch of the segments being recopied."""
+    for one batch of the segments being recopied. `records` None: a data batch the caller knows
+    keeps every record and holds no tombstone (every offset is its key's last), not decoded; it is
+    written as it is unless it belongs to an aborted transaction."""
     if header.is_control:
         can_discard = transactions.on_control_batch(header, control_type)
         horizon = delete_horizon(header)
@@ -212,6 +234,10 @@ def filter_batch(
         return _DROPPED
     marker_for_empty_txn = can_discard and header.is_control
     horizon = delete_horizon(header)
+    if records is None:  # every record kept, none a tombstone: the batch as it is
+        if not discard_records:
+            return BatchOutcome((), True, horizon, False, False)
+        return _EMPTY if retention is Retention.RETAIN_EMPTY else _DROPPED
     kept: list[CleanerRecord] = []
     tombstones = False
     if not discard_records:

@@ -376,6 +376,38 @@ class GroupCoordinator(GroupTable):
             return self._maybe_complete_join(group, now)
         return []
 
+    # -- online migration with KIP-848 consumer groups (ADR 50) ------------------------------------
+
+    def accepts_session_timeout(self, session_timeout_ms: int) -> bool:
+        s = self._settings
+        return s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms
+
+    def release(self, group_id: str) -> list[Completion]:
+        """The group becomes a consumer group (upgrade): waiting joins and syncs are answered
+        REBALANCE_IN_PROGRESS, so that their members join again, and its metadata gets a tombstone."""
+        group = self._groups.pop(group_id)
+        completions = []
+        for member in group.members.values():
+            if member.join_token is not None:
+                completions.append(
+                    Completion(
+                        member.join_token, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id)
+                    )
+                )
+            if member.sync_token is not None:
+                completions.append(Completion(member.sync_token, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)))
+        self._delete_metadata(group_id)
+        return completions
+
+    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
+        """A consumer group turned back into this classic group (downgrade): stored as it is (Stable,
+        each member's assignment), then rebalanced when a member's leaving caused it (Kafka)."""
+        self._groups[group.group_id] = group
+        self._store_metadata(group)
+        if not rebalance:
+            return []
+        return self._prepare_rebalance(group, now)
+
     # -- time --------------------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:

@@ -52,10 +52,11 @@ class GroupMetadata:
 
 @attrs.frozen
 class GroupMetadataRecord:
-    """What the coordinator asks to be written (a deleted group's tombstone is the store's own)."""
+    """What the coordinator asks to be written (a deleted group's tombstone, offsets included, is the
+    store's own `delete_group`)."""
 
     group_id: str
-    metadata: GroupMetadata
+    metadata: GroupMetadata | None  # None: a tombstone (the group became a KIP-848 consumer group)
 
 
 def snapshot(group: Group) -> GroupMetadata:

@@ -33,6 +33,10 @@ class GroupTable:
     def _store_metadata(self, group: Group) -> None:
         self._metadata_records.append(GroupMetadataRecord(group.group_id, snapshot(group)))
 
+    def _delete_metadata(self, group_id: str) -> None:
+        """A tombstone for the group's metadata (its offsets stay): it became a consumer group."""
+        self._metadata_records.append(GroupMetadataRecord(group_id, None))
+
     def _transition(self, group: Group, event: GroupEvent, now: int | None = None) -> None:
         group.state = next_state(group.state, event)
         if now is not None:

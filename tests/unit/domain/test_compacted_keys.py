@@ -28,6 +28,8 @@ def test_a_keyless_record_is_refused_with_kafkas_message(cluster: Cluster, polic
         "without key in topic partition c-0'), RecordError(batchIndex=3, message='Compacted topic cannot "
         "accept message without key in topic partition c-0')]"
     )
+    why = "Compacted topic cannot accept message without key in topic partition c-0"
+    assert result.record_errors == ((1, why), (3, why))  # ProduceResponse's record_errors, as Kafka fills them
     assert cluster.replicas.watermarks(tp) == (0, 0)
     # an empty key is a key; tombstones (null values) are fine
     assert cluster.replicas.produce(tp, make_batch([(1, b"", None), (2, b"k", None)], compression), NOW).error == 0
@@ -38,6 +40,7 @@ def test_only_the_first_three_are_shown(cluster: Cluster):
     result = cluster.replicas.produce(TopicPartition("c", 0), make_batch([(i, None, b"v") for i in range(5)]), NOW)
     assert result.message is not None
     assert "due to 5 record errors" in result.message and result.message.count("RecordError(") == 3
+    assert [index for index, _ in result.record_errors] == [0, 1, 2, 3, 4]  # the response carries them all
 
 
 def test_a_delete_topic_takes_keyless_records(cluster: Cluster):

@@ -5,6 +5,8 @@ the first uncleanable offset changes."""
 
 from __future__ import annotations
 
+import uuid
+
 import attrs
 import crc32c
 from hypothesis import given, settings
@@ -281,3 +283,41 @@ def test_an_aborted_transaction_goes_at_once_and_its_marker_after_its_horizon():
         (4, False, 1),
     ]
     assert cluster.logs.get(TP).aborted_transactions(0, 10)
+
+
+def test_only_batches_that_keep_some_records_but_not_all_are_decoded():
+    """A batch of the dirty section whose records all go, or whose records are all their keys' last
+    (none a tombstone), is dropped or copied as it is without being decoded (ADR 54); a batch that
+    keeps some is rebuilt. Counted by the inflations of compressed batches in the recopy pass."""
+    from trafka.adapters.memory import MemoryLogStore
+    from trafka.domain.batch import BatchHeader, assign_offsets, validate_batches
+    from trafka.domain.compaction import CompactionConfig, cleanable_offsets, log_to_clean
+    from trafka.domain.topics import Topic
+
+    log = MemoryLogStore().create(TP, Topic("c", uuid.UUID(int=5), 1, {}))
+    written = [
+        [(b"a", b"1"), (b"b", b"1")],  # both superseded: dropped, not decoded
+        [(b"a", b"2"), (b"c", b"1")],  # a superseded, c kept: rebuilt
+        [(b"a", b"3"), (b"b", b"2")],  # both their keys' last: copied as is
+        [(b"d", None), (b"e", b"1")],  # d a tombstone kept with its horizon: rebuilt
+    ]
+    for records in written:
+        raw = make_batch([(1, k, v and v * 200) for k, v in records], compression=1)  # gzip pays at 200 B
+        validated = validate_batches(raw, crc32c.crc32c, 1 << 20)
+        log.append(validated.buffer, assign_offsets(validated, log.log_end_offset, 0, crc32c.crc32c))
+    log.roll()
+    inflated: list[int] = []
+
+    def counting(codec: int, payload: bytes) -> bytes:
+        inflated.append(codec)
+        return decompress(codec, payload)
+
+    segments = log.segment_infos()
+    first, uncleanable, _ = cleanable_offsets(segments, 0, log.log_end_offset, None, log.log_end_offset, 5, 0)
+    cleaner = Cleaner(crc32c.crc32c, counting, compress, 1 << 20)
+    before = [bytes(b) for _, b in log.segment_batches(0)]
+    cleaner.clean(log, log_to_clean(TP, segments, first, uncleanable), CompactionConfig(), {}, 5, log.replace_segments)
+    assert len(inflated) == 4 + 2  # the map pass reads all four; the recopy decodes two
+    after = [bytes(b) for _, b in log.segment_batches(0)]
+    assert before[2] in after  # the batch kept whole is the very bytes
+    assert [BatchHeader.parse(b).base_offset for b in after] == [2, 4, 6]

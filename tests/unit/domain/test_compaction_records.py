@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from tests.batches import make_batch, read_batches
 from trafka.adapters.compression import compress, decompress
+from trafka.adapters.compression.keys import scan_keys
 from trafka.domain.batch import BatchHeader
 from trafka.domain.compaction.records import decode_keys, decode_records, delete_horizon, rebuild_batch
 
@@ -31,7 +32,12 @@ def test_decoded_records_and_a_rebuilt_batch_read_back_as_kafka_python_reads_the
     original = list(read_batches(batch)[0])  # kafka-python's records iterate once
     expected = [(r.offset, r.timestamp, r.key, r.value is not None) for r in original]
     assert [(r.offset, r.timestamp, r.key, r.has_value) for r in decoded] == expected
-    assert decode_keys(batch, header, decompress) == [(r.offset, r.key) for r in original if r.key is not None]
+    keyed = [r for r in original if r.key is not None]
+    assert decode_keys(batch, header, decompress) == (
+        [(r.key, r.offset) for r in keyed],
+        any(r.value is None for r in original),  # any null value, keyed or not
+    )
+    assert scan_keys(batch, header, decompress) == decode_keys(batch, header, decompress)
     kept = [r for r in decoded if data.draw(st.booleans())] or decoded[-1:]
     horizon = data.draw(st.none() | st.integers(0, 2**41))
     rebuilt = rebuild_batch(header, kept, horizon, compress, crc32c.crc32c)

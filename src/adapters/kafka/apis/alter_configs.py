@@ -1,7 +1,9 @@
 """AlterConfigs (key 33): v0-2. Replaces a topic's configs, or the dynamic configs of this broker
-(BROKER "<node id>") or of the cluster default (BROKER ""): `trafka.domain.broker_configs`.
+(BROKER "<node id>") or of the cluster default (BROKER ""): `trafka.domain.broker_configs`; or a
+group's (GROUP: the given keys set, its other overrides removed, as Kafka's controller, `..group_configs`).
 
-Authorization: ALTER_CONFIGS on the cluster for broker resources, on each topic for topic ones;
+Authorization: ALTER_CONFIGS on the cluster for broker resources, on each topic for topic ones, on each
+group for group ones;
 broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerApis.
 """
 
@@ -16,6 +18,7 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
+from .. import group_configs
 from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
@@ -24,7 +27,8 @@ from ..security.partial import (
 )
 from .config_resources import (
     BROKER_RESOURCE,
-    CONFIGS,
+    CONFIGS_WITH_GROUPS,
+    GROUP_RESOURCE,
     TOPIC_RESOURCE,
     WITHOUT_LOGGERS,
     broker_configs,
@@ -35,6 +39,8 @@ from .config_resources import (
 
 
 def _replace_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    if resource.resource_type == GROUP_RESOURCE:
+        return group_configs.replace(ctx, resource, validate_only)
     if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
         return ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}"
     names = [c.name for c in resource.configs]
@@ -77,8 +83,11 @@ API = KafkaApi(
         (
             Check(Res.CLUSTER, Op.ALTER_CONFIGS, broker_configs(BROKER_RESOURCE)),
             Check(Res.TOPIC, Op.ALTER_CONFIGS, config_resources(TOPIC_RESOURCE)),
+            Check(Res.GROUP, Op.ALTER_CONFIGS, config_resources(GROUP_RESOURCE)),
         ),
-        PartialAnswer(CONFIGS, refused_resources("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)),
+        PartialAnswer(
+            CONFIGS_WITH_GROUPS, refused_resources("AlterConfigsResourceResponse", "responses", WITHOUT_LOGGERS)
+        ),
     ),
     refusal=whole_refusal("AlterConfigsResourceResponse", "responses"),
     read_only=False,

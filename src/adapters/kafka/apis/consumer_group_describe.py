@@ -1,5 +1,6 @@
 """ConsumerGroupDescribe (key 69): v0-1. KIP-848 consumer groups: epochs, assignor, each member's
-subscription with its current and target assignments (v1, KIP-1099: the member's type, 1 = consumer).
+subscription with its current and target assignments (v1, KIP-1099: the member's type, 1 = consumer,
+0 = a classic member the group hosts since an online upgrade).
 
 A group of another type, or none, is GROUP_ID_NOT_FOUND, as Kafka answers.
 Authorization filters: a group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED; the
@@ -27,6 +28,7 @@ def assignment(ctx: BrokerContext, assigned: Mapping[str, frozenset[int]]) -> An
     return described_assignment(Described, ctx, assigned)
 
 
+CLASSIC_MEMBER_TYPE = 0  # a classic-protocol member inside the consumer group (online migration, ADR 50)
 CONSUMER_MEMBER_TYPE = 1
 
 
@@ -57,7 +59,7 @@ def handle_consumer_group_describe(
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=assignment(ctx, m.assigned),
                 target_assignment=assignment(ctx, group.target.get(m.member_id, {})),
-                member_type=CONSUMER_MEMBER_TYPE,
+                member_type=CLASSIC_MEMBER_TYPE if m.classic is not None else CONSUMER_MEMBER_TYPE,
             )
             for m in group.members.values()
         ]

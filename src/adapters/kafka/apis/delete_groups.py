@@ -27,11 +27,12 @@ from ..security.partial import (
 )
 
 
-def _delete(ctx: BrokerContext, group_id: str) -> ErrorCode:
-    """A share group (and its share-partitions' state) if it is one, else a classic or consumer group."""
+def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
+    """A share group (and its share-partitions' state) if it is one, else a classic or consumer group; also
+    the console's delete action."""
     share = ctx.share
     if share is not None and group_id in share.groups.coordinator.groups:
-        error = share.groups.delete(group_id)
+        error = share.groups.delete(group_id)  # its GROUP configs stay, as Kafka keeps them
         share.settled()
         return error
     return ctx.groups.delete_group(group_id)
@@ -41,7 +42,8 @@ def handle_delete_groups(
     ctx: BrokerContext, request: DeleteGroupsRequest, version: int, client: ClientInfo
 ) -> DeleteGroupsResponse:
     results = [
-        DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=_delete(ctx, g)) for g in request.groups_names
+        DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=delete_group(ctx, g))
+        for g in request.groups_names
     ]
     return DeleteGroupsResponse(version=version, throttle_time_ms=0, results=results)
 

@@ -1,7 +1,8 @@
 """IncrementalAlterConfigs (key 44): v0-1. SET, DELETE, APPEND, SUBTRACT on a topic's configs, or on the
 dynamic configs of this broker (BROKER "<node id>") or of the cluster default (BROKER ""):
 `trafka.domain.broker_configs`; SET or DELETE on a consumer group's consumer.session.timeout.ms and
-consumer.heartbeat.interval.ms (GROUP, KIP-848; kept in memory).
+consumer.heartbeat.interval.ms (GROUP, KIP-848) and a share group's share.* keys, recorded in the
+metadata log (`..group_configs`).
 
 Authorization: ALTER_CONFIGS on the cluster for broker and broker logger resources, on each topic
 for topic ones, on each group for group ones.
@@ -19,13 +20,13 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
+from .. import group_configs
 from ..api import KafkaApi
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
 )
-from . import share_group_configs
 from .config_resources import (
     BROKER_LOGGER_RESOURCE,
     BROKER_RESOURCE,
@@ -44,7 +45,7 @@ AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
     if resource.resource_type == GROUP_RESOURCE:
-        return share_group_configs.alter(ctx, resource, validate_only)
+        return group_configs.alter(ctx, resource, validate_only)
     if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
         return ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
     names = [c.name for c in resource.configs]

@@ -1,9 +1,9 @@
 """ListConfigResources (key 74): v0-1 (KIP-1142; v0 was ListClientMetricsResources). The resources that
 have configs, of the types asked for (none asked: every type the version knows), as Kafka 4.2's
 KafkaApis.handleListConfigResources lists them: the topics by name, this broker (BROKER and
-BROKER_LOGGER, by node id), the client metrics subscriptions and the groups with dynamic group configs
-(trafka has none of either). v0 knows only CLIENT_METRICS; a type the version does not know is
-UNSUPPORTED_VERSION for the whole request.
+BROKER_LOGGER, by node id), the client metrics subscriptions (trafka has none) and the groups with
+dynamic group configs (recorded in the metadata log, whether or not the group exists). v0 knows only
+CLIENT_METRICS; a type the version does not know is UNSUPPORTED_VERSION for the whole request.
 
 Authorization: DESCRIBE_CONFIGS on the cluster; refused, the top-level error.
 """
@@ -49,6 +49,8 @@ def handle_list_config_resources(
         listed.append((node, Type.BROKER_LOGGER))
     if Type.BROKER in wanted:
         listed.append((node, Type.BROKER))
+    if Type.GROUP in wanted and ctx.group_configs is not None:
+        listed += [(group_id, Type.GROUP) for group_id in sorted(ctx.group_configs.recorded)]
     return ListConfigResourcesResponse(
         version=version,
         throttle_time_ms=0,

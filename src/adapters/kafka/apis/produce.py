@@ -87,7 +87,7 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
                 (
                     topic.name,
                     [
-                        (data.index, _NO_TRANSACTIONAL_ID, -1, -1, -1, _NO_TRANSACTIONAL_ID.message)
+                        (data.index, _NO_TRANSACTIONAL_ID, -1, -1, -1, _NO_TRANSACTIONAL_ID.message, ())
                         for data in topic.partition_data or ()
                     ],
                 )
@@ -130,6 +130,7 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
                     result.log_append_time_ms,
                     result.log_start_offset,
                     result.message,
+                    result.record_errors,
                 )
             )
         key: TopicKey = topic.topic_id if by_id and topic.topic_id is not None else name
@@ -186,6 +187,7 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
                                 result.log_append_time_ms,
                                 result.log_start_offset,
                                 result.message,
+                                result.record_errors,
                             ),
                         ),
                     ),

@@ -1,8 +1,9 @@
 """ShareFetch (key 78): v1-2. KIP-932 share groups: acknowledge what the request carries (piggybacked),
 then acquire records for the member from the partitions of its share session and return the stored
 batches holding them with the acquired ranges (first, last offset, delivery count) and the lock time.
-v2 (KIP-1206, KIP-1222): the acquire mode (records are acquired up to MaxRecords in either mode) and
-IsRenewAck (a request that only renews locks: no fetch).
+v2 (KIP-1206, KIP-1222): the acquire mode (batch_optimized, the default and v1's: MaxRecords is a soft
+limit and the log batch holding the last record is acquired whole; record_limit: at most MaxRecords)
+and IsRenewAck (a request that only renews locks: no fetch).
 
 Share session epochs (the domain's ShareGroups): 0 opens a session with the request's partitions,
 then 1, 2, ... add partitions and forget `ForgottenTopicsData`; -1 applies the acknowledgements and
@@ -21,7 +22,7 @@ import trio
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share import PartitionFetch
-from trafka.domain.groups.share.service import FINAL_EPOCH, INITIAL_EPOCH
+from trafka.domain.groups.share.service import ACQUIRE_MODES, BATCH_OPTIMIZED, FINAL_EPOCH, INITIAL_EPOCH
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
@@ -61,8 +62,11 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     renew = version >= 2 and bool(request.is_renew_ack)
     if renew and (request.max_bytes or request.min_bytes or request.max_records or request.max_wait_ms):
         return _error(version, ErrorCode.INVALID_REQUEST, "A renew acknowledgement must not fetch.", lock_ms)
+    mode = request.share_acquire_mode if version >= 2 else BATCH_OPTIMIZED
+    if mode not in ACQUIRE_MODES:
+        return _error(version, ErrorCode.INVALID_REQUEST, f"Unknown share acquire mode {mode}.", lock_ms)
     epoch = request.share_session_epoch
-    error, session = share.groups.open_session(group_id, member_id, epoch)
+    error, session = share.groups.open_session(group_id, member_id, epoch, client.connection)
     if error is not ErrorCode.NONE or session is None:
         return _error(version, error, None, lock_ms)
     acked = acknowledge(ctx, client, group_id, member_id, request.topics, allow_renew=renew)
@@ -95,7 +99,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     partitions = list(session.partitions)
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     wake = ctx.appends.waiter(partitions)
-    fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes)
+    fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
     share.settled()
     if fetched or request.max_wait_ms <= 0 or not partitions or acked:
         ctx.appends.forget(wake, partitions)
@@ -109,7 +113,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
                     wake = ctx.appends.waiter(partitions)
-                    fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes)
+                    fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
                     share.settled()
                     if fetched:
                         break
@@ -127,6 +131,7 @@ def _acquire(
     partitions: list[TopicPartition],
     max_records: int,
     max_bytes: int,
+    mode: int,
 ) -> dict[TopicPartition, PartitionFetch]:
     """Acquire across the session's partitions up to MaxRecords and MaxBytes in all; (partition ->
     what it gave) for the partitions that gave records or an error."""
@@ -137,7 +142,7 @@ def _acquire(
     for tp in partitions:
         if max_records <= 0 or budget <= 0:
             break
-        fetched = ctx.share.groups.fetch(group_id, member_id, tp, max_records, budget, now)
+        fetched = ctx.share.groups.fetch(group_id, member_id, tp, max_records, budget, now, mode)
         if fetched.error is not ErrorCode.NONE or fetched.acquired:
             result[tp] = fetched
         for a in fetched.acquired:

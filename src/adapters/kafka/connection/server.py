@@ -205,6 +205,7 @@ async def handle_connection(
                 with trio.CancelScope() as reading:
                     nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
                     reader = _Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, peer, principal)
+                    reader.connection = connection
                     if limits.connections.max_idle_ms >= 0:
                         nursery.start_soon(_close_when_idle, ctx, reader, reading, limits.connections.max_idle_ms)
                     await reader.read_requests()
@@ -216,6 +217,8 @@ async def handle_connection(
         finally:
             ctx.faults.connection_closed(connection, listener.name)
             ctx.observer.connection_closed(listener.name)
+            if ctx.share is not None:  # KIP-932: the share sessions opened on it close
+                ctx.share.connection_closed(connection)
 
 
 async def _close_when_idle(ctx: BrokerContext, reader: _Reader, reading: trio.CancelScope, idle_ms: int) -> None:
@@ -283,6 +286,7 @@ class _Reader:
             else None
         )
         self.client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
+        self.connection: object = None  # the connection's identity in its ClientInfo
         self.lane_api = (  # no lane on a simulated cluster: its Produce requests go through its checks
             next((api for api in ctx.registry.apis() if api.lane is not None), None) if ctx.cluster is None else None
         )
@@ -479,7 +483,7 @@ class _Reader:
             client = self.client
             if client is None or client.client_id != client_id or client.principal is not self.principal:
                 client = self.client = ClientInfo(
-                    client_id, self.peer_host, self.listener.name, self.advertised, self.principal
+                    client_id, self.peer_host, self.listener.name, self.advertised, self.principal, self.connection
                 )
             started = perf_counter()
             api_key = request.handler.api_key

@@ -329,8 +329,11 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
 # -- encoding --------------------------------------------------------------------------------------
 
 
-PartitionAnswer = tuple[int, int, int, int, int, str | None]
-"""(index, error code, base offset, log append time, log start offset, error message)"""
+RecordErrors = tuple[tuple[int, str | None], ...]
+"""(batch index, message) of each record a partition refused (ProduceResponse v8's record_errors)"""
+
+PartitionAnswer = tuple[int, int, int, int, int, str | None, RecordErrors]
+"""(index, error code, base offset, log append time, log start offset, error message, record errors)"""
 
 TopicKey = str | uuid.UUID
 """How an answered topic is named: its name, or from v13 its id."""
@@ -352,16 +355,17 @@ def encode_produce_response(
     throttle_time_ms: int = 0,
 ) -> bytes:
     """The framed ProduceResponse, byte for byte as kafka-python's `ProduceResponse` encodes it
-    (no record errors, no current leader, no node endpoints: a single broker never sends them)."""
+    (no current leader, no node endpoints: a single broker never sends them)."""
     if (
         throttle_time_ms == 0
         and version >= 5
         and len(topics) == 1
         and len(topics[0][1]) == 1
         and topics[0][1][0][5] is None
+        and not topics[0][1][0][6]
     ):
         # One partition, no error message: what a producer sending to one partition gets back.
-        name, ((index, error, base_offset, append_time, start_offset, _),) = topics[0]
+        name, ((index, error, base_offset, append_time, start_offset, _, _),) = topics[0]
         head, tail = _one_partition_pieces(name, version)
         partition = _PARTITION_V5.pack(index, error, base_offset, append_time, start_offset)
         return _CORRELATION.pack(len(head) + len(partition) + len(tail) + 4, correlation_id) + head + partition + tail
@@ -374,16 +378,21 @@ def encode_produce_response(
     for name, partitions in topics:
         append(_topic_key(name, flexible))
         append(count(len(partitions), flexible))
-        for index, error, base_offset, append_time, start_offset, message in partitions:
+        for index, error, base_offset, append_time, start_offset, message, record_errors in partitions:
             if v5:
                 append(fixed.pack(index, error, base_offset, append_time, start_offset))
             else:
                 append(fixed.pack(index, error, base_offset, append_time))
             if v8:
-                if message is None:
+                if message is None and not record_errors:
                     append(_NULL_TAIL[flexible])
                     continue
-                append(count(0, flexible))  # record_errors
+                append(count(len(record_errors), flexible))
+                for batch_index, batch_message in record_errors:
+                    append(I32.pack(batch_index))
+                    append(string(batch_message, flexible))
+                    if flexible:
+                        append(b"\x00")
                 append(string(message, flexible))
             if flexible:
                 append(b"\x00")
@@ -458,10 +467,15 @@ class ProduceAnswer:
                             base_offset=b,
                             log_append_time_ms=t,
                             log_start_offset=s,
-                            record_errors=[],
+                            record_errors=[
+                                partition.BatchIndexAndErrorMessage(
+                                    batch_index=batch_index, batch_index_error_message=batch_message
+                                )
+                                for batch_index, batch_message in r
+                            ],
                             error_message=m,
                         )
-                        for i, e, b, t, s, m in partitions
+                        for i, e, b, t, s, m, r in partitions
                     ],
                 )
                 for name, partitions in self.topics

@@ -26,7 +26,10 @@ import attrs
 from ...configs import ConfigEntry, ConfigSource, ConfigType
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
+from ..model import Completion, Group
 from .assignors import ASSIGNORS, Assignment, AssignmentMember
+from .classic_members import ClassicMemberRequests
+from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, MigrationPolicy, to_classic_group, to_consumer_group
 from .model import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -64,6 +67,18 @@ class ClassicGroups(Protocol):
 
     def delete(self, group_id: str) -> ErrorCode: ...
 
+    def group(self, group_id: str) -> Group | None: ...
+
+    def accepts_session_timeout(self, session_timeout_ms: int) -> bool: ...
+
+    def release(self, group_id: str) -> list[Completion]:
+        """The group is upgraded: gone from the classic table, its waiting requests answered."""
+        ...
+
+    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
+        """A consumer group downgraded to this classic group: stored, and rebalanced if asked."""
+        ...
+
 
 @attrs.frozen
 class ConsumerGroupSettings:
@@ -77,6 +92,7 @@ class ConsumerGroupSettings:
     max_session_timeout_ms: int = 60_000
     min_heartbeat_interval_ms: int = 5_000
     max_heartbeat_interval_ms: int = 15_000
+    migration_policy: MigrationPolicy = MigrationPolicy.BIDIRECTIONAL
 
 
 @attrs.frozen
@@ -110,18 +126,22 @@ class HeartbeatAnswer:
     assignment: dict[str, frozenset[int]] | None = None
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(ClassicMemberRequests):
     def __init__(
         self,
         settings: ConsumerGroupSettings,
         topics: TopicLookup,
         classic: ClassicGroups,
         new_member_id: Callable[[], str],
+        embedded: EmbeddedProtocol,
     ) -> None:
+        """`embedded`: the ConsumerProtocol bytes of classic members (online migration, ADR 50)."""
         self.settings = settings
         self._topics = topics
         self._classic = classic
         self._new_member_id = new_member_id
+        self._embedded = embedded
+        self._completions: list[Completion] = []  # classic requests a migration answered
         self.groups: dict[str, ConsumerGroup] = {}
         # group id -> (the topics its members subscribe to, names and resolved regexes; when the
         # regexes are resolved again): recomputed when a subscription changes, the members change,
@@ -195,13 +215,15 @@ class ConsumerGroupCoordinator:
                     f"SubscribedTopicRegex `{request.subscribed_topic_regex}` is not a valid regular expression: {exc}.",
                 ) from None
 
-    def _group(self, group_id: str, create: bool) -> ConsumerGroup:
+    def _group(self, group_id: str, create: bool, now: int) -> ConsumerGroup:
         group = self.groups.get(group_id)
         if group is not None:
             return group
         if self._classic.is_classic_group(group_id):
             if create and self._classic.is_empty_classic_group(group_id):
                 self._classic.delete(group_id)  # an empty classic group gives way, as in Kafka
+            elif create and self._upgradable(group_id):
+                return self._upgrade(group_id, now)
             else:
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if not create:
@@ -211,7 +233,7 @@ class ConsumerGroupCoordinator:
 
     def _heartbeat(self, request: ConsumerHeartbeat, now: int) -> HeartbeatAnswer:
         joining = request.member_epoch == 0
-        group = self._group(request.group_id, create=joining)
+        group = self._group(request.group_id, create=joining, now=now)
         member_id = request.member_id or self._new_member_id()
         if len(group.members) >= self.settings.max_size and member_id not in group.members:
             raise KafkaError(
@@ -238,10 +260,38 @@ class ConsumerGroupCoordinator:
             member.subscribed_topic_regex = request.subscribed_topic_regex or None
         member.client_id = request.client_id
         member.client_host = request.client_host
+        member.classic = None  # a member speaking the consumer protocol is no classic member any more
+        member.join_deadline_ms = member.sync_deadline_ms = None
         if request.may_describe is not None and (group.group_id, member.member_id) not in self._may_describe:
             self._may_describe[(group.group_id, member.member_id)] = request.may_describe
             if member.subscribed_topic_regex is not None:
                 self._subscribed.pop(group.group_id, None)
+        previous_assigned = dict(member.assigned)
+        self._update_group(group, member, new_member, before, request.owned, now)
+        member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
+        full = request.member_epoch == 0 or (
+            request.rebalance_timeout_ms != -1
+            and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
+            and request.owned is not None
+        )
+        return HeartbeatAnswer(
+            member_id=member.member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
+            assignment=dict(member.assigned) if full or member.assigned != previous_assigned else None,
+        )
+
+    def _update_group(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerMember,
+        new_member: bool,
+        before: tuple[object, object],
+        owned: Assignment | None,
+        now: int,
+    ) -> None:
+        """Kafka's three steps once the member is updated: a new group epoch if its subscription (or
+        the subscribed topics) changed, a new target if the group epoch moved, then reconciliation."""
         if new_member:
             group.members[member.member_id] = member
             if member.instance_id is not None:
@@ -255,20 +305,7 @@ class ConsumerGroupCoordinator:
             group.assignor = self._preferred_assignor(group)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group)
-        previous_assigned = dict(member.assigned)
-        self._reconcile(group, member, request.owned, now)
-        member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
-        full = request.member_epoch == 0 or (
-            request.rebalance_timeout_ms != -1
-            and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
-            and request.owned is not None
-        )
-        return HeartbeatAnswer(
-            member_id=member.member_id,
-            member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
-            assignment=dict(member.assigned) if full or member.assigned != previous_assigned else None,
-        )
+        self._reconcile(group, member, owned, now)
 
     def _dynamic_member(self, group: ConsumerGroup, member_id: str, request: ConsumerHeartbeat) -> ConsumerMember:
         member = group.members.get(member_id)
@@ -300,23 +337,14 @@ class ConsumerGroupCoordinator:
                 return self._dynamic_member(group, member_id, request)
             if existing.member_id == member_id:
                 return self._dynamic_member(group, member_id, request)
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # A classic static member is replaced at once (it never leaves with -2), as in Kafka.
+            if existing.classic is None and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise KafkaError(
                     ErrorCode.UNRELEASED_INSTANCE_ID,
                     f"Static member {member_id} with instance id {instance_id} cannot join the group because "
                     f"the instance id is owned by {existing.member_id} member.",
                 )
-            # The instance comes back under a new member id: it takes the place, and the partitions,
-            # of the one that left with -2 (Kafka's replaceMember), without a new group epoch.
-            replacement = attrs.evolve(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-            group.release_partitions(existing)
-            self._dirty.add((group.group_id, existing.member_id))
-            del group.members[existing.member_id]
-            group.target[member_id] = group.target.pop(existing.member_id, {})
-            group.members[member_id] = replacement
-            group.static_members[instance_id] = member_id
-            group.claim_partitions(replacement)
-            return replacement
+            return self._replace_static_member(group, existing, member_id)
         if existing is None:
             raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
@@ -326,6 +354,20 @@ class ConsumerGroupCoordinator:
             )
         self._check_epoch(existing, request)
         return existing
+
+    def _replace_static_member(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str) -> ConsumerMember:
+        """The instance comes back under a new member id: it takes the place, and the partitions, of
+        the one that left (Kafka's replaceMember), without a new group epoch."""
+        replacement = attrs.evolve(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        group.release_partitions(existing)
+        self._dirty.add((group.group_id, existing.member_id))
+        del group.members[existing.member_id]
+        group.target[member_id] = group.target.pop(existing.member_id, {})
+        group.members[member_id] = replacement
+        if existing.instance_id is not None:
+            group.static_members[existing.instance_id] = member_id
+        group.claim_partitions(replacement)
+        return replacement
 
     @staticmethod
     def _check_epoch(member: ConsumerMember, request: ConsumerHeartbeat) -> None:
@@ -377,11 +419,26 @@ class ConsumerGroupCoordinator:
                 member.rebalance_deadline_ms = None
                 group.claim_partitions(member)
                 return HeartbeatAnswer(member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
-        self.remove_member(group, member)
+        self.remove_member(group, member, now)
         return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
-    def remove_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
-        """Fence a member (it left, its session expired, it did not revoke in time): a new group epoch."""
+    def remove_member(self, group: ConsumerGroup, member: ConsumerMember, now: int) -> None:
+        """Fence a member (it left, its session expired, it did not revoke or join or sync in time): a
+        new group epoch; or, when the last consumer-protocol member goes and classic members remain,
+        the group turns classic (Kafka's validateOnlineDowngradeWithFencedMember)."""
+        others = [m for m in group.members.values() if m is not member]
+        if (
+            member.classic is None
+            and others
+            and all(m.classic is not None for m in others)
+            and self.settings.migration_policy.downgrade_enabled
+        ):
+            self._downgrade(group, member.member_id, now, rebalance=True)
+            return
+        self._drop_member(group, member)
+        self._bump_after_removal(group)
+
+    def _drop_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         group.release_partitions(member)
         del group.members[member.member_id]
         group.target.pop(member.member_id, None)
@@ -389,10 +446,66 @@ class ConsumerGroupCoordinator:
         self._may_describe.pop((group.group_id, member.member_id), None)
         if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
             del group.static_members[member.instance_id]
+
+    def _bump_after_removal(self, group: ConsumerGroup) -> None:
         self._subscribed.pop(group.group_id, None)
         self._refresh_subscription_metadata(group, None)
         group.group_epoch += 1
         group.assignor = self._preferred_assignor(group)
+        self._dirty.add((group.group_id, None))
+
+    # -- online migration (ADR 50) ---------------------------------------------------------------
+
+    def _upgradable(self, group_id: str) -> bool:
+        """Kafka's validateOnlineUpgrade."""
+        classic = self._classic.group(group_id)
+        return (
+            classic is not None
+            and self.settings.migration_policy.upgrade_enabled
+            and classic.protocol_type == CONSUMER_PROTOCOL_TYPE
+            and len(classic.members) <= self.settings.max_size
+        )
+
+    def _upgrade(self, group_id: str, now: int) -> ConsumerGroup:
+        """Kafka's convertToConsumerGroup: the classic group's members become the consumer group's."""
+        classic = self._classic.group(group_id)
+        assert classic is not None
+        try:
+            group = to_consumer_group(classic, self._embedded, now)
+        except ValueError:
+            raise KafkaError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Cannot upgrade the classic group {group_id} to consumer group because the embedded "
+                "consumer protocol is malformed.",
+            ) from None
+        self._completions += self._classic.release(group_id)
+        self.groups[group_id] = group
+        self._subscribed.pop(group_id, None)
+        self._refresh_subscription_metadata(group, now)
+        group.assignor = self._preferred_assignor(group)
+        self._dirty.add((group_id, None))
+        self._dirty.update((group_id, mid) for mid in group.members)
+        return group
+
+    def _downgrade(self, group: ConsumerGroup, leaving_member_id: str | None, now: int, rebalance: bool) -> None:
+        """Kafka's convertToClassicGroup: tombstones for the consumer group, the classic group stored."""
+        classic = to_classic_group(group, leaving_member_id, self._embedded, now)
+        self._forget(group.group_id)
+        self._completions += self._classic.adopt(classic, now, rebalance)
+
+    def _forget(self, group_id: str) -> None:
+        """The group is gone: every key it wrote gets a tombstone at the next `take_records`."""
+        self.groups.pop(group_id, None)
+        self._subscribed.pop(group_id, None)
+        for key in [k for k in self._may_describe if k[0] == group_id]:
+            del self._may_describe[key]
+        self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
+        self._dirty.add((group_id, None))
+
+    def take_completions(self) -> list[Completion]:
+        """Waiting classic requests a migration answered (REBALANCE_IN_PROGRESS on upgrade)."""
+        completions, self._completions = self._completions, []
+        return completions
 
     # -- target assignment and reconciliation --------------------------------------------------
 
@@ -483,6 +596,8 @@ class ConsumerGroupCoordinator:
         member.assigned = result.assigned
         member.pending_revocation = result.pending_revocation
         group.claim_partitions(member)
+        if member.classic is not None:
+            return  # classic members have join and sync deadlines instead (Kafka)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
             if member.rebalance_deadline_ms is None:
                 member.rebalance_deadline_ms = now + member.rebalance_timeout_ms
@@ -496,7 +611,7 @@ class ConsumerGroupCoordinator:
             d
             for group in self.groups.values()
             for m in group.members.values()
-            for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
+            for d in (m.session_deadline_ms, m.rebalance_deadline_ms, m.join_deadline_ms, m.sync_deadline_ms)
             if d is not None
         ]
         return min(deadlines, default=None)
@@ -504,12 +619,18 @@ class ConsumerGroupCoordinator:
     def tick(self, now: int) -> list[tuple[str, str]]:
         """Fence the members whose session expired or who did not revoke in time; (group, member) each."""
         fenced = []
-        for group in self.groups.values():
+        for group in list(self.groups.values()):
             for member in list(group.members.values()):
-                expired = member.session_deadline_ms is not None and member.session_deadline_ms <= now
-                late = member.rebalance_deadline_ms is not None and member.rebalance_deadline_ms <= now
-                if expired or late:
-                    self.remove_member(group, member)
+                if self.groups.get(group.group_id) is not group:
+                    break  # downgraded to a classic group by the previous fencing
+                deadlines = (
+                    member.session_deadline_ms,
+                    member.rebalance_deadline_ms,
+                    member.join_deadline_ms,
+                    member.sync_deadline_ms,
+                )
+                if any(d is not None and d <= now for d in deadlines):
+                    self.remove_member(group, member, now)
                     fenced.append((group.group_id, member.member_id))
         return fenced
 
@@ -548,11 +669,17 @@ class ConsumerGroupCoordinator:
         for group in self.groups.values():
             if self._classic.is_empty_classic_group(group.group_id):
                 self._classic.delete(group.group_id)  # known there only because it has offsets
+            elif self._classic.group(group.group_id) is not None:
+                # An upgrade interrupted between its two writes (the consumer group's records go first):
+                # the consumer group is the newer, the classic group's tombstone is written again.
+                self._completions += self._classic.release(group.group_id)
             group.assignor = self._preferred_assignor(group)
             self._refresh_subscription_metadata(group, now)
             for member in group.members.values():
                 member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
-                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                if member.classic is not None:
+                    member.session_deadline_ms = now + member.classic.session_timeout_ms
+                elif member.state is MemberState.UNREVOKED_PARTITIONS:
                     member.rebalance_deadline_ms = now + member.rebalance_timeout_ms
             self._written.update(current_values(group, None, self._topic_id))
             for mid in group.members:
@@ -642,10 +769,10 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if version < 9:
+        if version < 9 and member.classic is None:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
@@ -657,7 +784,7 @@ class ConsumerGroupCoordinator:
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
 
     def delete(self, group_id: str) -> ErrorCode:
@@ -667,21 +794,18 @@ class ConsumerGroupCoordinator:
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
-        self.group_configs.pop(group_id, None)
+        # its GROUP configs stay: they are the id's, as Kafka's (kept across DeleteGroups)
         self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
         self._dirty.add((group_id, None))
         return ErrorCode.NONE
 
     def give_way_to_classic(self, group_id: str) -> ErrorCode:
-        """A classic member joins (JoinGroup): an empty consumer group of that id is deleted (its
-        offsets stay), as Kafka's maybeDeleteEmptyConsumerGroup; one with members refuses it with
-        INCONSISTENT_GROUP_PROTOCOL, since classic members inside a consumer group (Kafka's online
-        migration) are not served."""
+        """A classic member joins (JoinGroup) a group that is not a consumer group with members
+        (`hosts_classic_join`): an empty consumer group of that id is deleted (its offsets stay), as
+        Kafka's maybeDeleteEmptyConsumerGroup."""
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or group.members:
             return ErrorCode.NONE
-        if group.members:
-            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         return self.delete(group_id)
 
     def state(self, group_id: str) -> ModernGroupState:

@@ -14,10 +14,24 @@ import enum
 
 import attrs
 
+from ..model import Protocol
 from .reconciliation import MemberState
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+
+@attrs.frozen
+class ClassicMemberMetadata:
+    """A member of a consumer group that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat):
+    its session timeout and the protocols (assignor names and ConsumerProtocol subscriptions) it sent."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[Protocol, ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.supported_protocols[0].name
 
 
 class ModernGroupState(enum.Enum):
@@ -46,6 +60,10 @@ class ConsumerMember:
     pending_revocation: dict[str, frozenset[int]] = attrs.field(factory=dict)
     session_deadline_ms: int | None = None
     rebalance_deadline_ms: int | None = None  # while it must revoke partitions (UNREVOKED_PARTITIONS)
+    # A classic-protocol member (online migration, ADR 50): its metadata, and when it must join or sync
+    classic: ClassicMemberMetadata | None = None
+    join_deadline_ms: int | None = None
+    sync_deadline_ms: int | None = None
 
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return self.subscribed_topic_names, self.subscribed_topic_regex

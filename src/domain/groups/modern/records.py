@@ -5,7 +5,8 @@ value of a key winning and a tombstone (value None) deleting it:
 
     kind (key version)          key              value
     GROUP_EPOCH (3)             group            ConsumerGroupMetadataValue: the group epoch
-    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor
+    MEMBER_METADATA (5)         group, member    the member's subscription, ids, timeouts, assignor;
+                                                 a classic member's session timeout and protocols
     TARGET_ASSIGNMENT_EPOCH (6) group            the assignment epoch
     TARGET_ASSIGNMENT_MEMBER(7) group, member    the member's target partitions (by topic id)
     CURRENT_ASSIGNMENT (8)      group, member    member epoch, previous epoch, state, assigned and
@@ -23,11 +24,27 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, Protocol, TypeVar
 
 import attrs
 
-from .model import ConsumerGroup, ConsumerMember
+from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+_K_co = TypeVar("_K_co", covariant=True)
+_V_co = TypeVar("_V_co", covariant=True)
+
+
+class _Keyed(Protocol, Generic[_K_co, _V_co]):
+    """A record of a compacted group log: its key, and its value or None for a tombstone."""
+
+    @property
+    def key(self) -> _K_co: ...
+
+    @property
+    def value(self) -> _V_co | None: ...
 
 
 class RecordKind(enum.IntEnum):
@@ -65,6 +82,7 @@ class MemberMetadata:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic: ClassicMemberMetadata | None = None  # tagged field 0: a member of the classic protocol
 
 
 @attrs.frozen
@@ -150,6 +168,7 @@ def current_values(
             member.subscribed_topic_regex,
             member.rebalance_timeout_ms,
             member.server_assignor,
+            member.classic,
         ),
         (RecordKind.CURRENT_ASSIGNMENT, gid, member_id): CurrentAssignment(
             member.member_epoch,
@@ -166,16 +185,23 @@ def current_values(
     return values
 
 
+def last_values(records: Iterable[_Keyed[_K, _V]]) -> dict[_K, _V]:
+    """The last value of every key not deleted since (records in log order; a None value deletes):
+    what a compacted log of group records says, for the consumer and the share groups alike."""
+    values: dict[_K, _V] = {}
+    for record in records:
+        if record.value is None:
+            values.pop(record.key, None)
+        else:
+            values[record.key] = record.value
+    return values
+
+
 def restore(
     records: Iterable[ConsumerGroupRecord], topic_name: Callable[[uuid.UUID], str | None]
 ) -> dict[str, ConsumerGroup]:
     """The groups the last value of each key describes (records in log order; tombstones delete)."""
-    latest: dict[RecordKey, RecordValue] = {}
-    for record in records:
-        if record.value is None:
-            latest.pop(record.key, None)
-        else:
-            latest[record.key] = record.value
+    latest = last_values(records)
     groups: dict[str, ConsumerGroup] = {}
     for (_, gid, mid), value in latest.items():
         group = groups.setdefault(gid, ConsumerGroup(gid))
@@ -195,6 +221,7 @@ def restore(
             member.subscribed_topic_regex = value.subscribed_topic_regex
             member.rebalance_timeout_ms = value.rebalance_timeout_ms
             member.server_assignor = value.server_assignor
+            member.classic = value.classic
         elif isinstance(value, CurrentAssignment) and mid is not None:
             member = group.members.setdefault(mid, ConsumerMember(mid))
             member.member_epoch = value.member_epoch

@@ -7,12 +7,15 @@ topics' partitions changed; (2) compute a new target assignment with the `simple
 group epoch is ahead; (3) the member takes its target at once: a share-group partition has no single
 owner, so nothing is revoked first and the member epoch jumps to the assignment epoch.
 `tick(now)` fences members whose session expired. Members that leave or are fenced are reported
-(`departed`) so that the records they hold are released.
+(`departed`) so that the records they hold are released. What a call changed is marked, and
+`take_records` gives the group's records to write to `__consumer_offsets` (`records`); `load`
+replays them at start-up, so a restart keeps the group epoch and its members' epochs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -20,6 +23,8 @@ from ...errors import ErrorCode, KafkaError
 from ..modern.assignors import SHARE_ASSIGNORS, AssignmentMember
 from ..modern.consumer import HeartbeatAnswer, TopicLookup
 from ..modern.model import LEAVE_GROUP_MEMBER_EPOCH, ConsumerGroup, ConsumerMember, ModernGroupState
+from . import records as share_records
+from .records import MEMBER_KINDS, ShareGroupRecord, ShareRecordKey, ShareRecordKind, ShareRecordValue
 
 SHARE_ASSIGNOR = "simple"
 
@@ -55,6 +60,9 @@ class ShareGroupCoordinator:
         self.group_configs: dict[str, dict[str, int]] = {}
         # (group, member, fenced) that left or were fenced, drained by the caller
         self.departed: list[tuple[str, str, bool]] = []
+        # records: (group, member or None) changed since `take_records`, and the values last written
+        self._dirty: set[tuple[str, str | None]] = set()
+        self._written: dict[ShareRecordKey, ShareRecordValue] = {}
 
     def heartbeat(self, request: ShareHeartbeat, now: int) -> HeartbeatAnswer:
         try:
@@ -87,7 +95,9 @@ class ShareGroupCoordinator:
 
     def create_empty(self, group_id: str) -> None:
         """An empty share group (AlterShareGroupOffsets may make one before any member joins)."""
-        self.groups.setdefault(group_id, ConsumerGroup(group_id, assignor=SHARE_ASSIGNOR))
+        if group_id not in self.groups:
+            self.groups[group_id] = ConsumerGroup(group_id, assignor=SHARE_ASSIGNOR)
+            self._dirty.add((group_id, None))
 
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
@@ -98,6 +108,7 @@ class ShareGroupCoordinator:
         if not create:
             raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Share group {group_id} not found.")
         group = self.groups[group_id] = ConsumerGroup(group_id, assignor=SHARE_ASSIGNOR)
+        self._dirty.add((group_id, None))
         return group
 
     def _heartbeat(self, request: ShareHeartbeat, now: int) -> HeartbeatAnswer:
@@ -141,6 +152,8 @@ class ShareGroupCoordinator:
             member.member_epoch = group.assignment_epoch
             member.assigned = dict(group.target.get(member.member_id, {}))
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
+        self._dirty.add((group.group_id, None))
+        self._dirty.add((group.group_id, member.member_id))
         full = request.member_epoch == 0 or request.subscribed_topic_names is not None
         return HeartbeatAnswer(
             member_id=member.member_id,
@@ -163,6 +176,8 @@ class ShareGroupCoordinator:
         self._refresh_metadata(group)
         group.group_epoch += 1
         self.departed.append((group.group_id, member.member_id, fenced))
+        self._dirty.add((group.group_id, None))
+        self._dirty.add((group.group_id, member.member_id))
 
     def _refresh_metadata(self, group: ConsumerGroup) -> bool:
         metadata: dict[str, tuple[str, int]] = {}
@@ -180,6 +195,7 @@ class ShareGroupCoordinator:
         for group in self.groups.values():
             if self._refresh_metadata(group):
                 group.group_epoch += 1
+                self._dirty.add((group.group_id, None))
 
     def _update_target(self, group: ConsumerGroup) -> None:
         counts = {name: count for name, (_, count) in group.subscription_metadata.items()}
@@ -189,6 +205,7 @@ class ShareGroupCoordinator:
         ]
         group.target = SHARE_ASSIGNORS[SHARE_ASSIGNOR](members, counts)
         group.assignment_epoch = group.group_epoch
+        self._dirty.update((group.group_id, mid) for mid in group.members)
 
     # -- time ----------------------------------------------------------------------------------------
 
@@ -236,4 +253,65 @@ class ShareGroupCoordinator:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
         self.group_configs.pop(group_id, None)
+        self._dirty.add((group_id, None))
         return ErrorCode.NONE
+
+    # -- records in __consumer_offsets ----------------------------------------------------------
+
+    def _topic_id(self, name: str) -> uuid.UUID | None:
+        topic = self._topics.get(name)
+        return topic.topic_id if topic is not None else None
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
+        topic = self._topics.by_id(topic_id)
+        return topic.name if topic is not None else None
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether a call changed something `take_records` would write."""
+        return bool(self._dirty)
+
+    def take_records(self) -> list[ShareGroupRecord]:
+        """The records to write since the last call: the keys that changed, tombstones for those gone
+        (a deleted group's own keys and every key of its members)."""
+        records: list[ShareGroupRecord] = []
+        for gid, mid in sorted(self._dirty, key=lambda k: (k[0], k[1] is not None, k[1] or "")):
+            group = self.groups.get(gid)
+            if group is None and mid is None:  # deleted: every key of the group goes
+                gone = sorted(
+                    (k for k in self._written if k[1] == gid and k[0] is not ShareRecordKind.STATE_PARTITION_METADATA),
+                    key=lambda k: (k[2] is None, k[2] or "", k[0]),
+                )
+                for key in gone:
+                    del self._written[key]
+                    records.append(ShareGroupRecord(key[0], gid, key[2], None))
+                continue
+            values = share_records.current_values(group, mid, self._topic_id) if group is not None else {}
+            kinds = (
+                MEMBER_KINDS
+                if mid is not None
+                else (ShareRecordKind.GROUP_EPOCH, ShareRecordKind.TARGET_ASSIGNMENT_EPOCH)
+            )
+            for kind in kinds:
+                key = (kind, gid, mid)
+                value = values.get(key)
+                if value is None:
+                    if self._written.pop(key, None) is not None:
+                        records.append(ShareGroupRecord(kind, gid, mid, None))
+                elif self._written.get(key) != value:
+                    self._written[key] = value
+                    records.append(ShareGroupRecord(kind, gid, mid, value))
+        self._dirty.clear()
+        return records
+
+    def load(self, records: Iterable[ShareGroupRecord], now: int) -> None:
+        """The share groups `__consumer_offsets` kept: group, assignment and member epochs as they were;
+        every member's session starts again at `now` (a member that does not come back is fenced)."""
+        self.groups = share_records.restore(records, self._topic_name, SHARE_ASSIGNOR)
+        for group in self.groups.values():
+            self._refresh_metadata(group)
+            for member in group.members.values():
+                member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
+            self._written.update(share_records.current_values(group, None, self._topic_id))
+            for mid in group.members:
+                self._written.update(share_records.current_values(group, mid, self._topic_id))

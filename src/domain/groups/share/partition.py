@@ -103,6 +103,9 @@ class Archived:
     reason: str  # "reject", "gap" (a record the client never saw) or "limit" (the delivery count limit)
 
 
+INITIAL_READ_BYTES_PER_RECORD = 1024
+
+
 class SharePartition:
     def __init__(self, start_offset: int, settings: ShareSettings) -> None:
         self.settings = settings
@@ -111,6 +114,8 @@ class SharePartition:
         self.runs: list[Run] = []  # sorted, contiguous from start_offset to end_offset
         self.archived_total = 0  # records archived without acceptance, since this partition was loaded
         self.acknowledged_total = 0
+        # what a fetch reads per record it may acquire: twice the stored bytes per record last seen
+        self.read_bytes_per_record = INITIAL_READ_BYTES_PER_RECORD
         self.archived_log: list[Archived] = []  # drained by `take_archived`
 
     # -- reading -----------------------------------------------------------------------------------
@@ -188,7 +193,7 @@ class SharePartition:
             self.end_offset += new
             result.append(Acquired(run.first, run.last, 1))
         self._merge()
-        return _coalesce(result)
+        return coalesce(result)
 
     # -- acknowledgement ---------------------------------------------------------------------------
 
@@ -399,7 +404,8 @@ def _ranges_of(first: int, kinds: Sequence[AckType]) -> list[tuple[int, int, Ack
     return ranges
 
 
-def _coalesce(acquired: list[Acquired]) -> list[Acquired]:
+def coalesce(acquired: list[Acquired]) -> list[Acquired]:
+    """Adjacent acquired ranges with the same delivery count as one."""
     result: list[Acquired] = []
     for a in acquired:
         if result and result[-1].last + 1 == a.first and result[-1].delivery_count == a.delivery_count:

@@ -14,7 +14,8 @@ only offsets within those bytes, so a member is never handed records it was not 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -25,14 +26,19 @@ from ...ports import StateBatch
 from ...replica_manager import ReplicaManager
 from ...topics import TopicPartition
 from . import configs as group_configs
+from . import records as share_records
 from .coordinator import ShareGroupCoordinator
-from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings
+from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings, coalesce
+from .records import ShareGroupRecord, ShareRecordKind, StatePartitionMetadata
 
 FINAL_EPOCH = -1
 MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions: a bound on what clients make us keep
 READ_FLOOR_BYTES = 64 * 1024
-READ_BYTES_PER_RECORD = 1024
 INITIAL_EPOCH = 0
+# ShareFetch v2's ShareAcquireMode (KIP-1206); a v1 request is batch-optimized, as Kafka 4.1 acquired
+BATCH_OPTIMIZED = 0  # MaxRecords is a soft limit: the log batch holding the last record is acquired whole
+RECORD_LIMIT = 1  # MaxRecords is strict: acquisition may stop inside a log batch
+ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 AUTO_OFFSET_RESET = group_configs.AUTO_OFFSET_RESET
 ISOLATION_LEVEL = group_configs.ISOLATION_LEVEL
 SHARE_GROUP_CONFIGS = group_configs.DEFAULTS
@@ -68,9 +74,15 @@ class ShareGroups:
         self._replicas = replicas
         self.partitions: dict[tuple[str, TopicPartition], SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
+        # the connection each session was opened on (an opaque key from the adapter), and the reverse
+        self._session_connection: dict[tuple[str, str], object] = {}
+        self._connection_sessions: dict[object, set[tuple[str, str]]] = {}
         self.configs: dict[str, dict[str, str]] = {}  # the GROUP resource's share.* overrides
         self.dirty: set[tuple[str, TopicPartition]] = set()  # to persist
         self.released: set[TopicPartition] = set()  # records became available: wake waiting fetches
+        # ShareGroupStatePartitionMetadata: groups whose set of share-partitions changed, last written
+        self._state_partitions_changed: set[str] = set()
+        self._state_partitions_written: dict[str, StatePartitionMetadata] = {}
 
     # -- configs -----------------------------------------------------------------------------------
 
@@ -96,13 +108,18 @@ class ShareGroups:
 
     # -- sessions ----------------------------------------------------------------------------------
 
-    def open_session(self, group_id: str, member_id: str, epoch: int) -> tuple[ErrorCode, ShareSession | None]:
-        """The session a request at `epoch` works in (before its partitions are added), or the error."""
+    def open_session(
+        self, group_id: str, member_id: str, epoch: int, connection: object = None
+    ) -> tuple[ErrorCode, ShareSession | None]:
+        """The session a request at `epoch` works in (before its partitions are added), or the error.
+        A session opened (epoch 0) on a connection is closed when that connection closes
+        (`connection_closed`), as Kafka's ShareSessionCache does."""
         key = (group_id, member_id)
         if epoch == INITIAL_EPOCH:
             if key not in self.sessions and len(self.sessions) >= self.max_sessions:
                 return ErrorCode.SHARE_SESSION_LIMIT_REACHED, None
             self.sessions[key] = ShareSession(1)
+            self._bind(key, connection)
             return ErrorCode.NONE, self.sessions[key]
         session = self.sessions.get(key)
         if session is None:
@@ -114,8 +131,33 @@ class ShareGroups:
         session.bump()
         return ErrorCode.NONE, session
 
+    def _bind(self, key: tuple[str, str], connection: object) -> None:
+        self._unbind(key)
+        if connection is not None:
+            self._session_connection[key] = connection
+            self._connection_sessions.setdefault(connection, set()).add(key)
+
+    def _unbind(self, key: tuple[str, str]) -> None:
+        connection = self._session_connection.pop(key, None)
+        if connection is not None:
+            keys = self._connection_sessions.get(connection)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._connection_sessions[connection]
+
+    def connection_closed(self, connection: object) -> int:
+        """The client's connection closed: the share sessions opened on it close, and what their
+        members hold is released (Kafka's SharePartitionManager on a disconnect). How many closed."""
+        keys = self._connection_sessions.pop(connection, set())
+        for group_id, member_id in sorted(keys):
+            self._session_connection.pop((group_id, member_id), None)
+            self.close_session(group_id, member_id)
+        return len(keys)
+
     def close_session(self, group_id: str, member_id: str) -> None:
         session = self.sessions.pop((group_id, member_id), None)
+        self._unbind((group_id, member_id))
         if session is None:
             return
         for tp in session.partitions:
@@ -143,10 +185,18 @@ class ShareGroups:
             start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
         sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings)
         self.dirty.add((group_id, tp))
+        self._state_partitions_changed.add(group_id)
         return sp
 
     def fetch(
-        self, group_id: str, member_id: str, tp: TopicPartition, max_records: int, max_bytes: int, now: int
+        self,
+        group_id: str,
+        member_id: str,
+        tp: TopicPartition,
+        max_records: int,
+        max_bytes: int,
+        now: int,
+        mode: int = BATCH_OPTIMIZED,
     ) -> PartitionFetch:
         sp = self._partition(group_id, tp, now)
         if sp is None:
@@ -163,17 +213,28 @@ class ShareGroups:
         read_committed = self.config(group_id, ISOLATION_LEVEL) == "read_committed"
         # Read about what `max_records` records need, not the whole MaxBytes (clients ask for 50 MB):
         # only acquired records are answered, the rest would be read for nothing.
-        budget = min(max_bytes, max(READ_FLOOR_BYTES, max_records * READ_BYTES_PER_RECORD))
+        # (twice the bytes per record the last read found: 100-byte records are not read 1 KB apiece)
+        budget = min(max_bytes, max(READ_FLOOR_BYTES, max_records * sp.read_bytes_per_record))
         result = self._replicas.fetch(tp, offset, budget, min_one_batch=True, read_committed=read_committed)
         if result.error is not ErrorCode.NONE or not result.records:
             return PartitionFetch(result.error)
-        data_end = offset
-        for _, header in iter_batches(result.records):
-            data_end = header.base_offset + header.last_offset_delta + 1
+        headers = [header for _, header in iter_batches(result.records)]
+        batch_ends = [header.base_offset + header.last_offset_delta for header in headers]
+        if headers:
+            span = batch_ends[-1] + 1 - headers[0].base_offset
+            sp.read_bytes_per_record = max(16, 2 * len(result.records) // max(span, 1))
+        data_end = batch_ends[-1] + 1 if batch_ends else offset
         fetch_end = min(data_end, result.last_stable_offset if read_committed else result.high_watermark)
         acquired = sp.acquire(member_id, fetch_end, max_records, now)
         if not acquired:
             return PartitionFetch()
+        if mode == BATCH_OPTIMIZED:  # the rest of the log batch the last record is in, as Kafka
+            last = acquired[-1].last
+            batch_end = next((end for end in batch_ends if end >= last), last)
+            if batch_end > last:
+                acquired = coalesce(
+                    acquired + sp.acquire(member_id, min(batch_end + 1, fetch_end), batch_end - last, now)
+                )
         if read_committed and result.aborted:
             acquired = self._archive_aborted(sp, member_id, acquired, result.records, result.aborted, now)
             self._touched(group_id, tp, released=False)
@@ -233,9 +294,13 @@ class ShareGroups:
         sp = self.partitions.get((group_id, tp))
         if sp is None:
             return ErrorCode.INVALID_RECORD_STATE
+        start = sp.start_offset
         error = sp.acknowledge(member_id, batches, now)
         if error is ErrorCode.NONE:
-            self._touched(group_id, tp, released=any(2 in types for _, _, types in batches))
+            # released records, or room freed by the start offset moving on (the in-flight bound):
+            # parked fetches can acquire again, as Kafka completes its delayed share fetches
+            freed = sp.start_offset != start or any(2 in types for _, _, types in batches)
+            self._touched(group_id, tp, released=freed)
         return error
 
     def _touched(self, group_id: str, tp: TopicPartition, released: bool) -> None:
@@ -255,6 +320,7 @@ class ShareGroups:
             if not fenced and (group_id, member_id) in self.sessions:
                 continue
             self.sessions.pop((group_id, member_id), None)
+            self._unbind((group_id, member_id))
             for (g, tp), sp in self.partitions.items():
                 if g == group_id and sp.release_member(member_id):
                     self._touched(g, tp, released=True)
@@ -298,6 +364,7 @@ class ShareGroups:
         """A share-partition as persisted: what was acknowledged or archived stays so, in-flight
         acquisitions are available again."""
         self.partitions[(group_id, tp)] = SharePartition.restore(start_offset, list(batches), self.settings)
+        self._state_partitions_changed.add(group_id)
 
     # -- admin -------------------------------------------------------------------------------------
 
@@ -320,6 +387,7 @@ class ShareGroups:
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
             self.partitions[(group_id, tp)] = SharePartition(offset, self.settings)
             self.dirty.add((group_id, tp))
+        self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
 
     def delete_offsets(self, group_id: str, topics: Iterable[str]) -> ErrorCode:
@@ -331,6 +399,7 @@ class ShareGroups:
         for key in [k for k in self.partitions if k[0] == group_id and k[1].topic in names]:
             del self.partitions[key]
             self.dirty.add(key)
+        self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
 
     def _admin_check(self, group_id: str, create: bool) -> ErrorCode:
@@ -352,8 +421,41 @@ class ShareGroups:
             for key in [k for k in self.partitions if k[0] == group_id]:
                 del self.partitions[key]
                 self.dirty.add(key)
-            self.configs.pop(group_id, None)
+            self._state_partitions_changed.add(group_id)
         return error
+
+    # -- the group's records in __consumer_offsets -------------------------------------------------
+
+    def take_records(self, topic_id: Callable[[str], uuid.UUID | None]) -> list[ShareGroupRecord]:
+        """What changed since the last call, to write to `__consumer_offsets`: the coordinator's
+        records, then each changed group's ShareGroupStatePartitionMetadata (the topic partitions
+        with share-group state; a tombstone once the group is gone)."""
+        if not self._state_partitions_changed and not self.coordinator.has_changes:
+            return []  # the common case: a fetch or an acknowledgement changes no group record
+        records = self.coordinator.take_records()
+        changed, self._state_partitions_changed = self._state_partitions_changed, set()
+        for group_id in sorted(changed):
+            if group_id not in self.coordinator.groups:
+                if self._state_partitions_written.pop(group_id, None) is not None:
+                    records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, None))
+                continue
+            by_topic: dict[str, list[int]] = {}
+            for g, tp in self.partitions:
+                if g == group_id:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+            value = share_records.state_partitions(by_topic, topic_id)
+            if self._state_partitions_written.get(group_id) != value:
+                self._state_partitions_written[group_id] = value
+                records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, value))
+        return records
+
+    def load_records(self, records: Iterable[ShareGroupRecord], now: int) -> None:
+        """The share groups as `__consumer_offsets` kept them (before share-partitions are restored)."""
+        records = list(records)
+        self.coordinator.load(records, now)
+        for (kind, group_id, _), value in share_records.latest(records).items():
+            if kind is ShareRecordKind.STATE_PARTITION_METADATA and isinstance(value, StatePartitionMetadata):
+                self._state_partitions_written[group_id] = value
 
 
 def _trim(records: bytes, first: int, last: int) -> bytes:

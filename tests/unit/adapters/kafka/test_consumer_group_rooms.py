@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import uuid
 
+import attrs
 import pytest
+import trio
 from kafka.protocol.admin import (
     DeleteGroupsRequest,
     DescribeConfigsRequest,
@@ -14,6 +16,7 @@ from kafka.protocol.admin import (
     ListGroupsRequest,
 )
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
 from trafka.adapters.kafka.apis import (
     consumer_group_describe,
@@ -31,7 +34,7 @@ from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest, Co
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import JoinRequest, Protocol
+from trafka.domain.groups import JoinRequest, Protocol, SyncRequest
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -240,10 +243,48 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
     assert [tp.topic_id for tp in response.assignment.topic_partitions] == [secured.catalog.get("t").topic_id]
 
 
-def test_join_group_for_a_consumer_groups_id_is_inconsistent_while_it_has_members(ctx):
+def test_classic_requests_for_a_consumer_group_with_members_are_served_by_it(ctx):
     heartbeat(ctx)
-    join = JoinRequest("g", "", "consumer", (Protocol("range", b""),), 10_000, 10_000, require_known_member_id=False)
-    assert ctx.groups.join(join).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-    heartbeat(ctx, epoch=-1)
-    ctx.groups.join(join)  # the empty consumer group gives way; the classic group is made
+    other = JoinRequest("g", "", "connect", (Protocol("default", b""),), 10_000, 10_000, require_known_member_id=False)
+    assert ctx.groups.join(other).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    metadata = ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0)
+    join = JoinRequest(
+        "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
+    )
+    joined = ctx.groups.join(join)  # a classic member inside the consumer group (ADR 50), answered at once
+    assert joined.error == ErrorCode.NONE and joined.member_id in ctx.groups.consumer.groups["g"].members
+    sync = ctx.groups.sync(SyncRequest("g", joined.member_id, joined.generation_id))
+    assert sync.error == ErrorCode.NONE
+    assert ctx.groups.heartbeat("g", joined.member_id, joined.generation_id, None) == ErrorCode.NONE
+    heartbeat(ctx, epoch=-1)  # the last consumer-protocol member leaves: the group turns classic
     assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
+    assert ctx.groups.leave("g", [(joined.member_id, None)]) == [ErrorCode.NONE]
+    ctx.groups.join(join)  # an empty group of either protocol gives way to the other
+    assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
+
+
+def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_groups_records(ctx):
+    metadata = ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0)
+    join = JoinRequest(
+        "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
+    )
+
+    async def main():
+        parked = ctx.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
+        assert callable(parked)
+        assert heartbeat(ctx, member_id="c1").error_code == ErrorCode.NONE  # upgrades the classic group
+        result = await parked()
+        assert result.error == ErrorCode.REBALANCE_IN_PROGRESS  # its member joins again, inside the consumer group
+        rejoined = ctx.groups.join(attrs.evolve(join, member_id=result.member_id))
+        assert rejoined.error == ErrorCode.NONE and rejoined.protocol_name == "range"
+
+    trio.run(main)
+    group = ctx.groups.consumer.groups["g"]
+    assert set(group.members) == {"c1", rejoined_id(group)}
+    assert ctx.groups.coordinator.group("g") is None
+    assert "g" not in ctx.groups.offsets._store.group_metadata()  # the classic group's tombstone
+
+
+def rejoined_id(group) -> str:
+    (classic,) = [m for m in group.members.values() if m.classic is not None]
+    return classic.member_id

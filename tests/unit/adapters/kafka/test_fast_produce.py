@@ -161,7 +161,8 @@ def test_truncated_or_garbled_frames_are_protocol_errors(version, frame, data):
             pass
 
 
-partition_answers = st.tuples(int32, int16, int64, int64, int64, nullable_names)
+record_errors = st.lists(st.tuples(int32, nullable_names), max_size=3).map(tuple)
+partition_answers = st.tuples(int32, int16, int64, int64, int64, nullable_names, record_errors)
 
 
 def _response_key(key, version: int) -> dict:
@@ -190,10 +191,13 @@ def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, throt
                         base_offset=b,
                         log_append_time_ms=t,
                         log_start_offset=s,
-                        record_errors=[],
+                        record_errors=[
+                            PartitionResponse.BatchIndexAndErrorMessage(batch_index=x, batch_index_error_message=y)
+                            for x, y in r
+                        ],
                         error_message=m,
                     )
-                    for i, e, b, t, s, m in parts
+                    for i, e, b, t, s, m, r in parts
                 ],
             )
             for name, parts in topics
@@ -236,14 +240,16 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
     reference.API_VERSION = version
     reference.with_header(correlation_id=correlation_id)
     expected = bytes(reference.encode(header=True, framed=True))
-    assert fast_produce.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None)])]) == expected
+    assert (
+        fast_produce.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None, ())])]) == expected
+    )
 
 
 @pytest.mark.parametrize("version", range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1))
 @pytest.mark.parametrize("throttle", [0, 1, 8_000])
 def test_a_throttled_answer_carries_its_throttle_time(version, throttle):
     topic = uuid.UUID(int=7) if version >= 13 else "t"  # v13 names topics by id
-    answer = fast_produce.ProduceAnswer([(topic, [(0, 0, 42, -1, 0, None)])], throttle)
+    answer = fast_produce.ProduceAnswer([(topic, [(0, 0, 42, -1, 0, None, ())])], throttle)
     reference = answer.as_kafka_python(version)
     reference.API_VERSION = version
     reference.with_header(correlation_id=5)
@@ -255,7 +261,7 @@ def test_a_throttled_answer_carries_its_throttle_time(version, throttle):
 def test_a_version_past_the_fast_path_is_encoded_by_kafka_python(monkeypatch):
     version = fast_produce.MAX_VERSION - 1
     monkeypatch.setattr(fast_produce, "MAX_VERSION", version - 1)  # kafka-python knows no version past Kafka's
-    answer = fast_produce.ProduceAnswer([("t", [(0, 0, 42, -1, 0, None)])])
+    answer = fast_produce.ProduceAnswer([("t", [(0, 0, 42, -1, 0, None, ())])])
     decoded = ProduceResponse.decode(answer.encode_frame(version, 9)[4:], version=version, header=True)
     assert decoded.header.correlation_id == 9
     assert decoded.responses[0].partition_responses[0].base_offset == 42

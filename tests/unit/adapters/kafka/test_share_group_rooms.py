@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import uuid
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -47,12 +48,15 @@ def ctx():
     return ctx
 
 
-def produce(ctx, n: int) -> None:
-    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
-    for i in range(n):
-        builder.append(timestamp=1, key=None, value=b"v%d" % i, headers=[])
-    builder.close()
-    assert ctx.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
+def produce(ctx, n: int, per_batch: int = 1) -> None:
+    """`n` records, `per_batch` to a log batch (one by default: the batch-optimized acquire mode then
+    acquires exactly MaxRecords)."""
+    for start in range(0, n, per_batch):
+        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+        for i in range(start, min(n, start + per_batch)):
+            builder.append(timestamp=1, key=None, value=b"v%d" % i, headers=[])
+        builder.close()
+        assert ctx.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
 
 
 def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
@@ -62,7 +66,7 @@ def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
     return share_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
 
 
-def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1):
+def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT, mode=None):
     topic_id = ctx.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     P = T.FetchPartition
@@ -73,6 +77,7 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
             acknowledgement_batches=[B(first_offset=f, last_offset=last, acknowledge_types=[k]) for f, last, k in acks],
         )
     ]
+    extra = {} if mode is None else {"share_acquire_mode": mode}
     request = ShareFetchRequest[version](
         group_id="g",
         member_id=member,
@@ -84,8 +89,9 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
         batch_size=max_records,
         topics=[T(topic_id=topic_id, partitions=partitions)],
         forgotten_topics_data=[],
+        **extra,
     )
-    return share_fetch.API.handle(ctx, request, version, CLIENT)
+    return share_fetch.API.handle(ctx, request, version, client)
 
 
 def acknowledge(ctx, member="m1", epoch=1, acks=()):
@@ -482,3 +488,99 @@ def test_read_committed_archives_aborted_records_and_stops_at_the_last_stable_of
     sp = ctx.share.groups.partitions[("g", tp)]
     assert sp.state_of(2).state.name == "ARCHIVED"
     assert sp.end_offset == 5
+
+
+def test_a_closed_connection_closes_its_share_sessions_and_releases_what_they_held(ctx):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 6)
+    connection = object()
+    on_it = ClientInfo("client-1", "127.0.0.1", connection=connection)
+    assert acquired(fetch(ctx, max_records=4, client=on_it)) == [(0, 3, 1)]
+    ctx.share.connection_closed(object())  # another connection: nothing happens
+    assert ("g", "m1") in ctx.share.groups.sessions
+    ctx.share.connection_closed(connection)
+    assert ("g", "m1") not in ctx.share.groups.sessions
+    # released at once, not after the lock: the other member gets them, delivered a second time
+    assert acquired(fetch(ctx, "m2", max_records=10)) == [(0, 3, 2), (4, 5, 1)]
+    # the member's next request on a new connection finds no session, as Kafka answers
+    assert fetch(ctx, epoch=1).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+@pytest.mark.parametrize(("version", "mode"), [(1, None), (2, 0)])
+def test_batch_optimized_acquires_the_whole_log_batch_the_last_record_is_in(ctx, version, mode):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 10, per_batch=3)  # batches 0-2, 3-5, 6-8, 9
+    first = fetch(ctx, max_records=4, version=version, mode=mode)
+    assert acquired(first) == [(0, 5, 1)]  # MaxRecords 4 ends inside 3-5: that batch whole
+    second = fetch(ctx, "m2", max_records=4, version=version, mode=mode)
+    assert acquired(second) == [(6, 9, 1)]
+
+
+def test_record_limit_acquires_at_most_max_records_inside_a_log_batch(ctx):
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 10, per_batch=10)
+    first = fetch(ctx, max_records=4, version=2, mode=1)
+    assert acquired(first) == [(0, 3, 1)]
+    # the stored batch is returned whole: the client keeps the acquired records only
+    assert acquired(fetch(ctx, "m2", max_records=4, version=2, mode=1)) == [(4, 7, 1)]
+
+
+def test_an_unknown_acquire_mode_is_an_invalid_request(ctx):
+    heartbeat(ctx)
+    assert fetch(ctx, version=2, mode=7).error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_parked_fetches(ctx):
+    groups = ctx.share.groups
+    groups.settings = attrs.evolve(groups.settings, partition_max_record_locks=4)
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 8)
+    assert acquired(fetch(ctx, max_records=4)) == [(0, 3, 1)]
+    assert acquired(fetch(ctx, "m2", max_records=4)) == []  # four in flight: m2 waits
+    parked = ctx.appends.waiter([TopicPartition("t", 0)])  # as m2's long poll waits
+    acknowledge(ctx, acks=[(2, 2, 1)])  # ACCEPT behind the start offset: no room yet
+    assert not parked.is_set()
+    acknowledge(ctx, epoch=2, acks=[(0, 1, 1)])  # the start offset moves on: room for three more
+    assert parked.is_set()  # the parked fetch is woken
+    assert acquired(fetch(ctx, "m2", epoch=1, max_records=4)) == [(4, 6, 1)]
+
+
+def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
+    adapters = default_adapters(settings)
+    ctx = bootstrap(settings, adapters)
+    ctx.catalog.create("t", 1, 1)
+    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    heartbeat(ctx)
+    produce(ctx, 2)
+    fetch(ctx)
+    kinds = {(r.kind.name, r.member_id) for r in adapters.offset_store.share_group_records()}
+    assert kinds == {
+        ("GROUP_EPOCH", None),
+        ("TARGET_ASSIGNMENT_EPOCH", None),
+        ("STATE_PARTITION_METADATA", None),
+        ("MEMBER_METADATA", "m1"),
+        ("TARGET_ASSIGNMENT_MEMBER", "m1"),
+        ("CURRENT_ASSIGNMENT", "m1"),
+    }
+    [state] = [
+        r.value for r in adapters.offset_store.share_group_records() if r.kind.name == "STATE_PARTITION_METADATA"
+    ]
+    assert state.initialized == ((ctx.catalog.get("t").topic_id, "t", (0,)),)
+    heartbeat(ctx, epoch=-1)
+    assert {r.member_id for r in adapters.offset_store.share_group_records()} == {None}
+    delete = DeleteGroupsRequest[2](groups_names=["g"])
+    assert delete_groups.API.handle(ctx, delete, 2, CLIENT).results[0].error_code == ErrorCode.NONE
+    assert adapters.offset_store.share_group_records() == []
+
+
+def test_a_fetch_reads_about_what_max_records_need_by_the_bytes_per_record_it_last_saw(ctx):
+    heartbeat(ctx)
+    produce(ctx, 50, per_batch=10)  # records of a few bytes
+    fetch(ctx, max_records=5)
+    sp = ctx.share.groups.partitions[("g", TopicPartition("t", 0))]
+    assert 16 <= sp.read_bytes_per_record < 100  # not 1 KB apiece: the next read asks for what it needs

@@ -45,6 +45,11 @@ def test_a_bad_key_or_value_is_an_error_that_names_it(tmp_path, toml, needle):
     assert needle in str(info.value)
 
 
+def test_the_log_cleaner_section_is_set_from_the_environment():
+    settings = load_settings(environ={"TRAFKA_LOG_CLEANER_BACKOFF_MS": "100", "TRAFKA_LOG_SEGMENT_BYTES": "4096"})
+    assert (settings.log_cleaner.backoff_ms, settings.log.segment_bytes) == (100, 4096)
+
+
 def test_an_unknown_environment_variable_is_named():
     with pytest.raises(ConfigError, match="TRAFKA_SERVR_PORT"):
         load_settings(environ={"TRAFKA_SERVR_PORT": "1"})

@@ -7,6 +7,7 @@ import uuid
 
 import attrs
 
+from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, ConsumerHeartbeat
@@ -55,12 +56,18 @@ class Client:
 
 
 class Harness:
-    def __init__(self, settings: ConsumerGroupSettings | None = None, **topics: int) -> None:
-        self.topics = FakeTopics(**(topics or {"t": 6}))
+    def __init__(
+        self, settings: ConsumerGroupSettings | None = None, fake_topics: FakeTopics | None = None, **topics: int
+    ) -> None:
+        self.topics = fake_topics or FakeTopics(**(topics or {"t": 6}))
         self.classic = GroupCoordinator(GroupSettings(), lambda client: f"{client}-classic")
         ids = itertools.count()
         self.coordinator = ConsumerGroupCoordinator(
-            settings or ConsumerGroupSettings(), self.topics, self.classic, lambda: f"broker-{next(ids)}"
+            settings or ConsumerGroupSettings(),
+            self.topics,
+            self.classic,
+            lambda: f"broker-{next(ids)}",
+            KafkaPythonConsumerProtocol(),
         )
         self.now = 0
 

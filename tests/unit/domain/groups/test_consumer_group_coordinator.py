@@ -304,12 +304,14 @@ def test_a_regex_matches_only_the_topics_the_member_may_describe():
     assert answer.assignment == {"t": frozenset({0, 1}), "ty": frozenset({0})}
 
 
-def test_a_classic_member_is_refused_by_a_consumer_group_with_members_and_replaces_an_empty_one():
+def test_a_consumer_group_with_members_hosts_classic_joins_and_an_empty_one_gives_way():
     h = Harness()
     a = Client("a")
     h.heartbeat(a)
-    assert h.coordinator.give_way_to_classic(G) is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert h.coordinator.hosts_classic_join(G)  # the classic member joins the consumer group (ADR 50)
+    assert h.coordinator.give_way_to_classic(G) is ErrorCode.NONE and G in h.coordinator.groups
     h.coordinator.heartbeat(ConsumerHeartbeat(G, "a", -1), 0)
+    assert not h.coordinator.hosts_classic_join(G)
     assert h.coordinator.give_way_to_classic(G) is ErrorCode.NONE
     assert G not in h.coordinator.groups
     assert h.coordinator.give_way_to_classic("unknown") is ErrorCode.NONE

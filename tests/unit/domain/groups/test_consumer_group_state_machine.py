@@ -1,5 +1,7 @@
 """Hypothesis drives the KIP-848 coordinator: joins, leaves, static leaves, heartbeats (clients that
-revoke at once or late), lost answers, topic changes and time.
+revoke at once or late), lost answers, topic changes and time; and classic-protocol members inside
+the group (ADR 50: JoinGroup + SyncGroup as a cooperative client does them, Heartbeat, LeaveGroup),
+the group turning classic when its last consumer-protocol member goes.
 
 Invariants: no partition is ever owned (assigned or being revoked) by two members at once, by the
 coordinator's books and by what the clients believe they own; group, assignment and member epochs
@@ -14,7 +16,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from tests.unit.domain.groups.consumer_harness import Client, G, Harness
+from tests.unit.domain.groups.test_consumer_group_migration import decoded, join_request
 from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import SyncRequest
 from trafka.domain.groups.modern import ConsumerHeartbeat
 from trafka.domain.groups.modern.consumer import owners
 
@@ -28,6 +32,56 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.epochs = (0, 0)
         self.member_epochs: dict[str, int] = {}
         self.log: list = []  # every record the coordinator asked to write, in order
+        self.classic: list[Client] = []  # classic-protocol members (epoch = their generation)
+
+    def _forget_classic(self, client: Client) -> None:
+        self.classic.remove(client)
+
+    def _classic_round(self, client: Client) -> None:
+        """JoinGroup then SyncGroup, owning afterwards what the sync hands it (cooperative)."""
+        if not self.h.coordinator.hosts_classic_join(G):
+            return
+        joined = self.h.coordinator.classic_join(
+            join_request(client.member_id, owned=client.owned, client_id=client.member_id or "k"), self.h.now
+        )
+        if joined.error is not ErrorCode.NONE:
+            return
+        client.member_id, client.epoch = joined.member_id, joined.generation_id
+        if G not in self.h.coordinator.groups:  # it replaced the last consumer member: classic now
+            self._forget_classic(client)
+            return
+        synced = self.h.coordinator.classic_sync(SyncRequest(G, client.member_id, client.epoch), self.h.now)
+        if synced.error is ErrorCode.NONE:
+            client.owned = {t: frozenset(ps) for t, ps in decoded(synced.assignment).items()}
+
+    @precondition(lambda self: self.clients)
+    @rule()
+    def classic_join(self):
+        client = Client("")
+        self._classic_round(client)
+        if client.member_id and G in self.h.coordinator.groups and client.member_id in self.h.group.members:
+            self.classic.append(client)
+
+    @precondition(lambda self: self.classic)
+    @rule(data=st.data())
+    def classic_heartbeat(self, data):
+        client = data.draw(st.sampled_from(self.classic))
+        if G not in self.h.coordinator.groups:
+            return
+        error = self.h.coordinator.classic_heartbeat(G, client.member_id, client.epoch, self.h.now)
+        if error is ErrorCode.REBALANCE_IN_PROGRESS:
+            self._classic_round(client)
+        elif error is not ErrorCode.NONE:
+            client.owned = {}
+            self._forget_classic(client)
+
+    @precondition(lambda self: self.classic)
+    @rule(data=st.data())
+    def classic_leave(self, data):
+        client = data.draw(st.sampled_from(self.classic))
+        self._forget_classic(client)
+        if G in self.h.coordinator.groups:
+            self.h.coordinator.classic_leave(G, [(client.member_id, None)], self.h.now)
 
     @rule(topics=st.sampled_from([("t",), ("u",), ("t", "u")]), static=st.booleans())
     def join(self, topics, static):
@@ -64,11 +118,21 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.h.coordinator.heartbeat(
             ConsumerHeartbeat(G, client.member_id, epoch, instance_id=client.instance_id), self.h.now
         )
+        self._after_downgrade()
+
+    def _after_downgrade(self) -> None:
+        """The group turned classic: its classic members would rejoin the classic group (not modelled);
+        they drop their partitions, as a classic client does when its rebalance starts."""
+        if G not in self.h.coordinator.groups and self.classic:
+            self.classic.clear()
 
     @rule(ms=st.integers(0, 50_000))
     def time_passes(self, ms):
         self.h.now += ms
         fenced = {m for _, m in self.h.coordinator.tick(self.h.now)}
+        for client in [c for c in self.classic if c.member_id in fenced]:
+            self._forget_classic(client)
+        self._after_downgrade()
         for client in self.clients:
             if client.member_id in fenced:
                 client.epoch, client.owned, client.assigned = (
@@ -88,7 +152,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         groups = self.h.coordinator.groups.values()
         owners(groups)
         believed: dict[tuple[str, int], str] = {}
-        for client in self.clients:
+        for client in self.clients + self.classic:
             for topic, ps in client.owned.items():
                 for p in ps:
                     assert (topic, p) not in believed, (topic, p, believed[(topic, p)], client.member_id)
@@ -117,6 +181,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
                 )
                 assert (b.assigned, b.pending_revocation) == (m.assigned, m.pending_revocation)
                 assert (b.subscribed_topic_names, b.instance_id) == (m.subscribed_topic_names, m.instance_id)
+                assert b.classic == m.classic
             assert back.members.keys() == group.members.keys()
 
     @invariant()
@@ -140,8 +205,11 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
                 answer = self.h.heartbeat(client)
                 if answer.error is not ErrorCode.NONE:
                     self.h.heartbeat(client)
+            for client in list(self.classic):
+                if G in self.h.coordinator.groups:
+                    self._classic_round(client)
         group = self.h.coordinator.groups.get(G)
-        live = [c for c in self.clients if group and c.member_id in group.members]
+        live = [c for c in self.clients + self.classic if group and c.member_id in group.members]
         if not live:
             return
         subscribed = {t for c in live for t in c.topics}
@@ -152,6 +220,17 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             for m in group.members.values()
             if m.member_epoch == -2
             for assignment in (m.assigned, group.target.get(m.member_id, {}))
+            for t, ps in assignment.items()
+            for p in ps
+        }
+        # classic members nobody drives (they were in the group when it turned classic, and came back
+        # with an upgrade) hold their partitions until their session expires
+        tracked = {c.member_id for c in live}
+        parked |= {
+            (t, p)
+            for m in group.members.values()
+            if m.classic is not None and m.member_id not in tracked
+            for assignment in (m.assigned, m.pending_revocation, group.target.get(m.member_id, {}))
             for t, ps in assignment.items()
             for p in ps
         }

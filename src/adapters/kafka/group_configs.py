@@ -1,0 +1,146 @@
+"""The GROUP config resource (type 32) made durable: what IncrementalAlterConfigs (or AlterConfigs)
+leaves set on a group id is written to the GroupConfigStore (ConfigRecords of resource type GROUP in
+the metadata log, as Kafka's controller writes them) and applied again to the coordinators when the
+broker starts.
+
+The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values.
+This module records a change once they have validated it and before they apply it, then records again
+any key whose served value differs (a number normalised), so a value is stored as it is served. As in
+Kafka, the configs belong to the group id: they may be set before the group exists and DeleteGroups
+leaves them (Kafka's DeleteGroups only writes the group's tombstones; its GroupConfigManager forgets a
+group only when its overrides are removed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+from trafka.domain.configs import ConfigEntry, ConfigSource
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.groups.modern import ConsumerGroupCoordinator
+from trafka.domain.ports import GroupConfigStore
+
+from .apis import share_group_configs
+from .apis.config_resources import GROUP_RESOURCE
+
+if TYPE_CHECKING:
+    from .context import BrokerContext
+
+log = logging.getLogger(__name__)
+
+_Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+_SET, _DELETE = 0, 1
+
+
+class DurableGroupConfigs:
+    """The store and what it holds now (replayed once, at start)."""
+
+    def __init__(self, store: GroupConfigStore) -> None:
+        self.store = store
+        self.recorded: dict[str, dict[str, str]] = {g: dict(c) for g, c in store.load().items()}
+
+    def record(self, group_id: str, now: Mapping[str, str], keys: set[str]) -> None:
+        """The overrides of `keys` are now `now` (a key missing from it is not overridden)."""
+        before = self.recorded.get(group_id, {})
+        changes = {k: now.get(k) for k in sorted(keys) if now.get(k) != before.get(k)}
+        if not changes:
+            return
+        self.store.group_configs_changed(group_id, changes)
+        after = {k: v for k, v in {**before, **changes}.items() if v is not None}
+        if after:
+            self.recorded[group_id] = after
+        else:
+            self.recorded.pop(group_id, None)
+
+
+def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    """IncrementalAlterConfigs of one GROUP resource: validated by the coordinators, recorded, then
+    applied (durable before it is served, as Kafka's controller writes the record before brokers apply
+    it). The empty name is refused as Kafka's controller refuses it (no default group resource)."""
+    if not resource.resource_name:
+        return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
+    error, message = share_group_configs.alter(ctx, resource, True)
+    durable = ctx.group_configs
+    if error != ErrorCode.NONE or validate_only:
+        return error, message
+    group_id = resource.resource_name
+    keys = {c.name for c in resource.configs}
+    if durable is not None:  # SET and DELETE are the only operations the coordinators accept
+        durable.record(group_id, {c.name: c.value for c in resource.configs if c.config_operation == _SET}, keys)
+    error, message = share_group_configs.alter(ctx, resource, False)
+    if durable is not None:  # as served (a number normalised, or the change refused after all)
+        described = share_group_configs.describe(ctx, group_id, keys)
+        now = {e.name: e.value for e in described if e.source == ConfigSource.GROUP_CONFIG and e.value is not None}
+        durable.record(group_id, now, keys)
+    return error, message
+
+
+def replace(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    """AlterConfigs (the legacy, whole-set replacement) of one GROUP resource, as Kafka's controller
+    takes it: the given keys set, every other override of the group removed."""
+    names = [c.name for c in resource.configs]
+    if len(names) != len(set(names)):
+        return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
+    current = _overridden(ctx, resource.resource_name)
+    Config = _Resource.AlterableConfig
+    configs = [Config(name=c.name, config_operation=_SET, value=c.value) for c in resource.configs]
+    configs += [Config(name=n, config_operation=_DELETE, value=None) for n in sorted(current - set(names))]
+    incremental = _Resource(resource_type=GROUP_RESOURCE, resource_name=resource.resource_name, configs=configs)
+    return alter(ctx, incremental, validate_only)
+
+
+def describe(ctx: BrokerContext, group_id: str) -> list[ConfigEntry]:
+    """Every config of the group id, as DescribeConfigs of its GROUP resource answers (the console)."""
+    return share_group_configs.describe(ctx, group_id, None)
+
+
+def _overridden(ctx: BrokerContext, group_id: str) -> set[str]:
+    return {e.name for e in share_group_configs.describe(ctx, group_id, None) if e.source == ConfigSource.GROUP_CONFIG}
+
+
+def restore(ctx: BrokerContext) -> None:
+    """Apply the recorded overrides at start. A value the broker refuses now (its bounds changed, share
+    groups turned off) is logged and left out, and stays recorded."""
+    durable = ctx.group_configs
+    if durable is None:
+        return
+    for group_id, configs in sorted(durable.recorded.items()):
+        error, _ = share_group_configs.alter(ctx, _set(group_id, configs), False)
+        if error == ErrorCode.NONE:
+            continue
+        for name, value in sorted(configs.items()):  # one by one: keep what is still valid
+            error, message = share_group_configs.alter(ctx, _set(group_id, {name: value}), False)
+            if error != ErrorCode.NONE:
+                log.warning("group %r: recorded config %s=%s not applied: %s", group_id, name, value, message)
+
+
+def restore_consumer_groups(durable: DurableGroupConfigs, consumer: ConsumerGroupCoordinator) -> None:
+    """The recorded `consumer.*` overrides, before the consumer groups are loaded from
+    `__consumer_offsets`: a loaded member's session deadline follows its group's session timeout.
+    (`restore` applies everything again once the broker's context exists.)"""
+    for group_id, configs in sorted(durable.recorded.items()):
+        changes = {name: (_SET, value) for name, value in sorted(configs.items()) if name.startswith("consumer.")}
+        if changes and not _consumer_alter(consumer, group_id, changes):  # together, else one by one
+            for name, change in changes.items():
+                _consumer_alter(consumer, group_id, {name: change})
+
+
+def _consumer_alter(consumer: ConsumerGroupCoordinator, group_id: str, changes: dict[str, Any]) -> bool:
+    try:
+        consumer.alter_group_configs(group_id, changes, False)
+    except KafkaError:
+        return False  # logged by `restore`, which meets the same refusal
+    return True
+
+
+def _set(group_id: str, configs: Mapping[str, str]) -> Any:
+    Config = _Resource.AlterableConfig
+    return _Resource(
+        resource_type=GROUP_RESOURCE,
+        resource_name=group_id,
+        configs=[Config(name=k, config_operation=_SET, value=v) for k, v in sorted(configs.items())],
+    )
