@@ -9,6 +9,11 @@
    bytes, one record per request (confluent-kafka, `batch.num.messages=1`, `linger.ms=0`, acks=all),
    round robin over the partitions. The clock runs from a common start to the last acknowledgement;
 3. **fan-out**: `--groups` (4) processes, each one consumer in a group of its own, read everything.
+   Each group first joins (classic protocol): Kafka's `group.initial.rebalance.delay.ms` (3 s by
+   default) holds the first JoinGroup of an empty group, so the phase's wall time is mostly that
+   delay. The phase also reports when the first record arrived and the rate once reading (all the
+   records the groups read over the longest time one group took from its first record to its last);
+   `--rebalance-delay-ms 0` starts trafka as Kafka's own `config/server.properties` does.
 
 Per phase it prints records/s and the broker's CPU seconds per record (user + system, from
 `/proc/PID/stat`, only for a broker it spawned), and a machine line. `--runs K` repeats the whole
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import statistics
 import subprocess
 import tempfile
@@ -66,7 +72,7 @@ def _produce(bootstrap: str, topic: str, partitions: int, records: int, size: in
         raise SystemExit(f"producer {index}: {len(failures)} failed deliveries")
 
 
-def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float) -> None:
+def _consume(bootstrap: str, topic: str, expected: int, group: str, times, start: float) -> None:
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -80,11 +86,15 @@ def _consume(bootstrap: str, topic: str, expected: int, group: str, start: float
         time.sleep(0.001)
     consumer.subscribe([topic])
     seen = 0
+    first = None
     deadline = time.monotonic() + TIMEOUT
     while seen < expected and time.monotonic() < deadline:
         for message in consumer.consume(10000, 0.5):
             if message.error() is None:
                 seen += 1
+        if first is None and seen:
+            first = time.time()
+    times.put((None if first is None else first - start, time.time() - start))  # seconds after the common start
     consumer.close()
     if seen < expected:
         raise SystemExit(f"group {group}: {seen} of {expected} records")
@@ -116,6 +126,11 @@ def run_once(args: argparse.Namespace) -> dict:
         label = "tansu (memory)"
     else:
         store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-fanin-"))
+        if args.rebalance_delay_ms is not None:  # as Kafka's own config/server.properties sets it (0)
+            properties = os.path.join(tempfile.mkdtemp(prefix="bench-fanin-config-"), "server.properties")
+            with open(properties, "w") as f:
+                f.write(f"group.initial.rebalance.delay.ms={args.rebalance_delay_ms}\n")
+            store = (*store, "--config", properties)
         broker = spawn_trafka(None, 30, args.trafka_src, store)
         label = f"trafka ({args.store})"
     profiler = None
@@ -140,9 +155,14 @@ def run_once(args: argparse.Namespace) -> dict:
             [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)],
             broker,
         )
+        times = multiprocessing.get_context("spawn").Queue()
         consume_s, consume_cpu = _phase(
-            _consume, [(broker.bootstrap, topic, total, f"fanout-{g}") for g in range(args.groups)], broker
+            _consume, [(broker.bootstrap, topic, total, f"fanout-{g}", times) for g in range(args.groups)], broker
         )
+        spans = [times.get(timeout=10) for _ in range(args.groups)]
+        # the reading without the group joins: the longest time a group took from its first record to its
+        # last (groups that joined apart would otherwise count the gap between them)
+        read_s = max(done - first for first, done in spans if first is not None)
     finally:
         if profiler is not None:
             profiler.send_signal(2)
@@ -155,6 +175,8 @@ def run_once(args: argparse.Namespace) -> dict:
         "produce_cpu_us_per_record": None if produce_cpu is None else produce_cpu / total * 1e6,
         "consume_records_per_s": total * args.groups / consume_s,
         "consume_cpu_us_per_record": None if consume_cpu is None else consume_cpu / (total * args.groups) * 1e6,
+        "consume_first_record_s": min(first for first, _ in spans if first is not None),
+        "consume_read_records_per_s": total * args.groups / read_s,
     }
     return result
 
@@ -178,11 +200,24 @@ def main() -> None:
         help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)",
     )
     parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
+    parser.add_argument(
+        "--rebalance-delay-ms",
+        type=int,
+        help="trafka's group.initial.rebalance.delay.ms (default: the broker's, Kafka's 3000; "
+        "Kafka's shipped config/server.properties sets 0)",
+    )
     parser.add_argument("--tansu-bin")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     runs = [run_once(args) for _ in range(args.runs)]
-    keys = ["produce_records_per_s", "produce_cpu_us_per_record", "consume_records_per_s", "consume_cpu_us_per_record"]
+    keys = [
+        "produce_records_per_s",
+        "produce_cpu_us_per_record",
+        "consume_records_per_s",
+        "consume_cpu_us_per_record",
+        "consume_first_record_s",
+        "consume_read_records_per_s",
+    ]
     median = {k: (statistics.median(r[k] for r in runs) if runs[0][k] is not None else None) for k in keys}
     if args.json:
         print(json.dumps({"broker": runs[0]["broker"], "runs": runs, "median": median, "machine": machine_line()}))
@@ -197,6 +232,10 @@ def main() -> None:
     )
     print(
         f"  fan-out: {_fmt(median['consume_records_per_s'], 0)} records/s, broker CPU {_fmt(median['consume_cpu_us_per_record'])} us/record"
+    )
+    print(
+        f"  fan-out, first record after {_fmt(median['consume_first_record_s'], 2)} s (the group joins); "
+        f"once reading {_fmt(median['consume_read_records_per_s'], 0)} records/s"
     )
 
 

@@ -47,9 +47,10 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     parser.add_argument("--records", type=int, default=10000, help="per producer, 4 producers")
     parser.add_argument("--store", choices=["memory", "filesystem"], default="filesystem")
+    parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
     args = parser.parse_args()
     store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-memory-"))
-    broker = spawn_trafka(None, 60, None, store)
+    broker = spawn_trafka(None, 60, args.trafka_src, store)
     pid = broker.proc.pid
     host, port = broker.bootstrap.rsplit(":", 1)
     peak = 0.0

@@ -115,6 +115,7 @@ class ErrorCode(enum.IntEnum):
     UNKNOWN_TOPIC_ID = 100, True, "This server does not host this topic ID."
     INCONSISTENT_TOPIC_ID = 103, True, "The log's topic ID did not match the topic ID in the request."
     TRANSACTIONAL_ID_NOT_FOUND = 105, False, "The transactionalId could not be found."
+    FETCH_SESSION_TOPIC_ID_ERROR = 106, True, "The fetch session encountered inconsistent topic ID usage."
     FENCED_MEMBER_EPOCH = 110, False, "The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin."
     UNRELEASED_INSTANCE_ID = 111, False, "The instance ID is still used by another member in the consumer group. That member must leave first."
     UNSUPPORTED_ASSIGNOR = 112, False, "The assignor or its version range is not supported by the consumer group."

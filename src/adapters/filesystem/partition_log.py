@@ -209,7 +209,7 @@ class FilePartitionLog:
         for segment in self._segments[self._segment_for(offset) :]:
             found = segment.position_of(offset)
             if found is not None:
-                return segment.read_from(found[0], max_bytes, min_one_batch)
+                return segment.read_from(found, max_bytes, min_one_batch)
         return b""
 
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
@@ -236,7 +236,7 @@ class FilePartitionLog:
                 found = segment.position_of(start)  # the offset index: no scan of what came before
                 if found is None:
                     continue
-                position = found[0]
+                position = found
             for _, header in segment.headers(position):
                 if header.last_offset >= start:
                     yield header
@@ -268,7 +268,7 @@ class FilePartitionLog:
         found = best.position_of(best.offset_of_max_timestamp)
         if found is None:
             return None
-        return best.read_from(found[0], 1, True)
+        return best.read_from(found, 1, True)
 
     # -- maintenance -----------------------------------------------------------------------------------
 

@@ -12,6 +12,10 @@
 
 Reads look the fetch offset up in the offset index and walk batch headers from that position; the
 bytes are served as stored. Nothing here decodes records.
+
+The active segment also keeps its tail in memory (ADR 57): the last offset and position of every batch
+appended since the last offset index entry (at most `TAIL_LIMIT`), so a consumer reading at the end of
+the log finds its batch with a bisect instead of one `pread` per batch header since that entry.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import bisect
 import os
 import struct
+from array import array
 from collections.abc import Callable, Iterator
 
 from trafka.domain.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
@@ -30,6 +35,8 @@ INDEX_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first offset, last offset, last stable offset
 _LENGTH_AND_DELTA = struct.Struct(">qiibIhi")  # base offset .. last offset delta (27 bytes)
+_LENGTH = struct.Struct(">i")
+TAIL_LIMIT = 1024  # batches remembered past the last index entry (16 bytes each); past it, reads scan
 
 
 def file_stem(base_offset: int) -> str:
@@ -60,6 +67,10 @@ class Segment:
         self._index: list[tuple[int, int]] = []  # (relative offset, position)
         self._time_index: list[tuple[int, int]] = []  # (timestamp, relative offset)
         self._bytes_since_index = 0
+        # The tail: (last offset, position) of each batch from the last index entry's position on (from 0
+        # without entries). Empty when not known (a sealed segment): reads then scan from the index.
+        self._tail_offsets = array("q")
+        self._tail_positions = array("q")
         self._index_fd: int | None = None
         self._time_index_fd: int | None = None
         self._time_entries_on_disk = 0
@@ -122,7 +133,9 @@ class Segment:
             self.max_timestamp, rel = self._time_index[-1]
             self.offset_of_max_timestamp = self.base_offset + rel
         last_index_pos = start
+        self._clear_tail()
         for pos, header in self._scan(start):
+            self._note_tail(pos, header.last_offset)
             self.next_offset = header.next_offset
             if header.max_timestamp > self.max_timestamp:
                 self.max_timestamp = header.max_timestamp
@@ -135,6 +148,7 @@ class Segment:
     ) -> int:
         self._index, self._time_index = [], []
         self._bytes_since_index = 0
+        self._clear_tail()
         self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = self.base_offset, -1, -1
         valid_end = 0
         for pos, header in self._scan(0, checksum):
@@ -182,9 +196,20 @@ class Segment:
             if not self._time_index or self.max_timestamp > self._time_index[-1][0]:
                 self._time_index.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
             self._bytes_since_index = 0
+            self._clear_tail()  # the tail starts again at this batch, which the new entry points to
             self._append_index_entry()
         self._bytes_since_index += header.size
+        self._note_tail(pos, header.last_offset)
         self.next_offset = header.next_offset
+
+    def _note_tail(self, pos: int, last_offset: int) -> None:
+        if len(self._tail_offsets) < TAIL_LIMIT:
+            self._tail_offsets.append(last_offset)
+            self._tail_positions.append(pos)
+
+    def _clear_tail(self) -> None:
+        del self._tail_offsets[:]
+        del self._tail_positions[:]
 
     def _load_txn_index(self) -> list[AbortedTxn]:
         try:
@@ -263,6 +288,9 @@ class Segment:
                 self.offset_of_max_timestamp = last_offset
             self._bytes_since_index += LOG_OVERHEAD + header.batch_length
             self.next_offset = last_offset + 1
+            if len(self._tail_offsets) < TAIL_LIMIT:  # _note_tail, inline
+                self._tail_offsets.append(last_offset)
+                self._tail_positions.append(start)
             return
         saved = self._state()
         try:
@@ -302,6 +330,10 @@ class Segment:
             files.ftruncate(self._index_fd, index_entries * INDEX_ENTRY.size)
         if self._time_index_fd is not None:
             files.ftruncate(self._time_index_fd, self._time_entries_on_disk * TIME_ENTRY.size)
+        # the tail as it was: the batches from the last index entry's position, read back (a rare path)
+        self._clear_tail()
+        for pos, header in self._scan(self._index[-1][1] if self._index else 0):
+            self._note_tail(pos, header.last_offset)
 
     def _append_index_entry(self) -> None:
         if self._index_fd is None:
@@ -323,7 +355,9 @@ class Segment:
         self._time_entries_on_disk = len(self._time_index)
 
     def seal(self) -> None:
-        """The segment stops being active: record its final max timestamp in the time index (as Kafka)."""
+        """The segment stops being active: record its final max timestamp in the time index (as Kafka).
+        Its tail is dropped: only active segments hold one in memory."""
+        self._clear_tail()
         if self.max_timestamp >= 0 and (not self._time_index or self.max_timestamp > self._time_index[-1][0]):
             self._time_index.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
             self._write_indexes()
@@ -337,27 +371,37 @@ class Segment:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def position_of(self, offset: int) -> tuple[int, BatchHeader] | None:
-        """Position and header of the batch containing `offset` (or the first after it)."""
+    def position_of(self, offset: int) -> int | None:
+        """Position of the batch containing `offset` (or the first after it); None past the end."""
         i = bisect.bisect_right(self._index, (offset - self.base_offset, 2**31)) - 1
         start = self._index[i][1] if i >= 0 else 0
+        tail = self._tail_offsets
+        if tail and i == len(self._index) - 1:  # at or past the last index entry: the tail has it
+            j = bisect.bisect_left(tail, offset)
+            if j < len(tail):
+                return self._tail_positions[j]
+            if len(tail) < TAIL_LIMIT:
+                return None
+            start = self._tail_positions[-1]  # a tail cut at its limit: scan on from its last batch
         pos = start
         while self.size - pos >= LOG_OVERHEAD + 15:
             base, length, _, _, _, _, delta = _LENGTH_AND_DELTA.unpack(os.pread(self._log_fd, 27, pos))
             if base + delta >= offset:
-                return pos, BatchHeader.parse(os.pread(self._log_fd, HEADER_SIZE, pos))
+                return pos
             pos += LOG_OVERHEAD + length
         return None
 
     def read_from(self, pos: int, max_bytes: int, min_one_batch: bool) -> bytes:
         """Whole batches from `pos`, up to max_bytes (at least one with min_one_batch)."""
-        first_size = LOG_OVERHEAD + struct.unpack(">i", os.pread(self._log_fd, 4, pos + 8))[0]
+        chunk = os.pread(self._log_fd, min(max(max_bytes, LOG_OVERHEAD), self.size - pos), pos)
+        if len(chunk) < LOG_OVERHEAD:
+            return b""
+        first_size = LOG_OVERHEAD + _LENGTH.unpack_from(chunk, 8)[0]
         if first_size > max_bytes:
             return os.pread(self._log_fd, first_size, pos) if min_one_batch else b""
-        chunk = os.pread(self._log_fd, min(max_bytes, self.size - pos), pos)
         end = 0
         while len(chunk) - end >= LOG_OVERHEAD:
-            size = LOG_OVERHEAD + struct.unpack_from(">i", chunk, end + 8)[0]
+            size = LOG_OVERHEAD + _LENGTH.unpack_from(chunk, end + 8)[0]
             if end + size > len(chunk):
                 break
             end += size
@@ -383,7 +427,7 @@ class Segment:
             return 0
         rel = self._time_index[i - 1][1]
         found = self.position_of(self.base_offset + rel)
-        return found[0] if found else 0
+        return found if found is not None else 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

@@ -58,6 +58,28 @@ class Held(Deferred):
         return cls(wait, seconds, then=then)
 
 
+class Delivery:
+    """Where a deferred response can be written the moment it is complete, from whichever task completes
+    it (a produce that satisfies a parked Fetch, ADR 58). The connection sets `deliver` when it queues
+    the response; None while nobody may."""
+
+    __slots__ = ("deliver",)
+
+    def __init__(self) -> None:
+        self.deliver: Callable[[Any], None] | None = None
+
+
+@attrs.frozen
+class EarlyDeferred(Deferred):
+    """A Deferred that may deliver its response itself through `delivery`; its `wait` then returns
+    `DELIVERED`. Only a handler's own Deferred is offered that (a layer that wraps it, to change the
+    response once it is there, makes a plain Deferred of its own, which waits as before)."""
+
+    delivery: Delivery = attrs.field(factory=Delivery)
+
+
+DELIVERED = object()  # what an EarlyDeferred's wait returns once it delivered its response itself
+
 NO_RESPONSE = object()
 """Returned by a handler when Kafka sends nothing back (Produce with acks=0)."""
 

@@ -11,8 +11,9 @@ every parked fetch (transaction markers moving last stable offsets, shutdown).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import trio
@@ -21,6 +22,7 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import FeatureControl
+from trafka.domain.fetch_sessions import MAX_SLOTS, FetchSessionCache
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import BrokerObserver
 from trafka.domain.producers import ProducerIdAllocator
@@ -60,18 +62,31 @@ class ClockSignal:
             await self._moved.wait()
 
 
+class Waiter(Protocol):
+    def set(self) -> None: ...
+
+
 class AppendNotifier:
+    """Who waits for the next append to a partition: Trio events (a parked task wakes in a later
+    scheduler pass), or completers, whose `set()` runs at once in the appending task, after the
+    events are set (a parked Fetch that reads and answers right there, ADR 58)."""
+
     def __init__(self) -> None:
-        self._waiters: dict[TopicPartition, set[trio.Event]] = {}
+        self._waiters: dict[TopicPartition, set[Waiter]] = {}
+        self.woken = 0  # how many times a notify woke a parked fetch's task (the reader answers those first)
 
     def waiter(self, partitions: Iterable[TopicPartition]) -> trio.Event:
         """An event set by the next append to any of `partitions` (take it before reading the logs)."""
         event = trio.Event()
-        for tp in partitions:
-            self._waiters.setdefault(tp, set()).add(event)
+        self.add(event, partitions)
         return event
 
-    def forget(self, event: trio.Event, partitions: Iterable[TopicPartition]) -> None:
+    def add(self, waiter: Waiter, partitions: Iterable[TopicPartition]) -> None:
+        """`waiter.set()` at the next append to any of `partitions` (once: it is then forgotten there)."""
+        for tp in partitions:
+            self._waiters.setdefault(tp, set()).add(waiter)
+
+    def forget(self, event: Waiter, partitions: Iterable[TopicPartition]) -> None:
         for tp in partitions:
             waiting = self._waiters.get(tp)
             if waiting is not None:
@@ -82,15 +97,39 @@ class AppendNotifier:
     def notify(self, partitions: Iterable[TopicPartition]) -> None:
         if not self._waiters:  # no fetch is waiting: the common case while producers are busy
             return
+        completers: set[Waiter] = set()
         for tp in partitions:
-            for event in self._waiters.pop(tp, ()):
-                event.set()
+            waiting = self._waiters.pop(tp, None)
+            if waiting:
+                self._set(waiting, completers)
+        for completer in completers:
+            completer.set()
 
     def notify_all(self) -> None:
         waiters, self._waiters = self._waiters, {}
-        for events in waiters.values():
-            for event in events:
-                event.set()
+        completers: set[Waiter] = set()
+        for waiting in waiters.values():
+            self._set(waiting, completers)
+        for completer in completers:
+            completer.set()
+
+    def _set(self, waiting: set[Waiter], completers: set[Waiter]) -> None:
+        """Set the events among `waiting`; gather its completers (each runs once per notify)."""
+        woke = False
+        for waiter in waiting:
+            if type(waiter) is trio.Event:
+                waiter.set()
+                woke = True
+            else:
+                completers.add(waiter)
+        if woke:
+            self.woken += 1
+
+
+def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
+    """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
+    draw = random.Random()
+    return FetchSessionCache(lambda: draw.randint(1, 2**31 - 2), max_slots)
 
 
 class UnobservedBroker:
@@ -171,6 +210,7 @@ class BrokerContext:
     features: FeatureControl = attrs.field(kw_only=True)  # supported and finalized features (UpdateFeatures)
     cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
     share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
+    fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
     group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
 
     @property

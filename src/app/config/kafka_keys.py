@@ -156,6 +156,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "default.replication.factor": (("broker", "default_replication_factor"), _integer(1, 1)),
     "message.max.bytes": (("broker", "message_max_bytes"), _int(0)),
     "fetch.max.bytes": (("broker", "fetch_max_bytes"), _int(1024)),
+    "max.incremental.fetch.session.cache.slots": (("broker", "max_incremental_fetch_session_cache_slots"), _int(0)),
     "quota.window.num": (("broker", "quota_window_num"), _int(1)),
     "quota.window.size.seconds": (("broker", "quota_window_size_seconds"), _int(1)),
     "controller.quota.window.num": (("broker", "controller_quota_window_num"), _int(1)),

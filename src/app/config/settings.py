@@ -85,6 +85,8 @@ class BrokerSettings:
     quota_window_size_seconds: int = 1
     controller_quota_window_num: int = 11
     controller_quota_window_size_seconds: int = 1
+    # max.incremental.fetch.session.cache.slots: Fetch sessions kept (KIP-227, ADR 56)
+    max_incremental_fetch_session_cache_slots: int = 1000
     # trafka's own: advertise and accept only what this Kafka release does ("2.8", "3.9", "4.2"; ADR 43)
     kafka_version: str | None = None
     # trafka's own: "manual" for a broker clock that moves only by `broker.advance(seconds)` (tests)

@@ -39,7 +39,14 @@ from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
-from trafka.adapters.kafka.context import AppendNotifier, BrokerContext, Endpoint, Listening, UnobservedBroker
+from trafka.adapters.kafka.context import (
+    AppendNotifier,
+    BrokerContext,
+    Endpoint,
+    Listening,
+    UnobservedBroker,
+    fetch_session_cache,
+)
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.releases import pinned
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
@@ -434,6 +441,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         share=share_groups_from(
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
         ),
+        fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock

@@ -2,25 +2,35 @@
 through `max_wait_ms`/`min_bytes`, topic ids from v13, read_committed up to the last stable offset.
 v18 only adds a follower's high watermark to the request, which consumers never send.
 
+Fetch sessions (KIP-227, ADR 56) from v7: the domain's `FetchSessionCache` picks what a request reads
+(its own partitions, or its session's with the request's changes) and which partitions its answer
+holds (records, a new high watermark or log start offset, an error); the answer carries the session
+id. A simulated cluster (`trafka.Cluster`) serves without sessions.
+
 Authorization: READ per topic; a refused partition has no records and -1 offsets, as Kafka's
-FetchResponse.partitionResponse.
+FetchResponse.partitionResponse. The gate checks the topics a request names; the partitions an
+incremental request reads from its session are checked here, as Kafka checks every partition of
+the fetch context.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 import trio
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
 from trafka.domain.quotas import QuotaType
 from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
-from ..api import Deferred, KafkaApi, top_level_error
+from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -31,89 +41,135 @@ from ..security.partial import (
 )
 from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
 
-VERSIONS = (4, 18)
+log = logging.getLogger(__name__)
 
+VERSIONS = (4, 18)
+SESSIONS_FROM = 7
 
 READ_COMMITTED = 1
 
 
-FINAL_EPOCH = -1
-
-
-def _topic_name(ctx: BrokerContext, topic, version: int) -> tuple[str | None, ErrorCode]:
-    if version >= 13:
-        found = ctx.catalog.by_id(topic.topic_id)
-        return (found.name, ErrorCode.NONE) if found else (None, ErrorCode.UNKNOWN_TOPIC_ID)
-    return topic.topic, ErrorCode.NONE
-
-
-def _partitions(ctx: BrokerContext, request: FetchRequest, version: int) -> list[TopicPartition]:
-    partitions = []
-    for topic in request.topics:
-        name, _ = _topic_name(ctx, topic, version)
-        if name is not None:
-            partitions += [TopicPartition(name, p.partition) for p in topic.partitions]
-    return partitions
-
+Target = tuple[PartitionKey, str | None, ErrorCode, int, int]
+"""One partition to read: (key, topic name or None, topic error, fetch offset, partition max bytes)."""
 
 Tally = list[tuple[str, ErrorCode, int]]
 
 
+def _wanted(request: FetchRequest, by_id: bool) -> list[Wanted]:
+    return [
+        ((topic.topic_id if by_id else topic.topic, p.partition), p.fetch_offset, p.partition_max_bytes)
+        for topic in request.topics
+        for p in topic.partitions
+    ]
+
+
+def _forgotten(request: FetchRequest, by_id: bool) -> list[PartitionKey]:
+    return [
+        (topic.topic_id if by_id else topic.topic, partition)
+        for topic in request.forgotten_topics_data or ()
+        for partition in topic.partitions
+    ]
+
+
+def _targets(
+    ctx: BrokerContext, wanted: Sequence[Wanted], by_id: bool, client: ClientInfo, check_reads: bool
+) -> list[Target]:
+    """Each partition with its topic's name (by id from v13: UNKNOWN_TOPIC_ID if there is none) and,
+    with `check_reads`, TOPIC_AUTHORIZATION_FAILED where READ is refused."""
+    names: dict[Any, tuple[str | None, ErrorCode]] = {}
+    gate = ctx.authorization if check_reads else None
+    targets = []
+    for key, fetch_offset, max_bytes in wanted:
+        topic: Any = key[0]
+        known = names.get(topic)
+        if known is None:
+            name: str | None = topic
+            error = ErrorCode.NONE
+            if by_id:
+                found = ctx.catalog.by_id(topic)
+                name, error = (found.name, error) if found else (None, ErrorCode.UNKNOWN_TOPIC_ID)
+            if gate is not None and name is not None and not gate.allowed(client, Op.READ, Res.TOPIC, name):
+                error = TOPIC_REFUSED
+            known = names[topic] = (name, error)
+        targets.append((key, known[0], known[1], fetch_offset, max_bytes))
+    return targets
+
+
 def _read(
-    ctx: BrokerContext, request: FetchRequest, version: int, quota_cap: int | None = None
-) -> tuple[list[TopicAnswer], int, bool, Tally]:
-    """One pass over the requested partitions: (topic responses, bytes gathered, any error, and per
-    partition (topic, error, bytes) for the metrics of the pass that is answered). With a fetch quota,
-    at most what its window lets through (Kafka's `getMaxValueInQuotaWindow`)."""
+    ctx: BrokerContext, request: FetchRequest, targets: Sequence[Target], quota_cap: int | None = None
+) -> tuple[list[FetchResult], int, bool, Tally]:
+    """One pass over the partitions: (a result for each, bytes gathered, any error, and per partition
+    (topic, error, bytes) for the metrics of the pass that is answered). With a fetch quota, at most
+    what its window lets through (Kafka's `getMaxValueInQuotaWindow`)."""
     budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
     if quota_cap is not None:
         budget = min(budget, quota_cap)
+    read_committed = request.isolation_level == READ_COMMITTED
     gathered = 0
     errors = False
-    topics: list[TopicAnswer] = []
+    results: list[FetchResult] = []
     tally: Tally = []
-    for topic in request.topics:
-        name, topic_error = _topic_name(ctx, topic, version)
-        partitions: list[PartitionAnswer] = []
-        for part in topic.partitions:
-            if topic_error is not ErrorCode.NONE or name is None:
-                result = FetchResult(topic_error)
-            else:
-                result = ctx.replicas.fetch(
-                    TopicPartition(name, part.partition),
-                    part.fetch_offset,
-                    min(part.partition_max_bytes, max(budget - gathered, 0)),
-                    min_one_batch=gathered == 0,
-                    read_committed=request.isolation_level == READ_COMMITTED,
-                )
-            errors |= result.error is not ErrorCode.NONE
-            gathered += len(result.records)
-            tally.append((name or "", result.error, len(result.records)))
-            aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
-            partitions.append(
-                (
-                    part.partition,
-                    result.error,
-                    result.high_watermark,
-                    result.last_stable_offset,
-                    result.log_start_offset,
-                    aborted,
-                    -1,
-                    result.records,
-                )
+    for key, name, topic_error, fetch_offset, max_bytes in targets:
+        if topic_error is not ErrorCode.NONE or name is None:
+            result = FetchResult(topic_error)
+        else:
+            result = ctx.replicas.fetch(
+                TopicPartition(name, key[1]),
+                fetch_offset,
+                min(max_bytes, max(budget - gathered, 0)),
+                min_one_batch=gathered == 0,
+                read_committed=read_committed,
             )
-        topics.append((topic.topic, topic.topic_id or ZERO_UUID, partitions))
-    return topics, gathered, errors, tally
+        errors |= result.error is not ErrorCode.NONE
+        gathered += len(result.records)
+        tally.append((name or "", result.error, len(result.records)))
+        results.append(result)
+    return results, gathered, errors, tally
 
 
-def _answer(ctx: BrokerContext, version: int, topics: list[TopicAnswer], tally: Tally) -> FetchAnswer:
-    for topic, error, size in tally:
-        ctx.observer.partition_fetched(topic, error, size)
-    return _response(version, topics)
-
-
-def _response(version: int, topics: list[TopicAnswer], error: ErrorCode = ErrorCode.NONE) -> FetchAnswer:
-    return FetchAnswer(topics, error)
+def _answer(
+    ctx: BrokerContext,
+    targets: Sequence[Target],
+    results: Sequence[FetchResult],
+    tally: Tally,
+    context: FetchContext | None,
+    by_id: bool,
+) -> FetchAnswer:
+    for name, error, size in tally:
+        ctx.observer.partition_fetched(name, error, size)
+    session_id = 0
+    keep: list[bool] | None = None
+    if context is not None:
+        reads = [(len(r.records), r.high_watermark, r.log_start_offset, r.error) for r in results]
+        session_id, error, keep = ctx.fetch_sessions.respond(context, reads, ctx.clock_ms())
+        if error is not ErrorCode.NONE:
+            return FetchAnswer([], error, session_id=session_id)
+    topics: list[TopicAnswer] = []
+    partitions: list[PartitionAnswer] = []
+    current: object = None
+    for i, (target, result) in enumerate(zip(targets, results, strict=True)):
+        if keep is not None and not keep[i]:
+            continue
+        topic: Any = target[0][0]
+        index = target[0][1]
+        if topic != current or not topics:  # consecutive partitions of a topic share its entry, as Kafka's
+            current = topic
+            partitions = []
+            topics.append((None if by_id else topic, topic if by_id else ZERO_UUID, partitions))
+        aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
+        partitions.append(
+            (
+                index,
+                result.error,
+                result.high_watermark,
+                result.last_stable_offset,
+                result.log_start_offset,
+                aborted,
+                -1,
+                result.records,
+            )
+        )
+    return FetchAnswer(topics, session_id=session_id)
 
 
 def _quota_cap(ctx: BrokerContext, client: ClientInfo) -> int | None:
@@ -124,35 +180,128 @@ def _quota_cap(ctx: BrokerContext, client: ClientInfo) -> int | None:
 
 
 def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client: ClientInfo):
-    # No sessions are kept (each answer has session id 0, so clients send full requests). As Kafka:
-    # epoch 0 or -1 asks for a new session or closes one, so a full fetch is served; a later epoch
-    # refers to a session this broker never gave out.
-    if version >= 7 and request.session_epoch not in (0, FINAL_EPOCH):
-        return _response(version, [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
-    partitions = _partitions(ctx, request, version)
+    by_id = version >= 13
+    context: FetchContext | None = None
+    if version < SESSIONS_FROM:
+        wanted = _wanted(request, by_id)
+    elif ctx.cluster is not None:  # no sessions: every answer has session id 0, so clients send full requests
+        if request.session_epoch not in (0, FINAL_EPOCH):  # a session this broker never gave out
+            return FetchAnswer([], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        wanted = _wanted(request, by_id)
+    else:
+        context = ctx.fetch_sessions.new_context(
+            by_id,
+            request.session_id,
+            request.session_epoch,
+            _wanted(request, by_id),
+            _forgotten(request, by_id),
+            ctx.clock_ms(),
+        )
+        if context.kind is ContextKind.ERROR:
+            return FetchAnswer([], context.error)
+        wanted = context.wanted
+        if context.kind is ContextKind.SESSIONLESS:  # librdkafka's and KafkaJS's (epoch -1): answered as is
+            context = None
+    incremental = context is not None and context.kind is ContextKind.INCREMENTAL
+    targets = _targets(ctx, wanted, by_id, client, incremental and ctx.authorization is not None)
+    partitions = [TopicPartition(name, key[1]) for key, name, error, _, _ in targets if name is not None and not error]
     cap = _quota_cap(ctx, client)
     wake = ctx.appends.waiter(partitions)
-    topics, gathered, errors, tally = _read(ctx, request, version, cap)
-    if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not request.topics:
+    results, gathered, errors, tally = _read(ctx, request, targets, cap)
+    if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not targets:
         ctx.appends.forget(wake, partitions)
-        return _answer(ctx, version, topics, tally)
+        return _answer(ctx, targets, results, tally, context, by_id)
 
-    async def long_poll() -> FetchAnswer:
+    delivery = Delivery()
+
+    async def long_poll() -> Any:
         nonlocal wake
         try:
+            if delivery.deliver is not None and not wake.is_set() and not ctx.shutting_down.is_set():
+                # answered from the appending task
+                ctx.appends.forget(wake, partitions)
+                return await _ParkedFetch(ctx, request, targets, partitions, cap, context, by_id, delivery).wait()
             with trio.move_on_after(request.max_wait_ms / 1000):
                 while not ctx.shutting_down.is_set():
                     await wake.wait()
-                    wake = ctx.appends.waiter(partitions)
-                    topics, gathered, errors, tally = _read(ctx, request, version, cap)
+                    results, gathered, errors, tally = _read(ctx, request, targets, cap)
                     if gathered >= request.min_bytes or errors:
-                        return _answer(ctx, version, topics, tally)
-            topics, _, _, tally = _read(ctx, request, version, cap)
-            return _answer(ctx, version, topics, tally)
+                        return _answer(ctx, targets, results, tally, context, by_id)
+                    # no await since the read: no append can have come between it and this
+                    ctx.appends.forget(wake, partitions)  # still registered on the partitions that were quiet
+                    wake = ctx.appends.waiter(partitions)
+            results, _, _, tally = _read(ctx, request, targets, cap)
+            return _answer(ctx, targets, results, tally, context, by_id)
         finally:
             ctx.appends.forget(wake, partitions)
 
-    return Deferred(long_poll)
+    return EarlyDeferred(long_poll, delivery)
+
+
+class _ParkedFetch:
+    """A long-poll Fetch answered by the append that satisfies it (Kafka's DelayedFetch.tryComplete,
+    which runs on the appending request's thread): the notifier calls `set()` in the appending task,
+    which reads, and if there is enough, writes the answer through the connection's `Delivery` right
+    there, before that task's own answers (ADR 58). No scheduler pass between the append and the
+    consumer's answer. Its own task only waits for that, or for `max_wait_ms`, and then answers."""
+
+    __slots__ = ("ctx", "request", "targets", "partitions", "cap", "context", "by_id", "delivery", "state", "finished")
+
+    def __init__(
+        self,
+        ctx: BrokerContext,
+        request: FetchRequest,
+        targets: list[Target],
+        partitions: list[TopicPartition],
+        cap: int | None,
+        context: FetchContext | None,
+        by_id: bool,
+        delivery: Delivery,
+    ) -> None:
+        self.ctx, self.request, self.targets, self.partitions = ctx, request, targets, partitions
+        self.cap, self.context, self.by_id, self.delivery = cap, context, by_id, delivery
+        self.state: object = None  # None while parked; then DELIVERED, or the exception the read raised
+        self.finished = trio.Event()
+
+    def set(self) -> None:
+        """An append to one of its partitions (or the broker shutting down): read, and answer if enough."""
+        if self.state is not None:
+            return
+        ctx, request = self.ctx, self.request
+        try:
+            results, gathered, errors, tally = _read(ctx, request, self.targets, self.cap)
+            if gathered < request.min_bytes and not errors and not ctx.shutting_down.is_set():
+                ctx.appends.add(self, self.partitions)  # not enough yet: the next append
+                return
+            answer = _answer(ctx, self.targets, results, tally, self.context, self.by_id)
+        except Exception as exc:  # raised again in the Fetch's own task, which ends that connection
+            self.state = exc
+        else:
+            self.state = DELIVERED
+            deliver = self.delivery.deliver
+            assert deliver is not None
+            try:
+                deliver(answer)  # encoding failures end the Fetch's connection there, not this one
+            except Exception:
+                log.exception("writing a Fetch answer from the appending task failed")
+        ctx.appends.forget(self, self.partitions)
+        self.finished.set()
+
+    async def wait(self) -> Any:
+        ctx = self.ctx
+        ctx.appends.add(self, self.partitions)
+        try:
+            with trio.move_on_after(self.request.max_wait_ms / 1000):
+                await self.finished.wait()
+        finally:
+            ctx.appends.forget(self, self.partitions)
+        if isinstance(self.state, Exception):
+            raise self.state
+        if self.state is DELIVERED:
+            return DELIVERED
+        self.state = False  # timed out: answered here, whatever an append would have found
+        results, _, _, tally = _read(ctx, self.request, self.targets, self.cap)
+        return _answer(ctx, self.targets, results, tally, self.context, self.by_id)
 
 
 def _topic_names(request, version, ctx) -> list[str]:

@@ -124,6 +124,30 @@ class Outbox:
         finally:
             self._writing = False
 
+    def flush_nowait(self) -> None:
+        """`flush` without waiting, for a response completed outside the connection's tasks: the ready
+        responses at the head go out as far as the socket takes them now; what it does not take stays
+        at the head for the next `flush` (a deferred response's task always flushes after)."""
+        if self._writing:
+            return  # the running flush picks the newly ready responses up
+        slots = self._slots
+        buffers: list[bytes] = []
+        while slots and slots[0].ready and slots[0].data is not None:
+            data = slots.popleft().data
+            assert data is not None
+            buffers.extend(data)
+        if not buffers:
+            return
+        rest = self._transport.send_nowait(buffers)
+        self.queued_bytes -= sum(map(len, buffers)) - sum(map(len, rest))
+        if rest:
+            slot = Slot(self)
+            slot.data = list(rest)  # type: ignore[arg-type]
+            slot.ready = True
+            slots.appendleft(slot)
+        if self._waiting:
+            self._changed.set()
+
     async def drain(self) -> None:
         """Write everything queued, waiting for deferred responses (at the end of a connection)."""
         while self._slots:

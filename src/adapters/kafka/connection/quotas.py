@@ -99,7 +99,7 @@ def _account(ctx: BrokerContext, key: int, request: Any, outcome: Any, client: C
         if bandwidth > 0 or request_throttle > 0:
             sensors.unrecord(QuotaType.FETCH, user, client_id, size, now)
             if isinstance(outcome, FetchAnswer):
-                outcome = FetchAnswer([], ErrorCode.NONE)
+                outcome = FetchAnswer([], ErrorCode.NONE, session_id=outcome.session_id)
     else:
         if key in MUTATION_KEYS:  # the topic APIs set their controller mutation throttle themselves
             bandwidth_type = QuotaType.CONTROLLER_MUTATION

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from time import perf_counter
 
 import attrs
@@ -42,7 +43,7 @@ from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.security.ssl_mapping import NoMatchingRule
 
-from ..api import NO_RESPONSE, CloseConnection, Deferred, Held, KafkaApi
+from ..api import DELIVERED, NO_RESPONSE, CloseConnection, Deferred, EarlyDeferred, Held, KafkaApi
 from ..apis.api_versions import unsupported_version_response
 from ..context import BrokerContext, ClientInfo, Endpoint
 from ..security.authentication import Failed, Reply
@@ -298,6 +299,8 @@ class _Reader:
         ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
         lane_api = self.lane_api
         quotas = ctx.quotas.quotas
+        appends = ctx.appends
+        woken = appends.woken
         while True:
             try:
                 frame, self.held = (self.held, None) if self.held is not None else (frames.next_frame(), None)
@@ -311,11 +314,18 @@ class _Reader:
                     log.warning("closing connection from %s: %s", peer, exc)
                 return
             if frame is None:  # every buffered request handled: their responses leave in one write
+                if appends.woken != woken:
+                    # These requests woke parked fetches: let them answer first (two scheduler passes:
+                    # Trio may run the woken tasks after this one within a pass), so new records reach
+                    # consumers one write earlier and the producers' answers follow (ADR 58).
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    await trio.lowlevel.cancel_shielded_checkpoint()
                 await outbox.flush()
                 if not await self.transport.receive_into(frames, min(frames.wanted(), self.limits.max_request_bytes)):
                     if frames.buffered:
                         log.warning("closing connection from %s: truncated frame at end of stream", peer)
                     return
+                woken = appends.woken
                 self.read_at_ms = ctx.clock_ms()
                 continue
             if outbox.full:
@@ -503,8 +513,11 @@ class _Reader:
         if isinstance(outcome, Deferred):
             if isinstance(outcome, Held):
                 return outcome
+            slot = outbox.slot()
+            if type(outcome) is EarlyDeferred:  # it may be completed by another task: written from there
+                outcome.delivery.deliver = partial(_deliver_early, outbox, slot, request, peer, ctx, started)
             self.nursery.start_soon(
-                _complete_deferred, outbox, outbox.slot(), outcome.wait, request, peer, ctx, started, self.mute
+                _complete_deferred, outbox, slot, outcome.wait, request, peer, ctx, started, self.mute
             )
         else:
             outbox.add(_encode(outcome, request, peer))
@@ -545,6 +558,9 @@ async def _complete_deferred(
 ) -> None:
     try:
         response = await wait()
+        if response is DELIVERED:  # `_deliver_early` wrote it (or queued what the socket did not take)
+            await outbox.flush()
+            return
         if type(response) is Throttled:
             mute(response.throttle_ms)
             response = response.response
@@ -555,6 +571,16 @@ async def _complete_deferred(
         slot.fill(_encode(response, request, peer))
         _observe(ctx, request, started)
     await outbox.flush()
+
+
+def _deliver_early(
+    outbox: Outbox, slot: Slot, request: DecodedRequest, peer: str, ctx: BrokerContext, started: float, response: object
+) -> None:
+    """A deferred response completed by another task (an append that satisfied a parked Fetch): its
+    slot filled and, if it is at the head, written at once, without waiting for its own task."""
+    slot.fill(_encode(response, request, peer))
+    _observe(ctx, request, started)
+    outbox.flush_nowait()
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:

@@ -10,7 +10,9 @@ works on the socket's file descriptor with trio's low-level waits (all public AP
   every connection of the thread's Trio loop (what is read is handed to the connection's frame
   reader before anything can yield), so a thousand idle connections do not hold a thousand buffers;
 - `send` writes a list of buffers with one `writev` (a response's header and stored record bytes
-  are never concatenated) and waits for writability only when the kernel takes part of them.
+  are never concatenated) and waits for writability only when the kernel takes part of them;
+  `send_nowait` writes what the kernel takes now and gives back the rest (a response completed
+  outside its connection's tasks, ADR 58).
 
 `TlsTransport` gives the same two calls over any trio stream (SSLStream), which has to copy: TLS
 encrypts what it sends anyway.
@@ -38,6 +40,9 @@ class Transport(Protocol):
 
     async def send(self, buffers: Sequence[bytes]) -> None:
         """Write every buffer, in order."""
+
+    def send_nowait(self, buffers: Sequence[bytes]) -> list[bytes | memoryview]:
+        """Write what can be written without waiting; the rest, in order, for a later `send`."""
 
 
 _per_thread = threading.local()
@@ -90,13 +95,18 @@ class SocketTransport:
                 continue
             except OSError as exc:  # EPIPE, ECONNRESET: the peer is gone
                 raise trio.BrokenResourceError(str(exc)) from exc
-            done = 0  # drop what the kernel took; a buffer it took part of goes on as a view of the rest
-            while done < len(pending) and written >= len(pending[done]):
-                written -= len(pending[done])
-                done += 1
-            del pending[:done]
-            if written:
-                pending[0] = memoryview(pending[0])[written:]
+            _drop_written(pending, written)
+
+    def send_nowait(self, buffers: Sequence[bytes]) -> list[bytes | memoryview]:
+        pending: list[bytes | memoryview] = list(buffers)
+        while pending:
+            batch = pending if len(pending) <= _IOV_MAX else pending[:_IOV_MAX]
+            try:
+                written = os.writev(self._fd, batch)
+            except OSError:  # full, or the peer is gone: `send` finds out which
+                break
+            _drop_written(pending, written)
+        return pending
 
 
 class TlsTransport:
@@ -113,3 +123,17 @@ class TlsTransport:
 
     async def send(self, buffers: Sequence[bytes]) -> None:
         await self._stream.send_all(buffers[0] if len(buffers) == 1 else b"".join(buffers))
+
+    def send_nowait(self, buffers: Sequence[bytes]) -> list[bytes | memoryview]:
+        return list(buffers)  # TLS records are written by the stream's own task: all of it for `send`
+
+
+def _drop_written(pending: list[bytes | memoryview], written: int) -> None:
+    """Drop what the kernel took; a buffer it took part of goes on as a view of the rest."""
+    done = 0
+    while done < len(pending) and written >= len(pending[done]):
+        written -= len(pending[done])
+        done += 1
+    del pending[:done]
+    if written:
+        pending[0] = memoryview(pending[0])[written:]

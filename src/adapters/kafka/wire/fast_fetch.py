@@ -104,12 +104,15 @@ def encode_fetch_pieces(
 class FetchAnswer:
     """A Fetch response the handler built, encoded here rather than by kafka-python."""
 
-    __slots__ = ("topics", "error_code", "throttle_time_ms")
+    __slots__ = ("topics", "error_code", "throttle_time_ms", "session_id")
 
-    def __init__(self, topics: list[TopicAnswer], error_code: int = 0, throttle_time_ms: int = 0) -> None:
+    def __init__(
+        self, topics: list[TopicAnswer], error_code: int = 0, throttle_time_ms: int = 0, session_id: int = 0
+    ) -> None:
         self.topics = topics
         self.error_code = error_code
         self.throttle_time_ms = throttle_time_ms  # set when a client quota throttles the consumer
+        self.session_id = session_id  # the fetch session (KIP-227) the answer belongs to, 0 for none
 
     def encode_frame(self, version: int, correlation_id: int) -> bytes:
         return b"".join(self.encode_pieces(version, correlation_id))
@@ -117,7 +120,7 @@ class FetchAnswer:
     def encode_pieces(self, version: int, correlation_id: int) -> list[bytes]:
         if MIN_VERSION <= version <= MAX_VERSION:
             return encode_fetch_pieces(
-                version, correlation_id, self.topics, self.error_code, throttle_time_ms=self.throttle_time_ms
+                version, correlation_id, self.topics, self.error_code, self.session_id, self.throttle_time_ms
             )
         return [self.reference(version, correlation_id)]
 
@@ -131,7 +134,7 @@ class FetchAnswer:
             version=version,
             throttle_time_ms=self.throttle_time_ms,
             error_code=self.error_code,
-            session_id=0,
+            session_id=self.session_id,
             responses=[
                 topic_class(
                     topic=name,

@@ -25,3 +25,27 @@ async def test_forgotten_waiters_leave_no_registration():
     assert notifier._waiters == {}
     notifier.notify([A])
     assert not event.is_set()
+
+
+class Completer:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def set(self) -> None:
+        self.calls += 1
+
+
+async def test_a_completer_runs_once_per_notify_after_the_events_and_does_not_count_as_a_woken_task():
+    notifier = AppendNotifier()
+    completer = Completer()
+    event = notifier.waiter([A])
+    notifier.add(completer, [A, C])
+    notifier.notify([A, C])
+    assert completer.calls == 1 and event.is_set()
+    assert notifier.woken == 1  # the event's task, not the completer
+    notifier.add(completer, [B])
+    notifier.notify([B])
+    assert completer.calls == 2 and notifier.woken == 1
+    notifier.add(completer, [B])
+    notifier.notify_all()
+    assert completer.calls == 3 and notifier._waiters == {}

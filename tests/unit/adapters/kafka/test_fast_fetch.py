@@ -27,9 +27,9 @@ topics = st.lists(st.tuples(st.text(max_size=10), topic_ids, partitions), max_si
 
 @pytest.mark.parametrize("version", VERSIONS)
 @settings(max_examples=80, deadline=None)
-@given(correlation_id=int32, answer=topics, error=int16, throttle=st.integers(0, 2**31 - 1))
-def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answer, error, throttle):
-    fetch = fast_fetch.FetchAnswer(answer, error, throttle)
+@given(correlation_id=int32, answer=topics, error=int16, throttle=st.integers(0, 2**31 - 1), session=int32)
+def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answer, error, throttle, session):
+    fetch = fast_fetch.FetchAnswer(answer, error, throttle, session)
     reference = fetch.reference(version, correlation_id)
     assert fetch.encode_frame(version, correlation_id) == reference
     pieces = fetch.encode_pieces(version, correlation_id)

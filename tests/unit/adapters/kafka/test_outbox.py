@@ -161,3 +161,72 @@ async def test_the_socket_transport_writes_every_byte_in_order_through_partial_w
     assert bytes(received) == expected
     left.close()
     right.close()
+
+
+class PartialTransport(RecordingTransport):
+    """Takes at most `room` bytes per `send_nowait`, as a socket whose buffer is nearly full."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+        self.taken = b""
+
+    def send_nowait(self, buffers):
+        data = b"".join(bytes(b) for b in buffers)
+        self.taken += data[: self.room]
+        rest = data[self.room :]
+        self.room = max(0, self.room - len(data))
+        return [rest] if rest else []
+
+
+async def test_flush_nowait_writes_what_the_socket_takes_and_keeps_the_rest_at_the_head():
+    transport = PartialTransport(room=5)
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"abc", b"def"])
+    deferred = outbox.slot()
+    outbox.add([b"later"])
+    outbox.flush_nowait()
+    assert transport.taken == b"abcde" and outbox.queued_bytes == len(b"f") + len(b"later")
+    outbox.flush_nowait()  # nothing more taken now; the head still holds the rest
+    assert transport.taken == b"abcde"
+    deferred.fill([b"ghi"])
+    await outbox.flush()
+    assert transport.writes == [[b"f", b"ghi", b"later"]] and outbox.queued_bytes == 0
+
+
+async def test_flush_nowait_stops_before_a_failed_response_and_leaves_it_to_flush():
+    transport = PartialTransport(room=100)
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"ok"])
+    outbox.add(None)
+    outbox.flush_nowait()
+    assert transport.taken == b"ok"
+    with pytest.raises(ConnectionAborted):
+        await outbox.flush()
+
+
+async def test_send_nowait_takes_what_the_socket_takes_and_send_writes_the_rest_in_order():
+    from trafka.adapters.kafka.connection.transport import SocketTransport
+
+    left, right = trio.socket.socketpair()
+    left.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+    buffers = [bytes([n % 251]) * 3000 for n in range(400)]  # far more than the socket holds
+    expected = b"".join(buffers)
+    transport = SocketTransport(trio.SocketStream(left))
+    rest = transport.send_nowait(buffers)
+    written = len(expected) - sum(map(len, rest))
+    assert 0 < written < len(expected)
+    received = bytearray()
+
+    async def read_all():
+        while len(received) < len(expected):
+            received.extend(await right.recv(65536))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_all)
+            await transport.send(rest)
+    assert bytes(received) == expected
+    right.close()
+    assert transport.send_nowait([b"x"]) in ([b"x"], [])  # a closed peer: no exception here
+    left.close()
