@@ -39,11 +39,21 @@ def describe_consumer_group(admin: Any, group_id: str) -> dict[str, Any] | None:
     if group.error_code:
         return None
 
+    described = modern_group(group, "consumer")
+    for member, m in zip(described["members"], group.members, strict=True):
+        member["target"] = {(tp.topic_name, p) for tp in m.target_assignment.topic_partitions for p in tp.partitions}
+    return described
+
+
+def modern_group(group: Any, kind: str) -> dict[str, Any]:
+    """A ConsumerGroupDescribe or ShareGroupDescribe group, as `trafka group describe` and the console
+    read it: its epochs, assignor and members with what each is assigned."""
+
     def partitions(assignment: Any) -> list[dict[str, Any]]:
         return [{"topic": tp.topic_name, "partitions": list(tp.partitions)} for tp in assignment.topic_partitions]
 
     return {
-        "type": "consumer",
+        "type": kind,
         "group_state": group.group_state,
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
@@ -55,7 +65,6 @@ def describe_consumer_group(admin: Any, group_id: str) -> dict[str, Any] | None:
                 "client_host": m.client_host,
                 "member_epoch": m.member_epoch,
                 "member_assignment": {"assigned_partitions": partitions(m.assignment)},
-                "target": {(tp.topic_name, p) for tp in m.target_assignment.topic_partitions for p in tp.partitions},
             }
             for m in group.members
         ],

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_message import ApiMessage
 
 from . import schemas
+from .consumer_groups import modern_group
 
 if TYPE_CHECKING:
 
@@ -71,27 +72,7 @@ def describe_share_group(admin: Any, group_id: str) -> dict[str, Any] | None:
                 if not p.error_code:
                     share_offsets[TopicPartition(topic.topic_name, p.partition_index)] = (p.start_offset, p.lag)
 
-    def partitions(assignment: Any) -> list[dict[str, Any]]:
-        return [{"topic": tp.topic_name, "partitions": list(tp.partitions)} for tp in assignment.topic_partitions]
-
-    return {
-        "type": "share",
-        "group_state": group.group_state,
-        "group_epoch": group.group_epoch,
-        "assignment_epoch": group.assignment_epoch,
-        "assignor": group.assignor_name,
-        "members": [
-            {
-                "member_id": m.member_id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "member_epoch": m.member_epoch,
-                "member_assignment": {"assigned_partitions": partitions(m.assignment)},
-            }
-            for m in group.members
-        ],
-        "share_offsets": share_offsets,
-    }
+    return {**modern_group(group, "share"), "share_offsets": share_offsets}
 
 
 def alter_share_group_offsets(admin: Any, group_id: str, offsets: dict[Any, int]) -> dict[Any, int]:

@@ -38,7 +38,16 @@ from .model import (
     ModernGroupState,
 )
 from .reconciliation import MemberState, reconcile
-from .records import MEMBER_KINDS, ConsumerGroupRecord, RecordKey, RecordKind, RecordValue, current_values, restore
+from .records import (
+    MEMBER_KINDS,
+    ConsumerGroupRecord,
+    RecordKey,
+    RecordKind,
+    RecordValue,
+    current_values,
+    record_changes,
+    restore,
+)
 
 SESSION_TIMEOUT_CONFIG = "consumer.session.timeout.ms"
 HEARTBEAT_INTERVAL_CONFIG = "consumer.heartbeat.interval.ms"
@@ -651,15 +660,8 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             group = self.groups.get(gid)
             values = current_values(group, mid, self._topic_id) if group is not None else {}
             kinds = MEMBER_KINDS if mid is not None else (RecordKind.GROUP_EPOCH, RecordKind.TARGET_ASSIGNMENT_EPOCH)
-            for kind in kinds:
-                key = (kind, gid, mid)
-                value = values.get(key)
-                if value is None:
-                    if self._written.pop(key, None) is not None:
-                        records.append(ConsumerGroupRecord(kind, gid, mid, None))
-                elif self._written.get(key) != value:
-                    self._written[key] = value
-                    records.append(ConsumerGroupRecord(kind, gid, mid, value))
+            changes = record_changes(self._written, [(kind, gid, mid) for kind in kinds], values)
+            records.extend(ConsumerGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
         self._dirty.clear()
         return records
 

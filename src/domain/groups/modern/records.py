@@ -197,6 +197,21 @@ def last_values(records: Iterable[_Keyed[_K, _V]]) -> dict[_K, _V]:
     return values
 
 
+def record_changes(written: dict[_K, _V], keys: Iterable[_K], values: Mapping[_K, _V]) -> list[tuple[_K, _V | None]]:
+    """What to append so the log says `values` for `keys`: each value that differs from what was last
+    written, and a tombstone (None) for a key written before and gone now; `written` follows."""
+    changes: list[tuple[_K, _V | None]] = []
+    for key in keys:
+        value = values.get(key)
+        if value is None:
+            if written.pop(key, None) is not None:
+                changes.append((key, None))
+        elif written.get(key) != value:
+            written[key] = value
+            changes.append((key, value))
+    return changes
+
+
 def restore(
     records: Iterable[ConsumerGroupRecord], topic_name: Callable[[uuid.UUID], str | None]
 ) -> dict[str, ConsumerGroup]:

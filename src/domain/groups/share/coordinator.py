@@ -23,6 +23,7 @@ from ...errors import ErrorCode, KafkaError
 from ..modern.assignors import SHARE_ASSIGNORS, AssignmentMember
 from ..modern.consumer import HeartbeatAnswer, TopicLookup
 from ..modern.model import LEAVE_GROUP_MEMBER_EPOCH, ConsumerGroup, ConsumerMember, ModernGroupState
+from ..modern.records import record_changes
 from . import records as share_records
 from .records import MEMBER_KINDS, ShareGroupRecord, ShareRecordKey, ShareRecordKind, ShareRecordValue
 
@@ -291,15 +292,8 @@ class ShareGroupCoordinator:
                 if mid is not None
                 else (ShareRecordKind.GROUP_EPOCH, ShareRecordKind.TARGET_ASSIGNMENT_EPOCH)
             )
-            for kind in kinds:
-                key = (kind, gid, mid)
-                value = values.get(key)
-                if value is None:
-                    if self._written.pop(key, None) is not None:
-                        records.append(ShareGroupRecord(kind, gid, mid, None))
-                elif self._written.get(key) != value:
-                    self._written[key] = value
-                    records.append(ShareGroupRecord(kind, gid, mid, value))
+            changes = record_changes(self._written, [(kind, gid, mid) for kind in kinds], values)
+            records.extend(ShareGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
         self._dirty.clear()
         return records
 
