@@ -101,7 +101,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     wake = ctx.appends.waiter(partitions)
     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
     share.settled()
-    if fetched or request.max_wait_ms <= 0 or not partitions or acked:
+    if fetched or request.max_wait_ms <= 0 or not partitions:
         ctx.appends.forget(wake, partitions)
         return _response(ctx, version, lock_ms, entries, fetched)
 

@@ -22,6 +22,7 @@ from trafka.adapters.kafka.apis import (
     share_group_describe,
     share_group_heartbeat,
 )
+from trafka.adapters.kafka.api import Deferred
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.messages import (
     ShareAcknowledgeRequest,
@@ -66,7 +67,9 @@ def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
     return share_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
 
 
-def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT, mode=None):
+def fetch(
+    ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT, mode=None, max_wait_ms=0
+):
     topic_id = ctx.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     P = T.FetchPartition
@@ -82,7 +85,7 @@ def fetch(ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, vers
         group_id="g",
         member_id=member,
         share_session_epoch=epoch,
-        max_wait_ms=0,
+        max_wait_ms=max_wait_ms,
         min_bytes=1,
         max_bytes=1 << 20,
         max_records=max_records,
@@ -547,6 +550,20 @@ def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_park
     acknowledge(ctx, epoch=2, acks=[(0, 1, 1)])  # the start offset moves on: room for three more
     assert parked.is_set()  # the parked fetch is woken
     assert acquired(fetch(ctx, "m2", epoch=1, max_records=4)) == [(4, 6, 1)]
+
+
+def test_a_fetch_carrying_acknowledgements_waits_for_records_like_any_fetch(ctx):
+    """Kafka's DelayedShareFetch: the piggybacked acknowledgements are applied at once, and a fetch that
+    can acquire nothing waits up to MaxWaitMs (answering it at once only because it carried
+    acknowledgements cost an empty round trip per poll)."""
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 2)
+    assert acquired(fetch(ctx, max_records=2)) == [(0, 1, 1)]
+    answer = fetch(ctx, epoch=1, acks=[(0, 1, 1)], max_wait_ms=500)
+    assert isinstance(answer, Deferred)  # parked: nothing to acquire past offset 1
+    produce(ctx, 1)  # the acknowledgement was applied before the wait: offset 2 is the next to go
+    assert acquired(fetch(ctx, "m2", max_records=2)) == [(2, 2, 1)]
 
 
 def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
