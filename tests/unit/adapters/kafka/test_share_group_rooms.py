@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from kafka.protocol.admin import DeleteGroupsRequest, ListGroupsRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
+from trafka.adapters.kafka.api import Deferred
 from trafka.adapters.kafka.apis import (
     delete_groups,
     list_groups,
@@ -22,7 +23,6 @@ from trafka.adapters.kafka.apis import (
     share_group_describe,
     share_group_heartbeat,
 )
-from trafka.adapters.kafka.api import Deferred
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.messages import (
     ShareAcknowledgeRequest,
