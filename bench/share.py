@@ -46,8 +46,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from throughput import machine_line, spawn_trafka
 
 TIMEOUT = 180.0
-BATCH_BYTES = 16384
-FETCH_QUEUE_BACKOFF_MS = 1000  # librdkafka's default fetch.queue.backoff.ms (set by --group-fetch-queue-backoff-ms)  # the Java producer's default batch.size (librdkafka's is 1 MB)
+BATCH_BYTES = 16384  # the Java producer's default batch.size (librdkafka's is 1 MB)
 
 
 def _fill(bootstrap: str, topic: str, partitions: int, records: int, size: int) -> None:
