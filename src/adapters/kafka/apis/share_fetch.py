@@ -54,8 +54,8 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     share = ctx.share
     if share is None:
         return _error(version, ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")
-    lock_ms = share.lock_duration_ms
     group_id, member_id = request.group_id or "", request.member_id or ""
+    lock_ms = share.lock_duration_ms(group_id)  # the group's share.record.lock.duration.ms
     error, message = identity_error(group_id, member_id)
     if error is not ErrorCode.NONE:
         return _error(version, error, message, lock_ms)
