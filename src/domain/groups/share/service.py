@@ -185,6 +185,13 @@ class ShareGroups:
 
     # -- fetch and acknowledge ---------------------------------------------------------------------
 
+    def initialize(self, group_id: str, tp: TopicPartition, now: int) -> bool:
+        """Create the group's share-partition of `tp` if it has none (its start offset from
+        share.auto.offset.reset, now); whether it was created."""
+        if (group_id, tp) in self.partitions:
+            return False
+        return self._partition(group_id, tp, now) is not None
+
     def _partition(self, group_id: str, tp: TopicPartition, now: int) -> SharePartition | None:
         sp = self.partitions.get((group_id, tp))
         if sp is not None:
