@@ -264,6 +264,16 @@ def assign_offsets(
     return patched
 
 
+def set_max_timestamp(buf: bytearray, header: BatchHeader, max_timestamp: int, checksum: Checksum) -> BatchHeader:
+    """Kafka's DefaultRecordBatch.setMaxTimestamp on the batch at buf[0]: the field rewritten and the
+    CRC, which covers it, recomputed; the header as it now reads."""
+    _MAX_TIMESTAMP.pack_into(buf, 35, max_timestamp)
+    with memoryview(buf) as view:
+        crc = checksum(view[CRC_START : header.size])
+    _CRC.pack_into(buf, 17, crc)
+    return header._replace(max_timestamp=max_timestamp, crc=crc)
+
+
 def place_batch(
     buf: bytearray,
     pos: int,

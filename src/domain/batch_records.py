@@ -2,8 +2,8 @@
 
 ListOffsets by timestamp needs this (the first offset whose timestamp is >= a target, or the
 offset of the largest timestamp), exactly where Kafka also iterates a batch's records; so does
-produce on a topic with broker-side schema validation turned on (`schema_validation.py`), and only
-there. Fetch never calls it. Compressed batches are inflated by a `Decompress` function passed in by the
+produce on a topic with broker-side schema validation turned on (`schema_validation.py`), on a
+compacted topic (keys), and for a batch whose first record has no timestamp (its max timestamp). Fetch never calls it. Compressed batches are inflated by a `Decompress` function passed in by the
 composition root.
 """
 
@@ -38,6 +38,20 @@ def record_timestamps(batch: bytes, decompress: Decompress) -> Iterator[tuple[in
         offset_delta, pos = read_varint(body, pos)
         yield header.base_offset + offset_delta, header.base_timestamp + timestamp_delta
         pos = end
+
+
+def records_max_timestamp(batch: Buffer, decompress: Decompress) -> int:
+    """The largest record timestamp of a CreateTime batch, -1 when no record has one (Kafka's
+    LogValidator computes it so for every batch it stores). A record that runs past its batch is
+    CORRUPT_MESSAGE."""
+    largest = -1
+    try:
+        for _, timestamp in record_timestamps(bytes(batch), decompress):
+            if timestamp > largest:
+                largest = timestamp
+    except IndexError:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record runs past the end of its batch") from None
+    return largest
 
 
 def record_keys_values(

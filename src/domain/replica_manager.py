@@ -21,10 +21,11 @@ from .batch import (
     assign_offsets,
     iter_batches,
     place_batch,
+    set_max_timestamp,
     validate_batches,
     validate_one_batch,
 )
-from .batch_records import Decompress, keyless_record_indexes, record_timestamps
+from .batch_records import Decompress, keyless_record_indexes, record_timestamps, records_max_timestamp
 from .catalog import TopicCatalog
 from .compaction.rules import LastRecord
 from .configs import BrokerPolicy
@@ -315,6 +316,17 @@ class ReplicaManager:
             verdict = self.transaction_check(transactional_id, header.producer_id, header.producer_epoch, tp)
             if verdict is not ErrorCode.NONE:
                 return ProduceResult(verdict)
+        if header.base_timestamp < 0 and not attributes & 0x08:
+            # The first record has no timestamp (-1), as librdkafka's produce(..., timestamp=-1) sends: its
+            # header's max timestamp cannot be trusted (librdkafka writes 0), so it is computed from the
+            # records, as Kafka's LogValidator does for every batch. Retention then falls back to the
+            # segment's last write for records without a timestamp instead of taking them as from 1970.
+            try:
+                largest = records_max_timestamp(buffer, self._decompress)
+            except KafkaError as error:
+                return ProduceResult(error.code, message=error.message)
+            if largest != header.max_timestamp:
+                header = set_max_timestamp(buffer, header, largest, self._checksum)
         if route.compacted:
             try:
                 keyless = keyless_record_indexes(buffer, self._decompress)

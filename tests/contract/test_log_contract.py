@@ -104,6 +104,27 @@ def test_retention_and_delete_records_move_the_log_start(log):
     assert log.log_end_offset == 10
 
 
+@pytest.mark.parametrize("kind", ["memory", "filesystem"])
+def test_each_segment_knows_when_it_was_last_written(kind, tmp_path):
+    """Retention's fallback for segments whose records have no timestamp (-1): the store's clock at
+    the segment's last append. No time index entry is made for -1 (Kafka's TimeIndex.maybeAppend)."""
+    if kind == "memory":
+        clock = Clock()
+        log = MemoryLogStore(clock_ms=clock).create(TP, TOPIC)
+    else:
+        store = FileStore(str(tmp_path / "logs"))
+        clock, log = store.clock, store.log
+    for i in range(10):
+        clock.now = 5_000 + i
+        append(log, [(-1, None, b"x" * 100)])
+    infos = log.segment_infos()
+    assert len(infos) > 2 and all(info.max_timestamp == -1 for info in infos)
+    assert [info.largest_timestamp for info in infos[:-1]] == [5_000 + info.next_offset - 1 for info in infos[:-1]]
+    assert list(log.batches_from_timestamp(0)) == []
+    if kind == "filesystem":
+        assert all(not segment._time_index for segment in log.segments)
+
+
 class StoresAgree(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()

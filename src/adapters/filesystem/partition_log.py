@@ -155,9 +155,10 @@ class FilePartitionLog:
             raise ValueError(f"append at {headers[0].base_offset} but the log ends at {active.next_offset}")
         last = headers[-1]
         config = self.config
+        now_ms = self._clock_ms()
         if active.size > 0 and (
             active.size + len(batches) > config.segment_bytes
-            or self._clock_ms() - (active.created_ms or 0) >= config.segment_ms
+            or now_ms - (active.created_ms or 0) >= config.segment_ms
             # Kafka's canConvertToRelativeOffset
             or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
         ):
@@ -177,6 +178,7 @@ class FilePartitionLog:
             health.check_online()
         try:
             active.append(batches, positions)
+            active.last_modified_ms = now_ms
             self._unflushed_messages += messages
             if self._unflushed_messages >= config.flush_messages:
                 self.flush()
@@ -287,7 +289,10 @@ class FilePartitionLog:
         return list(self._segments)
 
     def segment_infos(self) -> list[SegmentInfo]:
-        return [SegmentInfo(s.base_offset, s.next_offset, s.size, s.max_timestamp) for s in self._segments]
+        return [
+            SegmentInfo(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.last_modified_ms)
+            for s in self._segments
+        ]
 
     def reconfigure(self, config: LogConfig) -> None:
         self.config = config
@@ -335,6 +340,7 @@ class FilePartitionLog:
             cleaned.discard()
             raise ValueError(f"segments {old_bases} are not the log's closed segments any more")
         cleaned.finish()
+        cleaned.segment.set_last_modified(olds[-1].last_modified_ms)  # as Kafka's Cleaner.cleanSegments
         swap_step("cleaned")
         cleaned.segment.change_suffix(SWAP_SUFFIX)
         swap_step("swap")

@@ -59,7 +59,11 @@ class Segment:
         self.indexes_damaged = False  # set by load(): an index was missing or failed its sanity check
         new_segment = not os.path.exists(self.log_path)
         self._log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self._log_fd).st_size
+        stat = os.fstat(self._log_fd)
+        self.size = stat.st_size
+        # When the segment was last written: the file's modification time, then the broker clock at each
+        # append (FilePartitionLog sets it). Retention falls back to it when no record has a timestamp.
+        self.last_modified_ms = stat.st_mtime_ns // 1_000_000
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
@@ -193,7 +197,7 @@ class Segment:
             self.offset_of_max_timestamp = header.last_offset
         if self._bytes_since_index > self.index_interval_bytes:
             self._index.append((header.last_offset - self.base_offset, pos))
-            if not self._time_index or self.max_timestamp > self._time_index[-1][0]:
+            if self.max_timestamp > (self._time_index[-1][0] if self._time_index else -1):  # TimeIndex.maybeAppend
                 self._time_index.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
             self._bytes_since_index = 0
             self._clear_tail()  # the tail starts again at this batch, which the new entry points to
@@ -436,6 +440,12 @@ class Segment:
             if fd is not None:
                 os.close(fd)
         self._index_fd = self._time_index_fd = None
+
+    def set_last_modified(self, ms: int) -> None:
+        """Kafka's LogSegment.setLastModified: the log file's modification time, which retention reads
+        for a segment whose records have no timestamp (after a restart too)."""
+        os.utime(self.log_path, ns=(ms * 1_000_000, ms * 1_000_000))
+        self.last_modified_ms = ms
 
     def change_suffix(self, suffix: str) -> None:
         """Rename the segment's files (Kafka's LogSegment.changeFileSuffixes): the log first, then

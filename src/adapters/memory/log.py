@@ -2,13 +2,16 @@
 
 Reads binary-search the batch that contains the fetch offset and join whole batches; nothing looks
 inside a batch. Segments are kept as boundaries in the batch list, rolled at `segment.bytes`, so
-retention deletes the same whole segments the filesystem store deletes.
+retention deletes the same whole segments the filesystem store deletes. Each segment remembers when
+it was last appended to, by the clock the store is given (what a file's modification time is to the
+filesystem store).
 """
 
 from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from trafka.domain.batch import BatchHeader
@@ -27,14 +30,20 @@ def _segment_bytes(topic: Topic, defaults: Mapping[str, str]) -> int:
     )
 
 
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 class MemoryPartitionLog:
-    def __init__(self, segment_bytes: int = 1 << 30) -> None:
+    def __init__(self, segment_bytes: int = 1 << 30, clock_ms: Callable[[], int] = _wall_clock_ms) -> None:
         self.segment_bytes = segment_bytes
+        self._clock_ms = clock_ms
         self._batches: list[bytes] = []
         self._last_offsets: list[int] = []
         self._max_timestamps: list[int] = []
         self._segment_starts: list[int] = [0]  # index into _batches where each segment begins
         self._segment_bases: list[int] = [0]  # base offset of each segment
+        self._segment_modified: list[int] = [clock_ms()]  # when each segment was last appended to
         self._active_size = 0
         self._log_start_offset = 0
         self._log_end_offset = 0
@@ -57,6 +66,7 @@ class MemoryPartitionLog:
         if self._active_size and self._active_size + len(batches) > self.segment_bytes:
             self.roll()
         self._active_size += len(batches)
+        self._segment_modified[-1] = self._clock_ms()
         view = memoryview(batches)
         pos = 0
         for header in headers:
@@ -117,6 +127,7 @@ class MemoryPartitionLog:
         if len(self._batches) > self._segment_starts[-1]:
             self._segment_starts.append(len(self._batches))
             self._segment_bases.append(self._log_end_offset)
+            self._segment_modified.append(self._clock_ms())
             self._active_size = 0
 
     def segment_infos(self) -> list[SegmentInfo]:
@@ -131,6 +142,7 @@ class MemoryPartitionLog:
                     next_offset,
                     sum(len(b) for b in self._batches[start:end]),
                     max(self._max_timestamps[start:end], default=-1),
+                    self._segment_modified[i],
                 )
             )
         return infos
@@ -145,6 +157,7 @@ class MemoryPartitionLog:
             del self._batches[:cut], self._last_offsets[:cut], self._max_timestamps[:cut]
             self._segment_starts = [s - cut for s in self._segment_starts[1:]]
             self._segment_bases.pop(0)
+            self._segment_modified.pop(0)
         self._log_start_offset = max(self._log_start_offset, self._segment_bases[0])
 
     def advance_log_start_offset(self, offset: int) -> None:
@@ -205,6 +218,7 @@ class MemoryPartitionLog:
         starts = self._segment_starts
         self._segment_starts = starts[:first] + [start] + [s + shift for s in starts[last + 1 :]]
         self._segment_bases[first : last + 1] = [old_bases[0]]
+        self._segment_modified[first : last + 1] = [self._segment_modified[last]]  # Kafka's Cleaner keeps it
         self._aborted = sorted(
             [a for a in self._aborted if not old_bases[0] <= a.last_offset < end_offset] + cleaned.aborted,
             key=lambda a: a.last_offset,
@@ -237,12 +251,15 @@ MEMORY_LOG_DIR = "memory"
 
 
 class MemoryLogStore:
-    def __init__(self, topic_defaults: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, topic_defaults: Mapping[str, str] | None = None, clock_ms: Callable[[], int] = _wall_clock_ms
+    ) -> None:
         self._logs: dict[TopicPartition, MemoryPartitionLog] = {}
+        self._clock_ms = clock_ms  # stamps each segment's last append
         self._topic_defaults = dict(topic_defaults or {})  # the broker's defaults for topic configs
 
     def create(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
-        log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic, self._topic_defaults))
+        log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic, self._topic_defaults), self._clock_ms)
         return log
 
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:

@@ -215,6 +215,12 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "group.share.heartbeat.interval.ms": (("groups", "share_heartbeat_interval_ms"), _int(1)),
     "group.share.max.size": (("groups", "share_max_size"), _int(1)),
     "group.share.record.lock.duration.ms": (("groups", "share_record_lock_duration_ms"), _int(1)),
+    # Kafka 4.2's ShareGroupConfig ranges
+    "group.share.min.record.lock.duration.ms": (("groups", "share_min_record_lock_duration_ms"), _integer(1000, 30000)),
+    "group.share.max.record.lock.duration.ms": (
+        ("groups", "share_max_record_lock_duration_ms"),
+        _integer(30000, 3600000),
+    ),
     "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), _int(2)),
     "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), _int(100)),
     "share.coordinator.snapshot.update.records.per.snapshot": (

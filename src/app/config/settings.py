@@ -118,6 +118,8 @@ class GroupCoordinatorSettings:
     share_heartbeat_interval_ms: int = 5000
     share_max_size: int = 200
     share_record_lock_duration_ms: int = 30000
+    share_min_record_lock_duration_ms: int = 15000  # bounds of a group's share.record.lock.duration.ms
+    share_max_record_lock_duration_ms: int = 60000
     share_delivery_count_limit: int = 5
     share_partition_max_record_locks: int = 2000
     # share.coordinator.snapshot.update.records.per.snapshot: ShareUpdates between two ShareSnapshots

@@ -170,7 +170,7 @@ def default_adapters(settings: Settings) -> Adapters:
     }
     if settings.storage.kind == "memory":
         return Adapters(
-            logs=MemoryLogStore(topic_defaults_from(settings)),
+            logs=MemoryLogStore(topic_defaults_from(settings), clock_ms),
             catalog_store=MemoryCatalogStore(),
             offset_store=MemoryOffsetStore(),
             transaction_store=MemoryTransactionStore(),

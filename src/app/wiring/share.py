@@ -93,6 +93,8 @@ def share_groups_from(
         record_lock_duration_ms=groups.share_record_lock_duration_ms,
         delivery_count_limit=groups.share_delivery_count_limit,
         partition_max_record_locks=groups.share_partition_max_record_locks,
+        min_record_lock_duration_ms=groups.share_min_record_lock_duration_ms,
+        max_record_lock_duration_ms=groups.share_max_record_lock_duration_ms,
     )
     share = ShareGroups(coordinator, record_settings, replicas)
     offsets = adapters.offset_store

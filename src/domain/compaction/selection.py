@@ -2,8 +2,8 @@
 
 A compacted log has a clean section (below the first dirty offset, from `cleaner-offset-checkpoint`)
 and a dirty one. The dirty section is cleanable up to the first uncleanable offset: never past the
-last stable offset, never into the active segment, never into a segment whose largest timestamp is
-within `min.compaction.lag.ms` of now. Logs are taken dirtiest first, by cleanable bytes over total
+last stable offset, never into the active segment, never into a segment whose largest timestamp (its last write when
+no record has one) is within `min.compaction.lag.ms` of now. Logs are taken dirtiest first, by cleanable bytes over total
 bytes, if that ratio passes `min.cleanable.dirty.ratio`, or if `max.compaction.lag.ms` has passed
 since the first batch of a dirty segment was written (and there is something to clean).
 """
@@ -67,7 +67,7 @@ def cleanable_offsets(
     lag = max(min_compaction_lag_ms, 0)
     if lag > 0:
         for segment in _non_active_from(segments, first_dirty):
-            if segment.max_timestamp > now_ms - lag:
+            if segment.largest_timestamp > now_ms - lag:  # the last write when no record has a timestamp
                 limits.append(segment.base_offset)
                 break
     return first_dirty, max(first_dirty, min(limits)), force

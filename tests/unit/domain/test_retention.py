@@ -16,7 +16,7 @@ NOW = 1_000_000
 
 def segs(*spec):
     """(size, max_timestamp) per segment, consecutive 10-offset segments."""
-    return [SegmentInfo(10 * i, 10 * i + 10, size, ts) for i, (size, ts) in enumerate(spec)]
+    return [SegmentInfo(10 * i, 10 * i + 10, size, ts, ts) for i, (size, ts) in enumerate(spec)]
 
 
 def test_time_retention_deletes_old_segments_from_the_oldest_but_never_the_active_one():

@@ -58,8 +58,8 @@ def handle_share_acknowledge(
     share = ctx.share
     if share is None:
         return _answer(version, ErrorCode.UNSUPPORTED_VERSION, 0)
-    lock_ms = share.lock_duration_ms
     group_id, member_id = request.group_id or "", request.member_id or ""
+    lock_ms = share.lock_duration_ms(group_id)  # the group's share.record.lock.duration.ms
     error, _ = identity_error(group_id, member_id)
     if error is not ErrorCode.NONE:
         return _answer(version, error, lock_ms)

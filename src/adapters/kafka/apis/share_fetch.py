@@ -56,8 +56,8 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     share = ctx.share
     if share is None:
         return _error(version, ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")
-    lock_ms = share.lock_duration_ms
     group_id, member_id = request.group_id or "", request.member_id or ""
+    lock_ms = share.lock_duration_ms(group_id)  # the group's share.record.lock.duration.ms
     error, message = identity_error(group_id, member_id)
     if error is not ErrorCode.NONE:
         return _error(version, error, message, lock_ms)
@@ -100,6 +100,9 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
             entries.setdefault(key, {})
     partitions = list(session.partitions)
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
+    if request.max_bytes == 0:  # Kafka's processShareFetch: no data requested, answered at once without records
+        share.settled()
+        return _response(ctx, version, lock_ms, entries)
     wake = ctx.appends.waiter(partitions)
     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
     share.settled()
@@ -136,13 +139,19 @@ def _acquire(
     mode: int,
 ) -> dict[TopicPartition, PartitionFetch]:
     """Acquire across the session's partitions up to MaxRecords and MaxBytes in all; (partition ->
-    what it gave) for the partitions that gave records or an error."""
+    what it gave) for the partitions that gave records or an error.
+
+    Share-partitions this fetch creates are read after the others, and once one has given records
+    the rest wait for the next fetch: Kafka's DelayedShareFetch reads only initialized share-partitions,
+    and each new one finishes its initialization (a read of its state) apart, so the first answer of
+    a new group carries the records of the first initialized partition (librdkafka's 0179)."""
     assert ctx.share is not None
     now = ctx.share.clock_ms()
     budget = min(max_bytes, ctx.policy.fetch_max_bytes) if max_bytes > 0 else ctx.policy.fetch_max_bytes
     result: dict[TopicPartition, PartitionFetch] = {}
-    for tp in partitions:
-        if max_records <= 0 or budget <= 0:
+    created = {tp for tp in partitions if ctx.share.groups.initialize(group_id, tp, now)}
+    for tp in sorted(partitions, key=lambda tp: tp in created):  # stable: the session's order otherwise
+        if max_records <= 0 or budget <= 0 or (tp in created and any(f.acquired for f in result.values())):
             break
         fetched = ctx.share.groups.fetch(group_id, member_id, tp, max_records, budget, now, mode)
         if fetched.error is not ErrorCode.NONE or fetched.acquired:

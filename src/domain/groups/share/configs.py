@@ -1,7 +1,8 @@
 """A share group's own configs (the GROUP config resource, type 32), Kafka's GroupConfig `share.*` keys:
 `share.auto.offset.reset` (`latest`, `earliest`, or `by_duration:<ISO-8601 duration>`: the first
-record written that long ago), `share.isolation.level`, `share.session.timeout.ms` and
-`share.heartbeat.interval.ms`; and KIP-1191's `errors.deadletterqueue.topic.name` (empty: none), the
+record written that long ago), `share.isolation.level`, `share.session.timeout.ms`,
+`share.heartbeat.interval.ms` and `share.record.lock.duration.ms` (within the broker's
+`group.share.min/max.record.lock.duration.ms`); and KIP-1191's `errors.deadletterqueue.topic.name` (empty: none), the
 topic that records archived by REJECT or the delivery count limit are copied to.
 
 `alter` applies IncrementalAlterConfigs' SET and DELETE (APPEND and SUBTRACT are for list configs:
@@ -21,9 +22,11 @@ AUTO_OFFSET_RESET = "share.auto.offset.reset"
 ISOLATION_LEVEL = "share.isolation.level"
 SESSION_TIMEOUT = "share.session.timeout.ms"
 HEARTBEAT_INTERVAL = "share.heartbeat.interval.ms"
+RECORD_LOCK_DURATION = "share.record.lock.duration.ms"
 DEAD_LETTER_TOPIC = "errors.deadletterqueue.topic.name"  # KIP-1191: archived records are copied there
 DEFAULTS = {AUTO_OFFSET_RESET: "latest", ISOLATION_LEVEL: "read_uncommitted", DEAD_LETTER_TOPIC: ""}
-INT_KEYS = (SESSION_TIMEOUT, HEARTBEAT_INTERVAL)
+INT_KEYS = (SESSION_TIMEOUT, HEARTBEAT_INTERVAL, RECORD_LOCK_DURATION)
+LOCK_BOUNDS = (15_000, 60_000)  # Kafka 4.2's group.share.min/max.record.lock.duration.ms defaults
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 
 
@@ -37,7 +40,7 @@ def duration_ms(text: str) -> int | None:
     return total + int(float(seconds or 0) * 1000)
 
 
-def _check(name: str, value: str | None) -> None:
+def _check(name: str, value: str | None, lock_bounds: tuple[int, int]) -> None:
     def invalid(message: str) -> KafkaError:
         return KafkaError(ErrorCode.INVALID_CONFIG, message)
 
@@ -66,21 +69,30 @@ def _check(name: str, value: str | None) -> None:
             raise invalid(f"Invalid value {value} for configuration {name}: Not a number of type INT") from None
         if number < 1:
             raise invalid(f"Invalid value {value} for configuration {name}: Value must be at least 1")
+        if name == RECORD_LOCK_DURATION and number < lock_bounds[0]:
+            raise invalid(f"{name} must be greater than or equal to group.share.min.record.lock.duration.ms")
+        if name == RECORD_LOCK_DURATION and number > lock_bounds[1]:
+            raise invalid(f"{name} must be less than or equal to group.share.max.record.lock.duration.ms")
     else:
         raise invalid(f"Unknown group config name: {name}")
 
 
-def alter(current: Mapping[str, str], changes: Mapping[str, tuple[int, str | None]]) -> dict[str, str]:
-    """The group's overrides after `changes` (name -> (operation, value)); KafkaError if any is invalid."""
+def alter(
+    current: Mapping[str, str],
+    changes: Mapping[str, tuple[int, str | None]],
+    lock_bounds: tuple[int, int] = LOCK_BOUNDS,
+) -> dict[str, str]:
+    """The group's overrides after `changes` (name -> (operation, value)); KafkaError if any is invalid.
+    `lock_bounds`: the broker's (min, max) for share.record.lock.duration.ms."""
     result = dict(current)
     for name, (operation, value) in changes.items():
         if operation == SET:
-            _check(name, value)
+            _check(name, value, lock_bounds)
             assert value is not None
             result[name] = value
         elif operation == DELETE:
             if name not in DEFAULTS and name not in INT_KEYS:
-                _check(name, "")
+                _check(name, "", lock_bounds)
             result.pop(name, None)
         else:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config {name} is not a list: APPEND and SUBTRACT do not apply")

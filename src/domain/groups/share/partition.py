@@ -62,6 +62,9 @@ class ShareSettings:
     record_lock_duration_ms: int = 30_000
     delivery_count_limit: int = 5
     partition_max_record_locks: int = 2_000
+    # the bounds of a group's own share.record.lock.duration.ms (Kafka's GroupConfig.validateValues)
+    min_record_lock_duration_ms: int = 15_000
+    max_record_lock_duration_ms: int = 60_000
 
 
 @attrs.define

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from ...batch import iter_batches
-from ...control import AbortedTxn
+from ...control import ABORT, AbortedTxn, control_type
 from ...errors import ErrorCode
 from ...ports import StateBatch
 from ...replica_manager import ReplicaManager
@@ -91,18 +91,36 @@ class ShareGroups:
 
     def alter_configs(self, group_id: str, changes: dict[str, tuple[int, str | None]], validate_only: bool) -> None:
         """IncrementalAlterConfigs on the GROUP resource; KafkaError (INVALID_CONFIG) if any change is bad."""
-        altered = group_configs.alter(self.configs.get(group_id, {}), changes)
+        bounds = (self.settings.min_record_lock_duration_ms, self.settings.max_record_lock_duration_ms)
+        altered = group_configs.alter(self.configs.get(group_id, {}), changes, bounds)
         if validate_only:
             return
         self.configs[group_id] = altered
         ints = {k: int(v) for k, v in altered.items() if k in group_configs.INT_KEYS}
         self.coordinator.group_configs[group_id] = ints
+        settings = self.settings_of(group_id)
+        for (group, _), sp in self.partitions.items():
+            if group == group_id:
+                sp.settings = settings
+
+    def record_lock_duration_ms(self, group_id: str) -> int:
+        """The group's share.record.lock.duration.ms, else the broker's group.share.record.lock.duration.ms."""
+        value = self.configs.get(group_id, {}).get(group_configs.RECORD_LOCK_DURATION)
+        return self.settings.record_lock_duration_ms if value is None else int(value)
+
+    def settings_of(self, group_id: str) -> ShareSettings:
+        """The record settings the group's share-partitions work with: its own lock duration."""
+        lock_ms = self.record_lock_duration_ms(group_id)
+        if lock_ms == self.settings.record_lock_duration_ms:
+            return self.settings
+        return attrs.evolve(self.settings, record_lock_duration_ms=lock_ms)
 
     def describe_configs(self, group_id: str) -> list[tuple[str, str, bool]]:
         settings = self.coordinator.settings
         broker = {
             group_configs.SESSION_TIMEOUT: settings.session_timeout_ms,
             group_configs.HEARTBEAT_INTERVAL: settings.heartbeat_interval_ms,
+            group_configs.RECORD_LOCK_DURATION: self.settings.record_lock_duration_ms,
         }
         return group_configs.describe(self.configs.get(group_id, {}), broker)
 
@@ -167,6 +185,13 @@ class ShareGroups:
 
     # -- fetch and acknowledge ---------------------------------------------------------------------
 
+    def initialize(self, group_id: str, tp: TopicPartition, now: int) -> bool:
+        """Create the group's share-partition of `tp` if it has none (its start offset from
+        share.auto.offset.reset, now); whether it was created."""
+        if (group_id, tp) in self.partitions:
+            return False
+        return self._partition(group_id, tp, now) is not None
+
     def _partition(self, group_id: str, tp: TopicPartition, now: int) -> SharePartition | None:
         sp = self.partitions.get((group_id, tp))
         if sp is not None:
@@ -183,7 +208,7 @@ class ShareGroups:
             ago = group_configs.duration_ms(reset.removeprefix("by_duration:")) or 0
             found = self._replicas.list_offset(tp, max(now - ago, 0))
             start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
-        sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings)
+        sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings_of(group_id))
         self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return sp
@@ -254,17 +279,27 @@ class ShareGroups:
         now: int,
     ) -> list[Acquired]:
         """Under read_committed, records of aborted transactions are archived, not delivered (as
-        Kafka's share-partition does): found from batch headers (producer id, transactional flag) and
-        the aborted transaction index, never by reading records."""
-        first_aborted: dict[int, int] = {}
-        for txn in aborted:
-            first_aborted[txn.producer_id] = min(txn.first_offset, first_aborted.get(txn.producer_id, txn.first_offset))
+        Kafka's SharePartition.fetchAbortedTransactionRecordBatches, the consumer's rule): walking the
+        batches in order, a producer is in an aborted transaction from the first offset of one in the
+        aborted transaction index up to its abort marker, and its transactional batches in that range
+        are archived; its committed transactions before or after are delivered. Found from batch
+        headers and the index, never by reading records."""
+        pending = sorted(aborted, key=lambda txn: txn.first_offset)
+        next_txn = 0
+        in_aborted: set[int] = set()
         skip: list[tuple[int, int]] = []
-        for _, header in iter_batches(records):
+        for pos, header in iter_batches(records):
             last = header.base_offset + header.last_offset_delta
-            start = first_aborted.get(header.producer_id)
-            if header.is_transactional and not header.is_control and start is not None and header.base_offset >= start:
-                skip.append((header.base_offset, last))
+            while next_txn < len(pending) and pending[next_txn].first_offset <= last:
+                in_aborted.add(pending[next_txn].producer_id)
+                next_txn += 1
+            if not header.is_transactional or header.producer_id not in in_aborted:
+                continue
+            if header.is_control:
+                if control_type(records[pos : pos + header.size]) == ABORT:
+                    in_aborted.discard(header.producer_id)
+                continue
+            skip.append((header.base_offset, last))
         kept: list[Acquired] = []
         for a in acquired:
             cuts = [(max(f, a.first), min(last, a.last)) for f, last in skip if f <= a.last and last >= a.first]
@@ -363,7 +398,9 @@ class ShareGroups:
     def restore(self, group_id: str, tp: TopicPartition, start_offset: int, batches: Iterable[StateBatch]) -> None:
         """A share-partition as persisted: what was acknowledged or archived stays so, in-flight
         acquisitions are available again."""
-        self.partitions[(group_id, tp)] = SharePartition.restore(start_offset, list(batches), self.settings)
+        self.partitions[(group_id, tp)] = SharePartition.restore(
+            start_offset, list(batches), self.settings_of(group_id)
+        )
         self._state_partitions_changed.add(group_id)
 
     # -- admin -------------------------------------------------------------------------------------
@@ -385,7 +422,7 @@ class ShareGroups:
         if error is not ErrorCode.NONE:
             return error
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
-            self.partitions[(group_id, tp)] = SharePartition(offset, self.settings)
+            self.partitions[(group_id, tp)] = SharePartition(offset, self.settings_of(group_id))
             self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE

@@ -493,6 +493,46 @@ def test_read_committed_archives_aborted_records_and_stops_at_the_last_stable_of
     assert sp.end_offset == 5
 
 
+def test_read_committed_archives_only_the_aborted_transactions_of_a_producer_not_its_later_commits(ctx):
+    """librdkafka's 0177: commit / abort / commit / abort / commit by one producer. Only the records
+    from an aborted transaction's first offset to its abort marker are archived (Kafka's
+    fetchAbortedTransactionRecordBatches)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    tp = TopicPartition("t", 0)
+    ctx.share.groups.configs["g"]["share.isolation.level"] = "read_committed"
+    txns = ctx.transactions
+    producer = txns.init_producer_id("tx", 60_000, 1)
+    sequence = 0
+    delivered = []
+    for count, commit in [(2, True), (2, False), (3, True), (1, False), (2, True)]:
+        assert txns.add_partitions("tx", producer.producer_id, producer.producer_epoch, [tp], 1)[tp] is ErrorCode.NONE
+        builder = DefaultRecordBatchBuilder(
+            magic=2,
+            compression_type=0,
+            is_transactional=True,
+            producer_id=producer.producer_id,
+            producer_epoch=producer.producer_epoch,
+            base_sequence=sequence,
+            batch_size=1 << 20,
+        )
+        for i in range(count):
+            builder.append(i, timestamp=1, key=None, value=b"v", headers=[])
+        sequence += count
+        result = ctx.replicas.produce(tp, bytes(builder.build()), 1, "tx")
+        assert result.error is ErrorCode.NONE
+        if commit:
+            delivered.append((result.base_offset, result.base_offset + count - 1))
+        assert txns.end("tx", producer.producer_id, producer.producer_epoch, commit, 1) is ErrorCode.NONE
+    # offsets: 0-1 commit, marker 2, 3-4 aborted, marker 5, 6-8 commit, marker 9, 10 aborted, marker 11, 12-13 commit, 14
+    assert delivered == [(0, 1), (6, 8), (12, 13)]
+    got = acquired(fetch(ctx, max_records=100))
+    for first, last in delivered:
+        assert any(a <= first and last <= b for a, b, _ in got), (first, last, got)
+    sp = ctx.share.groups.partitions[("g", tp)]
+    assert [o for o in range(15) if sp.state_of(o).state.name == "ARCHIVED"] == [3, 4, 10]
+
+
 def test_a_closed_connection_closes_its_share_sessions_and_releases_what_they_held(ctx):
     heartbeat(ctx)
     heartbeat(ctx, "m2")

@@ -1,0 +1,129 @@
+"""Share groups as Kafka 4.2 has them where librdkafka's suite found trafka differing (issue 44):
+the group config `share.record.lock.duration.ms` within the broker's min and max (0173), ShareFetch
+with MaxBytes 0 (0180), the first fetch of a two-partition group (0179), on a memory-store broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.batches import make_batch
+from tests.unit.adapters.kafka.test_share_group_rooms import CLIENT, fetch, heartbeat, produce
+from trafka.adapters.kafka.apis import share_fetch
+from trafka.adapters.kafka.wire.messages import ShareFetchRequest
+from trafka.app.config.kafka_keys import KafkaConfigError, map_kafka_configs
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.topics import TopicPartition
+
+SET = 0
+LOCK = "share.record.lock.duration.ms"
+
+
+def broker(**groups):
+    settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": groups})
+    ctx = bootstrap(settings, default_adapters(settings))
+    ctx.catalog.create("t", 1, 1)
+    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    return ctx
+
+
+def test_a_groups_record_lock_duration_sets_its_locks_and_the_answers_timeout():
+    ctx = broker()
+    ctx.share.groups.alter_configs("g", {LOCK: (SET, "20000")}, False)
+    heartbeat(ctx)
+    produce(ctx, 2)
+    now = ctx.share.clock_ms()
+    answer = fetch(ctx)
+    assert answer.acquisition_lock_timeout_ms == 20000
+    deadline = ctx.share.groups.partitions[("g", TopicPartition("t", 0))].state_of(0).deadline
+    assert now + 20000 <= deadline <= ctx.share.clock_ms() + 20000
+    assert (LOCK, "20000", False) in ctx.share.groups.describe_configs("g")
+    assert (LOCK, "30000", True) in ctx.share.groups.describe_configs("other")  # the broker's default
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("14999", f"{LOCK} must be greater than or equal to group.share.min.record.lock.duration.ms"),
+        ("60001", f"{LOCK} must be less than or equal to group.share.max.record.lock.duration.ms"),
+        ("soon", f"Invalid value soon for configuration {LOCK}: Not a number of type INT"),
+    ],
+)
+def test_a_lock_duration_outside_the_brokers_bounds_is_refused_as_kafka_refuses_it(value, message):
+    ctx = broker()
+    with pytest.raises(KafkaError) as refused:
+        ctx.share.groups.alter_configs("g", {LOCK: (SET, value)}, False)
+    assert (refused.value.code, refused.value.message) == (ErrorCode.INVALID_CONFIG, message)
+
+
+def test_librdkafkas_ci_lowers_the_minimum_to_have_three_second_locks():
+    settings = map_kafka_configs({"group.share.min.record.lock.duration.ms": "1000"})
+    assert settings.overrides["groups"]["share_min_record_lock_duration_ms"] == 1000
+    ctx = broker(share_min_record_lock_duration_ms=1000)
+    ctx.share.groups.alter_configs("g", {LOCK: (SET, "3000")}, False)
+    heartbeat(ctx)
+    produce(ctx, 1)
+    assert fetch(ctx).acquisition_lock_timeout_ms == 3000
+    with pytest.raises(KafkaConfigError, match="group.share.min.record.lock.duration.ms"):
+        map_kafka_configs({"group.share.min.record.lock.duration.ms": "999"})  # Kafka's range: 1000-30000
+
+
+def fetch_both(ctx, epoch=0, max_bytes=1 << 20, max_wait_ms=0):
+    """A ShareFetch of both partitions of `t2`, as librdkafka sends it."""
+    topic_id = ctx.catalog.get("t2").topic_id
+    T = ShareFetchRequest.FetchTopic
+    request = ShareFetchRequest[1](
+        group_id="g",
+        member_id="m1",
+        share_session_epoch=epoch,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=max_bytes,
+        max_records=500,
+        batch_size=500,
+        topics=[T(topic_id=topic_id, partitions=[T.FetchPartition(partition_index=p) for p in (0, 1)])],
+        forgotten_topics_data=[],
+    )
+    return share_fetch.API.handle(ctx, request, 1, CLIENT)
+
+
+def records_per_partition(answer) -> dict[int, int]:
+    return {
+        p.partition_index: sum(r.last_offset - r.first_offset + 1 for r in p.acquired_records)
+        for t in answer.responses
+        for p in t.partitions
+        if p.acquired_records
+    }
+
+
+def two_partitions(records: int):
+    ctx = broker()
+    ctx.catalog.create("t2", 2, 1)
+    heartbeat(ctx, topics=("t2",))
+    for partition in (0, 1):
+        for i in range(records):
+            batch = make_batch([(1, None, b"v%d" % i)])
+            assert ctx.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
+    return ctx
+
+
+def test_share_fetch_max_bytes_0_returns_no_records_as_kafka():
+    """librdkafka's 0180: Kafka's processShareFetch answers a ShareFetch with MaxBytes 0 at once, empty."""
+    ctx = two_partitions(5)
+    answer = fetch_both(ctx, max_bytes=0, max_wait_ms=500)
+    assert answer.error_code == 0 and records_per_partition(answer) == {}
+    assert records_per_partition(fetch_both(ctx, epoch=1)) == {0: 5}  # nothing was acquired by it
+
+
+def test_the_first_fetch_of_a_new_group_carries_the_first_initialized_partition_then_both():
+    """librdkafka's 0179 against Kafka 4.2: share-partitions a fetch creates are initialized apart, and
+    the DelayedShareFetch completes with the first one that has records; once initialized, one fetch
+    reads every acquirable partition (DelayedShareFetch.acquirablePartitions)."""
+    ctx = two_partitions(50)
+    assert records_per_partition(fetch_both(ctx)) == {0: 50}
+    assert records_per_partition(fetch_both(ctx, epoch=1)) == {1: 50}
+    for partition in (0, 1):
+        batch = make_batch([(1, None, b"more")])
+        assert ctx.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
+    assert records_per_partition(fetch_both(ctx, epoch=2)) == {0: 1, 1: 1}
