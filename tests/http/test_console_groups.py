@@ -28,6 +28,7 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.app.wiring.http import observe_broker
 from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import JoinRequest, Protocol
 from trafka.domain.groups.group_metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
 from trafka.domain.topics import TopicPartition
@@ -127,8 +128,15 @@ def test_the_groups_pages_show_consumer_and_share_groups(broker):
     share_heartbeat(ctx, "sg")
     ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
+    join = JoinRequest(
+        "classic-g", "", "consumer", (Protocol("range", b""),), 30_000, 30_000, require_known_member_id=False
+    )
+    ctx.groups.coordinator.join(join, ctx.clock_ms(), "token")
     rows = {row.group_id: row for row in group_rows(view)}
-    assert (rows["cg"].protocol_type, rows["cg"].state) == ("consumer", "STABLE")
+    # Kafka's group types: a classic group is "classic" even though its protocol type is "consumer".
+    assert (rows["classic-g"].group_type, rows["classic-g"].protocol_type) == ("classic", "consumer")
+    assert (rows["cg"].group_type, rows["cg"].protocol_type, rows["cg"].state) == ("consumer", "consumer", "STABLE")
+    assert rows["sg"].group_type == "share"
     assert [m.assignment for m in rows["cg"].members] == [(TP,)]
     share = rows["sg"]
     assert (share.protocol_type, share.protocol_name, share.state) == ("share", "simple", "STABLE")
@@ -197,7 +205,10 @@ async def test_the_share_group_page_and_the_delete_form_over_http(broker):
 
         status, html = await call("/groups")
         assert status == 200 and 'data-group="sg"' in html and "share simple" in html
+        assert '<th scope="col" data-type="text">Type</th>' in html
+        assert '<td data-value="share" class="group-type">share</td>' in html
         status, html = await call("/groups/sg")
+        assert '<b id="group-type">share</b>' in html
         assert status == 200 and 'id="share-partitions"' in html and 'class="num in-flight">4<' in html
         assert 'class="num archived">1<' in html and 'class="num start-offset">2<' in html
         assert "can be deleted only while it is Empty" in html

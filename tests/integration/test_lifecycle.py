@@ -136,3 +136,23 @@ def test_a_port_in_use_is_one_clear_error_and_exit_1(broker, tmp_path):
     )
     assert taken.returncode == 1
     assert f"cannot listen on 127.0.0.1:{broker.port}" in taken.stderr and "Traceback" not in taken.stderr
+
+
+def test_a_taken_kafka_port_stops_before_the_http_listener_says_it_listens(broker):
+    # The Kafka listener binds first: "trafka http listening" followed by an exit misled (it printed
+    # the HTTP address, then stopped because the Kafka port was taken).
+    import subprocess
+    import sys
+
+    taken = subprocess.run(
+        [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", str(broker.port), "--memory"]
+        + ["--http-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert taken.returncode == 1
+    assert "listening" not in taken.stdout, taken.stdout
+    assert taken.stderr.strip().splitlines() == [
+        f"trafka: cannot listen on 127.0.0.1:{broker.port}: [Errno 98] Address already in use"
+    ]

@@ -15,6 +15,7 @@ import glob
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -208,6 +209,10 @@ def test_the_command(broker, produced, tmp_path):
     assert result.returncode == 0, result.stderr
     assert f"exported 20 records of topic {APPEND_TIME_TOPIC} to {output} (json)" in result.stdout
     assert "0..19" in result.stdout
+    # The time is the command's, Spark's start-up included (it is most of a small export's) and named.
+    timed = re.search(r"\) in (\d+\.\d) s \(.*records/s; Spark's start-up (\d+\.\d) s of it\)", result.stdout)
+    assert timed is not None, result.stdout
+    assert float(timed.group(1)) >= float(timed.group(2)) > 0
     assert f"topic {APPEND_TIME_TOPIC}, 1 partitions, 20 offsets" in result.stderr
     lines = [json.loads(line) for path in glob.glob(str(output / "part-*.json")) for line in open(path)]
     assert sorted(r["offset"] for r in lines) == list(range(20))

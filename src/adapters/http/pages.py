@@ -111,7 +111,12 @@ class SharePartitionRow:
 
 @attrs.frozen
 class GroupRow:
+    """`group_type` is Kafka's GroupType (ListGroups v5, `kafka-consumer-groups.sh --list --type`):
+    classic, consumer (KIP-848) or share; `protocol_type` the embedded protocol of a classic group
+    ("consumer" for Kafka's consumers, "" for one that only commits offsets)."""
+
     group_id: str
+    group_type: str
     state: str
     protocol_type: str
     protocol_name: str
@@ -155,7 +160,9 @@ def consumer_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
         )
         for m in group.members.values()
     )
-    return GroupRow(group_id, group.state.name, "consumer", group.assignor, members, tuple(group_lag(view, group_id)))
+    return GroupRow(
+        group_id, "consumer", group.state.name, "consumer", group.assignor, members, tuple(group_lag(view, group_id))
+    )
 
 
 def share_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
@@ -181,7 +188,7 @@ def share_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
             SharePartitionRow(tp, start, sp.in_flight_count(), sp.acquired_count(), sp.archived_total, max(lag, 0))
         )
     state = share.coordinator.state(group_id).name
-    return GroupRow(group_id, state, "share", group.assignor, members, (), tuple(partitions))
+    return GroupRow(group_id, "share", state, "share", group.assignor, members, (), tuple(partitions))
 
 
 def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
@@ -200,6 +207,7 @@ def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
     )
     return GroupRow(
         group_id,
+        "classic",
         described.state.name,
         described.protocol_type,
         described.protocol_name,

@@ -104,13 +104,14 @@ def add_export_parser(subcommands: Any) -> argparse.ArgumentParser:
 
 def run_export(args: argparse.Namespace) -> int:
     """Run `trafka export`; returns the exit status (0 done, 1 failed while writing, 2 bad input)."""
+    started = time.monotonic()
     try:
         plan = _prepare(args)
     except ExportError as exc:
         print(f"trafka export: {exc}", file=sys.stderr)
         return 2
     try:
-        _write(plan)
+        _write(plan, started)
     except KeyboardInterrupt:
         print("trafka export: interrupted; nothing was written", file=sys.stderr)
         return 130
@@ -191,7 +192,9 @@ def _offsets_json(topic: str, offsets: dict[int, int]) -> str:
 # -- writing -----------------------------------------------------------------------------------------
 
 
-def _write(plan: _Plan) -> None:
+def _write(plan: _Plan, started: float) -> None:
+    """Write the planned ranges; the summary's time runs from `started` (the command's start), so that
+    it includes Spark's start-up, which it also names."""
     from pyspark.sql import Observation, SparkSession
     from pyspark.sql import functions as F
 
@@ -205,14 +208,15 @@ def _write(plan: _Plan) -> None:
         file=sys.stderr,
     )
     owns_session = SparkSession.getActiveSession() is None
+    starting = time.monotonic()
     try:
         spark = build_session(args.master, "trafka export")
     except Exception as exc:  # no Java, a bad --master: the JVM's own words
         raise ExportError(f"cannot start Spark with master {args.master}: {_one_line(exc)}") from None
+    startup = time.monotonic() - starting
     temporary = os.path.join(
         os.path.dirname(plan.output), f".{os.path.basename(plan.output)}.trafka-export-{uuid.uuid4().hex[:12]}"
     )
-    started = time.monotonic()
     progress = _Progress(spark, sys.stderr)
     try:
         options = dict(plan.options)
@@ -243,7 +247,7 @@ def _write(plan: _Plan) -> None:
     finally:
         if owns_session:
             spark.stop()
-    _print_summary(plan, stats, time.monotonic() - started)
+    _print_summary(plan, stats, time.monotonic() - started, startup)
 
 
 def _partition_stats(F: Any, partitions: list[int]) -> list:
@@ -289,12 +293,12 @@ def _one_line(exc: BaseException) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
-def _print_summary(plan: _Plan, stats: dict, seconds: float) -> None:
+def _print_summary(plan: _Plan, stats: dict, seconds: float, startup: float) -> None:
     rows = stats["rows"]
     rate = rows / seconds if seconds > 0 else 0.0
     print(
         f"exported {rows:,} records of topic {plan.args.topic} to {plan.output} ({plan.args.format}) "
-        f"in {seconds:.1f} s ({rate:,.0f} records/s)"
+        f"in {seconds:.1f} s ({rate:,.0f} records/s; Spark's start-up {startup:.1f} s of it)"
     )
     print(f"  {'partition':>9}  {'records':>12}  {'offsets read':<24}  first..last")
     for r in plan.ranges:

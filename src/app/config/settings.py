@@ -351,12 +351,29 @@ def _paths(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+# With neither a properties file nor KAFKA_* variables, `trafka serve` starts as `docker run
+# apache/kafka` does: from Kafka's shipped single-node config/server.properties rather than from bare
+# code defaults. Only the keys trafka serves and whose shipped value differs from Kafka's code default
+# are listed (docs/configuration.md lists them all, with the ones trafka has no use for).
+SINGLE_NODE_DEFAULTS = {
+    # Not in Kafka 4.x's KRaft file (it was 0 in the ZooKeeper-era file every quickstart used): a fake's
+    # first consumer group should not wait 3 s for members that are not coming.
+    "group.initial.rebalance.delay.ms": "0",
+}
+SINGLE_NODE_ORIGIN = "default (Kafka's single-node server.properties)"
+
+
 def _kafka_layers(
     config_file: str | None, environ: Mapping[str, str] | None
 ) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
-    """A properties file and the KAFKA_* variables, merged as the apache/kafka image merges them."""
+    """A properties file and the KAFKA_* variables, merged as the apache/kafka image merges them; with
+    neither, the single-node defaults above (the image too uses its server.properties only then)."""
     configs: dict[str, str] = {}
     origin: dict[str, str] = {}
+    given_file = config_file is not None and not config_file.endswith(".toml")
+    if not given_file and not kafka_environment(environ or {}):
+        for key, value in SINGLE_NODE_DEFAULTS.items():
+            configs[key], origin[key] = value, SINGLE_NODE_ORIGIN
     if config_file is not None and not config_file.endswith(".toml"):
         try:
             for key, value in read_properties(config_file).items():
@@ -375,10 +392,59 @@ def _kafka_layers(
         where = sorted({origin[key] for key in configs if key in str(exc)}) or sorted(set(origin.values()))
         raise ConfigError(f"{', '.join(where)}: {exc}") from exc
     sources = {
-        path: f"{origin[key]} ({key})" if origin[key].startswith("file") else origin[key]
+        path: f"{origin[key]} ({key})" if origin[key].startswith(("file", "default")) else origin[key]
         for path, key in mapped.decided_by.items()
     }
     return mapped.overrides, sources, tuple(mapped.ignored)
+
+
+def _listener_flags(server: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Flags win over the files, as the README says and as `kafka-server-start --override` does: with
+    `listeners` set (by a file or KAFKA_LISTENERS), `--host`/`--port` rewrite the first listener's
+    bind address, and `--advertised-host`/`--advertised-port` that listener's advertised entry. An
+    advertised port that was the bind port moves with `--port` (port 0 advertises the bound one)."""
+    flags = dict(overrides.get("server") or {})
+    listeners = flags.get("listeners", server.get("listeners"))
+    if (
+        not listeners
+        or "listeners" in flags
+        or not flags.keys() & {"host", "port", "advertised_host", "advertised_port"}
+    ):
+        return dict(overrides)
+    entries = [entry.strip() for entry in listeners.split(",") if entry.strip()]
+    name, bind_host, bind_port = _endpoint(entries[0])
+    host, port = flags.pop("host", bind_host), flags.pop("port", bind_port)
+    entries[0] = f"{name}://{_bracketed(host)}:{port}"
+    advertised_text = flags.get("advertised_listeners", server.get("advertised_listeners"))
+    advertised = [entry.strip() for entry in (advertised_text or "").split(",") if entry.strip()]
+    shown = next((i for i, entry in enumerate(advertised) if _endpoint(entry)[0] == name), None)
+    if shown is not None:
+        _, shown_host, shown_port = _endpoint(advertised[shown])
+        moved_port = port if shown_port == bind_port else shown_port
+        shown_host = flags.pop("advertised_host", shown_host)
+        shown_port = flags.pop("advertised_port", moved_port)
+        advertised[shown] = f"{name}://{_bracketed(shown_host)}:{shown_port}"
+    elif flags.keys() & {"advertised_host", "advertised_port"}:
+        shown_host = flags.pop("advertised_host", host or "localhost")
+        advertised.append(f"{name}://{_bracketed(shown_host)}:{flags.pop('advertised_port', port)}")
+    flags["listeners"] = ",".join(entries)
+    if advertised:
+        flags["advertised_listeners"] = ",".join(advertised)
+    return {**overrides, "server": flags}
+
+
+def _endpoint(entry: str) -> tuple[str, str, int]:
+    """NAME://host:port's three parts (the format is checked where the listeners are resolved)."""
+    name, _, address = entry.partition("://")
+    host, _, port = address.rpartition(":")
+    try:
+        return name.upper(), host.strip("[]"), int(port)
+    except ValueError:
+        raise ConfigError(f"invalid configuration: listener {entry!r} is not NAME://host:port") from None
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def load_configuration(
@@ -400,7 +466,7 @@ def load_configuration(
         raw = _merge(raw, trafka_env)
         sources.update({path: f"env {ENV_PREFIX}{path.replace('.', '_').upper()}" for path in _paths(trafka_env)})
     if overrides:
-        raw = _merge(raw, overrides)
+        raw = _merge(raw, _listener_flags(raw.get("server", {}), overrides))
         sources.update(dict.fromkeys(_paths(overrides), "flag"))
     http = raw.get("http")
     if isinstance(http, dict) and isinstance(http.get("allowed_hosts"), str):

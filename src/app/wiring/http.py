@@ -1,8 +1,8 @@
 """Wiring the HTTP adapter to a built broker: its view of the domain services, and its place in the nursery.
 
-`run_http` is started by `run_broker` when `http.port` is set. It binds the HTTP listener before the
-Kafka listener starts, so /healthz answers at once and /readyz says 503 until Kafka clients can
-connect; it stops when the broker's shutdown event is set.
+`run_http` is started by `run_broker` when `http.port` is set, once the Kafka listeners are bound (a
+taken Kafka port stops the broker before any HTTP address is announced); /readyz says 503 until the
+broker marks them accepting, and after shutdown begins. It stops when the broker's shutdown event is set.
 """
 
 from __future__ import annotations

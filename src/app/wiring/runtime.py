@@ -59,10 +59,12 @@ async def run_broker(
             view.first_dirty_offset = cleaner.first_dirty_offset
             view.metrics.watch_cleaner(cleaner.metric_values)
             view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
-            routes = [*schema_registry_routes(ctx), *http_routes]
-            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, routes)
+        # The Kafka listeners bind first: a taken Kafka port stops the broker before the HTTP listener
+        # has announced an address that is about to go away.
         bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
         if view is not None:
+            routes = [*schema_registry_routes(ctx), *http_routes]
+            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, routes)
             view.readiness.listeners_accepting = True
         task_status.started(bound[0].port)
         await ctx.shutting_down.wait()

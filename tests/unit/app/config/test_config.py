@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from trafka.app.config.settings import ConfigError, Settings, load_settings
@@ -9,7 +10,8 @@ from trafka.app.config.settings import ConfigError, Settings, load_settings
 
 def test_defaults():
     settings = load_settings()
-    assert settings == Settings()
+    # Settings() holds Kafka's code defaults; with no configuration, its shipped single-node file's.
+    assert settings == attrs.evolve(Settings(), groups=attrs.evolve(Settings().groups, initial_rebalance_delay_ms=0))
     assert (settings.server.host, settings.server.port) == ("localhost", 9092)
     assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/tmp/trafka-logs")
 

@@ -173,7 +173,7 @@ def test_a_toml_file_stays_toml_and_properties_then_flags(tmp_path):
     assert load_settings(toml).broker.num_partitions == 5
     props = write(tmp_path, "num.partitions=4\nlisteners=PLAINTEXT://:9999\n")
     settings = load_settings(props, {}, {"server": {"port": 0}})
-    assert (settings.broker.num_partitions, settings.server.port) == (4, 0)
+    assert (settings.broker.num_partitions, settings.server.listeners) == (4, "PLAINTEXT://:0")
 
 
 def test_topic_defaults_reach_the_broker_policy(tmp_path):
@@ -354,3 +354,51 @@ def test_transaction_max_timeout_reaches_the_coordinator():
     with pytest.raises(KafkaError) as info:
         coordinator.init_producer_id("long", 1001, now=0)
     assert info.value.code is ErrorCode.INVALID_TRANSACTION_TIMEOUT
+
+
+def test_flags_win_over_the_listeners_of_a_properties_file():
+    # `trafka serve --port P server.properties`: the file's PLAINTEXT://:9092 moves to P, and its
+    # advertised localhost:9092 with it; before, --port was silently ignored once `listeners` was set.
+    settings = load_settings(str(KAFKA_SERVER_PROPERTIES), None, {"server": {"port": 0}})
+    [listener] = listeners_from(settings)
+    assert (listener.host, listener.port) == ("", 0)
+    assert (listener.advertised_host, listener.advertised_port) == ("localhost", 0)
+    settings = load_settings(
+        str(KAFKA_SERVER_PROPERTIES),
+        None,
+        {"server": {"host": "127.0.0.1", "port": 19092, "advertised_host": "broker.example", "advertised_port": 29092}},
+    )
+    [listener] = listeners_from(settings)
+    assert (listener.host, listener.port) == ("127.0.0.1", 19092)
+    assert (listener.advertised_host, listener.advertised_port) == ("broker.example", 29092)
+
+
+def test_port_flag_moves_only_the_first_listener_and_keeps_a_distinct_advertised_port():
+    env = {
+        "KAFKA_LISTENERS": "PLAINTEXT://:9092,INTERNAL://[::1]:9094",
+        "KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://proxy:443,INTERNAL://[::1]:9094",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+    }
+    settings = load_settings(None, env, {"server": {"port": 0}})
+    first, internal = listeners_from(settings)
+    assert (first.port, first.advertised_host, first.advertised_port) == (0, "proxy", 443)
+    assert (internal.host, internal.port) == ("::1", 9094)
+    settings = load_settings(None, {"KAFKA_LISTENERS": "PLAINTEXT://:9092"}, {"server": {"advertised_port": 7}})
+    [listener] = listeners_from(settings)
+    assert (listener.port, listener.advertised_host, listener.advertised_port) == (9092, "localhost", 7)
+
+
+def test_no_configuration_starts_as_kafkas_single_node_server_properties(tmp_path):
+    # `docker run apache/kafka`: a first group does not wait group.initial.rebalance.delay.ms's 3 s.
+    loaded = load_configuration(None, {})
+    assert loaded.settings.groups.initial_rebalance_delay_ms == 0
+    assert loaded.sources["groups.initial_rebalance_delay_ms"] == (
+        "default (Kafka's single-node server.properties) (group.initial.rebalance.delay.ms)"
+    )
+    assert loaded.ignored_kafka_keys == ()
+    assert load_settings(None, {}, {"groups": {"initial_rebalance_delay_ms": 5}}).groups.initial_rebalance_delay_ms == 5
+    # A properties file or KAFKA_* variables replace the shipped file, as in the image: Kafka's code default.
+    assert load_settings(str(KAFKA_SERVER_PROPERTIES)).groups.initial_rebalance_delay_ms == 3000
+    assert load_settings(None, {"KAFKA_NUM_PARTITIONS": "2"}).groups.initial_rebalance_delay_ms == 3000
+    toml = write(tmp_path, "[broker]\nnum_partitions = 2\n", "trafka.toml")
+    assert load_settings(toml, {}).groups.initial_rebalance_delay_ms == 0
