@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from trafka.domain.quotas import ClientQuotas, QuotaSensors
 
     from .cluster import ClusterMap
-    from .context import BrokerContext
     from .request_context import ClientInfo
-    from .security.authorization import Authorization
+    from .security.checks import Authorization
 
 
 @attrs.frozen
@@ -103,11 +102,17 @@ class CloseConnection(Exception):
     """Raised by a handler when Kafka would close the connection (an acks=0 produce that failed)."""
 
 
+Services = Any
+"""What a handler reaches (the broker's `BrokerContext` today). Each room's handler names the type in
+its own signature; this module, which every room and layer imports, names none of the services, so
+no import circle runs through it (`tests/unit/test_import_cycles.py`, type-only imports counted)."""
+
+
 class Handle(Protocol):
     """A handler: the request body decoded at `version`, answered with a response object, a `Deferred`
     one, or `NO_RESPONSE`."""
 
-    def __call__(self, ctx: BrokerContext, request: Any, version: int, client: ClientInfo, /) -> Any: ...
+    def __call__(self, ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any: ...
 
 
 class Refusal(Protocol):
@@ -139,7 +144,7 @@ class Lane:
     client quota the lane does not account applies (its requests then take the pipeline)."""
 
     decode: Callable[[bytes], Any | None]
-    answer: Callable[[BrokerContext, Sequence[Any]], list[bytes]]
+    answer: Callable[[Services, Sequence[Any]], list[bytes]]
     closed_by: Callable[[ClientQuotas], bool] = never
 
 
@@ -190,7 +195,7 @@ class ClusterCheck(Protocol):
         node: int,
         api: KafkaApi,
         serve: Handle,
-        ctx: BrokerContext,
+        ctx: Services,
         body: Any,
         version: int,
         client: ClientInfo,

@@ -38,8 +38,9 @@ from .connection.tls import ListenerTls
 from .security.authentication import Authentication
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+
     from .cluster import ClusterMap
-    from .group_configs import DurableGroupConfigs
     from .security.authorization import AuthorizationGate
     from .share_runtime import ShareRuntime
 from .api import HandlerRegistry
