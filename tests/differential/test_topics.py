@@ -25,12 +25,12 @@ def _create(name: str, partitions: int = 1, replication: int = 1, configs=(), va
 
 
 CREATE_CASES = {
-    "valid, validate only": dict(partitions=3, validate_only=True),
-    "zero partitions": dict(partitions=0),
-    "replication factor above the brokers": dict(replication=3, validate_only=True),
-    "unknown config": dict(configs=[("no.such.config", "1")], validate_only=True),
-    "bad config value": dict(configs=[("retention.ms", "soon")], validate_only=True),
-    "bad cleanup policy": dict(configs=[("cleanup.policy", "sometimes")], validate_only=True),
+    "valid, validate only": {"partitions": 3, "validate_only": True},
+    "zero partitions": {"partitions": 0},
+    "replication factor above the brokers": {"replication": 3, "validate_only": True},
+    "unknown config": {"configs": [("no.such.config", "1")], "validate_only": True},
+    "bad config value": {"configs": [("retention.ms", "soon")], "validate_only": True},
+    "bad cleanup policy": {"configs": [("cleanup.policy", "sometimes")], "validate_only": True},
 }
 
 
