@@ -25,6 +25,7 @@ _OWN = {
     "cluster_id": "<cluster-id>",
     "topic_id": "<topic-id>",
     "member_id": "<member-id>",
+    "leader": "<member-id>",
     "member_epoch": "<member-epoch>",
     "producer_id": "<producer-id>",
     "host": "<host>",

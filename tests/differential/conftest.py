@@ -6,14 +6,17 @@ PLAIN users, the StandardAuthorizer with the same super users, no initial rebala
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
+from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
+from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
 from tests.integration.broker import DATA_DIR_ENV, BrokerProcess
 from tests.kafka.reference import PLAIN_USERS, STANDARD_AUTHORIZER, SUPER_USERS
 
-from .compare import Node, Pair
+from .compare import Node, Pair, Wire
 
 _JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -56,4 +59,29 @@ def trafka_node(tmp_path_factory) -> Iterator[Node]:
 @pytest.fixture(scope="session")
 def pair(apache_kafka, trafka_node) -> Pair:
     kafka = Node("kafka", apache_kafka.bootstrap, apache_kafka.listeners["SASL_PLAINTEXT"], apache_kafka.log_tail)
+    for node in (kafka, trafka_node):
+        _warm_up(node)
     return Pair(kafka, trafka_node)
+
+
+def _warm_up(node: Node, timeout: float = 120.0) -> None:
+    """Until the group and transaction coordinators answer: a fresh Kafka creates `__consumer_offsets`
+    and `__transaction_state` on the first FindCoordinator and answers COORDINATOR_NOT_AVAILABLE, then
+    NOT_COORDINATOR while it loads them, which is not what a running cluster answers."""
+    deadline = time.monotonic() + timeout
+    for key_type in (0, 1):  # group, transaction
+        while True:
+            with Wire(node.bootstrap) as wire:
+                request = FindCoordinatorRequest[4](key_type=key_type, coordinator_keys=["differential-warm-up"])
+                answer = wire.request(request, FindCoordinatorResponse, 4)
+            if answer.coordinators[0].error_code == 0:
+                break
+            assert time.monotonic() < deadline, f"{node.name}: no coordinator for key type {key_type}"
+            time.sleep(0.5)
+    with Wire(node.bootstrap) as wire:  # the group coordinator has loaded its partitions
+        while True:
+            groups = wire.request(DescribeGroupsRequest[5](groups=["differential-warm-up"]), DescribeGroupsResponse, 5)
+            if groups.groups[0].error_code == 0:
+                return
+            assert time.monotonic() < deadline, f"{node.name}: the group coordinator did not load"
+            time.sleep(0.5)
