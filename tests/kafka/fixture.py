@@ -10,11 +10,17 @@ added through the admin API).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from .reference import ReferenceKafka, kafka_version
+
+# For a developer's quicker loop: the folder of a node started by `python tests/kafka/reference.py DIR`
+# (with the authorizer, as the session's), used instead of starting one. CI never sets it.
+ATTACH = "REFERENCE_KAFKA_DIR"
 
 # The exit status of a JVM that ran its shutdown hooks on SIGTERM (128 + 15), as Kafka does.
 STOPPED_BY_SIGTERM = 143
@@ -23,6 +29,10 @@ STOPPED_BY_SIGTERM = 143
 @pytest.fixture(scope="session")
 def apache_kafka(tmp_path_factory, request) -> Iterator[ReferenceKafka]:
     """Apache Kafka (the pom's version), one combined node on ephemeral ports, for the whole session."""
+    attached = os.environ.get(ATTACH)
+    if attached:  # a developer's running node (python tests/kafka/reference.py DIR): not stopped here
+        yield ReferenceKafka.attach(Path(attached))
+        return
     kafka = ReferenceKafka(tmp_path_factory.mktemp("apache-kafka"), authorizer=True)
     kafka.start()
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")

@@ -14,7 +14,8 @@ plus what a single node needs (internal topics with replication factor 1 and min
 rebalance delay); it is formatted as `kafka-storage.sh format --standalone` formats it, with a random
 cluster id, at the release's default feature levels (share groups and Streams groups enabled, as on
 a fresh 4.2 cluster). `existing=True` starts it on a log dir that is already there (trafka's, for the
-log dir round trip) without formatting. It always has a PLAINTEXT listener (ANONYMOUS, a super user
+log dir round trip) without formatting; `static_quorum=True` names the single voter in
+`controller.quorum.voters`, for a log dir that does not hold the voter set. It always has a PLAINTEXT listener (ANONYMOUS, a super user
 when an authorizer is set) and a SASL_PLAINTEXT one whose PLAIN users are `PLAIN_USERS`; `authorizer`
 turns on Kafka's StandardAuthorizer; `properties` adds or overrides any server property.
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -102,10 +104,16 @@ def free_port() -> int:
 
 
 def server_properties(
-    log_dir: Path, ports: Mapping[str, int], authorizer: bool = False, properties: Mapping[str, str] | None = None
+    log_dir: Path,
+    ports: Mapping[str, int],
+    authorizer: bool = False,
+    properties: Mapping[str, str] | None = None,
+    static_quorum: bool = False,
 ) -> dict[str, str]:
     """Kafka's shipped `config/server.properties` for one combined node, on `ports` (by listener name),
-    with what a single node needs; then the authorizer and `properties`."""
+    with what a single node needs; then the authorizer and `properties`. `static_quorum` names the
+    voter in `controller.quorum.voters` (kraft.version 0) instead of finding it in the log dir, where
+    `format --standalone` writes it (KIP-853)."""
     plain_jaas = (
         "org.apache.kafka.common.security.plain.PlainLoginModule required "
         + " ".join(f'user_{name}="{password}"' for name, password in PLAIN_USERS.items())
@@ -115,7 +123,11 @@ def server_properties(
         # Kafka's config/server.properties (KRaft, combined broker and controller)
         "process.roles": "broker,controller",
         "node.id": "1",
-        "controller.quorum.bootstrap.servers": f"127.0.0.1:{ports['CONTROLLER']}",
+        **(
+            {"controller.quorum.voters": f"1@127.0.0.1:{ports['CONTROLLER']}"}
+            if static_quorum
+            else {"controller.quorum.bootstrap.servers": f"127.0.0.1:{ports['CONTROLLER']}"}
+        ),
         "listeners": ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items()),
         "advertised.listeners": ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items()),
         "inter.broker.listener.name": "PLAINTEXT",
@@ -185,12 +197,14 @@ class ReferenceKafka:
         authorizer: bool = False,
         properties: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
+        static_quorum: bool = False,
     ) -> None:
         self.folder = Path(folder)
         self.log_dir = Path(log_dir) if log_dir is not None else self.folder / "log"
         self.existing = existing
         self.authorizer = authorizer
         self.extra = dict(properties or {})
+        self.static_quorum = static_quorum
         self.cluster_id = cluster_id or _random_cluster_id()
         self.listeners: dict[str, str] = {}
         self.startup_seconds = 0.0
@@ -220,7 +234,7 @@ class ReferenceKafka:
         self._classpath = classpath()
         began = time.monotonic()
         ports = {"PLAINTEXT": free_port(), "CONTROLLER": free_port(), "SASL_PLAINTEXT": free_port()}
-        config = server_properties(self.log_dir, ports, self.authorizer, self.extra)
+        config = server_properties(self.log_dir, ports, self.authorizer, self.extra, self.static_quorum)
         write_properties(self.properties_path, config)
         if not self.existing:
             self.format()
@@ -241,7 +255,18 @@ class ReferenceKafka:
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - began
+        (self.folder / "reference.json").write_text(
+            json.dumps({"listeners": self.listeners, "cluster_id": self.cluster_id, "log_dir": str(self.log_dir)})
+        )
         return self
+
+    @classmethod
+    def attach(cls, folder: Path) -> ReferenceKafka:
+        """A node another process started in `folder` (its `reference.json`); `stop()` leaves it running."""
+        described = json.loads((folder / "reference.json").read_text())
+        kafka = cls(folder, log_dir=Path(described["log_dir"]), cluster_id=described["cluster_id"], authorizer=True)
+        kafka.listeners = described["listeners"]
+        return kafka
 
     def format(self) -> None:
         """`kafka-storage.sh format --standalone`: a new single-voter log dir with a random cluster id."""
@@ -351,6 +376,6 @@ def _read(sock: socket.socket, n: int) -> bytes:
 if __name__ == "__main__":  # python tests/kafka/reference.py DIR: start one, print its address, wait
     import tempfile
 
-    with ReferenceKafka(Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp())) as kafka:
+    with ReferenceKafka(Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()), authorizer=True) as kafka:
         print(f"Apache Kafka {kafka_version()} on {kafka.bootstrap} in {kafka.startup_seconds:.1f}s", flush=True)
         signal.sigwait({signal.SIGINT, signal.SIGTERM})
