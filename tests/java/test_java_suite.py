@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+# Each run is a Maven start plus the whole JUnit suite (KIP-848 and classic rebalances at Kafka's
+# default heartbeat interval): minutes on a loaded machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
