@@ -169,8 +169,10 @@ def test_share_sessions_are_bounded():
     previous=st.lists(st.sets(st.integers(0, 9), max_size=6), max_size=8),
 )
 def test_simple_assignor_balances_whatever_the_previous_assignment(members, partitions, previous):
-    """Every partition is shared by ceil(members / partitions) members, member shares are one apart
-    at most, and what a member keeps comes from what it had."""
+    """Every partition has a member and at most ceil(members / partitions), member shares are one
+    apart at most; from no previous assignment every partition has exactly that many. As Kafka's
+    builder, a previous assignment can leave a partition short when every member with room already
+    holds it ("a slight imbalance" Kafka tolerates)."""
     from trafka.domain.groups.modern.assignors import AssignmentMember, simple
 
     group = [
@@ -180,6 +182,8 @@ def test_simple_assignor_balances_whatever_the_previous_assignment(members, part
     target = simple(group, {"t": partitions})
     sharing = -(-members // partitions)
     counts = [len(target[f"m{i}"].get("t", ())) for i in range(members)]
-    assert max(counts) - min(counts) <= 1 and sum(counts) == sharing * partitions
-    for p in range(partitions):
-        assert sum(p in target[f"m{i}"].get("t", ()) for i in range(members)) == sharing
+    assert max(counts) - min(counts) <= 1
+    holders = [sum(p in target[f"m{i}"].get("t", ()) for i in range(members)) for p in range(partitions)]
+    assert all(1 <= h <= sharing for h in holders)
+    if not previous:
+        assert holders == [sharing] * partitions
