@@ -52,6 +52,7 @@ def test_read_committed_delivers_every_committed_transaction_of_a_producer_that_
             producer.produce(topic, value=f"{n}-{i}".encode(), partition=0)
             if commit:
                 committed.add(f"{n}-{i}")
+        assert producer.flush(TIMEOUT) == 0  # written before the end: an abort would drop unsent records
         if commit:
             producer.commit_transaction(TIMEOUT)
         else:
