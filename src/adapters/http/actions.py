@@ -40,6 +40,8 @@ def delete_topic(view: BrokerView, name: str) -> None:
         raise ConsoleError(f"Internal topic {name} cannot be deleted")
     view.catalog.delete(name)
     view.offsets.forget_topic(name)
+    if view.share is not None and view.share.topic_deleted(topic.topic_id):  # its share-group state goes too
+        view.share_changed()
 
 
 @attrs.frozen

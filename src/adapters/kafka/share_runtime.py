@@ -73,7 +73,7 @@ class ShareRuntime:
                 self.write_records(self.groups)
             except OSError as exc:
                 log.warning("share group records could not be written: %s", exc)
-        if self.persist is not None and self.groups.dirty:
+        if self.persist is not None and self.groups.unpersisted:
             self.persist(self.groups)
         self._deadlines_changed.set()
 

@@ -86,12 +86,13 @@ def share_groups_from(
             share.restore(
                 snapshot.group_id,
                 TopicPartition(topic.name, snapshot.partition),
+                snapshot.topic_id,
                 snapshot.start_offset,
                 snapshot.batches,
             )
     runtime = ShareRuntime(share, adapters.clock_ms, appends, adapters.clock.seconds_until)
     adapters.clock.listen(runtime.touched)
-    runtime.persist = lambda groups: persist(groups, catalog, store)
+    runtime.persist = lambda groups: persist(groups, store)
     topic_id = _topic_id(catalog)
     runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
     runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms)
@@ -106,16 +107,12 @@ def _topic_id(catalog: TopicCatalog) -> Callable[[str], uuid.UUID | None]:
     return topic_id
 
 
-def persist(groups: ShareGroups, catalog: TopicCatalog, store: ShareStateStore) -> None:
+def persist(groups: ShareGroups, store: ShareStateStore) -> None:
     """Write the changed share-partitions' snapshots (and tombstones for the deleted) in one write."""
-    changed, deleted = groups.take_dirty()
-    snapshots = []
-    for group_id, tp, sp in changed:
-        topic = catalog.get(tp.topic)
-        if topic is not None:
-            snapshots.append(
-                ShareSnapshot(group_id, topic.topic_id, tp.partition, sp.start_offset, tuple(sp.state_batches()))
-            )
-    gone = [(g, topic.topic_id, tp.partition) for g, tp in deleted if (topic := catalog.get(tp.topic)) is not None]
+    changed, gone = groups.take_dirty()
+    snapshots = [
+        ShareSnapshot(group_id, topic_id, tp.partition, sp.start_offset, tuple(sp.state_batches()))
+        for group_id, tp, topic_id, sp in changed
+    ]
     if snapshots or gone:
         store.write(snapshots, gone)

@@ -13,7 +13,8 @@ deterministic (members are taken in member id order), so a test can predict thei
   id order take consecutive ranges, the first `partitions % members` one partition more, so members
   subscribed to co-partitioned topics get the same partition numbers of each.
 
-Share groups (KIP-932) use `simple` (SHARE_ASSIGNORS): every member may be given every partition.
+Share groups (KIP-932) use `simple` (SHARE_ASSIGNORS): Kafka's SimpleAssignor, each partition shared by
+ceil(members / partitions) members, each member given an equal share.
 """
 
 from __future__ import annotations
@@ -112,12 +113,61 @@ def _by_topic(tps: set[tuple[str, int]]) -> dict[str, frozenset[int]]:
 def simple(
     members: list[AssignmentMember], partition_counts: Mapping[str, int]
 ) -> dict[str, dict[str, frozenset[int]]]:
-    """Share groups' assignor: every member is given every partition of the topics it subscribes to
-    (records, not partitions, are what share-group members split between them)."""
-    return {
-        m.member_id: {t: frozenset(range(partition_counts[t])) for t in m.topics if t in partition_counts}
-        for m in members
+    """Share groups' assignor, Kafka 4.2's SimpleAssignor. Each partition goes to
+    ceil(members / partitions) members, and members get equal shares of those assignments (one apart
+    at most): 2 members on 4 partitions get 2 partitions each, none shared; 3 members on 2 partitions
+    share each partition between two of them. When every member subscribes to the same topics, their
+    partitions are balanced together (SimpleHomogeneousAssignmentBuilder), otherwise topic by topic
+    among the topic's subscribers (SimpleHeterogeneousAssignmentBuilder). Sticky: a member keeps what
+    it had while that stays within its share."""
+    ordered = sorted(members, key=lambda m: m.member_id)
+    current = {m.member_id: {(t, p) for t, ps in m.current.items() for p in ps} for m in ordered}
+    owned: dict[str, set[tuple[str, int]]] = {m.member_id: set() for m in ordered}
+    subscribed = [t for t in sorted(set().union(*(m.topics for m in ordered))) if t in partition_counts]
+    if len({m.topics & set(subscribed) for m in ordered}) == 1:
+        shares = [([m.member_id for m in ordered], [(t, p) for t in subscribed for p in range(partition_counts[t])])]
+    else:
+        shares = [
+            ([m.member_id for m in ordered if t in m.topics], [(t, p) for p in range(partition_counts[t])])
+            for t in subscribed
+        ]
+    for member_ids, partitions in shares:
+        for mid, tps in _share_out(member_ids, partitions, current).items():
+            owned[mid] |= tps
+    return {mid: _by_topic(tps) for mid, tps in owned.items()}
+
+
+def _share_out(
+    member_ids: list[str], partitions: list[tuple[str, int]], current: Mapping[str, set[tuple[str, int]]]
+) -> dict[str, set[tuple[str, int]]]:
+    """One SimpleAssignor build over `partitions` and the members that may have them (in order)."""
+    if not member_ids or not partitions:
+        return {}
+    sharing = -(-len(member_ids) // len(partitions))  # members per partition
+    total = sharing * len(partitions)
+    # member i's share: ceil(total * (i + 1) / M) - ceil(total * i / M), as Kafka's desiredAssignmentCount
+    desired = {
+        mid: -(-total * (i + 1) // len(member_ids)) - -(-total * i // len(member_ids))
+        for i, mid in enumerate(member_ids)
     }
+    targets = set(partitions)
+    holders: dict[tuple[str, int], list[str]] = {tp: [] for tp in partitions}
+    owned: dict[str, set[tuple[str, int]]] = {}
+    for mid in member_ids:  # keep what it had, within its share and the partition's sharing
+        kept = owned[mid] = set()
+        for tp in sorted(current.get(mid, set()) & targets):
+            if len(kept) < desired[mid] and len(holders[tp]) < sharing:
+                kept.add(tp)
+                holders[tp].append(mid)
+    for tp in partitions:  # then every partition short of members, to the least filled that lack it
+        while len(holders[tp]) < sharing:
+            takers = [mid for mid in member_ids if len(owned[mid]) < desired[mid] and mid not in holders[tp]]
+            if not takers:
+                break  # as Kafka: tolerate the slight imbalance
+            taker = min(takers, key=lambda mid: len(owned[mid]))
+            owned[taker].add(tp)
+            holders[tp].append(taker)
+    return owned
 
 
 ASSIGNORS = {"uniform": uniform, "range": range_}

@@ -258,6 +258,10 @@ class ShareGroupCoordinator:
 
     # -- records in __consumer_offsets ----------------------------------------------------------
 
+    def topic_id(self, name: str) -> uuid.UUID | None:
+        """The id of the topic named `name` now (None: no such topic)."""
+        return self._topic_id(name)
+
     def _topic_id(self, name: str) -> uuid.UUID | None:
         topic = self._topics.get(name)
         return topic.topic_id if topic is not None else None

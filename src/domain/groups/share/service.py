@@ -73,6 +73,10 @@ class ShareGroups:
         self.settings = settings
         self._replicas = replicas
         self.partitions: dict[tuple[str, TopicPartition], SharePartition] = {}
+        # The topic id each share-partition belongs to: its state is the topic's, not the name's (a topic
+        # deleted and created again under the same name starts afresh), as Kafka keys it by topic id.
+        self.topic_ids: dict[tuple[str, TopicPartition], uuid.UUID] = {}
+        self._gone: dict[tuple[str, TopicPartition], uuid.UUID] = {}  # deleted, its tombstone to write
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         # the connection each session was opened on (an opaque key from the adapter), and the reverse
         self._session_connection: dict[tuple[str, str], object] = {}
@@ -194,10 +198,13 @@ class ShareGroups:
 
     def _partition(self, group_id: str, tp: TopicPartition, now: int) -> SharePartition | None:
         sp = self.partitions.get((group_id, tp))
-        if sp is not None:
+        topic_id = self.coordinator.topic_id(tp.topic)
+        if sp is not None and self.topic_ids.get((group_id, tp)) == topic_id:
             return sp
+        if sp is not None:  # the topic was deleted and created again: the old state goes with the old topic
+            self._forget((group_id, tp))
         marks = self._replicas.watermarks(tp)
-        if marks is None:
+        if marks is None or topic_id is None:
             return None
         log_start, high_watermark = marks
         reset = self.config(group_id, AUTO_OFFSET_RESET)
@@ -209,6 +216,7 @@ class ShareGroups:
             found = self._replicas.list_offset(tp, max(now - ago, 0))
             start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
         sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings_of(group_id))
+        self.topic_ids[(group_id, tp)] = topic_id
         self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return sp
@@ -388,20 +396,53 @@ class ShareGroups:
 
     # -- durability --------------------------------------------------------------------------------
 
-    def take_dirty(self) -> tuple[list[tuple[str, TopicPartition, SharePartition]], list[tuple[str, TopicPartition]]]:
-        """The share-partitions changed since the last call, and those deleted, to persist."""
+    @property
+    def unpersisted(self) -> bool:
+        """Whether `take_dirty` has something to persist (changed or deleted share-partitions)."""
+        return bool(self.dirty or self._gone)
+
+    def take_dirty(
+        self,
+    ) -> tuple[list[tuple[str, TopicPartition, uuid.UUID, SharePartition]], list[tuple[str, uuid.UUID, int]]]:
+        """The share-partitions changed since the last call (group, partition, topic id, state), and
+        those deleted (group, topic id, partition), to persist."""
         dirty, self.dirty = self.dirty, set()
-        changed = [(g, tp, self.partitions[(g, tp)]) for g, tp in sorted(dirty) if (g, tp) in self.partitions]
-        deleted = [(g, tp) for g, tp in sorted(dirty) if (g, tp) not in self.partitions]
+        changed = [
+            (g, tp, self.topic_ids[(g, tp)], self.partitions[(g, tp)])
+            for g, tp in sorted(dirty)
+            if (g, tp) in self.partitions and (g, tp) in self.topic_ids
+        ]
+        deleted = [(g, topic_id, tp.partition) for (g, tp), topic_id in sorted(self._gone.items())]
+        self._gone = {}
         return changed, deleted
 
-    def restore(self, group_id: str, tp: TopicPartition, start_offset: int, batches: Iterable[StateBatch]) -> None:
+    def restore(
+        self, group_id: str, tp: TopicPartition, topic_id: uuid.UUID, start_offset: int, batches: Iterable[StateBatch]
+    ) -> None:
         """A share-partition as persisted: what was acknowledged or archived stays so, in-flight
         acquisitions are available again."""
         self.partitions[(group_id, tp)] = SharePartition.restore(
             start_offset, list(batches), self.settings_of(group_id)
         )
+        self.topic_ids[(group_id, tp)] = topic_id
         self._state_partitions_changed.add(group_id)
+
+    def topic_deleted(self, topic_id: uuid.UUID) -> int:
+        """The topic is gone: every group's share-partitions of it go too, their state with them (Kafka
+        deletes a deleted topic's share-group state). How many went."""
+        doomed = [key for key, owner in self.topic_ids.items() if owner == topic_id]
+        for key in doomed:
+            self._forget(key)
+        return len(doomed)
+
+    def _forget(self, key: tuple[str, TopicPartition]) -> None:
+        """Drop a share-partition and its state; its tombstone is written with the next persist."""
+        self.partitions.pop(key, None)
+        topic_id = self.topic_ids.pop(key, None)
+        if topic_id is not None:
+            self._gone[key] = topic_id
+        self.dirty.discard(key)
+        self._state_partitions_changed.add(key[0])
 
     # -- admin -------------------------------------------------------------------------------------
 
@@ -422,7 +463,13 @@ class ShareGroups:
         if error is not ErrorCode.NONE:
             return error
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
+            topic_id = self.coordinator.topic_id(tp.topic)
+            if topic_id is None:
+                continue
+            if self.topic_ids.get((group_id, tp), topic_id) != topic_id:
+                self._forget((group_id, tp))
             self.partitions[(group_id, tp)] = SharePartition(offset, self.settings_of(group_id))
+            self.topic_ids[(group_id, tp)] = topic_id
             self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
@@ -434,8 +481,7 @@ class ShareGroups:
             return error
         names = set(topics)
         for key in [k for k in self.partitions if k[0] == group_id and k[1].topic in names]:
-            del self.partitions[key]
-            self.dirty.add(key)
+            self._forget(key)
         self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
 
@@ -456,8 +502,7 @@ class ShareGroups:
         error = self.coordinator.delete(group_id)
         if error is ErrorCode.NONE:
             for key in [k for k in self.partitions if k[0] == group_id]:
-                del self.partitions[key]
-                self.dirty.add(key)
+                self._forget(key)
             self._state_partitions_changed.add(group_id)
         return error
 

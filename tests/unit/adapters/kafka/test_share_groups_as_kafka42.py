@@ -5,10 +5,11 @@ with MaxBytes 0 (0180), the first fetch of a two-partition group (0179), on a me
 from __future__ import annotations
 
 import pytest
+from kafka.protocol.admin import DeleteTopicsRequest
 
 from tests.batches import make_batch
 from tests.unit.adapters.kafka.test_share_group_rooms import CLIENT, fetch, heartbeat, produce
-from trafka.adapters.kafka.apis import share_fetch
+from trafka.adapters.kafka.apis import delete_topics, share_fetch
 from trafka.adapters.kafka.wire.messages import ShareFetchRequest
 from trafka.app.config.kafka_keys import KafkaConfigError, map_kafka_configs
 from trafka.app.config.settings import load_settings
@@ -127,3 +128,49 @@ def test_the_first_fetch_of_a_new_group_carries_the_first_initialized_partition_
         batch = make_batch([(1, None, b"more")])
         assert ctx.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
     assert records_per_partition(fetch_both(ctx, epoch=2)) == {0: 1, 1: 1}
+
+
+def recreate(ctx, through_the_api: bool) -> None:
+    """Delete topic `t` and create it again under the same name (a new topic id)."""
+    if through_the_api:
+        answer = delete_topics.API.handle(ctx, DeleteTopicsRequest[4](topic_names=["t"], timeout_ms=1000), 4, CLIENT)
+        assert answer.responses[0].error_code == 0
+    else:  # a path that does not tell the share groups: the topic id check finds out
+        ctx.catalog.delete("t")
+    ctx.catalog.create("t", 1, 1)
+
+
+@pytest.mark.parametrize("through_the_api", [True, False])
+def test_a_recreated_topic_starts_with_fresh_share_partition_state(through_the_api):
+    """librdkafka's 0184: Kafka keys share-partition state by topic id and deletes it with its topic.
+    Records of the new topic come at once with delivery count 1, not after the old lock expires."""
+    ctx = broker()
+    heartbeat(ctx)
+    produce(ctx, 3)
+    assert [
+        (a.first_offset, a.last_offset, a.delivery_count)
+        for a in fetch(ctx).responses[0].partitions[0].acquired_records
+    ] == [(0, 2, 1)]
+    old_id = ctx.catalog.get("t").topic_id
+    recreate(ctx, through_the_api)
+    assert ctx.catalog.get("t").topic_id != old_id
+    produce(ctx, 2)
+    got = fetch(ctx, epoch=1).responses[0].partitions[0].acquired_records
+    assert [(a.first_offset, a.last_offset, a.delivery_count) for a in got] == [(0, 1, 1)]
+    tp = TopicPartition("t", 0)
+    assert ctx.share.groups.topic_ids[("g", tp)] == ctx.catalog.get("t").topic_id
+
+
+def test_deleting_a_topic_deletes_its_share_state_from_the_store():
+    ctx = broker()
+    heartbeat(ctx)
+    produce(ctx, 1)
+    fetch(ctx)
+    ctx.share.settled()
+    old_id = ctx.catalog.get("t").topic_id
+    written = []
+    ctx.share.persist = lambda groups: written.append(groups.take_dirty())
+    answer = delete_topics.API.handle(ctx, DeleteTopicsRequest[4](topic_names=["t"], timeout_ms=1000), 4, CLIENT)
+    assert answer.responses[0].error_code == 0
+    assert written == [([], [("g", old_id, 0)])]
+    assert ("g", TopicPartition("t", 0)) not in ctx.share.groups.partitions

@@ -4,6 +4,8 @@ the in-memory log adapter underneath the share-partitions."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.unit.domain.groups.consumer_harness import FakeTopics
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -27,17 +29,43 @@ def join(c: ShareGroupCoordinator, member: str, topics=("t",), now: int = 0, gro
     return c.heartbeat(ShareHeartbeat(group, member, 0, subscribed_topic_names=topics), now)
 
 
-def test_every_member_is_given_every_partition_of_its_topics():
+def test_the_simple_assignor_spreads_partitions_over_members_as_kafkas():
+    """Kafka 4.2's SimpleAssignor: each partition to ceil(members / partitions) members, equal shares;
+    sticky; topics balanced apart when members subscribe to different ones."""
     c = coordinator()
     a = join(c, "a")
     assert (a.error, a.member_epoch, a.assignment) == (ErrorCode.NONE, 1, {"t": frozenset({0, 1, 2})})
     b = join(c, "b", ("t", "u"))
     assert b.member_epoch == 2
-    assert b.assignment == {"t": frozenset({0, 1, 2}), "u": frozenset({0})}
     again = c.heartbeat(ShareHeartbeat("g", "a", 1), 10)
-    assert (again.member_epoch, again.assignment) == (2, None)  # same partitions: not repeated
+    assert again.member_epoch == 2
+    target = c.groups["g"].target
+    assert target["b"]["u"] == frozenset({0})  # b alone takes u
+    assert target["a"]["t"] | target["b"]["t"] == frozenset({0, 1, 2}) and not target["a"]["t"] & target["b"]["t"]
+    assert sorted(len(target[m]["t"]) for m in "ab") == [1, 2]
+    assert set(target["a"]["t"]) <= {0, 1, 2} and 0 in target["a"]["t"]  # a keeps what it can of its own
     assert c.heartbeat(ShareHeartbeat("g", "a", 2), 20).assignment is None  # unchanged: not repeated
     assert c.state("g") is ModernGroupState.STABLE
+
+
+@pytest.mark.parametrize(
+    ("members", "partitions", "shares", "sharing"),
+    [
+        (2, 4, [2, 2], 1),  # librdkafka's 0172: two members on four partitions, none shared
+        (4, 4, [1, 1, 1, 1], 1),
+        (3, 2, [2, 1, 1], 2),  # more members than partitions: each partition shared by two
+        (5, 2, [2, 1, 1, 1, 1], 3),
+        (1, 3, [3], 1),
+    ],
+)
+def test_simple_assignor_shares(members, partitions, shares, sharing):
+    from trafka.domain.groups.modern.assignors import AssignmentMember, simple
+
+    group = [AssignmentMember(f"m{i}", frozenset({"t"}), {}) for i in range(members)]
+    target = simple(group, {"t": partitions})
+    assert [len(target[f"m{i}"].get("t", ())) for i in range(members)] == shares
+    for p in range(partitions):
+        assert sum(p in target[f"m{i}"].get("t", ()) for i in range(members)) == sharing
 
 
 @pytest.mark.parametrize(
@@ -132,3 +160,30 @@ def test_share_sessions_are_bounded():
     assert groups.open_session("g", "a", 0)[0] is ErrorCode.NONE  # reopening one's own session
     groups.close_session("g", "b")
     assert groups.open_session("g", "c", 0)[0] is ErrorCode.NONE
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    members=st.integers(1, 8),
+    partitions=st.integers(1, 8),
+    previous=st.lists(st.sets(st.integers(0, 9), max_size=6), max_size=8),
+)
+def test_simple_assignor_balances_whatever_the_previous_assignment(members, partitions, previous):
+    """Every partition has a member and at most ceil(members / partitions), member shares are one
+    apart at most; from no previous assignment every partition has exactly that many. As Kafka's
+    builder, a previous assignment can leave a partition short when every member with room already
+    holds it ("a slight imbalance" Kafka tolerates)."""
+    from trafka.domain.groups.modern.assignors import AssignmentMember, simple
+
+    group = [
+        AssignmentMember(f"m{i}", frozenset({"t"}), {"t": frozenset(previous[i])} if i < len(previous) else {})
+        for i in range(members)
+    ]
+    target = simple(group, {"t": partitions})
+    sharing = -(-members // partitions)
+    counts = [len(target[f"m{i}"].get("t", ())) for i in range(members)]
+    assert max(counts) - min(counts) <= 1
+    holders = [sum(p in target[f"m{i}"].get("t", ()) for i in range(members)) for p in range(partitions)]
+    assert all(1 <= h <= sharing for h in holders)
+    if not previous:
+        assert holders == [sharing] * partitions
