@@ -151,6 +151,7 @@ def _observer(settings: Settings) -> BrokerObserver:
     """The HTTP listener's metrics when it is on; nothing otherwise (its libraries load only with it)."""
     if settings.http.port is None:
         return UnobservedBroker()
+    extras.require("console", "the HTTP listener (--http-port, http.port)")
     from trafka.adapters.http.metrics import BrokerMetrics
 
     return BrokerMetrics()
