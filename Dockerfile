@@ -35,7 +35,7 @@ CMD ["trafka", "export", "--help"]
 
 
 FROM base AS broker
-RUN pip install /tmp/trafka-src && rm -rf /tmp/trafka-src
+RUN pip install "/tmp/trafka-src[all]" && rm -rf /tmp/trafka-src
 USER trafka
 WORKDIR /home/trafka
 VOLUME /var/lib/trafka

@@ -22,8 +22,6 @@ from typing import Any, Self
 
 import attrs
 import trio
-import trio.testing
-from kafka.record import MemoryRecords
 
 from trafka.adapters.kafka.cluster import ClusterError, ClusterMap
 from trafka.adapters.kafka.connection.faults import can_fail
@@ -171,6 +169,8 @@ class RunningBroker:
             fetched = self.ctx.replicas.fetch(tp, offset, _FETCH_BYTES, True)
             if fetched.error is not ErrorCode.NONE or not fetched.records:
                 return
+            from kafka.record import MemoryRecords  # the client's batch reader, for the records helpers only
+
             batches = MemoryRecords(bytes(fetched.records))
             last = offset
             while (batch := batches.next_batch()) is not None:
@@ -339,6 +339,8 @@ class RunningBroker:
             now = clock.advance(seconds)
         except ValueError as exc:
             raise BrokerError(str(exc)) from None
+        import trio.testing  # not at import: trio.testing imports pytest
+
         await trio.testing.wait_all_tasks_blocked()
         return now
 

@@ -186,7 +186,11 @@ def test_produce_and_consume_keys_headers_formats_and_offsets(cli_broker):
     ]
     assert [(r["offset"], r["key"], r["value"]) for r in records] == [(1, "b", "2"), (2, "c", "3:x")]
     assert records[0]["timestamp"] > 0 and records[0]["topic"] == "lines"
-    ok(trafka(cli_broker, "produce", "lines", stdin="no key\n"))
+    # Without -o json it says what it did, as a person reads it (it printed nothing before).
+    assert (
+        ok(trafka(cli_broker, "produce", "lines", stdin="no key\n"))
+        == "produced 1 record to lines (partition 0 at offset 3)\n"
+    )
     assert (
         ok(trafka(cli_broker, "consume", "lines", "-p", "0", "--offset", "3", "-n", "1", "-f", "{key}|{value}"))
         == "null|no key\n"

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
-
-from ..config.settings import ConfigError, Settings, config_path, load_configuration
 from ..ops.output import OK, USAGE, fail, print_json, print_rows
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
 
 _LOG_TOPIC_CONFIG = {
     "retention_ms": "retention.ms",
@@ -61,6 +61,8 @@ def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def config_rows(settings: Settings, sources: dict[str, str]) -> list[dict[str, Any]]:
+    from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+
     rows = []
     for path, value in _leaves(settings):
         section, _, name = path.partition(".")
@@ -71,6 +73,8 @@ def config_rows(settings: Settings, sources: dict[str, str]) -> list[dict[str, A
 
 
 def run_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from ..config.settings import ConfigError, config_path, load_configuration  # the broker's, on use
+
     try:
         loaded = load_configuration(config_path(args), os.environ, overrides)
     except ConfigError as exc:

@@ -10,30 +10,24 @@ import signal
 import sys
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import attrs
-import trio
-
-from trafka.adapters.http import HttpBindError
-from trafka.adapters.kafka.context import BrokerContext, Endpoint
-from trafka.domain.listeners import Listener
-
-from ..config.settings import (
-    ConfigError,
-    Settings,
-    config_path,
-    load_configuration,
-    load_settings,
-    log_ignored_kafka_keys,
-)
 from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers
-from ..wiring.bootstrap import Adapters, LogDirUnusable, bootstrap, default_adapters
-from ..wiring.runtime import close_broker, request_shutdown, run_broker
-from .check import run_check
 from .config import add_config_parser, run_config
 from .export import add_export_parser, run_export
 from .users import add_user_parser, run_user
+
+if TYPE_CHECKING:
+    import trio
+
+    from trafka.adapters.kafka.context import BrokerContext, Endpoint
+    from trafka.domain.listeners import Listener
+
+    from ..config.settings import Settings
+    from ..wiring.bootstrap import Adapters
+
+# Only the parsers are built at import: each command imports what it uses when it runs, so that
+# `trafka --help` and the operator commands do not load the broker (ADR 70).
 
 log = logging.getLogger("trafka")
 
@@ -140,6 +134,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adapters, ready_file: str | None) -> None:
+    import trio
+
+    from ..wiring.runtime import run_broker
+
     http: list[str] = []
 
     def http_started(host: str, port: int) -> None:
@@ -213,6 +211,10 @@ def write_ready_file(
 async def _stop_on_signals(ctx: BrokerContext) -> None:
     """The first SIGINT or SIGTERM stops the broker gracefully. Watching ends when the broker stops
     for another reason too (a failed log dir), so that the process exits instead of waiting."""
+    import trio
+
+    from ..wiring.runtime import request_shutdown
+
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as watching:
             watching.start_soon(_cancel_on_shutdown, ctx, watching.cancel_scope)
@@ -239,12 +241,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "user":
         return run_user(args)
     if args.command == "check":
+        from ..config.settings import ConfigError, load_settings
+        from .check import run_check
+
         try:
             settings = load_settings(args.config, os.environ, _overrides(args))
         except ConfigError as exc:
             print(f"trafka: {exc}", file=sys.stderr)
             return 2
         return run_check(settings.server.host, settings.server.port, args.timeout)
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import attrs
+    import trio
+
+    from ..config.settings import ConfigError, config_path, load_configuration, log_ignored_kafka_keys
+    from ..wiring.bootstrap import LogDirUnusable, bootstrap, default_adapters
+    from ..wiring.runtime import close_broker
+
     try:
         loaded = load_configuration(config_path(args), os.environ, _overrides(args))
         settings = loaded.settings
@@ -272,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             error = error.exceptions[0]
         where = (
             f"{settings.http.host}:{settings.http.port} (HTTP)"
-            if isinstance(error, HttpBindError)
+            if settings.http.port is not None and _is_http_bind_error(error)
             else settings.server.listeners or f"{settings.server.host}:{settings.server.port}"
         )
         print(f"trafka: cannot listen on {where}: {error}", file=sys.stderr)
@@ -285,3 +301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         status = 1
     return status
+
+
+def _is_http_bind_error(error: BaseException) -> bool:
+    from trafka.adapters.http.server import HttpBindError  # loaded only by a broker with an HTTP listener
+
+    return isinstance(error, HttpBindError)

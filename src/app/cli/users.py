@@ -16,13 +16,11 @@ import secrets
 import sys
 from typing import Any
 
-from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials
-from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
-
-from ..config.settings import ConfigError, load_settings
-from ..wiring.bootstrap import default_adapters
-
 SALT_BYTES = 32
+# Kafka's mechanisms and iteration bounds (the domain's ScramMechanism, MIN_/MAX_ITERATIONS; a unit
+# test holds them equal), written out so that building the parser loads no domain (ADR 70).
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+ITERATIONS = (4096, 16384)
 
 
 def add_user_parser(commands: Any) -> None:
@@ -30,13 +28,15 @@ def add_user_parser(commands: Any) -> None:
     verbs = user.add_subparsers(dest="user_command", required=True)
     add = verbs.add_parser("add", help="add or replace a user's SCRAM credential (password from stdin or a prompt)")
     add.add_argument("name")
-    add.add_argument("--mechanism", required=True, choices=[m.mechanism_name for m in ScramMechanism])
-    add.add_argument("--iterations", type=int, default=MIN_ITERATIONS, help=f"{MIN_ITERATIONS}..{MAX_ITERATIONS}")
+    add.add_argument("--mechanism", required=True, choices=MECHANISMS)
+    add.add_argument("--iterations", type=int, default=ITERATIONS[0], help=f"{ITERATIONS[0]}..{ITERATIONS[1]}")
     add.add_argument("--data-dir", help="the broker's log dir (default: from --config and TRAFKA_* variables)")
     add.add_argument("--config", help="TOML configuration file")
 
 
 def read_password(stdin=sys.stdin) -> str:
+    from ..config.settings import ConfigError
+
     if stdin.isatty():
         first = getpass.getpass("Password: ")
         if first != getpass.getpass("Password again: "):
@@ -46,6 +46,12 @@ def read_password(stdin=sys.stdin) -> str:
 
 
 def run_user(args: argparse.Namespace, stdin=sys.stdin) -> int:
+    from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials
+    from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
+
+    from ..config.settings import ConfigError, load_settings  # the broker's configuration and stores, on use
+    from ..wiring.bootstrap import default_adapters
+
     try:
         mechanism = ScramMechanism.from_name(args.mechanism)
         assert mechanism is not None

@@ -403,7 +403,7 @@ def _listener_flags(server: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
     `listeners` set (by a file or KAFKA_LISTENERS), `--host`/`--port` rewrite the first listener's
     bind address, and `--advertised-host`/`--advertised-port` that listener's advertised entry. An
     advertised port that was the bind port moves with `--port` (port 0 advertises the bound one)."""
-    flags = dict(overrides.get("server") or {})
+    flags: dict[str, Any] = dict(overrides.get("server") or {})
     listeners = flags.get("listeners", server.get("listeners"))
     if (
         not listeners
@@ -413,7 +413,7 @@ def _listener_flags(server: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
         return dict(overrides)
     entries = [entry.strip() for entry in listeners.split(",") if entry.strip()]
     name, bind_host, bind_port = _endpoint(entries[0])
-    host, port = flags.pop("host", bind_host), flags.pop("port", bind_port)
+    host, port = flags.get("host", bind_host), flags.get("port", bind_port)
     entries[0] = f"{name}://{_bracketed(host)}:{port}"
     advertised_text = flags.get("advertised_listeners", server.get("advertised_listeners"))
     advertised = [entry.strip() for entry in (advertised_text or "").split(",") if entry.strip()]
@@ -421,12 +421,12 @@ def _listener_flags(server: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
     if shown is not None:
         _, shown_host, shown_port = _endpoint(advertised[shown])
         moved_port = port if shown_port == bind_port else shown_port
-        shown_host = flags.pop("advertised_host", shown_host)
-        shown_port = flags.pop("advertised_port", moved_port)
+        shown_host = flags["advertised_host"] if "advertised_host" in flags else shown_host
+        shown_port = flags["advertised_port"] if "advertised_port" in flags else moved_port
         advertised[shown] = f"{name}://{_bracketed(shown_host)}:{shown_port}"
     elif flags.keys() & {"advertised_host", "advertised_port"}:
-        shown_host = flags.pop("advertised_host", host or "localhost")
-        advertised.append(f"{name}://{_bracketed(shown_host)}:{flags.pop('advertised_port', port)}")
+        shown_host = flags["advertised_host"] if "advertised_host" in flags else host or "localhost"
+        advertised.append(f"{name}://{_bracketed(shown_host)}:{flags.get('advertised_port', port)}")
     flags["listeners"] = ",".join(entries)
     if advertised:
         flags["advertised_listeners"] = ",".join(advertised)
@@ -466,8 +466,9 @@ def load_configuration(
         raw = _merge(raw, trafka_env)
         sources.update({path: f"env {ENV_PREFIX}{path.replace('.', '_').upper()}" for path in _paths(trafka_env)})
     if overrides:
-        raw = _merge(raw, _listener_flags(raw.get("server", {}), overrides))
-        sources.update(dict.fromkeys(_paths(overrides), "flag"))
+        flags = _listener_flags(raw.get("server", {}), overrides)
+        raw = _merge(raw, flags)
+        sources.update(dict.fromkeys(_paths(flags), "flag"))
     http = raw.get("http")
     if isinstance(http, dict) and isinstance(http.get("allowed_hosts"), str):
         try:

@@ -15,8 +15,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from kafka import errors as kafka_errors
-
 from .output import ERROR, UNREACHABLE, USAGE, fail
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
@@ -69,6 +67,8 @@ def admin_client(args: argparse.Namespace) -> Any:
 
 def error_text(exc: BaseException) -> str:
     """Kafka's error name and what it means, without the request dump kafka-python appends."""
+    from kafka import errors as kafka_errors
+
     if isinstance(exc, kafka_errors.KafkaError) and getattr(exc, "errno", None) is not None:
         return f"{exc.message}: {exc.description}"
     return str(exc).split("\n")[0]
@@ -76,6 +76,9 @@ def error_text(exc: BaseException) -> str:
 
 def run_operator(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     # kafka-python logs every refused connection at ERROR; the one-line message below says it once.
+    # It is imported here, when a command runs, not when the parsers are built (`trafka --help`).
+    from kafka import errors as kafka_errors
+
     logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
         return command(args)

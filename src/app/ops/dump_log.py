@@ -19,36 +19,19 @@ import os
 import struct
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import crc32c
-
-from .log_records import (
-    CONSUMER_GROUP_RECORDS,
-    CRC_START,
-    HEADER_SIZE,
-    METADATA_TYPES,
-    SHARE_GROUP_RECORDS,
-    BatchHeader,
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    ShareSnapshotKey,
-    ShareSnapshotValue,
-    ShareUpdateKey,
-    ShareUpdateValue,
-    TransactionLogKey,
-    TransactionLogValue,
-    decode_metadata_record,
-    decode_versioned,
-)
 from .output import ERROR, OK, fail
+
+if TYPE_CHECKING:
+    from .log_records import BatchHeader
+
+# The record classes (kafka-python's schema-driven ones) load when a file is dumped, so that the
+# other commands and `trafka --help` do not pay for them (ADR 70).
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 _INDEX_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
-_METADATA_NAMES = {key: cls.__name__ for key, cls in METADATA_TYPES.items()}
 _DELETE_HORIZON_FLAG = 0x40
 
 
@@ -74,6 +57,8 @@ def _read(path: str, limit: int = 2**31 - 1) -> bytes:
 
 def iter_batches(data: bytes) -> Iterator[tuple[int, BatchHeader | None, bytes]]:
     """(position, header, batch bytes); a last None header marks bytes that are no complete batch."""
+    from .log_records import HEADER_SIZE, BatchHeader
+
     pos = 0
     while pos < len(data):
         if len(data) - pos < HEADER_SIZE:
@@ -105,12 +90,31 @@ def _jsonable(value: Any) -> Any:
 
 def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) -> tuple[Any, Any]:
     """The record's key and payload as printed: decoded internal records, else UTF-8 text."""
+    from .log_records import (
+        CONSUMER_GROUP_RECORDS,
+        METADATA_TYPES,
+        SHARE_GROUP_RECORDS,
+        GroupMetadataKey,
+        GroupMetadataValue,
+        OffsetCommitKey,
+        OffsetCommitValue,
+        ShareSnapshotKey,
+        ShareSnapshotValue,
+        ShareUpdateKey,
+        ShareUpdateValue,
+        TransactionLogKey,
+        TransactionLogValue,
+        decode_metadata_record,
+        decode_versioned,
+    )
+
     if args.cluster_metadata_decoder and value is not None:
         record = decode_metadata_record(value)
         record_type = value[1] if len(value) > 1 else -1
         data = None if record is None else _jsonable(record.to_dict())
+        cls = METADATA_TYPES.get(record_type)
         return None, {
-            "type": _METADATA_NAMES.get(record_type, record_type),
+            "type": record_type if cls is None else cls.__name__,
             "version": value[2] if len(value) > 2 else None,
             "data": data,
         }
@@ -154,6 +158,10 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
 
 
 def batch_fields(pos: int, header: BatchHeader, batch: bytes) -> dict[str, Any]:
+    import crc32c
+
+    from .log_records import CRC_START
+
     has_sequence = header.base_sequence >= 0
     last_sequence = (header.base_sequence + header.last_offset_delta) % 2**31 if has_sequence else -1
     return {

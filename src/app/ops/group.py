@@ -20,9 +20,7 @@ import datetime
 from typing import Any
 
 from .client import CommandError, add_connection_options, admin_client, run_operator
-from .consumer_groups import describe_consumer_group
 from .output import OK, USAGE, print_rows
-from .share_groups import alter_share_group_offsets, describe_share_group
 from .topic import key_values, raise_resource_errors
 
 _DESCRIBE_COLUMNS = [
@@ -113,6 +111,9 @@ def _list(args: argparse.Namespace) -> int:
 def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The group and its committed offsets; for a share group its share-partitions' start offsets."""
     from kafka.structs import OffsetAndMetadata
+
+    from .consumer_groups import describe_consumer_group
+    from .share_groups import describe_share_group
 
     described = admin.describe_groups([group_id])[group_id]
     if described.get("error") not in (None, "NoError") or described.get("group_state") == "Dead":
@@ -335,6 +336,8 @@ def _reset(args: argparse.Namespace) -> int:
                 target = args.to_offset
             plan[tp] = min(max(target, earliest[tp]), latest[tp])
         if args.execute and described.get("type") == "share":
+            from .share_groups import alter_share_group_offsets
+
             errors = alter_share_group_offsets(admin, args.group, plan)
             failed = {f"{tp.topic}-{tp.partition}": code for tp, code in sorted(errors.items()) if code}
             if failed:

@@ -52,6 +52,7 @@ def _produce(args: argparse.Namespace) -> int:
     headers = [(k, v.encode()) for k, v in key_values(args.header, "--header").items()]
     producer = KafkaProducer(**client_config(args), acks="all", linger_ms=5, max_block_ms=int(args.timeout * 1000))
     sent, failures = [], []
+    offsets: dict[int, list[int]] = {}  # partition -> offsets written, for the summary line
     try:
         try:  # as Kafka's producer: the broker may create the topic (auto.create.topics.enable)
             producer.partitions_for(args.topic)
@@ -68,10 +69,27 @@ def _produce(args: argparse.Namespace) -> int:
             except Exception as exc:
                 failures.append(str(exc).split("\n")[0])
                 continue
+            offsets.setdefault(metadata.partition, []).append(metadata.offset)
             if args.output == "json":
                 print(json.dumps({"topic": metadata.topic, "partition": metadata.partition, "offset": metadata.offset}))
     finally:
         producer.close(timeout=args.timeout)
+    if args.output != "json":
+        print(summary(args.topic, len(sent) - len(failures), offsets))
     if failures:
         raise CommandError(f"{len(failures)} of {len(sent)} records were not produced: {failures[0]}", ERROR)
     return OK
+
+
+def summary(topic: str, produced: int, offsets: dict[int, list[int]]) -> str:
+    """What was written, for a person: "produced 3 records to orders (partition 0 at offsets 4-6)"."""
+    noun = "record" if produced == 1 else "records"
+    where = ", ".join(
+        f"partition {p} at offset{'s' if len(o) > 1 else ''} {_span(o)}" for p, o in sorted(offsets.items())
+    )
+    return f"produced {produced} {noun} to {topic}" + (f" ({where})" if where else "")
+
+
+def _span(offsets: list[int]) -> str:
+    low, high = min(offsets), max(offsets)
+    return str(low) if low == high else f"{low}-{high}"

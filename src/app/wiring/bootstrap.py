@@ -94,6 +94,7 @@ from trafka.domain.telemetry import ClientTelemetry
 from trafka.domain.topics import Topic, TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
+from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .clock import Clock, WallClock, clock_from
 from .log_cleaner import CleanerSlot
@@ -150,6 +151,7 @@ def _observer(settings: Settings) -> BrokerObserver:
     """The HTTP listener's metrics when it is on; nothing otherwise (its libraries load only with it)."""
     if settings.http.port is None:
         return UnobservedBroker()
+    extras.require("console", "the HTTP listener (--http-port, http.port)")
     from trafka.adapters.http.metrics import BrokerMetrics
 
     return BrokerMetrics()
@@ -396,6 +398,8 @@ def consumer_groups_from(
 
 
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
+    if settings.http.port is not None:
+        extras.require("console", "the HTTP listener (--http-port, http.port)")
     listeners = listeners_from(settings)
     first_listener = listeners[0]
     credentials = UserScramCredentials(adapters.scram_store)
@@ -491,8 +495,13 @@ def quotas_from(settings: Settings, store: ClientQuotaStore) -> QuotaSensors:
 
 def _registry(settings: Settings) -> HandlerRegistry:
     """Every API trafka serves, or (with `kafka_version`) what that Kafka release does of them; KIP-714's
-    telemetry APIs only with the HTTP listener."""
-    registry = build_registry(telemetry=settings.http.port is not None)
+    telemetry APIs only with the HTTP listener and the telemetry extra (as Kafka advertises them only
+    with a ClientTelemetry receiver configured)."""
+    telemetry = settings.http.port is not None
+    if telemetry and not extras.installed("telemetry"):
+        log.info("client telemetry (KIP-714) is off: pip install 'trafka[telemetry]' to receive it")
+        telemetry = False
+    registry = build_registry(telemetry=telemetry)
     if settings.broker.kafka_version is not None:
         registry = pinned(registry, settings.broker.kafka_version)
     return registry

@@ -12,6 +12,7 @@ import logging
 import secrets
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -23,12 +24,14 @@ from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.apis import delete_groups
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
-from trafka.adapters.schema_registry import AvroFormat, JsonSchemaFormat, RegistryService, SchemasTopic
-from trafka.adapters.schema_registry.offloop import SHARED_WORKER, OffLoopFormat
-from trafka.adapters.schema_registry.rest import registry_routes
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.schema_registry import SchemaFormat, SchemaRegistry, SchemaType
+
+from .. import extras
+
+if TYPE_CHECKING:
+    from trafka.adapters.schema_registry import RegistryService
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from ..config.settings import Settings, host_patterns
@@ -94,6 +97,18 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
     )
 
 
+def _avro_format() -> SchemaFormat:
+    from trafka.adapters.schema_registry.avro import AvroFormat  # the registry's libraries, on first use
+
+    return AvroFormat()
+
+
+def _json_schema_format() -> SchemaFormat:
+    from trafka.adapters.schema_registry.json_schema import JsonSchemaFormat
+
+    return JsonSchemaFormat()
+
+
 def _protobuf_format() -> SchemaFormat:
     from trafka.adapters.schema_registry.protobuf import (
         ProtobufFormat,  # protoc is loaded with the registry, not the broker
@@ -103,8 +118,8 @@ def _protobuf_format() -> SchemaFormat:
 
 
 SCHEMA_FORMATS: dict[SchemaType, Callable[[], SchemaFormat]] = {
-    SchemaType.AVRO: AvroFormat,
-    SchemaType.JSON: JsonSchemaFormat,
+    SchemaType.AVRO: _avro_format,
+    SchemaType.JSON: _json_schema_format,
     SchemaType.PROTOBUF: _protobuf_format,
 }
 
@@ -123,6 +138,10 @@ def new_schema_registry(
     catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
 ) -> RegistryService:
     """A registry over the broker's `_schemas` topic, with every schema format."""
+    from trafka.adapters.schema_registry import RegistryService, SchemasTopic
+    from trafka.adapters.schema_registry.offloop import SHARED_WORKER, OffLoopFormat
+
+    extras.require("registry", "the Schema Registry")
     formats = [OffLoopFormat(new(), new) for new in SCHEMA_FORMATS.values()]  # parsing in a worker process
     topic = SchemasTopic(catalog, replicas, clock_ms, lambda tp: appends.notify([tp]))
     registry = SchemaRegistry({fmt.schema_type: fmt for fmt in formats})
@@ -130,8 +149,36 @@ def new_schema_registry(
 
 
 def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
-    """Confluent's Schema Registry API over this broker's `_schemas` topic."""
+    """Confluent's Schema Registry API over this broker's `_schemas` topic; without the registry
+    extra, its paths answer 501 with the extra to install."""
+    if not extras.installed("registry"):
+        return _registry_missing_routes()
+    from trafka.adapters.schema_registry.rest import registry_routes
+
     return registry_routes(schema_registry(ctx), [schema_type.value for schema_type in SCHEMA_FORMATS])
+
+
+def _registry_missing_routes() -> list[BaseRoute]:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    try:
+        extras.require("registry", "the Schema Registry")
+    except extras.MissingExtra as exc:
+        message = str(exc)
+    log.warning("%s", message)
+
+    async def missing(request: Request) -> JSONResponse:
+        # Confluent's error body; 50101 is its code for an unsupported operation.
+        return JSONResponse({"error_code": 50101, "message": message}, status_code=501)
+
+    methods = ["GET", "POST", "PUT", "DELETE"]
+    return [
+        Route(path, missing, methods=methods)
+        for prefix in ("/subjects", "/schemas", "/config", "/mode", "/compatibility")
+        for path in (prefix, prefix + "/{rest:path}")
+    ]
 
 
 # Kafka's PASSWORD-type configs (and trafka's session secret): DescribeConfigs never shows their values.

@@ -18,12 +18,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from trafka.adapters.compression import compress
-from trafka.adapters.compression.keys import scan_keys
 from trafka.adapters.filesystem.partition_log import FilePartitionLog
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.domain.batch import Checksum
@@ -36,7 +36,9 @@ from trafka.domain.producers import PartitionProducerState
 from trafka.domain.topics import TopicPartition
 
 from ..config.settings import LogCleanerSettings
-from .cleaner_process import CleanerProcess, ProcessGone
+
+if TYPE_CHECKING:
+    from .cleaner_process import CleanerProcess
 
 log = logging.getLogger("trafka.cleaner")
 
@@ -152,6 +154,9 @@ class LogCleaner:
         return cached[1]
 
     def _cleaner(self) -> Cleaner:
+        # aiokafka's compiled key scan loads with the first cleaning, not with the broker (ADR 70).
+        from trafka.adapters.compression.keys import scan_keys
+
         threads = max(self.settings.threads, 1)
 
         held_since = time.perf_counter()
@@ -201,13 +206,15 @@ class LogCleaner:
             process.stop()
 
     async def _thread(self, thread: int) -> None:
-        cleaner = self._cleaner()
+        cleaner = None  # made with the first log to clean: a broker with none never loads its key scan
         while True:
             chosen = self.manager.grab_filthiest(self._ctx.clock_ms())
             self.metrics.max_dirty_percent = 100 * self.manager.dirtiest_ratio
             if chosen is None:
                 await trio.sleep(self.settings.backoff_ms / 1000)
                 continue
+            if cleaner is None:
+                cleaner = self._cleaner()
             await self._clean(cleaner, chosen, thread)
 
     async def _clean(
@@ -230,6 +237,8 @@ class LogCleaner:
 
         work = in_thread
         if self._use_process and isinstance(partition_log, FilePartitionLog):
+            from .cleaner_process import CleanerProcess, ProcessGone  # multiprocessing, on first use
+
             file_log = partition_log
             process = self._processes.setdefault(thread, CleanerProcess())
             if self._stopping:

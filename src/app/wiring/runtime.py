@@ -19,7 +19,6 @@ from trafka.adapters.kafka.context import BrokerContext
 
 from ..config.settings import Settings
 from .bootstrap import Adapters, limits_from, listeners_from
-from .http import observe_broker, run_http, schema_registry_routes
 from .log_cleaner import LogCleaner
 
 if TYPE_CHECKING:
@@ -55,6 +54,9 @@ async def run_broker(
         nursery.start_soon(cleaner.run)
         view = None
         if settings.http.port is not None:
+            # The HTTP stack (hypercorn, Starlette, the console, the registry) loads only when it serves.
+            from .http import observe_broker, run_http, schema_registry_routes
+
             view = observe_broker(settings, ctx, adapters.clock_ms())
             view.first_dirty_offset = cleaner.first_dirty_offset
             view.metrics.watch_cleaner(cleaner.metric_values)

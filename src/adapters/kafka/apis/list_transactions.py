@@ -8,7 +8,9 @@ Authorization filters: only the transactional ids the principal may DESCRIBE.
 
 from __future__ import annotations
 
-import re2
+from functools import cache
+from typing import Any
+
 from kafka.protocol.admin import (
     ListTransactionsRequest,
     ListTransactionsResponse,
@@ -24,8 +26,15 @@ from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a client's bad pattern is its error, not the broker's log line
+
+@cache
+def _re2() -> tuple[Any, Any]:
+    """RE2 and its options, loaded with the first pattern a client sends (not with every broker)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # a client's bad pattern is its error, not the broker's log line
+    return re2, options
 
 
 def handle_list_transactions(
@@ -34,8 +43,9 @@ def handle_list_transactions(
     pattern = request.transactional_id_pattern if version >= 2 else None
     matcher = None
     if pattern:
+        re2, options = _re2()
         try:
-            matcher = re2.compile(pattern, _RE2_OPTIONS)
+            matcher = re2.compile(pattern, options)
         except re2.error:
             return ListTransactionsResponse(
                 version=version,

@@ -359,7 +359,13 @@ def test_transaction_max_timeout_reaches_the_coordinator():
 def test_flags_win_over_the_listeners_of_a_properties_file():
     # `trafka serve --port P server.properties`: the file's PLAINTEXT://:9092 moves to P, and its
     # advertised localhost:9092 with it; before, --port was silently ignored once `listeners` was set.
-    settings = load_settings(str(KAFKA_SERVER_PROPERTIES), None, {"server": {"port": 0}})
+    loaded = load_configuration(str(KAFKA_SERVER_PROPERTIES), None, {"server": {"port": 0}})
+    settings = loaded.settings
+    assert (loaded.sources["server.listeners"], loaded.sources["server.port"], settings.server.port) == (
+        "flag",
+        "flag",
+        0,
+    )
     [listener] = listeners_from(settings)
     assert (listener.host, listener.port) == ("", 0)
     assert (listener.advertised_host, listener.advertised_port) == ("localhost", 0)

@@ -1,0 +1,194 @@
+"""Cold start: a new process to a broker accepting connections, and the CLI's commands, each as a ratio
+to the floor any Trio program pays (`python -c "import trio, attrs"`), timed in the same run.
+
+    python bench/coldstart.py [--runs 10] [--only serve-memory,help] [--kafka] [--compare DIR]
+
+Each run of each case is a fresh interpreter, and the cases are interleaved run by run (floor, serve
+--memory, serve --data-dir, --help, topic list, first Broker(), then again), so a machine that slows
+down mid-run slows every case alike; the table gives each case's median and its ratio to the floor's
+median. A case's time is from spawning the process to:
+
+- floor: `python -c "import trio, attrs"` exiting;
+- serve-memory / serve-data-dir: `python -m trafka serve --memory|--data-dir D --port 0 --ready-file F`
+  having written F and accepted a TCP connection (then it is stopped with SIGTERM);
+- help: `python -m trafka --help` exiting; topic-list: `python -m trafka topic list` against a
+  broker started once beforehand, exiting;
+- broker: `python -c "import trafka; trafka.Broker().start()"` having accepted a TCP connection
+  (the first `trafka.Broker()` in a process, its imports included);
+- kafka (`--kafka`, when `tests/kafka/` of the yardstick branch is present): Apache Kafka's
+  `ReferenceKafka.start()` (one combined KRaft node, formatted first), a JVM, as the yardstick.
+
+`--compare DIR` times every trafka case a second time with `PYTHONPATH=DIR`, where DIR holds a
+`trafka` link to another checkout's `src` (say, the commit before a change), interleaved with this
+checkout's runs: a before/after on the same loaded machine in the same minutes.
+
+Never a timed test: on a loaded machine the ratios hold better than the absolute figures, and both
+are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+POLL_S = 0.002
+
+
+def _connect(host: str, port: int, deadline: float) -> None:
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            if time.perf_counter() > deadline:
+                raise
+            time.sleep(POLL_S)
+
+
+ENV: dict[str, str] = dict(os.environ)  # the environment of the processes timed (see --compare)
+
+
+def run_to_exit(*args: str) -> float:
+    began = time.perf_counter()
+    subprocess.run([PYTHON, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    return time.perf_counter() - began
+
+
+def serve_until_ready(*extra: str) -> float:
+    """Spawn `trafka serve`, wait for its ready file and one accepted connection, stop it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ready = Path(tmp) / "ready.json"
+        began = time.perf_counter()
+        process = subprocess.Popen(
+            [PYTHON, "-m", "trafka", "serve", "--port", "0", "--ready-file", str(ready), *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=ENV,
+        )
+        try:
+            deadline = began + 120
+            while not ready.exists():
+                if process.poll() is not None or time.perf_counter() > deadline:
+                    raise RuntimeError(f"trafka serve {' '.join(extra)} did not start")
+                time.sleep(POLL_S)
+            address = json.loads(ready.read_text())
+            _connect(address["host"] or "127.0.0.1", address["port"], deadline)
+            return time.perf_counter() - began
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(30)
+
+
+def first_broker() -> float:
+    code = (
+        "import socket, trafka\n"
+        "b = trafka.Broker()\n"
+        "b.start()\n"
+        "socket.create_connection(('127.0.0.1', int(b.bootstrap_servers.rsplit(':', 1)[1]))).close()\n"
+        "print('ready', flush=True)\n"
+        "b.stop()\n"
+    )
+    began = time.perf_counter()
+    process = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True, env=ENV)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    elapsed = time.perf_counter() - began
+    process.wait(30)
+    if line.strip() != "ready":
+        raise RuntimeError("trafka.Broker() did not start")
+    return elapsed
+
+
+def kafka_start() -> float:
+    sys.path.insert(0, str(ROOT))
+    from tests.kafka.reference import ReferenceKafka  # the yardstick branch's reference broker
+
+    with tempfile.TemporaryDirectory() as tmp:
+        kafka = ReferenceKafka(Path(tmp))
+        began = time.perf_counter()
+        kafka.start()
+        elapsed = time.perf_counter() - began
+        kafka.stop()
+        return elapsed
+
+
+def _with_pythonpath(case: Callable[[], float], path: str) -> Callable[[], float]:
+    def timed() -> float:
+        global ENV
+        saved, ENV = ENV, {**ENV, "PYTHONPATH": path}
+        try:
+            return case()
+        finally:
+            ENV = saved
+
+    return timed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--only", help="comma-separated cases (default: all)")
+    parser.add_argument("--kafka", action="store_true", help="time Apache Kafka's start too (tests/kafka/)")
+    parser.add_argument("--compare", metavar="DIR", help="also time the trafka cases with PYTHONPATH=DIR")
+    args = parser.parse_args()
+
+    data_dirs = tempfile.TemporaryDirectory()
+    warm = subprocess.Popen(
+        [PYTHON, "-m", "trafka", "serve", "--memory", "--port", "0", "--ready-file", f"{data_dirs.name}/warm.json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while not os.path.exists(f"{data_dirs.name}/warm.json"):
+        time.sleep(0.01)
+    bootstrap = json.loads(Path(f"{data_dirs.name}/warm.json").read_text())["bootstrap_servers"]
+
+    counter = iter(range(10**6))
+    cases: dict[str, Callable[[], float]] = {
+        "floor": lambda: run_to_exit("-c", "import trio, attrs"),
+        "serve-memory": lambda: serve_until_ready("--memory"),
+        "serve-data-dir": lambda: serve_until_ready("--data-dir", f"{data_dirs.name}/d{next(counter)}"),
+        "help": lambda: run_to_exit("-m", "trafka", "--help"),
+        "topic-list": lambda: run_to_exit("-m", "trafka", "topic", "list", "-b", bootstrap),
+        "broker": first_broker,
+    }
+    if args.kafka:
+        if not (ROOT / "tests" / "kafka" / "reference.py").exists():
+            parser.error("--kafka needs tests/kafka/reference.py (git merge yardstick)")
+        cases["kafka"] = kafka_start
+    if args.only:
+        wanted = {"floor", *args.only.split(",")}
+        cases = {name: case for name, case in cases.items() if name in wanted}
+    if args.compare:
+        for name in [n for n in cases if n not in ("floor", "kafka")]:
+            cases[f"{name} (DIR)"] = _with_pythonpath(cases[name], args.compare)
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    try:
+        for run in range(args.runs):
+            for name, case in cases.items():
+                times[name].append(case())
+            print(f"run {run + 1}/{args.runs}: " + ", ".join(f"{n} {t[-1]:.3f}s" for n, t in times.items()), flush=True)
+    finally:
+        warm.send_signal(signal.SIGINT)
+        warm.wait(30)
+        data_dirs.cleanup()
+    floor = statistics.median(times["floor"])
+    print(f"\n{'case':<22} {'median':>9} {'min':>9} {'x floor':>8}")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"{name:<22} {median * 1000:>7.0f}ms {min(samples) * 1000:>7.0f}ms {median / floor:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The optional features and the extra that installs each (ADR 70).
+
+`pip install trafka` is the broker, the embedded broker and its fixtures, and the CLI. The HTTP
+listener (health, /metrics, the console, /testing), the Schema Registry, the client telemetry
+decoder (KIP-714) and the log cleaner's compiled key scan come with extras. A feature asked for
+without its extra fails at once with one line naming the extra (`MissingExtra`, a `ConfigError`);
+what Kafka itself leaves out when a plugin is absent (the telemetry APIs, when no ClientTelemetry
+receiver is configured) is left out the same way.
+
+Whether an extra is there is asked with `importlib.util.find_spec`, which finds a module without
+importing it: the check costs a broker nothing it would not load anyway.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .config.settings import ConfigError
+
+# extra -> the modules it installs that trafka imports (pyproject.toml's optional dependencies).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "console": ("hypercorn", "starlette", "prometheus_client", "jinja2", "itsdangerous"),
+    "registry": ("fastavro", "jsonschema", "grpc_tools", "google.protobuf"),
+    "telemetry": ("opentelemetry.proto", "google.protobuf"),
+}
+
+
+class MissingExtra(ConfigError):
+    """A feature was asked for whose extra is not installed; the message says which one to install."""
+
+
+def missing(extra: str) -> list[str]:
+    """The modules of `extra` that cannot be found."""
+    absent = []
+    for module in EXTRAS[extra]:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a missing parent package; a module set to None in sys.modules
+            found = False
+        if not found:
+            absent.append(module)
+    return absent
+
+
+def installed(extra: str) -> bool:
+    return not missing(extra)
+
+
+def require(extra: str, feature: str) -> None:
+    """Raise `MissingExtra` unless `extra` is installed."""
+    absent = missing(extra)
+    if absent:
+        raise MissingExtra(
+            f"{feature} needs trafka's {extra} extra: pip install 'trafka[{extra}]' (missing: {', '.join(absent)})"
+        )

@@ -1,0 +1,72 @@
+"""Only what a feature needs is imported when it is used (ADR 70): a memory broker imports no HTTP
+stack, console, Schema Registry, telemetry view, Spark, cleaner process or test tooling, and building
+the CLI's parsers (`trafka --help`) imports no broker at all. Each check runs in a fresh interpreter:
+this test process has long imported everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from trafka.app.cli import users
+from trafka.domain.security import ScramMechanism
+from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
+
+# Libraries of features a memory broker without them never uses (and pytest, which trio.testing imports).
+FEATURES = (
+    "pytest",
+    "trio.testing",
+    "starlette",
+    "hypercorn",
+    "jinja2",
+    "itsdangerous",
+    "prometheus_client",
+    "jsonschema",
+    "fastavro",
+    "google.protobuf",
+    "grpc_tools",
+    "opentelemetry",
+    "re2",
+    "aiokafka",
+    "pyspark",
+    "pyarrow",
+    "httpx",
+    "multiprocessing",
+    "trafka.adapters.http.app",
+    "trafka.adapters.http.console",
+    "trafka.adapters.schema_registry",
+    "trafka.adapters.spark",
+    "trafka.app.wiring.http",
+    "trafka.app.wiring.cleaner_process",
+    "trafka.adapters.compression.keys",
+)
+# What `trafka --help` must not load: the broker and every client library.
+BROKER = ("trio", "kafka", "trafka.domain", "trafka.adapters", "trafka.app.wiring", "trafka.app.config", "crc32c")
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in modules))
+
+
+def test_a_memory_broker_imports_no_feature_it_does_not_use():
+    modules = loaded_after(
+        "import trafka\nwith trafka.Broker(topics={'t': 1}) as broker:\n    broker.create_topic('u', 2)\n"
+    )
+    assert among(modules, FEATURES) == []
+
+
+def test_the_cli_builds_its_parsers_without_the_broker():
+    modules = loaded_after("from trafka.app.cli.main import build_parser\nbuild_parser()")
+    assert among(modules, BROKER + FEATURES) == []
+
+
+def test_the_user_commands_constants_are_the_domains():
+    assert users.MECHANISMS == tuple(m.mechanism_name for m in ScramMechanism)
+    assert users.ITERATIONS == (MIN_ITERATIONS, MAX_ITERATIONS)
