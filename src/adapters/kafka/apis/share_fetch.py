@@ -11,7 +11,9 @@ closes it, releasing what the member still holds there. A fetch that acquires no
 MaxWaitMs for new or released records on its partitions, as Fetch long-polls.
 
 Authorization: READ on the group (the whole request); READ on each topic, per partition
-(TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest.
+(TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest: on every
+request, for every partition of the share session, not only those the request names, so a member
+whose READ was revoked, or another principal fetching with the session's member id, reads nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..api import Deferred, KafkaApi, top_level_error
 from ..context import BrokerContext, ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..wire.messages import ShareFetchRequest, ShareFetchResponse
-from .share_acks import NO_LEADER, Target, acknowledge, identity_error, target
+from .share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, target
 
 Topic = ShareFetchResponse.ShareFetchableTopicResponse
 Partition = Topic.PartitionData
@@ -96,7 +98,12 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     if epoch == INITIAL_EPOCH:  # a full answer names every partition of the new session
         for key in targets:
             entries.setdefault(key, {})
-    partitions = list(session.partitions)
+    partitions = []
+    for tp in session.partitions:
+        if may_read(ctx, client, tp.topic):
+            partitions.append(tp)
+        elif (found := ctx.catalog.get(tp.topic)) is not None:
+            entries.setdefault((found.topic_id, tp.partition), {})["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     wake = ctx.appends.waiter(partitions)
     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
