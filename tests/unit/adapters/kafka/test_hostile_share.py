@@ -6,14 +6,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from trafka.adapters.kafka.apis import share_fetch, share_group_heartbeat
 from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
 from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
+from trafka.domain.groups.share.configs import DELETE, SET
 from trafka.domain.security import KafkaPrincipal
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
@@ -98,3 +102,15 @@ def test_another_principal_cannot_read_through_someone_elses_session(secured):
     assert ErrorCode.TOPIC_AUTHORIZATION_FAILED in [
         e for epoch in range(1, 5) for e in partition_errors(empty_fetch(secured, member, epoch, BOB))
     ]
+
+
+def test_a_dead_letter_topic_needs_the_prefix_and_write_on_it():
+    """KIP-1191 (#3): setting a group's dead-letter topic refuses a name without the broker's prefix
+    (INVALID_CONFIG) and a topic its setter may not write (TOPIC_AUTHORIZATION_FAILED)."""
+    writable = {"dlq.mine"}
+    refusal = partial(dead_letter_refusal, "dlq.", writable.__contains__)
+    name = "errors.deadletterqueue.topic.name"
+    assert refusal([(name, SET, "ledger")])[0] is ErrorCode.INVALID_CONFIG
+    assert refusal([(name, SET, "dlq.theirs")])[0] is ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert refusal([(name, SET, "dlq.mine"), ("share.isolation.level", SET, "x")]) is None
+    assert refusal([(name, SET, ""), (name, DELETE, None)]) is None
