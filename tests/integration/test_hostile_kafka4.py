@@ -205,3 +205,16 @@ def test_a_batch_holding_more_than_its_declared_record_count_is_invalid_record(b
         assert produce(client, topic_name, with_records(two, 0, body, 1)) == INVALID_RECORD
         assert produce(client, topic_name, with_records(two, 0, body, 3)) in (INVALID_RECORD, CORRUPT_MESSAGE)
         assert produce(client, topic_name, two) == 0
+
+
+def test_a_null_in_a_non_nullable_array_closes_the_connection_without_a_traceback(broker):
+    """Finding 14: Kafka's generated parser refuses it; the handler never sees None."""
+    from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest
+
+    since = len(broker.output)
+    with WireClient(broker.bootstrap) as client, WireClient(broker.bootstrap) as bystander:
+        client.send(ConsumerGroupDescribeRequest[0](group_ids=None, include_authorized_operations=False), 0)
+        assert client.is_closed_by_peer()
+        assert round_trip_s(bystander) < PROMPT_S
+    lines = broker.wait_for_lines("non-nullable field group_ids", since)
+    assert lines and not any("Traceback" in line for line in broker.output[since:])
