@@ -83,6 +83,11 @@ def share_groups_from(
             session_timeout_ms=groups.share_session_timeout_ms,
             heartbeat_interval_ms=groups.share_heartbeat_interval_ms,
             max_size=groups.share_max_size,
+            # Kafka's group.share.min/max.* defaults, widened to hold the broker's own values
+            min_session_timeout_ms=min(45_000, groups.share_session_timeout_ms),
+            max_session_timeout_ms=max(60_000, groups.share_session_timeout_ms),
+            min_heartbeat_interval_ms=min(5_000, groups.share_heartbeat_interval_ms),
+            max_heartbeat_interval_ms=max(15_000, groups.share_heartbeat_interval_ms),
         ),
         catalog,
         other_group,

@@ -37,7 +37,7 @@ def duration_ms(text: str) -> int | None:
     return total + int(float(seconds or 0) * 1000)
 
 
-def _check(name: str, value: str | None) -> None:
+def _check(name: str, value: str | None, bounds: Mapping[str, tuple[int, int]]) -> None:
     def invalid(message: str) -> KafkaError:
         return KafkaError(ErrorCode.INVALID_CONFIG, message)
 
@@ -64,23 +64,30 @@ def _check(name: str, value: str | None) -> None:
             number = int(value)
         except ValueError:
             raise invalid(f"Invalid value {value} for configuration {name}: Not a number of type INT") from None
-        if number < 1:
-            raise invalid(f"Invalid value {value} for configuration {name}: Value must be at least 1")
+        low, high = bounds.get(name, (1, 2**31 - 1))
+        if not low <= number <= high:
+            raise invalid(f"Invalid value {number} for configuration {name}: it must be between {low} and {high}.")
     else:
         raise invalid(f"Unknown group config name: {name}")
 
 
-def alter(current: Mapping[str, str], changes: Mapping[str, tuple[int, str | None]]) -> dict[str, str]:
-    """The group's overrides after `changes` (name -> (operation, value)); KafkaError if any is invalid."""
+def alter(
+    current: Mapping[str, str],
+    changes: Mapping[str, tuple[int, str | None]],
+    bounds: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, str]:
+    """The group's overrides after `changes` (name -> (operation, value)); KafkaError if any is invalid.
+    `bounds`: the (min, max) of the int keys, from the broker's group.share.min/max.* (Kafka's GroupConfig)."""
+    bounds = bounds or {}
     result = dict(current)
     for name, (operation, value) in changes.items():
         if operation == SET:
-            _check(name, value)
+            _check(name, value, bounds)
             assert value is not None
             result[name] = value
         elif operation == DELETE:
             if name not in DEFAULTS and name not in INT_KEYS:
-                _check(name, "")
+                _check(name, "", bounds)
             result.pop(name, None)
         else:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config {name} is not a list: APPEND and SUBTRACT do not apply")
