@@ -3,8 +3,13 @@
 ListOffsets by timestamp needs this (the first offset whose timestamp is >= a target, or the
 offset of the largest timestamp), exactly where Kafka also iterates a batch's records; so does
 produce on a topic with broker-side schema validation turned on (`schema_validation.py`), on a
-compacted topic (keys), and for a batch whose first record has no timestamp (its max timestamp). Fetch never calls it. Compressed batches are inflated by a `Decompress` function passed in by the
-composition root.
+compacted topic (keys), and for a batch whose first record has no timestamp (its max timestamp). Fetch
+never calls it. Compressed batches are inflated by a `Decompress` function passed in by the composition
+root, which bounds what a batch may inflate to (ADR 69).
+
+The produce-time readers (keys of a compacted topic, schema validation) read exactly the batch's
+declared record count and refuse a batch whose records end before its body does (INVALID_RECORD, as
+Kafka's "Incorrect declared batch size, records still remaining") or run past it (CORRUPT_MESSAGE).
 """
 
 from __future__ import annotations
@@ -73,6 +78,14 @@ def record_keys_values(
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record runs past the end of its batch") from None
 
 
+def _left_over(body: bytes, pos: int, count: int) -> None:
+    if pos != len(body):
+        raise KafkaError(
+            ErrorCode.INVALID_RECORD,
+            f"Incorrect declared batch size, records still remaining in the batch after {count} records",
+        )
+
+
 def _keys_values(body: bytes, count: int, limit: int | None) -> Iterator[tuple[bytes | None, bytes | None]]:
     size = len(body)
     pos = 0
@@ -112,6 +125,7 @@ def _keys_values(body: bytes, count: int, limit: int | None) -> Iterator[tuple[b
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record's key or value runs past the record")
         yield key, value
         pos = end
+    _left_over(body, pos, count)
 
 
 def keyless_record_indexes(batch: Buffer, decompress: Decompress) -> list[int]:
@@ -145,4 +159,5 @@ def keyless_record_indexes(batch: Buffer, decompress: Decompress) -> list[int]:
             pos = end
     except IndexError:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "a record runs past the end of its batch") from None
+    _left_over(body, pos, header.records_count)
     return keyless

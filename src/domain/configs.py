@@ -91,6 +91,7 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "confluent.value.schema.validation": ("false", ConfigType.BOOLEAN),
     "confluent.value.subject.name.strategy": (TOPIC_NAME_STRATEGY, ConfigType.STRING),
     "delete.retention.ms": ("86400000", ConfigType.LONG),
+    "errors.deadletterqueue.group.enable": ("false", ConfigType.BOOLEAN),  # KIP-1191: may be a dead-letter topic
     "file.delete.delay.ms": ("60000", ConfigType.LONG),
     "flush.messages": ("9223372036854775807", ConfigType.LONG),
     "flush.ms": ("9223372036854775807", ConfigType.LONG),
@@ -121,6 +122,7 @@ HONOURED_TOPIC_CONFIGS = frozenset(
     {
         "cleanup.policy",  # "delete" (retention), "compact" (the log cleaner), or both
         "delete.retention.ms",  # how long the cleaner keeps tombstones (KIP-534's delete horizon)
+        "errors.deadletterqueue.group.enable",  # share groups' dead-letter copies go only to such a topic
         "max.compaction.lag.ms",
         "min.cleanable.dirty.ratio",
         "min.compaction.lag.ms",

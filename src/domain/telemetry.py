@@ -9,6 +9,11 @@ a compression type not offered UNSUPPORTED_COMPRESSION_TYPE. The adapter decodes
 this keeps each client's latest values, bounded: at most `max_clients` instances (the one pushed
 longest ago goes first), forgotten after three push intervals without a push or when the client
 says it is terminating. Pure: ids and time come in as arguments.
+
+Bounds (issue 42, ADR 68): a push holds at most `max_points_per_push` data points (more is
+TELEMETRY_TOO_LARGE, checked by the adapter while it decodes) and all clients together at most
+`max_points` (the clients pushed longest ago are forgotten first); each client is known to /metrics by
+an ordinal, never by its instance id, which is what lets a client push as itself.
 """
 
 from __future__ import annotations
@@ -52,13 +57,25 @@ class ClientMetrics:
     software: str
     pushed_ms: int
     points: tuple[TelemetryPoint, ...] = ()
+    ordinal: int = 0  # what /metrics labels it with (the instance id stays private)
 
 
 class ClientTelemetry:
-    def __init__(self, push_interval_ms: int = 30_000, telemetry_max_bytes: int = 1 << 20, max_clients: int = 1000):
+    def __init__(
+        self,
+        push_interval_ms: int = 30_000,
+        telemetry_max_bytes: int = 1 << 20,
+        max_clients: int = 1000,
+        max_points_per_push: int = 2_000,
+        max_points: int = 50_000,
+    ):
         self.push_interval_ms = push_interval_ms
         self.telemetry_max_bytes = telemetry_max_bytes
         self.max_clients = max_clients
+        self.max_points_per_push = max_points_per_push
+        self.max_points = max_points
+        self._points = 0  # held by every client together
+        self._ordinals = 0
         self.requested_metrics = ("",)  # every metric
         self.subscription_id = zlib.crc32(f"{push_interval_ms}:{self.requested_metrics}".encode()) - (1 << 31)
         self.clients: dict[uuid.UUID, ClientMetrics] = {}
@@ -72,7 +89,10 @@ class ClientTelemetry:
         if instance not in self.clients:
             self._make_room()
             # the first push may come as soon as it likes
-            self.clients[instance] = ClientMetrics(client_id, software, now_ms - self.push_interval_ms)
+            self._ordinals += 1
+            self.clients[instance] = ClientMetrics(
+                client_id, software, now_ms - self.push_interval_ms, ordinal=self._ordinals
+            )
         return Subscription(
             instance,
             self.subscription_id,
@@ -106,10 +126,16 @@ class ClientTelemetry:
         if client is None:
             return
         if terminating:
-            del self.clients[instance]
+            self._forget(instance)
             return
         client.pushed_ms = now_ms
-        client.points = tuple(points)
+        kept = tuple(points[: self.max_points_per_push])
+        self._points += len(kept) - len(client.points)
+        client.points = kept
+        while self._points > self.max_points:
+            oldest = min((i for i, c in self.clients.items() if c.points), key=lambda i: self.clients[i].pushed_ms)
+            self._points -= len(self.clients[oldest].points)
+            self.clients[oldest].points = ()
 
     def snapshot(self, now_ms: int) -> dict[uuid.UUID, ClientMetrics]:
         self._expire(now_ms)
@@ -118,9 +144,15 @@ class ClientTelemetry:
     def _expire(self, now_ms: int) -> None:
         horizon = 3 * self.push_interval_ms
         for instance in [i for i, c in self.clients.items() if now_ms - c.pushed_ms > horizon + self.push_interval_ms]:
-            del self.clients[instance]
+            self._forget(instance)
 
     def _make_room(self) -> None:
         while len(self.clients) >= self.max_clients:
-            oldest = min(self.clients, key=lambda i: self.clients[i].pushed_ms)
-            del self.clients[oldest]
+            self._forget(min(self.clients, key=lambda i: self.clients[i].pushed_ms))
+
+    def _forget(self, instance: uuid.UUID) -> None:
+        self._points -= len(self.clients.pop(instance).points)
+
+    @property
+    def points_held(self) -> int:
+        return self._points

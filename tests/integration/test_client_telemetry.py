@@ -24,11 +24,11 @@ def test_librdkafka_pushes_its_metrics_to_metrics(tmp_path):
             producer.produce("telemetry-topic", b"x")
             producer.poll(0.5)
             text = urllib.request.urlopen(broker.http_url + "/metrics", timeout=5).read().decode()
-            return [line for line in text.splitlines() if 'client_id="pusher"' in line and "client_instance_id" in line]
+            return [line for line in text.splitlines() if 'client_id="pusher"' in line and "client_instance=" in line]
 
         found = eventually(pushed, 20, what="a pushed metric from the producer at /metrics", interval=0)
         producer.flush(10)
-        assert any(line.startswith("org_apache_kafka_producer_") for line in found), found[:5]
+        assert any(line.startswith("client_telemetry_org_apache_kafka_producer_") for line in found), found[:5]
     finally:
         assert broker.stop() == 0, broker.log()
 

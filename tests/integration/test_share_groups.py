@@ -312,9 +312,9 @@ def test_records_held_on_a_connection_that_closes_are_released_at_once(tmp_path,
 
 
 def test_rejected_and_too_often_released_records_go_to_the_dead_letter_topic(bootstrap, logger):
-    topic, group, dlq = unique("share"), unique("sg"), unique("dlq")
+    topic, group, dlq = unique("share"), unique("sg"), "dlq." + unique("dlq")
     create_topic(bootstrap, topic, 1, logger=logger)
-    create_topic(bootstrap, dlq, 1, logger=logger)
+    create_topic(bootstrap, dlq, 1, {"errors.deadletterqueue.group.enable": "true"}, logger=logger)  # opts in
     earliest(bootstrap, group, logger, errors_deadletterqueue_topic_name=dlq)
     sent = {value for _, value in produce(bootstrap, topic, [0], 2, logger=logger)}
     with members(bootstrap, logger, topic, group, 1, **{"share.acknowledgement.mode": "explicit"}) as (m,):

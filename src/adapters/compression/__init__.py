@@ -1,35 +1,139 @@
 """Inflating compressed record batches, for the domain's `Decompress` port, and deflating the batches
 the log cleaner rebuilds (`compress`), with the batch's own codec.
 
-Kafka's codecs as kafka-python's `kafka.codec` implements them (snappy raw and xerial-framed, LZ4
-frame, gzip, zstd). Only record-level lookups use this; produce and fetch store and serve compressed
+Kafka's codecs (snappy raw and xerial-framed, LZ4 frame, gzip, zstd), as kafka-python's `kafka.codec`
+uses their libraries. Only record-level lookups inflate; produce and fetch store and serve compressed
 batches as they came.
+
+Inflation is bounded (issue 42, ADR 69): a 16 KB zstd batch can declare 512 MiB. Each codec is read
+as a stream, 64 KiB at a time, and stops once the output passes `MAX_INFLATED` (64 MiB): such a batch
+is INVALID_RECORD, never a gigabyte in memory; snappy's declared block lengths are checked before a
+block is inflated. Kafka streams compressed records through small buffers too; it has no total bound,
+trafka keeps one because its record-level lookups run on the event loop. A payload a codec cannot
+read is CORRUPT_MESSAGE, as in Kafka.
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Callable
 
+import lz4.frame
+import snappy
+import zstandard
 from kafka import codec
 
 from trafka.domain.batch import Compression
 from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.varint import read_uvarint
+
+MAX_INFLATED = 64 << 20
+_CHUNK = 64 << 10
+_XERIAL_HEADER = 16
+_ZSTD_STEP = 64
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _grow(out: bytearray, chunk: bytes, limit: int) -> None:
+    out += chunk
+    if len(out) > limit:
+        raise _TooLarge
+
+
+def _gunzip(payload: bytes, limit: int) -> bytes:
+    out = bytearray()
+    data = payload
+    while data:  # gzip members one after another, as GzipFile reads them
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while True:
+            chunk = inflater.decompress(data, _CHUNK)
+            _grow(out, chunk, limit)
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+            if not chunk and not data:
+                raise zlib.error("truncated gzip stream")
+        data = inflater.unused_data.lstrip(b"\0")  # GzipFile ignores zero padding after a member
+    return bytes(out)
+
+
+def _unzstd(payload: bytes, limit: int) -> bytes:
+    """zstd's streaming object has no output bound, so it is fed a little input at a time: one zstd
+    block inflates to at most 128 KiB, so 64 input bytes to a few MiB at most."""
+    out = bytearray()
+    data = memoryview(payload)
+    while len(data):  # frames one after another
+        inflater = zstandard.ZstdDecompressor().decompressobj()
+        pos = 0
+        while not inflater.eof:
+            if pos >= len(data):
+                raise zstandard.ZstdError("truncated zstd frame")
+            _grow(out, inflater.decompress(data[pos : pos + _ZSTD_STEP]), limit)
+            pos += _ZSTD_STEP
+        data = memoryview(bytes(inflater.unused_data) + bytes(data[pos:]))
+    return bytes(out)
+
+
+def _unlz4(payload: bytes, limit: int) -> bytes:
+    out = bytearray()
+    data = payload
+    while data:  # LZ4 frames one after another
+        inflater = lz4.frame.LZ4FrameDecompressor()
+        chunk = inflater.decompress(data, max_length=_CHUNK)
+        _grow(out, chunk, limit)
+        while not inflater.eof:
+            if inflater.needs_input:
+                raise RuntimeError("truncated LZ4 frame")
+            chunk = inflater.decompress(b"", max_length=_CHUNK)
+            _grow(out, chunk, limit)
+        data = inflater.unused_data
+    return bytes(out)
+
+
+def _unsnappy(payload: bytes, limit: int) -> bytes:
+    if not codec._detect_xerial_stream(payload):
+        _declared(payload, 0, limit)
+        return snappy.decompress(payload)
+    out = bytearray()
+    cursor = _XERIAL_HEADER
+    while cursor < len(payload):
+        (size,) = struct.unpack_from(">i", payload, cursor)
+        cursor += 4
+        block = payload[cursor : cursor + size]
+        _declared(block, len(out), limit)
+        _grow(out, snappy.decompress(block), limit)
+        cursor += size
+    return bytes(out)
+
+
+def _declared(block: bytes, so_far: int, limit: int) -> None:
+    """A raw snappy block starts with its inflated length: checked before anything is allocated."""
+    length, _ = read_uvarint(block, 0)
+    if so_far + length > limit:
+        raise _TooLarge
+
 
 # Keyed by the int a batch header carries (Compression is an IntEnum, so its members hash as those ints).
-_DECODERS: dict[int, Callable[[bytes], bytes]] = {
-    Compression.GZIP: codec.gzip_decode,
-    Compression.SNAPPY: codec.snappy_decode,
-    Compression.LZ4: codec.lz4_decode,
-    Compression.ZSTD: codec.zstd_decode,
+_DECODERS: dict[int, Callable[[bytes, int], bytes]] = {
+    Compression.GZIP: _gunzip,
+    Compression.SNAPPY: _unsnappy,
+    Compression.LZ4: _unlz4,
+    Compression.ZSTD: _unzstd,
 }
 
 
-def decompress(compression: int, payload: bytes) -> bytes:
+def decompress(compression: int, payload: bytes, limit: int = MAX_INFLATED) -> bytes:
     decoder = _DECODERS.get(compression)
     if decoder is None:
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression codec {compression}")
     try:
-        return decoder(payload)
+        return decoder(bytes(payload), limit)
+    except _TooLarge:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"a compressed batch inflates past {limit} bytes") from None
     except Exception as exc:  # a corrupt payload is the client's error, not the broker's
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"cannot decompress batch: {exc}") from exc
 

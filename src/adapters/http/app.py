@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.resources
 from collections.abc import Sequence
 
+import trio
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -25,6 +26,7 @@ from .console import console_routes, renderer
 from .guard import HttpGuard
 from .history import History, total_lag_by_group
 from .login import LOGIN_PATHS, MAX_LOGIN_FORM_BYTES, SESSION_COOKIE, Login
+from .metrics import render_pushed
 from .passwords import PasswordGate
 from .view import BrokerView, HttpOptions
 
@@ -68,13 +70,19 @@ def build_app(
         }
         return JSONResponse(body, status_code=200 if r.ready else 503)
 
+    rendering = trio.CapacityLimiter(1)  # one scrape's pushed metrics rendered at a time, off the loop
+
     async def metrics(request: Request) -> Response:
         if options.metrics_authentication and view.security is not None and login.session_of(request) is None:
             # http.metrics_authentication: the console's login, or HTTP Basic as Prometheus' basic_auth sends it
             user = await basic_user(view.security, gate, request)
             if isinstance(user, Response):
                 return user
-        return Response(generate_latest(view.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        body = generate_latest(view.metrics.registry)
+        pushed = view.metrics.pushed_snapshot()  # clients' pushed metrics: copied here, rendered off the loop
+        if pushed:
+            body += await trio.to_thread.run_sync(render_pushed, pushed, limiter=rendering)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     async def static(request: Request) -> Response:
         found = assets.get(request.path_params["name"])

@@ -31,9 +31,9 @@ import bisect
 import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -41,7 +41,7 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share import ShareGroups
 from trafka.domain.quotas import QuotaSensors, QuotaType
-from trafka.domain.telemetry import ClientTelemetry
+from trafka.domain.telemetry import ClientMetrics, ClientTelemetry
 
 from .lag import GroupsAndLogs, all_group_lag
 
@@ -85,6 +85,7 @@ class BrokerMetrics:
         self._errors: dict[tuple[str, ErrorCode], int] = {}
         self._connections: dict[str, list[int]] = {}  # per listener: [open, accepted]
         self._exists: Callable[[str], bool] = lambda topic: True
+        self._pushed: Callable[[], dict[Any, ClientMetrics]] = dict
         self.registry.register(_ObservedCollector(self))
 
     def watch(
@@ -101,7 +102,12 @@ class BrokerMetrics:
         if quotas is not None:
             self.registry.register(_QuotaCollector(quotas, clock_ms))
         if telemetry is not None:
-            self.registry.register(_TelemetryCollector(telemetry, clock_ms))
+            self._pushed = lambda: telemetry.snapshot(clock_ms())
+
+    def pushed_snapshot(self) -> dict[Any, ClientMetrics]:
+        """What clients pushed (KIP-714), copied on the event loop; `render_pushed` turns it into text in
+        a worker thread, so a large scrape never holds the loop (issue 42)."""
+        return self._pushed()
 
     def watch_cleaner(self, read: Callable[[], Mapping[str, float]]) -> None:
         """Add the log cleaner's gauges, read at scrape time (`read()` maps CLEANER_GAUGES' keys)."""
@@ -397,26 +403,38 @@ def _prometheus_name(name: str) -> str:
     return name if name and not name[0].isdigit() else "_" + name
 
 
-class _TelemetryCollector(Collector):
-    """The latest values each client pushed (KIP-714), one gauge family per metric name."""
+PUSHED_PREFIX = "client_telemetry_"  # pushed names live here, apart from the broker's kafka_* (issue 42)
 
-    def __init__(self, telemetry: ClientTelemetry, clock_ms: Callable[[], int]) -> None:
-        self._telemetry, self._clock_ms = telemetry, clock_ms
+
+def render_pushed(pushed: Mapping[Any, ClientMetrics]) -> bytes:
+    """The latest values each client pushed (KIP-714) in Prometheus' text format, one gauge family per
+    metric name under PUSHED_PREFIX, each client labelled by its ordinal (`client_instance`) and client
+    id; a series a push repeats is shown once. Runs in a worker thread, on a snapshot."""
+    series: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for client in sorted(pushed.values(), key=lambda c: c.ordinal):
+        for point in client.points:
+            labels = {"client_instance": str(client.ordinal), "client_id": client.client_id}
+            for key, text in point.attributes:
+                labels.setdefault(_prometheus_name(key).lstrip("_") or "attribute", text)
+            name = PUSHED_PREFIX + _prometheus_name(point.name).lstrip("_")
+            series.setdefault(name, {})[tuple(sorted(labels.items()))] = point.value
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(series))
+    return generate_latest(registry)
+
+
+class _Families(Collector):
+    def __init__(self, series: dict[str, dict[tuple[tuple[str, str], ...], float]]) -> None:
+        self._series = series
 
     def describe(self) -> list[Metric]:
         return []
 
     def collect(self) -> Iterator[Metric]:
-        series: dict[str, list[tuple[dict[str, str], float]]] = {}
-        for instance, client in sorted(self._telemetry.snapshot(self._clock_ms()).items(), key=lambda i: str(i[0])):
-            for point in client.points:
-                labels = {"client_instance_id": str(instance), "client_id": client.client_id}
-                for key, text in point.attributes:
-                    labels.setdefault(_prometheus_name(key).lstrip("_") or "attribute", text)
-                series.setdefault(_prometheus_name(point.name), []).append((labels, point.value))
-        for name, points in sorted(series.items()):
-            keys = sorted({key for labels, _ in points for key in labels})
+        for name, points in sorted(self._series.items()):
+            keys = sorted({key for labels in points for key, _ in labels})
             family = GaugeMetricFamily(name, "Pushed by clients (KIP-714).", labels=keys)
-            for labels, number in points:
-                family.add_metric([labels.get(key, "") for key in keys], number)
+            for labels, number in points.items():
+                found = dict(labels)
+                family.add_metric([found.get(key, "") for key in keys], number)
             yield family

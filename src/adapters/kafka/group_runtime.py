@@ -18,7 +18,9 @@ ConsumerGroupHeartbeat at once; this runtime gives them the time and ticks them 
 groups, so their session and rebalance timeouts are driven by the same loop. A classic request for a
 consumer group (a classic member inside it, ADR 50) goes to the consumer coordinator and is answered at
 once; an online upgrade or downgrade may answer other waiting classic requests and writes both
-coordinators' records.
+coordinators' records. Regex subscriptions are resolved by a task of `run`: when the coordinator
+wants patterns resolved, RE2 matches them against the topic names in a worker thread and the
+coordinator is fed the matches (ADR 68).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from trafka.domain.groups import (
 )
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
 from trafka.domain.topics import TopicPartition
+
+from .topic_regexes import TopicRegexes
 
 log = logging.getLogger("trafka.groups")
 
@@ -74,6 +78,8 @@ class GroupRuntime:
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
         self._deadlines_changed = trio.Event()
         self._waiting: set[_Waiter] = set()
+        self.regexes = TopicRegexes()
+        self._regex_work = trio.Event()
 
     def _deliver(self, completions: Iterable[Completion]) -> None:
         records = self.coordinator.take_metadata_records()
@@ -150,6 +156,7 @@ class GroupRuntime:
         assert self.consumer is not None
         answer = self.consumer.heartbeat(request, self.clock_ms())
         self._write_consumer_records()
+        self._regex_work.set()
         self._deliver(self.consumer.take_completions())  # an upgrade answers the classic group's waiters
         return answer
 
@@ -204,7 +211,25 @@ class GroupRuntime:
         self._deadlines_changed.set()
 
     async def run(self) -> None:
-        """Feed the coordinator the time whenever one of its deadlines passes."""
+        """Feed the coordinator the time whenever one of its deadlines passes; resolve regexes."""
+        async with trio.open_nursery() as nursery:
+            if self.consumer is not None:
+                nursery.start_soon(self._resolve_regexes, self.consumer)
+            await self._tick_forever()
+
+    async def _resolve_regexes(self, consumer: ConsumerGroupCoordinator) -> None:
+        while True:
+            await self._regex_work.wait()
+            self._regex_work = trio.Event()
+            work = consumer.take_regex_work()
+            if work is None:
+                continue
+            matches = await self.regexes.resolve(*work)
+            consumer.regexes_resolved(matches, self.clock_ms())
+            self._write_consumer_records()
+            self._regex_work.set()  # anything asked for meanwhile
+
+    async def _tick_forever(self) -> None:
         while True:
             self._deadlines_changed = trio.Event()
             deadlines = [self.coordinator.next_deadline()]
@@ -224,3 +249,4 @@ class GroupRuntime:
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
                 self._write_consumer_records()
                 self._deliver(self.consumer.take_completions())
+                self._regex_work.set()

@@ -8,6 +8,12 @@ from: `__dlq.errors.group.id`, `__dlq.errors.topic`, `__dlq.errors.partition`, `
 goes to partition (source partition mod the dead-letter topic's partitions). This is the one share-group
 path that reads records one by one, and it runs only for archived records of groups that name a topic.
 A dead-letter topic that does not exist is logged and skipped (it is not created).
+
+KIP-1191's safeguards (ADR 68): the broker may write any topic, so a group's configurer could otherwise
+have records written where they may not write. A copy is written only to a topic whose name starts
+with the broker's `errors.deadletterqueue.topic.name.prefix` (`dlq.`) and whose own config
+`errors.deadletterqueue.group.enable` is true (the topic's administrator opts in); setting a group's
+`errors.deadletterqueue.topic.name` needs the prefix and WRITE on that topic (`dead_letter_refusal`).
 """
 
 from __future__ import annotations
@@ -21,17 +27,36 @@ from kafka.record.memory_records import MemoryRecords
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share import Archived
-from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC
+from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC, SET
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
 log = logging.getLogger("trafka.groups")
 REASONS = {"reject": b"reject", "limit": b"delivery.count.limit"}
 MAX_READ = 8 << 20
+OPT_IN = "errors.deadletterqueue.group.enable"
+
+
+def dead_letter_refusal(
+    prefix: str, may_write: Callable[[str], bool], changes: Iterable[tuple[str, int, str | None]]
+) -> tuple[ErrorCode, str] | None:
+    """Why a group's configs may not name this dead-letter topic ((name, operation, value) each), or None."""
+    for name, operation, value in changes:
+        if name != DEAD_LETTER_TOPIC or operation != SET or not value:
+            continue
+        if not value.startswith(prefix):
+            return ErrorCode.INVALID_CONFIG, f"The dead-letter topic name {value} must start with the prefix {prefix}"
+        if not may_write(value):
+            return ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"Not authorized to write the dead-letter topic {value}"
+    return None
 
 
 def dead_letter_writer(
-    catalog: TopicCatalog, replicas: ReplicaManager, config: Callable[[str, str], str], clock_ms: Callable[[], int]
+    catalog: TopicCatalog,
+    replicas: ReplicaManager,
+    config: Callable[[str, str], str],
+    clock_ms: Callable[[], int],
+    prefix: str,
 ) -> Callable[[Iterable[tuple[str, TopicPartition, Archived]]], int]:
     """A function copying archived ranges to their groups' dead-letter topics; it returns the records copied."""
 
@@ -46,6 +71,15 @@ def dead_letter_writer(
             target = catalog.get(target_name)
             if target is None:
                 log.warning("share group %s: dead-letter topic %s does not exist", group_id, target_name)
+                continue
+            if not target_name.startswith(prefix) or target.configs.get(OPT_IN, "false").lower() != "true":
+                log.warning(
+                    "share group %s: %s is no dead-letter topic (name prefix %s, %s=true)",
+                    group_id,
+                    target_name,
+                    prefix,
+                    OPT_IN,
+                )
                 continue
             batch = _copies(group_id, tp, a, replicas)
             if batch is None:

@@ -49,6 +49,7 @@ class ShareRuntime:
         self.write_records: Callable[[ShareGroups], None] | None = None
         # KIP-1191: archived records to the groups' dead-letter topics, when wired
         self.dead_letters: Callable[[list[tuple[str, TopicPartition, Archived]]], int] | None = None
+        self.dead_letter_prefix = "dlq."  # KIP-1191's errors.deadletterqueue.topic.name.prefix
 
     def lock_duration_ms(self, group_id: str) -> int:
         return self.groups.record_lock_duration_ms(group_id)

@@ -124,6 +124,8 @@ class GroupCoordinatorSettings:
     share_partition_max_record_locks: int = 2000
     # share.coordinator.snapshot.update.records.per.snapshot: ShareUpdates between two ShareSnapshots
     share_snapshot_update_records_per_snapshot: int = 500
+    # KIP-1191's errors.deadletterqueue.topic.name.prefix: a dead-letter topic's name must start with it
+    share_dead_letter_topic_prefix: str = "dlq."
 
 
 @attrs.frozen

@@ -63,6 +63,11 @@ def share_groups_from(
             session_timeout_ms=groups.share_session_timeout_ms,
             heartbeat_interval_ms=groups.share_heartbeat_interval_ms,
             max_size=groups.share_max_size,
+            # Kafka's group.share.min/max.* defaults, widened to hold the broker's own values
+            min_session_timeout_ms=min(45_000, groups.share_session_timeout_ms),
+            max_session_timeout_ms=max(60_000, groups.share_session_timeout_ms),
+            min_heartbeat_interval_ms=min(5_000, groups.share_heartbeat_interval_ms),
+            max_heartbeat_interval_ms=max(15_000, groups.share_heartbeat_interval_ms),
         ),
         catalog,
         other_group,
@@ -95,7 +100,9 @@ def share_groups_from(
     runtime.persist = lambda groups: persist(groups, store)
     topic_id = _topic_id(catalog)
     runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
-    runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms)
+    prefix = groups.share_dead_letter_topic_prefix
+    runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms, prefix)
+    runtime.dead_letter_prefix = prefix
     return runtime
 
 

@@ -115,9 +115,13 @@ def java_round(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+MAX_THROTTLE_MS = 2**31 - 1  # ThrottleTimeMs is an int32 on the wire: a larger one could not be sent (issue 42)
+
+
 def throttle_time_ms(rate: float, bound: float, window_ms: int) -> int:
-    """How long a client whose rate is `rate` must wait for it to fall to `bound` (QuotaUtils.throttleTime)."""
-    return java_round((rate - bound) / bound * window_ms)
+    """How long a client whose rate is `rate` must wait for it to fall to `bound` (QuotaUtils.throttleTime),
+    capped at what the response can carry."""
+    return min(java_round((rate - bound) / bound * window_ms), MAX_THROTTLE_MS)
 
 
 class TokenBucket:
@@ -150,4 +154,4 @@ class TokenBucket:
 
 def token_throttle_time_ms(tokens: float, bound: float) -> int:
     """How long until a bucket at `tokens` (negative) is back to zero (ControllerMutationQuotaManager)."""
-    return java_round(-tokens / bound * 1000)
+    return min(java_round(-tokens / bound * 1000), MAX_THROTTLE_MS)

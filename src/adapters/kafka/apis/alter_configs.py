@@ -37,11 +37,13 @@ from .config_resources import (
     refused_resources,
     whole_refusal,
 )
+from .share_group_configs import SET, dead_letter_refusal_for
 
 
-def _replace_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _replace_one(ctx: BrokerContext, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
     if resource.resource_type == GROUP_RESOURCE:
-        return group_configs.replace(ctx, resource, validate_only)
+        refused = dead_letter_refusal_for(ctx, client, [(c.name, SET, c.value) for c in resource.configs])
+        return refused or group_configs.replace(ctx, resource, validate_only)
     if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
         return ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}"
     names = [c.name for c in resource.configs]
@@ -63,7 +65,7 @@ def handle_alter_configs(
 ) -> AlterConfigsResponse:
     responses = []
     for resource in request.resources:
-        error, message = _replace_one(ctx, resource, request.validate_only)
+        error, message = _replace_one(ctx, resource, request.validate_only, client)
         responses.append(
             AlterConfigsResponse.AlterConfigsResourceResponse(
                 error_code=error,

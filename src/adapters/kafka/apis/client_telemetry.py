@@ -7,6 +7,11 @@ payload is OTLP `MetricsData` (protobuf), decoded with OpenTelemetry's generated
 and sum data points (histograms and summaries are left out). A payload that does not decode is
 INVALID_RECORD, as Kafka answers it. Kafka checks no ACL for either API; neither does trafka.
 
+Hostile pushes (issue 42, ADR 68): a zero instance id decodes as None and is treated as zero (a new
+random id for GetTelemetrySubscriptions, INVALID_REQUEST for a push), never as one slot every client
+shares; decoding stops at the domain's `max_points_per_push` data points (TELEMETRY_TOO_LARGE), and
+names and attributes are cut to bounded lengths, so what a push may hold is bounded in memory.
+
 kafka-python 3.0.12 has no classes for these messages: they are compiled from Kafka's JSON schemas
 in `schemas/` by kafka-python's own machinery, as its own classes are.
 """
@@ -19,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_message import ApiMessage
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.telemetry import TelemetryPoint
+from trafka.domain.telemetry import ZERO, TelemetryPoint
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext
@@ -56,7 +61,8 @@ def handle_get_telemetry_subscriptions(
 ) -> GetTelemetrySubscriptionsResponse:
     telemetry = ctx.telemetry
     assert telemetry is not None  # registered only with it
-    found = telemetry.subscribe(request.client_instance_id, uuid.uuid4(), client.client_id, "", ctx.clock_ms())
+    requested = request.client_instance_id or ZERO  # the zero uuid decodes as None
+    found = telemetry.subscribe(requested, uuid.uuid4(), client.client_id, "", ctx.clock_ms())
     return GetTelemetrySubscriptionsResponse(
         version=version,
         throttle_time_ms=0,
@@ -76,20 +82,33 @@ def handle_push_telemetry(ctx: BrokerContext, request: Any, version: int, client
     assert telemetry is not None
     now = ctx.clock_ms()
     payload = request.metrics or b""
-    error = telemetry.check_push(
-        request.client_instance_id, request.subscription_id, request.compression_type, len(payload), now
-    )
+    instance = request.client_instance_id or ZERO  # the zero uuid decodes as None
+    error = telemetry.check_push(instance, request.subscription_id, request.compression_type, len(payload), now)
     if error is ErrorCode.NONE:
-        points = decode_otlp(payload)
-        if points is None:
-            error = ErrorCode.INVALID_RECORD
+        try:
+            points = decode_otlp(payload, telemetry.max_points_per_push)
+        except TooManyPoints:
+            error = ErrorCode.TELEMETRY_TOO_LARGE
         else:
-            telemetry.pushed(request.client_instance_id, points, request.terminating, now)
+            if points is None:
+                error = ErrorCode.INVALID_RECORD
+            else:
+                telemetry.pushed(instance, points, request.terminating, now)
     return PushTelemetryResponse(version=version, throttle_time_ms=0, error_code=error)
 
 
-def decode_otlp(payload: bytes) -> list[TelemetryPoint] | None:
-    """The gauge and sum data points of an OTLP MetricsData, or None if it is not one."""
+MAX_NAME = 200  # characters of a metric's name kept
+MAX_ATTRIBUTES = 8  # attributes kept per data point
+MAX_ATTRIBUTE = 128  # characters of an attribute's key or value kept
+
+
+class TooManyPoints(Exception):
+    pass
+
+
+def decode_otlp(payload: bytes, max_points: int = 2_000) -> list[TelemetryPoint] | None:
+    """The gauge and sum data points of an OTLP MetricsData, or None if it is not one; TooManyPoints
+    past `max_points`."""
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
 
@@ -98,17 +117,30 @@ def decode_otlp(payload: bytes) -> list[TelemetryPoint] | None:
         data.ParseFromString(payload)
     except DecodeError:
         return None
-    points = []
+    points: list[TelemetryPoint] = []
+    seen = 0  # metrics looked at too: a push of empty metrics is bounded as well
     for resource in data.resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
+                seen += 1
+                if seen > max_points:
+                    raise TooManyPoints
                 kind = metric.WhichOneof("data")
                 if kind not in ("gauge", "sum"):
                     continue
-                for point in getattr(metric, kind).data_points:
+                data_points = getattr(metric, kind).data_points
+                if len(points) + len(data_points) > max_points:
+                    raise TooManyPoints
+                name = metric.name[:MAX_NAME]
+                for point in data_points:
                     value = point.as_double if point.WhichOneof("value") == "as_double" else float(point.as_int)
-                    attributes = tuple(sorted((a.key, _text(a.value)) for a in point.attributes))
-                    points.append(TelemetryPoint(metric.name, attributes, value))
+                    attributes = tuple(
+                        sorted(
+                            (a.key[:MAX_ATTRIBUTE], _text(a.value)[:MAX_ATTRIBUTE])
+                            for a in point.attributes[:MAX_ATTRIBUTES]
+                        )
+                    )
+                    points.append(TelemetryPoint(name, attributes, value))
     return points
 
 

@@ -7,8 +7,13 @@ domain (ids the catalog does not know are left out of what a member owns, as Kaf
 Served only while `group.coordinator.rebalance.protocols` includes `consumer` (else UNSUPPORTED_VERSION,
 as Kafka answers).
 
-Authorization: READ on the group; a regex subscription matches only the topics the member's principal
-may DESCRIBE (the coordinator applies the check it is given when it resolves the regex).
+Authorization: READ on the group; DESCRIBE on every topic the request names, else the whole heartbeat
+is TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis, KAFKA-18813); a regex subscription matches only the
+topics the member's principal may DESCRIBE (the coordinator applies the check it is given).
+
+A regex is compiled by RE2 in a worker thread before the coordinator sees it (a new pattern only;
+compiled ones are cached): what RE2 cannot express is INVALID_REGULAR_EXPRESSION, and the coordinator
+has it resolved against the topics off the request path (ADR 68).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from trafka.domain.groups.modern import ConsumerHeartbeat, HeartbeatAnswer
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
+from ..api import Deferred, KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
@@ -29,11 +34,32 @@ from .modern_groups import heartbeat_response
 
 def handle_consumer_group_heartbeat(
     ctx: BrokerContext, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
-) -> ConsumerGroupHeartbeatResponse:
+) -> ConsumerGroupHeartbeatResponse | Deferred:
     if ctx.groups.consumer is None:
         return _answer(
             version, HeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, "The new consumer group protocol is disabled.")
         )
+    gate = ctx.authorization
+    names = request.subscribed_topic_names
+    if gate is not None and names and not all(gate.allowed(client, Op.DESCRIBE, Res.TOPIC, n) for n in set(names)):
+        return _answer(version, HeartbeatAnswer(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+    regex = request.subscribed_topic_regex if version >= 1 else None
+    if not regex or ctx.groups.regexes.known(regex):
+        return _heartbeat(ctx, request, version, client)
+    regexes = ctx.groups.regexes
+
+    async def compiled_first() -> ConsumerGroupHeartbeatResponse:
+        refused = await regexes.check(regex)
+        if refused is not None:
+            return _answer(version, HeartbeatAnswer(ErrorCode.INVALID_REGULAR_EXPRESSION, refused))
+        return _heartbeat(ctx, request, version, client)
+
+    return Deferred(compiled_first)
+
+
+def _heartbeat(
+    ctx: BrokerContext, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
+) -> ConsumerGroupHeartbeatResponse:
     owned = None
     if request.topic_partitions is not None:
         owned = {}

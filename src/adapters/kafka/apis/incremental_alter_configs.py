@@ -40,13 +40,16 @@ from .config_resources import (
     refused_resources,
     whole_refusal,
 )
+from .share_group_configs import dead_letter_refusal_for
 
 AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 
-def _alter_one(ctx: BrokerContext, resource, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _alter_one(ctx: BrokerContext, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
     if resource.resource_type == GROUP_RESOURCE:
-        return group_configs.alter(ctx, resource, validate_only)
+        asked = [(c.name, int(c.config_operation), c.value) for c in resource.configs]
+        refused = dead_letter_refusal_for(ctx, client, asked)
+        return refused or group_configs.alter(ctx, resource, validate_only)
     if resource.resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
         return ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
     names = [c.name for c in resource.configs]
@@ -73,7 +76,7 @@ def handle_incremental_alter_configs(
 ) -> IncrementalAlterConfigsResponse:
     responses = []
     for resource in request.resources:
-        error, message = _alter_one(ctx, resource, request.validate_only)
+        error, message = _alter_one(ctx, resource, request.validate_only, client)
         responses.append(
             AlterResult(
                 error_code=error,

@@ -11,7 +11,9 @@ closes it, releasing what the member still holds there. A fetch that acquires no
 MaxWaitMs for new or released records on its partitions, as Fetch long-polls.
 
 Authorization: READ on the group (the whole request); READ on each topic, per partition
-(TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest.
+(TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest: on every
+request, for every partition of the share session, not only those the request names, so a member
+whose READ was revoked, or another principal fetching with the session's member id, reads nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..wire.messages import ShareFetchRequest, ShareFetchResponse
-from .share_acks import NO_LEADER, Target, acknowledge, identity_error, share_partitions, target
+from .share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, share_partitions, target
 
 Topic = ShareFetchResponse.ShareFetchableTopicResponse
 Partition = Topic.PartitionData
@@ -98,7 +100,12 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     if epoch == INITIAL_EPOCH:  # a full answer names every partition of the new session
         for key in targets:
             entries.setdefault(key, {})
-    partitions = list(session.partitions)
+    partitions = []
+    for tp in session.partitions:
+        if may_read(ctx, client, tp.topic):
+            partitions.append(tp)
+        elif (found := ctx.catalog.get(tp.topic)) is not None:
+            entries.setdefault((found.topic_id, tp.partition), {})["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     if request.max_bytes == 0:  # Kafka's processShareFetch: no data requested, answered at once without records
         share.settled()

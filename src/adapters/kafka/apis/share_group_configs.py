@@ -13,15 +13,35 @@ from typing import Any
 
 from trafka.domain.configs import ConfigEntry, ConfigSource, ConfigType
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC, INT_KEYS
+from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC, INT_KEYS, SET
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
 
-from ..context import BrokerContext
+from ..context import BrokerContext, ClientInfo
+from ..share_dead_letters import dead_letter_refusal
 
 Changes = dict[str, tuple[int, str | None]]
 
 
 def _is_share_key(name: str) -> bool:
     return name.startswith("share.") or name == DEAD_LETTER_TOPIC
+
+
+__all__ = ["SET", "alter", "dead_letter_refusal_for", "describe"]
+
+
+def dead_letter_refusal_for(
+    ctx: BrokerContext, client: ClientInfo, changes: list[tuple[str, int, str | None]]
+) -> tuple[ErrorCode, str | None] | None:
+    """KIP-1191: a group's dead-letter topic carries the broker's prefix and its setter may WRITE it."""
+    if ctx.share is None:
+        return None
+    gate = ctx.authorization
+
+    def may_write(topic: str) -> bool:
+        return gate is None or gate.allowed(client, Op.WRITE, Res.TOPIC, topic)
+
+    return dead_letter_refusal(ctx.share.dead_letter_prefix, may_write, changes)
 
 
 def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:

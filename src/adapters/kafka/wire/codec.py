@@ -18,8 +18,12 @@ import attrs
 from kafka.protocol.api_header import RequestHeader
 
 from ..api import HandlerRegistry, KafkaApi
+from .non_null import null_field
 
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
+# Kafka 3.x-4.x's APIs (DescribeCluster on: KIP-848, KIP-932, KIP-714, ...) refuse a null in a non-nullable
+# field as Kafka's generated parsers do (issue 42); the older ones keep kafka-python's leniency.
+_NULL_CHECKED_FROM = 60
 
 
 class ProtocolError(Exception):
@@ -88,6 +92,10 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
         raise ProtocolError(f"malformed {request_class.__name__} v{api_version}: {exc!r}") from exc
     if end > len(frame):
         raise ProtocolError(f"truncated {request_class.__name__} v{api_version}")
+    if api_key >= _NULL_CHECKED_FROM:
+        null = null_field(request_class._struct, body, api_version)
+        if null is not None:
+            raise ProtocolError(f"non-nullable field {null} of {request_class.__name__} v{api_version} was null")
     # Bytes after the last field are ignored, as Kafka's generated parsers ignore them (librdkafka's
     # all-topics Metadata v13 request carries three).
     return DecodedRequest(handler, api_version, correlation_id, header.client_id, body)

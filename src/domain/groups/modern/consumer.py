@@ -8,6 +8,12 @@ member towards its target (reconciliation.py: revoke first, then assign what oth
 `tick(now)` fences members whose session expired or who did not revoke within their rebalance
 timeout; `next_deadline()` says when `tick` is due. Time is an argument; nothing here sleeps.
 
+Regex subscriptions are resolved outside, as Kafka resolves them off the request path (ADR 68): the
+coordinator says which patterns need resolving (`take_regex_work`), the runtime matches them with RE2
+in a worker thread, and `regexes_resolved` applies the matches (a new group epoch if they changed the
+group's topics). Until its pattern is resolved a member's regex contributes no topic; the DESCRIBE
+filter is applied here, to what matched.
+
 Errors are Kafka's: INVALID_REQUEST for a malformed heartbeat, UNSUPPORTED_ASSIGNOR,
 GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND for a group of the classic protocol that is not empty.
@@ -16,7 +22,6 @@ The classic coordinator's table is consulted for group ids, which both protocols
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
@@ -123,6 +128,10 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         self._topic_changes = topics.changes
         self._may_describe: dict[tuple[str, str], Callable[[str], bool]] = {}  # (group, member): its ACLs
         self.configs = ConsumerGroupConfigs(settings)  # the GROUP config resource's overrides, validated
+        # pattern -> the topic names it matched when last resolved (internal topics left out), only for
+        # patterns some member subscribes with; and the patterns that need resolving (again).
+        self._regex_matches: dict[str, frozenset[str]] = {}
+        self._regex_wanted: set[str] = set()
         # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
         self._written: dict[RecordKey, RecordValue] = {}
         self._dirty: set[tuple[str, str | None]] = set()
@@ -179,14 +188,6 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
                 f"ServerAssignor {request.server_assignor} is not supported. "
                 f"Supported assignors: {', '.join(self.settings.assignors)}.",
             )
-        if request.subscribed_topic_regex is not None:
-            try:
-                re.compile(request.subscribed_topic_regex)
-            except re.error as exc:
-                raise KafkaError(
-                    ErrorCode.INVALID_REGULAR_EXPRESSION,
-                    f"SubscribedTopicRegex `{request.subscribed_topic_regex}` is not a valid regular expression: {exc}.",
-                ) from None
 
     def _group(self, group_id: str, create: bool, now: int) -> ConsumerGroup:
         group = self.groups.get(group_id)
@@ -485,29 +486,56 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
     def _subscribed_topics(self, group_id: str, member: ConsumerMember) -> set[str]:
         """Its topic names, and the topics its regex matches that its principal may DESCRIBE (as Kafka)."""
         topics = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex is not None:
-            pattern = re.compile(member.subscribed_topic_regex)
+        pattern = member.subscribed_topic_regex
+        if pattern is not None:
+            matched = self._regex_matches.get(pattern)
+            if matched is None:
+                self._regex_wanted.add(pattern)  # no topic until resolved, as Kafka
+                return topics
             may_describe = self._may_describe.get((group_id, member.member_id))
-            topics |= {
-                t.name
-                for t in self._topics.topics()
-                if not t.name.startswith("__")
-                and pattern.fullmatch(t.name)
-                and (may_describe is None or may_describe(t.name))
-            }
+            topics |= {t for t in matched if may_describe is None or may_describe(t)}
         return topics
 
+    def _patterns_in_use(self, group: ConsumerGroup | None = None) -> set[str]:
+        groups = self.groups.values() if group is None else (group,)
+        return {m.subscribed_topic_regex for g in groups for m in g.members.values() if m.subscribed_topic_regex}
+
     def topics_changed(self) -> None:
-        """Topics were created or deleted: regular expressions are resolved again on the next heartbeat."""
+        """Topics were created or deleted: every regular expression in use is resolved again."""
         self._subscribed.clear()
+        self._regex_wanted |= self._patterns_in_use()
+
+    def take_regex_work(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """The patterns to resolve and the topic names to match them against (internal topics left
+        out); None when there is nothing to do. Each pattern is handed out once per request for it."""
+        if not self._regex_wanted:
+            return None
+        patterns, self._regex_wanted = frozenset(self._regex_wanted), set()
+        return patterns, tuple(t.name for t in self._topics.topics() if not t.name.startswith("__"))
+
+    def regexes_resolved(self, matches: Mapping[str, frozenset[str]], now: int) -> None:
+        """Apply resolved patterns (Kafka's handleRegularExpressionsResult): the groups whose topics
+        they change start a new epoch; their members learn their new target on their next heartbeat."""
+        in_use = self._patterns_in_use()
+        self._regex_matches = {p: m for p, m in {**self._regex_matches, **matches}.items() if p in in_use}
+        for group in self.groups.values():
+            if not self._patterns_in_use(group) & matches.keys():
+                continue
+            self._subscribed.pop(group.group_id, None)
+            if self._refresh_subscription_metadata(group, now):
+                group.group_epoch += 1
+                group.assignor = self._preferred_assignor(group)
+                self._dirty.add((group.group_id, None))
 
     def _group_subscription(self, group: ConsumerGroup, now: int | None) -> frozenset[str]:
         if self._topics.changes != self._topic_changes:
             self._topic_changes = self._topics.changes
-            self._subscribed.clear()
+            self.topics_changed()
         cached = self._subscribed.get(group.group_id)
         if cached is not None and (now is None or now < cached[1]):
             return cached[0]
+        if cached is not None:
+            self._regex_wanted |= self._patterns_in_use(group)  # resolved again every REGEX_REFRESH_MS
         names = frozenset(t for m in group.members.values() for t in self._subscribed_topics(group.group_id, m))
         self._subscribed[group.group_id] = (names, (now or 0) + REGEX_REFRESH_MS)
         return names

@@ -40,7 +40,7 @@ def duration_ms(text: str) -> int | None:
     return total + int(float(seconds or 0) * 1000)
 
 
-def _check(name: str, value: str | None, lock_bounds: tuple[int, int]) -> None:
+def _check(name: str, value: str | None, bounds: Mapping[str, tuple[int, int]]) -> None:
     def invalid(message: str) -> KafkaError:
         return KafkaError(ErrorCode.INVALID_CONFIG, message)
 
@@ -69,10 +69,12 @@ def _check(name: str, value: str | None, lock_bounds: tuple[int, int]) -> None:
             raise invalid(f"Invalid value {value} for configuration {name}: Not a number of type INT") from None
         if number < 1:
             raise invalid(f"Invalid value {value} for configuration {name}: Value must be at least 1")
-        if name == RECORD_LOCK_DURATION and number < lock_bounds[0]:
-            raise invalid(f"{name} must be greater than or equal to group.share.min.record.lock.duration.ms")
-        if name == RECORD_LOCK_DURATION and number > lock_bounds[1]:
-            raise invalid(f"{name} must be less than or equal to group.share.max.record.lock.duration.ms")
+        low, high = bounds.get(name, (1, 2**31 - 1))
+        # Kafka's GroupConfig.validateValues: each share.* int key within the broker's group.share.min/max.*
+        if number < low:
+            raise invalid(f"{name} must be greater than or equal to {name.replace('share.', 'group.share.min.', 1)}")
+        if number > high:
+            raise invalid(f"{name} must be less than or equal to {name.replace('share.', 'group.share.max.', 1)}")
     else:
         raise invalid(f"Unknown group config name: {name}")
 
@@ -80,19 +82,21 @@ def _check(name: str, value: str | None, lock_bounds: tuple[int, int]) -> None:
 def alter(
     current: Mapping[str, str],
     changes: Mapping[str, tuple[int, str | None]],
-    lock_bounds: tuple[int, int] = LOCK_BOUNDS,
+    bounds: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, str]:
     """The group's overrides after `changes` (name -> (operation, value)); KafkaError if any is invalid.
-    `lock_bounds`: the broker's (min, max) for share.record.lock.duration.ms."""
+    `bounds`: the (min, max) of the int keys, from the broker's group.share.min/max.* (Kafka's GroupConfig);
+    share.record.lock.duration.ms defaults to Kafka 4.2's 15-60 s."""
+    bounds = {RECORD_LOCK_DURATION: LOCK_BOUNDS, **(bounds or {})}
     result = dict(current)
     for name, (operation, value) in changes.items():
         if operation == SET:
-            _check(name, value, lock_bounds)
+            _check(name, value, bounds)
             assert value is not None
             result[name] = value
         elif operation == DELETE:
             if name not in DEFAULTS and name not in INT_KEYS:
-                _check(name, "", lock_bounds)
+                _check(name, "", bounds)
             result.pop(name, None)
         else:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config {name} is not a list: APPEND and SUBTRACT do not apply")

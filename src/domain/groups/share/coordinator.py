@@ -37,6 +37,12 @@ class ShareGroupSettings:
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     max_size: int = 200
+    # group.share.min/max.*: the range a group's own share.session.timeout.ms and
+    # share.heartbeat.interval.ms may take (Kafka's GroupConfig, issue 42)
+    min_session_timeout_ms: int = 45_000
+    max_session_timeout_ms: int = 60_000
+    min_heartbeat_interval_ms: int = 5_000
+    max_heartbeat_interval_ms: int = 15_000
 
 
 @attrs.frozen

@@ -95,7 +95,15 @@ class ShareGroups:
 
     def alter_configs(self, group_id: str, changes: dict[str, tuple[int, str | None]], validate_only: bool) -> None:
         """IncrementalAlterConfigs on the GROUP resource; KafkaError (INVALID_CONFIG) if any change is bad."""
-        bounds = (self.settings.min_record_lock_duration_ms, self.settings.max_record_lock_duration_ms)
+        s = self.coordinator.settings
+        bounds = {
+            group_configs.SESSION_TIMEOUT: (s.min_session_timeout_ms, s.max_session_timeout_ms),
+            group_configs.HEARTBEAT_INTERVAL: (s.min_heartbeat_interval_ms, s.max_heartbeat_interval_ms),
+            group_configs.RECORD_LOCK_DURATION: (
+                self.settings.min_record_lock_duration_ms,
+                self.settings.max_record_lock_duration_ms,
+            ),
+        }
         altered = group_configs.alter(self.configs.get(group_id, {}), changes, bounds)
         if validate_only:
             return

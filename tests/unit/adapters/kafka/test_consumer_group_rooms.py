@@ -238,9 +238,75 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
         subscribed_topic_regex="t.*",
         topic_partitions=[],
     )
-    response = consumer_group_heartbeat.API.handle(secured, request, 1, CLIENT)
+
+    async def join_and_resolve():
+        deferred = consumer_group_heartbeat.API.handle(secured, request, 1, CLIENT)  # RE2 compiles off the loop
+        first = await deferred.wait()
+        assert first.error_code == ErrorCode.NONE and first.assignment.topic_partitions == []
+        groups = secured.groups
+        await groups.regexes.resolve(*groups.consumer.take_regex_work())  # compiled and cached; matched
+        work = groups.consumer.take_regex_work()
+        assert work is None
+        groups.consumer.regexes_resolved(await groups.regexes.resolve({"t.*"}, ("t", "t-secret", "u")), 0)
+        again = ConsumerGroupHeartbeatRequest[1](group_id="g", member_id="m1", member_epoch=first.member_epoch)
+        return consumer_group_heartbeat.API.handle(secured, again, 1, CLIENT)
+
+    response = trio.run(join_and_resolve)
     assert response.error_code == ErrorCode.NONE
     assert [tp.topic_id for tp in response.assignment.topic_partitions] == [secured.catalog.get("t").topic_id]
+
+
+def test_a_pattern_re2_cannot_express_is_invalid_regular_expression_and_never_reaches_the_coordinator(ctx):
+    async def send(pattern):
+        request = ConsumerGroupHeartbeatRequest[1](
+            group_id="g",
+            member_id="m1",
+            member_epoch=0,
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_regex=pattern,
+            topic_partitions=[],
+        )
+        return await consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT).wait()
+
+    for pattern in ["(?=t)", r"(t)\1", "(", "a" * 1_600_000]:
+        response = trio.run(send, pattern)
+        assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION, pattern[:10]
+        assert "is not a valid regular expression" in response.error_message
+        assert len(response.error_message) < 400
+    assert "g" not in ctx.groups.consumer.groups
+
+
+def test_a_heartbeat_naming_a_topic_the_principal_may_not_describe_is_refused():
+    settings = load_settings(
+        overrides={
+            "storage": {"kind": "memory"},
+            "security": {
+                "authorizer_class_name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "allow_everyone_if_no_acl_found": True,
+            },
+        }
+    )
+    secured = bootstrap(settings, default_adapters(settings))
+    secured.catalog.create("t", 1, 1)
+    secured.catalog.create("t-secret", 1, 1)
+    secured.authorization.authorizer.create(
+        [
+            AclBinding(
+                Res.TOPIC, "t-secret", PatternType.LITERAL, "User:ANONYMOUS", "*", Op.DESCRIBE, AclPermissionType.DENY
+            )
+        ]
+    )
+    request = ConsumerGroupHeartbeatRequest[1](
+        group_id="g",
+        member_id="m1",
+        member_epoch=0,
+        rebalance_timeout_ms=30_000,
+        subscribed_topic_names=["t", "t-secret"],
+        topic_partitions=[],
+    )
+    response = consumer_group_heartbeat.API.handle(secured, request, 1, CLIENT)
+    assert response.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # KAFKA-18813
+    assert response.assignment is None and "g" not in secured.groups.consumer.groups
 
 
 def test_classic_requests_for_a_consumer_group_with_members_are_served_by_it(ctx):

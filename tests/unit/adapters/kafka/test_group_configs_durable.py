@@ -58,7 +58,7 @@ def test_overrides_survive_a_restart_and_the_coordinators_use_them():
         ("consumer.session.timeout.ms", SET, "50000"),
         ("consumer.heartbeat.interval.ms", SET, "7000"),
         ("share.auto.offset.reset", SET, "earliest"),
-        ("share.session.timeout.ms", SET, "20000"),
+        ("share.session.timeout.ms", SET, "50000"),
     ]
     assert alter(ctx, "g", *changes) == ErrorCode.NONE
     assert store.load() == {"g": {name: value for name, _, value in changes}}
@@ -70,7 +70,7 @@ def test_overrides_survive_a_restart_and_the_coordinators_use_them():
     assert consumer.session_timeout_ms("g") == 50000
     assert consumer.heartbeat_interval_ms("g") == 7000
     assert again.share.groups.config("g", "share.auto.offset.reset") == "earliest"
-    assert again.share.groups.coordinator.group_configs["g"]["share.session.timeout.ms"] == 20000
+    assert again.share.groups.coordinator.group_configs["g"]["share.session.timeout.ms"] == 50000
 
 
 def test_a_removed_override_stays_removed_and_validate_only_records_nothing():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import uuid
 
 import attrs
@@ -94,6 +95,14 @@ class Harness:
         elif answer.error in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
             client.epoch, client.owned, client.assigned = 0, {}, {}
         return answer
+
+    def resolve_regexes(self) -> None:
+        """What the runtime does off the loop with RE2 (ADR 68); the standard library's `re` is enough here."""
+        work = self.coordinator.take_regex_work()
+        if work is not None:
+            patterns, names = work
+            matches = {p: frozenset(n for n in names if re.fullmatch(p, n)) for p in patterns}
+            self.coordinator.regexes_resolved(matches, self.now)
 
     def settle(self, clients: list[Client], rounds: int = 6) -> None:
         for _ in range(rounds):

@@ -9,6 +9,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import JoinRequest, Protocol
 from trafka.domain.groups.modern import ConsumerGroupSettings, ConsumerHeartbeat, MemberState, ModernGroupState
 from trafka.domain.groups.modern.assignors import AssignmentMember, range_, uniform
+from trafka.domain.groups.modern.consumer import REGEX_REFRESH_MS
 
 
 def owned_by(clients):
@@ -103,14 +104,12 @@ def test_bad_heartbeats_are_invalid_requests(changes, message):
     assert answer.message.startswith(message)
 
 
-def test_unknown_assignor_and_bad_regex():
+def test_unknown_assignor():
     h = Harness()
     base = {"group_id": G, "member_id": "a", "member_epoch": 0, "rebalance_timeout_ms": 1000, "owned": {}}
     answer = h.coordinator.heartbeat(ConsumerHeartbeat(**base, subscribed_topic_names=("t",), server_assignor="x"), 0)
     assert answer.error is ErrorCode.UNSUPPORTED_ASSIGNOR
     assert "Supported assignors: uniform, range." in answer.message
-    answer = h.coordinator.heartbeat(ConsumerHeartbeat(**base, subscribed_topic_regex="("), 0)
-    assert answer.error is ErrorCode.INVALID_REGULAR_EXPRESSION
 
 
 def test_group_max_size():
@@ -195,16 +194,37 @@ def test_new_partitions_and_regex_topics_start_a_new_epoch():
     answer = h.coordinator.heartbeat(
         ConsumerHeartbeat(G, "a", 0, rebalance_timeout_ms=1000, subscribed_topic_regex="t.*", owned={}), 0
     )
-    assert answer.assignment == {"t": frozenset({0, 1})}
+    assert answer.assignment == {}  # resolved off the request path (ADR 68): nothing until then
     a.epoch = answer.member_epoch
-    a.owned = a.assigned = dict(answer.assignment)
+    h.resolve_regexes()
+    assert h.coordinator.take_regex_work() is None
+    h.heartbeat(a)
+    assert a.owned == {"t": frozenset({0, 1})}
     h.topics.grow("t", 3)
     h.heartbeat(a)
     assert a.owned == {"t": frozenset({0, 1, 2})}
     h.topics.create("tx", 1)
     h.topics.create("other", 1)
     h.heartbeat(a)  # a topic created since: the regex is resolved again
+    h.resolve_regexes()
+    h.heartbeat(a)
     assert a.owned == {"t": frozenset({0, 1, 2}), "tx": frozenset({0})}
+
+
+def test_regexes_are_resolved_again_after_the_refresh_interval_and_forgotten_when_unused():
+    h = Harness(t=1)
+    a = Client("a", topics=())
+    h.heartbeat(a, subscribed_topic_regex="t.*")
+    h.resolve_regexes()
+    h.heartbeat(a)
+    assert a.owned == {"t": frozenset({0})}
+    assert h.coordinator.take_regex_work() is None
+    h.now += REGEX_REFRESH_MS
+    h.heartbeat(a)
+    assert h.coordinator.take_regex_work() == (frozenset({"t.*"}), ("t",))
+    h.heartbeat(a, subscribed_topic_regex="u.*")
+    h.resolve_regexes()
+    assert set(h.coordinator._regex_matches) == {"u.*"}
 
 
 def test_classic_and_consumer_groups_share_ids():
@@ -301,6 +321,8 @@ def test_a_regex_matches_only_the_topics_the_member_may_describe():
         ),
         0,
     )
+    h.resolve_regexes()
+    answer = h.coordinator.heartbeat(ConsumerHeartbeat(G, answer.member_id, answer.member_epoch, owned={}), 0)
     assert answer.assignment == {"t": frozenset({0, 1}), "ty": frozenset({0})}
 
 

@@ -120,9 +120,11 @@ def test_share_session_epochs():
 
 def test_group_configs_validate_and_describe():
     groups = ShareGroups(coordinator(), ShareSettings(), replicas=None)  # type: ignore[arg-type]
-    groups.alter_configs("g", {"share.auto.offset.reset": (0, "earliest"), "share.session.timeout.ms": (0, "9")}, False)
+    groups.alter_configs(
+        "g", {"share.auto.offset.reset": (0, "earliest"), "share.session.timeout.ms": (0, "50000")}, False
+    )
     assert groups.config("g", "share.auto.offset.reset") == "earliest"
-    assert groups.coordinator.session_timeout_ms("g") == 9
+    assert groups.coordinator.session_timeout_ms("g") == 50000
     described = {name: (value, default) for name, value, default in groups.describe_configs("g")}
     assert described["share.auto.offset.reset"] == ("earliest", False)
     assert described["share.isolation.level"] == ("read_uncommitted", True)
@@ -131,6 +133,10 @@ def test_group_configs_validate_and_describe():
         ("share.isolation.level", "x"),
         ("nope", "1"),
         ("share.session.timeout.ms", "0"),
+        ("share.session.timeout.ms", "44999"),  # Kafka's GroupConfig: group.share.min/max.* (issue 42 #11)
+        ("share.session.timeout.ms", "60001"),
+        ("share.heartbeat.interval.ms", "1"),
+        ("share.heartbeat.interval.ms", "15001"),
     ]:
         with pytest.raises(KafkaError) as raised:
             groups.alter_configs("g", {bad[0]: (0, bad[1])}, False)
