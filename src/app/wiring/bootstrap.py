@@ -37,6 +37,7 @@ from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
+from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import (
@@ -66,7 +67,7 @@ from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
-from trafka.domain.features import FeatureControl
+from trafka.domain.features import TRANSACTION_VERSION, FeatureControl
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
@@ -445,8 +446,17 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
+    if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
+        adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
+
+
+def transaction_log_value_version(ctx: BrokerContext) -> int:
+    """Kafka 4.2's TransactionVersion.transactionLogValueVersion: TransactionLogValue v1 (flexible, with
+    the client's transaction version) once `transaction.version` 1 or more is finalized, else v0."""
+    finalized = ctx.features.finalized(feature_ceilings(ctx.registry))
+    return 1 if finalized.get(TRANSACTION_VERSION, 0) >= 1 else 0
 
 
 def quotas_from(settings: Settings, store: ClientQuotaStore) -> QuotaSensors:

@@ -1,6 +1,6 @@
 """TxnOffsetCommit (key 28): v0-5. Offsets committed inside a transaction. v4 only allows the
-TRANSACTION_ABORTABLE error (KIP-890); v5 implies AddOffsetsToTxn under transactions V2, which trafka
-does not finalize (ADR 44), so clients add the group first and v5 is served as v4.
+TRANSACTION_ABORTABLE error (KIP-890); v5 is transactions V2 (ADR 75): the group joins the producer's
+transaction itself (starting one if none is ongoing), where before v5 AddOffsetsToTxn must have added it.
 
 Authorization: WRITE on the transactional id and READ on the group (a refusal answers every
 partition), then READ per topic.
@@ -61,6 +61,7 @@ def handle_txn_offset_commit(
             request.producer_epoch,
             offsets,
             ctx.clock_ms(),
+            add=version >= 5,
         )
     return TxnOffsetCommitResponse(
         version=version,

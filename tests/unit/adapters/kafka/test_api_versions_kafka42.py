@@ -118,9 +118,8 @@ def test_every_served_api_has_kafka_42s_range():
 def test_the_apis_not_served_yet():
     """What a Kafka 4.2 broker serves and trafka does not (yet): delegation tokens, the telemetry APIs
     (served only with the HTTP listener, ADR 47), the KIP-1071 streams group protocol, the raft voter
-    APIs and WriteTxnMarkers (inter-broker)."""
+    APIs."""
     assert set(KAFKA_42) - set(_advertised()) == {
-        27,
         38,
         39,
         40,

@@ -1,6 +1,5 @@
-"""KIP-890's transaction versions as Kafka 4.2 serves them with `transaction.version` unfinalized:
-AddPartitionsToTxn v4-5 (the brokers' batched add and verify), EndTxn v5's producer id and epoch,
-TxnOffsetCommit/AddOffsetsToTxn at their new versions answered as before."""
+"""KIP-890's transaction versions as Kafka 4.2 serves them: AddPartitionsToTxn v4-5 (the brokers'
+batched add and verify), EndTxn v5's bumped producer epoch (transactions V2, ADR 75)."""
 
 from __future__ import annotations
 
@@ -87,18 +86,17 @@ def test_batched_versions_are_refused_with_the_top_level_error(ctx):
     assert refused.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and refused.results_by_transaction == []
 
 
-def test_end_txn_v5_answers_the_unchanged_producer_id_and_epoch(ctx):
+def test_end_txn_v5_answers_the_bumped_epoch_and_v4_the_unchanged_one(ctx):
     txn = ctx.transactions.init_producer_id("a", 60_000, 0)
-    ctx.transactions.add_partitions("a", txn.producer_id, txn.producer_epoch, [TopicPartition("t", 0)], 0)
-    request = EndTxnRequest[5](
-        transactional_id="a", producer_id=txn.producer_id, producer_epoch=txn.producer_epoch, committed=True
-    )
+    pid, epoch = txn.producer_id, txn.producer_epoch
+    ctx.transactions.add_partitions("a", pid, epoch, [TopicPartition("t", 0)], 0)
+    request = EndTxnRequest[5](transactional_id="a", producer_id=pid, producer_epoch=epoch, committed=True)
     response = end_txn.handle_end_txn(ctx, request, 5, CLIENT)
-    assert (response.error_code, response.producer_id, response.producer_epoch) == (
-        0,
-        txn.producer_id,
-        txn.producer_epoch,
-    )
-    request.producer_epoch += 1
+    assert (response.error_code, response.producer_id, response.producer_epoch) == (0, pid, epoch + 1)
+    request.producer_epoch = epoch + 2
     response = end_txn.handle_end_txn(ctx, request, 5, CLIENT)
-    assert response.error_code != 0 and (response.producer_id, response.producer_epoch) == (-1, -1)
+    assert (response.error_code, response.producer_id, response.producer_epoch) == (ErrorCode.PRODUCER_FENCED, -1, -1)
+    ctx.transactions.add_partitions("a", pid, epoch + 1, [TopicPartition("t", 0)], 0)
+    request = EndTxnRequest[4](transactional_id="a", producer_id=pid, producer_epoch=epoch + 1, committed=True)
+    assert end_txn.handle_end_txn(ctx, request, 4, CLIENT).error_code == 0
+    assert (txn.producer_id, txn.producer_epoch) == (pid, epoch + 1)
