@@ -156,7 +156,7 @@ class TransactionCoordinator:
             self._by_producer[txn.producer_id] = txn
             self._record(txn)
             return txn, []
-        if producer_id >= 0 and (producer_id, producer_epoch) != (txn.producer_id, txn.producer_epoch):
+        if producer_id >= 0 and not self._current_or_before_bump(txn, producer_id, producer_epoch):
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, "the producer id and epoch are not current")
         if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
@@ -170,6 +170,19 @@ class TransactionCoordinator:
         if not aborting:
             self._transition(txn, TxnEvent.INIT, now)
         return txn, markers
+
+    @staticmethod
+    def _current_or_before_bump(txn: TxnMetadata, producer_id: int, producer_epoch: int) -> bool:
+        """May a producer that names this id and epoch re-initialize (KIP-360)? The current ones, or the
+        ones before the bump of a TV2 EndTxn whose answer the producer never received (Kafka accepts the
+        transaction's last producer epoch, or the previous id at an exhausted epoch)."""
+        if (producer_id, producer_epoch) == (txn.producer_id, txn.producer_epoch):
+            return True
+        if txn.client_version != TV_2 or txn.state not in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            return False
+        if producer_id == txn.producer_id:
+            return producer_epoch == txn.producer_epoch - 1
+        return producer_id == txn.previous_producer_id and producer_epoch == MAX_EPOCH - 1 and txn.producer_epoch == 0
 
     def _bump_epoch(self, txn: TxnMetadata) -> None:
         if txn.producer_epoch >= MAX_EPOCH - 1:

@@ -4,13 +4,14 @@ an exhausted epoch, strict marker epochs (KIP-1228), and TV1 and TV2 producers m
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from tests.batches import read_batches
 from tests.unit.domain.transactions.test_transactions import NOW, TP, Txns
-from trafka.domain.errors import ErrorCode
+from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups import CommittedOffset
 from trafka.domain.transactions import TxnState
 from trafka.domain.transactions.coordinator import MAX_EPOCH, TV_2
@@ -250,3 +251,18 @@ def test_init_producer_id_aborts_a_transaction_that_only_joined_a_group():
     assert t.service.add_offsets("tid", pid, epoch, "g", NOW) is ErrorCode.NONE
     again = t.service.init_producer_id("tid", 60_000, NOW)
     assert (again.producer_id, again.producer_epoch, again.state) == (pid, epoch + 2, TxnState.COMPLETE_ABORT)
+
+
+def test_init_producer_id_accepts_the_epoch_before_an_end_txn_bump_the_producer_never_saw():
+    """KIP-360 under TV2: EndTxn v5 completed and bumped the epoch, the answer was lost (the broker went
+    down); the producer re-initializes with the epoch it knows, one behind, and is given a newer one."""
+    t = V2()
+    txn = t.service.init_producer_id("tid", 60_000, NOW)
+    pid, epoch = txn.producer_id, txn.producer_epoch
+    t.produce("tid", pid, epoch, [b"x"])
+    assert t.end("tid", pid, epoch, True)[0] is ErrorCode.NONE
+    again = t.service.init_producer_id("tid", 60_000, NOW, pid, epoch)
+    assert (again.producer_id, again.producer_epoch) == (pid, epoch + 2)
+    assert t.read(read_committed=True) == [b"x"]  # the commit stands
+    with pytest.raises(KafkaError):
+        t.service.init_producer_id("tid", 60_000, NOW, pid, epoch)  # two behind now: fenced
