@@ -7,6 +7,7 @@ the settings. Nothing is instantiated at import time.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import uuid
@@ -272,7 +273,17 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         message_max_bytes=broker.message_max_bytes,
         fetch_max_bytes=broker.fetch_max_bytes,
         topic_defaults=topic_defaults_from(settings),
+        log_dir_cordoned=log_dir_cordoned(settings),
     )
+
+
+def log_dir_cordoned(settings: Settings) -> bool:
+    """Is the log dir in `cordoned.log.dirs` (KIP-1066: by its path, or `*` for every log dir)?"""
+    cordoned = {entry.strip() for entry in settings.broker.cordoned_log_dirs.split(",") if entry.strip()}
+    if "*" in cordoned:
+        return True
+    data_dir = settings.storage.data_dir
+    return data_dir is not None and os.path.abspath(data_dir) in {os.path.abspath(d) for d in cordoned}
 
 
 def listeners_from(settings: Settings) -> tuple[Listener, ...]:
