@@ -165,33 +165,37 @@ _ENUMS = {
 }
 
 
-def _valid(name: str, value: str, config_type: ConfigType) -> bool:
+def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
+    """Why Kafka's ConfigDef refuses `value` for the topic config `name` (its message after "Invalid value V
+    for configuration N", empty where trafka has none of Kafka's words), or None when it is valid."""
     if name in _ENUMS:
-        return value in _ENUMS[name]
+        return None if value in _ENUMS[name] else ""
     if name == "cleanup.policy":
         parts = [p.strip() for p in value.split(",")]
-        return bool(parts) and all(p in ("delete", "compact") for p in parts)
+        return None if parts and all(p in ("delete", "compact") for p in parts) else ""
     if config_type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
         try:
-            number = int(value)
+            number = int(value.strip())
         except ValueError:
-            return False
+            return f"Not a number of type {config_type.name}"
         low, high = _RANGES.get(name, (-(2**63), 2**63 - 1))
-        return low <= number <= high
+        if number < low:
+            return f"Value must be at least {low}"
+        return None if number <= high else f"Value must be no more than {high}"
     if config_type is ConfigType.DOUBLE:
         try:
             float(value)
         except ValueError:
-            return False
-        return True
+            return f"Not a number of type {config_type.name}"
+        return None
     if config_type is ConfigType.BOOLEAN:
-        return value.lower() in ("true", "false")
-    return True
+        return None if value.strip().lower() in ("true", "false") else "Expected value to be either true or false"
+    return None
 
 
 def valid_config_value(topic_config: str, value: str) -> bool:
     """Whether `value` is one Kafka accepts for the topic config (or its broker synonym)."""
-    return _valid(topic_config, value, TOPIC_CONFIG_DEFAULTS[topic_config][1])
+    return _invalid(topic_config, value, TOPIC_CONFIG_DEFAULTS[topic_config][1]) is None
 
 
 def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
@@ -202,8 +206,10 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
         if value is None:
             continue
-        if not _valid(name, value, TOPIC_CONFIG_DEFAULTS[name][1]):
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}")
+        reason = _invalid(name, value, TOPIC_CONFIG_DEFAULTS[name][1])
+        if reason is not None:
+            message = f"Invalid value {value} for configuration {name}"
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"{message}: {reason}" if reason else message)
         out[name] = value
     return out
 

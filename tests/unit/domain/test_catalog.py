@@ -132,6 +132,31 @@ def test_config_values_outside_kafkas_ranges_are_invalid_config(cluster: Cluster
     assert info.value.code == ErrorCode.INVALID_CONFIG
 
 
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ({"retention.ms": "soon"}, "Invalid value soon for configuration retention.ms: Not a number of type LONG"),
+        ({"segment.bytes": "big"}, "Invalid value big for configuration segment.bytes: Not a number of type INT"),
+        ({"retention.ms": "-2"}, "Invalid value -2 for configuration retention.ms: Value must be at least -1"),
+        (
+            {"segment.bytes": "3000000000"},
+            "Invalid value 3000000000 for configuration segment.bytes: Value must be no more than 2147483647",
+        ),
+        (
+            {"unclean.leader.election.enable": "maybe"},
+            "Invalid value maybe for configuration unclean.leader.election.enable: "
+            "Expected value to be either true or false",
+        ),
+    ],
+)
+def test_bad_config_values_are_refused_in_kafkas_words(cluster: Cluster, configs, message):
+    """Kafka's ConfigException text, as Kafka 4.2's Admin client shows it (tests/java's AdminTest)."""
+    with pytest.raises(KafkaError) as info:
+        cluster.catalog.create("t", 1, 1, configs)
+    assert info.value.code == ErrorCode.INVALID_CONFIG
+    assert str(info.value.message) == message
+
+
 def test_internal_and_colliding_topic_names_are_refused(cluster: Cluster):
     for name in ("__consumer_offsets", "__transaction_state", "__cluster_metadata"):
         with pytest.raises(KafkaError) as info:

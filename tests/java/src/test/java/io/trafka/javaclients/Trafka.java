@@ -1,0 +1,75 @@
+package io.trafka.javaclients;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * trafka as a Java test's Kafka: `python -m trafka serve --memory --port 0 --ready-file F` in a child
+ * process, its address read from F once it listens (the README's Java example). Closing it stops the
+ * broker with SIGTERM (a graceful stop) and waits for it.
+ */
+public final class Trafka implements AutoCloseable {
+    private static final Pattern BOOTSTRAP = Pattern.compile("\"bootstrap_servers\"\\s*:\\s*\"([^\"]+)\"");
+
+    private final Process process;
+    private final String bootstrapServers;
+    private final Path log;
+
+    private Trafka(Process process, String bootstrapServers, Path log) {
+        this.process = process;
+        this.bootstrapServers = bootstrapServers;
+        this.log = log;
+    }
+
+    /** Starts `python -m trafka serve --memory` on an ephemeral port, plus any further serve arguments. */
+    public static Trafka start(String python, String... serveArgs) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory("trafka-");
+        Path ready = dir.resolve("ready.json");
+        Path log = dir.resolve("trafka.log");
+        List<String> command = new ArrayList<>(List.of(python, "-m", "trafka", "serve", "--memory",
+                "--host", "127.0.0.1", "--port", "0", "--ready-file", ready.toString()));
+        command.addAll(List.of(serveArgs));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        // A consumer group's first join is not held back for newcomers (Kafka's own test default).
+        builder.environment().put("TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS", "0");
+        Process process = builder.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!Files.exists(ready)) {
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                process.destroyForcibly();
+                throw new IOException("trafka did not start: " + String.join(" ", command) + "\n" + Files.readString(log));
+            }
+            Thread.sleep(20);
+        }
+        Matcher address = BOOTSTRAP.matcher(Files.readString(ready));
+        if (!address.find()) {
+            process.destroyForcibly();
+            throw new IOException("no bootstrap_servers in " + ready);
+        }
+        return new Trafka(process, address.group(1), log);
+    }
+
+    public String bootstrapServers() {
+        return bootstrapServers;
+    }
+
+    /** What the broker printed so far (stdout and stderr). */
+    public String log() throws IOException {
+        return Files.readString(log);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+}
