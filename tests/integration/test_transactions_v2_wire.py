@@ -73,9 +73,9 @@ def _produce(client: WireClient, version: int, tid: str, topic: str, records: by
     return client.request(request, ProduceResponse, version).responses[0].partition_responses[0].error_code
 
 
-def _init(client: WireClient, tid: str) -> tuple[int, int]:
+def _init(client: WireClient, tid: str, timeout_ms: int = 60_000) -> tuple[int, int]:
     request = InitProducerIdRequest[5](
-        transactional_id=tid, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1
+        transactional_id=tid, transaction_timeout_ms=timeout_ms, producer_id=-1, producer_epoch=-1
     )
     response = client.request(request, InitProducerIdResponse, 5)
     assert response.error_code == NONE
