@@ -122,16 +122,21 @@ class TransactionsV2Test {
                 } else {
                     producer.abortTransaction();
                 }
+                TransactionState done = outcomes[i].equals("commit") ? TransactionState.COMPLETE_COMMIT
+                        : TransactionState.COMPLETE_ABORT;
+                // Kafka writes the markers after answering EndTxn: Prepare* until they are all written.
+                Poll.until(outcomes[i] + " completed", () -> { }, () -> done == quietly(() -> describe(admin,
+                        transactionalId).state()));
+                Poll.until("the marker on " + partition, () -> { }, () -> Boolean.TRUE.equals(quietly(
+                        () -> admin.describeProducers(List.of(partition)).partitionResult(partition).get()
+                                .activeProducers().get(0).currentTransactionStartOffset().isEmpty())));
                 TransactionDescription after = describe(admin, transactionalId);
                 assertEquals(producerId, after.producerId());
                 assertEquals(bumps ? epoch + i + 1 : epoch, (int) after.producerEpoch(), outcomes[i] + " " + i);
-                assertEquals(outcomes[i].equals("commit") ? TransactionState.COMPLETE_COMMIT
-                        : TransactionState.COMPLETE_ABORT, after.state());
                 ProducerState state = admin.describeProducers(List.of(partition)).partitionResult(partition).get()
                         .activeProducers().get(0);
                 // The marker carries the bumped epoch with V2; the old protocol writes it at the same epoch.
                 assertEquals(bumps ? epoch + i + 1 : epoch, state.producerEpoch());
-                assertTrue(state.currentTransactionStartOffset().isEmpty());
             }
         }
         Map<String, Object> config = Brokers.consumerConfig(null);
@@ -141,6 +146,18 @@ class TransactionsV2Test {
             consumer.seekToBeginning(List.of(partition));
             List<String> values = Poll.records(consumer, 2).stream().map(ConsumerRecord::value).toList();
             assertEquals(List.of("commit0", "commit2"), values);
+        }
+    }
+
+    interface Call<T> {
+        T call() throws Exception;
+    }
+
+    private static <T> T quietly(Call<T> call) {
+        try {
+            return call.call();
+        } catch (Exception e) {
+            return null;
         }
     }
 
@@ -160,13 +177,8 @@ class TransactionsV2Test {
             admin.updateFeatures(Map.of(TRANSACTION_VERSION, new FeatureUpdate((short) level, type)),
                     new UpdateFeaturesOptions()).all().get();
         }
-        Poll.until("transaction.version " + level, () -> { }, () -> {
-            try {
-                return finalizedTransactionVersion() == level;
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        Poll.until("transaction.version " + level, () -> { },
+                () -> Integer.valueOf(level).equals(quietly(TransactionsV2Test::finalizedTransactionVersion)));
     }
 
     private static KafkaProducer<String, String> transactional(String transactionalId) {
