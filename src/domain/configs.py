@@ -291,6 +291,7 @@ class BrokerPolicy:
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
     topic_defaults: Mapping[str, str] = attrs.field(factory=dict)  # e.g. {"retention.ms": "3600000"}
+    log_dir_cordoned: bool = False  # cordoned.log.dirs names the log dir (KIP-1066): no new partitions
     dynamic: DynamicBrokerConfigs = attrs.field(factory=DynamicBrokerConfigs, eq=False, repr=False)
 
     def _static_default(self, topic_name: str) -> str | None:

@@ -143,13 +143,17 @@ class PartitionProducerState:
         )
 
     def end_transaction(self, producer_id: int, producer_epoch: int, timestamp: int = -1) -> int | None:
-        """A marker was appended: close the producer's open transaction; its first offset, if any."""
+        """A marker was appended: close the producer's open transaction; its first offset, if any. A marker
+        of a newer epoch (transactions V2 bump it on every commit and abort) forgets the older epoch's
+        batches, as Kafka's ProducerStateEntry.maybeUpdateProducerEpoch: the next batch starts anew."""
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry(producer_id, producer_epoch)
         first = entry.current_txn_first_offset
         self._set_open(entry, None)
-        entry.epoch = max(entry.epoch, producer_epoch)
+        if producer_epoch > entry.epoch:
+            entry.batches.clear()
+            entry.epoch = producer_epoch
         entry.last_timestamp = max(entry.last_timestamp, timestamp)
         return first
 
@@ -196,6 +200,11 @@ class PartitionProducerState:
                     )
                 )
             self._set_open(entry, e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+
+    def epoch(self, producer_id: int) -> int | None:
+        """The producer's latest epoch on this partition; None for a producer it does not know."""
+        entry = self.producers.get(producer_id)
+        return None if entry is None else entry.epoch
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction: the last stable offset, if any is open."""

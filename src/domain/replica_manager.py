@@ -172,8 +172,8 @@ class ReplicaManager:
         self._decompress = decompress
         self._producer_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState]] = {}
         # Set by the transaction service: may a transactional batch of (transactional id, producer id, epoch)
-        # go to tp?
-        self.transaction_check: Callable[[str, int, int, TopicPartition], ErrorCode] | None = None
+        # go to tp, now, in a Produce of this version (v12+ adds tp to the transaction)?
+        self.transaction_check: Callable[[str, int, int, TopicPartition, int, int], ErrorCode] | None = None
         # The schema registry that broker-side schema validation checks ids against (None: no registry).
         self.schema_ids = schema_ids
         self._routes: dict[str, _ProduceRoute] = {}
@@ -223,9 +223,15 @@ class ReplicaManager:
         return route
 
     def produce(
-        self, tp: TopicPartition, records: bytes | None, now_ms: int, transactional_id: str | None = None
+        self,
+        tp: TopicPartition,
+        records: bytes | None,
+        now_ms: int,
+        transactional_id: str | None = None,
+        version: int = 3,
     ) -> ProduceResult:
-        admitted = self._admit(tp, records, now_ms, transactional_id)
+        """Append one partition's records of a Produce of `version` (the transaction rules depend on it)."""
+        admitted = self._admit(tp, records, now_ms, transactional_id, version)
         if isinstance(admitted, ProduceResult):
             return admitted
         return self._append_one(tp, admitted, now_ms)
@@ -235,6 +241,7 @@ class ReplicaManager:
         requests: Sequence[tuple[TopicPartition, bytes | None]],
         now_ms: int,
         transactional_ids: Sequence[str | None] | None = None,
+        versions: Sequence[int] | None = None,
     ) -> list[ProduceResult]:
         """`produce` for several record sets in order, with one log write per partition.
 
@@ -244,11 +251,13 @@ class ReplicaManager:
         transactional producers are appended one by one (their producer state is recorded after
         each write), after the placed batches of their partition that came before them. If a
         partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have.
-        `transactional_ids` are the requests' (None for all when not given)."""
+        `transactional_ids` and `versions` are the requests' (None and 3 for all when not given)."""
         results: list[ProduceResult | None] = [None] * len(requests)
         groups: dict[TopicPartition, _PlacedGroup] = {}
         for i, (tp, records) in enumerate(requests):
-            admitted = self._admit(tp, records, now_ms, transactional_ids[i] if transactional_ids else None)
+            admitted = self._admit(
+                tp, records, now_ms, transactional_ids[i] if transactional_ids else None, versions[i] if versions else 3
+            )
             if isinstance(admitted, ProduceResult):
                 results[i] = admitted
                 continue
@@ -275,7 +284,7 @@ class ReplicaManager:
         return results  # type: ignore[return-value]  # list[ProduceResult | None] with no None left
 
     def _admit(
-        self, tp: TopicPartition, records: bytes | None, now_ms: int, transactional_id: str | None
+        self, tp: TopicPartition, records: bytes | None, now_ms: int, transactional_id: str | None, version: int
     ) -> ProduceResult | _Admitted:
         """Everything produce checks before it writes: the refusal, or the batch to place.
 
@@ -313,7 +322,9 @@ class ReplicaManager:
                 return _NO_TRANSACTIONAL_ID
             if self.transaction_check is None:
                 return ProduceResult(ErrorCode.INVALID_TXN_STATE)
-            verdict = self.transaction_check(transactional_id, header.producer_id, header.producer_epoch, tp)
+            verdict = self.transaction_check(
+                transactional_id, header.producer_id, header.producer_epoch, tp, now_ms, version
+            )
             if verdict is not ErrorCode.NONE:
                 return ProduceResult(verdict)
         if header.base_timestamp < 0 and not attributes & 0x08:
@@ -467,13 +478,31 @@ class ReplicaManager:
         return FetchResult(ErrorCode.NONE, end, stable, start, records, aborted)
 
     def write_marker(
-        self, tp: TopicPartition, producer_id: int, producer_epoch: int, commit: bool, now_ms: int
+        self,
+        tp: TopicPartition,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        now_ms: int,
+        transaction_version: int | None = None,
     ) -> ErrorCode:
-        """Append a transaction marker; an abort goes into the aborted transaction index."""
+        """Append a transaction marker; an abort goes into the aborted transaction index.
+
+        A marker someone else sends (WriteTxnMarkers) gives its `transaction_version` and is checked
+        against the producer's epoch on the partition, as Kafka's ProducerAppendInfo.checkProducerEpoch
+        does (KIP-1228): a transactions V2 marker carries the epoch bumped past the transaction's
+        batches, so it must be newer than the partition's; an older version's may equal it. Otherwise
+        INVALID_PRODUCER_EPOCH, nothing written. The coordinator's own markers (None) are not checked."""
         log = self._log(tp)
         if log is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         state = self._producer_state(tp, log)
+        if transaction_version is not None:
+            current = state.epoch(producer_id)
+            if current is not None and (
+                producer_epoch <= current if transaction_version >= 2 else producer_epoch < current
+            ):
+                return ErrorCode.INVALID_PRODUCER_EPOCH
         batch = marker_batch(producer_id, producer_epoch, commit, now_ms, self._checksum)
         validated = validate_batches(batch, self._checksum, len(batch))
         (header,) = assign_offsets(validated, log.log_end_offset, LEADER_EPOCH, self._checksum)

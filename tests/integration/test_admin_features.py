@@ -35,9 +35,10 @@ def test_describe_and_update_features_survive_a_restart(tmp_path):
         assert features["metadata.version"]["supported"] == (7, 29)
         assert features["metadata.version"]["finalized"] == (29, 29)
         assert features["kraft.version"]["finalized"] == (1, 1)
-        assert "finalized" not in features.get("transaction.version", {})  # no transactions V2: clients fall back
+        assert features["transaction.version"]["finalized"] == (2, 2)  # transactions V2, as a fresh Kafka 4.2
         with pytest.raises(InvalidUpdateVersionError):
-            admin.update_features({"transaction.version": 2})
+            admin.update_features({"transaction.version": 1})  # a downgrade needs a downgrade type
+        assert admin.update_features({"transaction.version": ("SAFE_DOWNGRADE", 1)}) == {"transaction.version": "OK"}
         with pytest.raises(InvalidUpdateVersionError):
             admin.update_features({"metadata.version": 24})  # a downgrade needs a downgrade type
         assert admin.update_features({"metadata.version": ("SAFE_DOWNGRADE", 24)}, validate_only=True) == {
@@ -53,6 +54,7 @@ def test_describe_and_update_features_survive_a_restart(tmp_path):
     try:
         admin = _admin(broker)
         assert admin.describe_features()["metadata.version"]["finalized"] == (24, 24)
+        assert admin.describe_features()["transaction.version"]["finalized"] == (1, 1)
         admin.close()
     finally:
         assert broker.stop() == 0, broker.log()

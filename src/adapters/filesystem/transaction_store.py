@@ -1,13 +1,17 @@
 """Transaction coordinator state in `__transaction_state-0`, in Kafka's key and value format.
 
-Keys are TransactionLogKey v0 (the transactional id), values TransactionLogValue v0 (producer id and
-epoch, timeout, status, partitions, timestamps). Every state change is one record; the latest per
-transactional id wins on replay. The groups of an ongoing transaction are not in Kafka's value
+Keys are TransactionLogKey v0 (the transactional id), values TransactionLogValue (producer id and
+epoch, timeout, status, partitions, timestamps): v1, the flexible version with the tagged previous and
+next producer ids and the client's transaction version (KIP-890), while `transaction.version` 1 or 2 is
+finalized, v0 at 0, as Kafka 4.2's TransactionLog.valueToBytes chooses (`value_version`, given by the
+composition root). Both are read. Every state change is one record; the latest per transactional id
+wins on replay. The groups of an ongoing transaction are not in Kafka's value
 format and are not kept: after a restart an ongoing transaction times out and aborts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import groupby
 
 from trafka.domain.topics import TopicPartition
@@ -18,8 +22,9 @@ from .metadata_records import TransactionLogKey, TransactionLogValue, decode_ver
 
 
 class FileTransactionStore:
-    def __init__(self, txn_log: InternalLog) -> None:
+    def __init__(self, txn_log: InternalLog, value_version: Callable[[], int] = lambda: 1) -> None:
         self._log = txn_log
+        self.value_version = value_version  # the TransactionLogValue version to write: 1 unless TV 0
 
     def load(self) -> list[TxnMetadata]:
         latest: dict[str, TxnMetadata | None] = {}
@@ -42,6 +47,9 @@ class FileTransactionStore:
                 set(),
                 v.transaction_start_timestamp_ms,
                 v.transaction_last_update_timestamp_ms,
+                client_version=v.client_transaction_version if v.version >= 1 else 0,
+                previous_producer_id=v.previous_producer_id if v.version >= 1 else -1,
+                next_producer_id=v.next_producer_id if v.version >= 1 else -1,
             )
         return [t for t in latest.values() if t is not None]
 
@@ -51,9 +59,12 @@ class FileTransactionStore:
     def record(self, txn: TxnMetadata) -> None:
         key = _key(txn.transactional_id)
         by_topic = groupby(sorted(txn.partitions), key=lambda tp: tp.topic)
+        version = self.value_version()
         value = TransactionLogValue(
-            version=0,
+            version=version,
             producer_id=txn.producer_id,
+            previous_producer_id=txn.previous_producer_id,
+            next_producer_id=txn.next_producer_id,
             producer_epoch=txn.producer_epoch,
             transaction_timeout_ms=txn.timeout_ms,
             transaction_status=int(txn.state),
@@ -63,8 +74,9 @@ class FileTransactionStore:
             ],
             transaction_last_update_timestamp_ms=txn.updated_ms,
             transaction_start_timestamp_ms=txn.started_ms,
+            client_transaction_version=txn.client_version,
         )
-        self._log.append([(key, encode_versioned(value, 0))])
+        self._log.append([(key, encode_versioned(value, version))])
 
 
 def _key(transactional_id: str) -> bytes:

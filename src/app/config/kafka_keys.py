@@ -167,6 +167,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "max.connections.per.ip": (("server", "max_connections_per_ip"), _int(0)),
     "max.connections.per.ip.overrides": (("server", "max_connections_per_ip_overrides"), _text),
     "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), _int(1)),
+    "cordoned.log.dirs": (("broker", "cordoned_log_dirs"), _text),
     "transaction.state.log.segment.bytes": (("broker", "transaction_state_log_segment_bytes"), _int(1)),
     "log.retention.bytes": (("log", "retention_bytes"), _long()),
     "log.segment.bytes": (("log", "segment_bytes"), _int(14)),

@@ -87,6 +87,8 @@ class BrokerSettings:
     controller_quota_window_size_seconds: int = 1
     # max.incremental.fetch.session.cache.slots: Fetch sessions kept (KIP-227, ADR 56)
     max_incremental_fetch_session_cache_slots: int = 1000
+    # cordoned.log.dirs (Kafka 4.3, KIP-1066): log dirs that take no new partitions ("*": every one)
+    cordoned_log_dirs: str = ""
     # trafka's own: advertise and accept only what this Kafka release does ("2.8", "3.9", "4.2"; ADR 43)
     kafka_version: str | None = None
     # trafka's own: "manual" for a broker clock that moves only by `broker.advance(seconds)` (tests)

@@ -7,6 +7,7 @@ the settings. Nothing is instantiated at import time.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import uuid
@@ -37,6 +38,7 @@ from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
+from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import (
@@ -66,7 +68,7 @@ from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
-from trafka.domain.features import FeatureControl
+from trafka.domain.features import TRANSACTION_VERSION, FeatureControl
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
@@ -304,7 +306,17 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         message_max_bytes=broker.message_max_bytes,
         fetch_max_bytes=broker.fetch_max_bytes,
         topic_defaults=topic_defaults_from(settings),
+        log_dir_cordoned=log_dir_cordoned(settings),
     )
+
+
+def log_dir_cordoned(settings: Settings) -> bool:
+    """Is the log dir in `cordoned.log.dirs` (KIP-1066: by its path, or `*` for every log dir)?"""
+    cordoned = {entry.strip() for entry in settings.broker.cordoned_log_dirs.split(",") if entry.strip()}
+    if "*" in cordoned:
+        return True
+    data_dir = settings.storage.data_dir
+    return data_dir is not None and os.path.abspath(data_dir) in {os.path.abspath(d) for d in cordoned}
 
 
 def listeners_from(settings: Settings) -> tuple[Listener, ...]:
@@ -480,8 +492,17 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
+    if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
+        adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
+
+
+def transaction_log_value_version(ctx: BrokerContext) -> int:
+    """Kafka 4.2's TransactionVersion.transactionLogValueVersion: TransactionLogValue v1 (flexible, with
+    the client's transaction version) once `transaction.version` 1 or more is finalized, else v0."""
+    finalized = ctx.features.finalized(feature_ceilings(ctx.registry))
+    return 1 if finalized.get(TRANSACTION_VERSION, 0) >= 1 else 0
 
 
 def quotas_from(settings: Settings, store: ClientQuotaStore) -> QuotaSensors:

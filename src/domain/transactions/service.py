@@ -86,8 +86,11 @@ class TransactionService:
         producer_epoch: int,
         offsets: Mapping[TopicPartition, CommittedOffset],
         now: int,
+        add: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
-        error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
+        """TxnOffsetCommit: the offsets staged in the transaction; `add` (v5+, transactions V2) adds the
+        group to the transaction itself."""
+        error = self.coordinator.check_offset_commit(transactional_id, producer_id, producer_epoch, group_id, now, add)
         results: dict[TopicPartition, ErrorCode] = {}
         for tp, _committed in offsets.items():
             if error is not ErrorCode.NONE:
@@ -103,9 +106,13 @@ class TransactionService:
             self._offsets.stage_transactional(txn.producer_id, txn.producer_epoch, group_id, staged, now)
         return results
 
-    def end(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, now: int) -> ErrorCode:
+    def end(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, now: int, v2: bool = False
+    ) -> ErrorCode:
+        """EndTxn (`v2`: v5, transactions V2). After it, the transaction's producer id and epoch are the
+        ones for the next transaction."""
         try:
-            markers, _ = self.coordinator.end(transactional_id, producer_id, producer_epoch, commit, now)
+            markers, _ = self.coordinator.end(transactional_id, producer_id, producer_epoch, commit, now, v2)
         except KafkaError as error:
             return error.code
         txn = self.coordinator.get(transactional_id)

@@ -59,6 +59,7 @@ from . import (
     txn_offset_commit,
     update_features,
     user_scram_credentials,
+    write_txn_markers,
 )
 
 APIS: tuple[KafkaApi, ...] = (
@@ -82,6 +83,7 @@ APIS: tuple[KafkaApi, ...] = (
     add_partitions_to_txn.API,
     add_offsets_to_txn.API,
     end_txn.API,
+    write_txn_markers.API,
     txn_offset_commit.API,
     *acls.APIS,
     describe_configs.API,

@@ -4,10 +4,10 @@ version gets UNSUPPORTED_VERSION with a v0 body, as Kafka. Served before authent
 From v3 the response lists the supported and finalized features (KIP-584), as a Kafka 4.2 broker does,
 each capped at the level trafka implements (`feature_ceilings`, ADR 44): `group.version` 1 only when
 ConsumerGroupHeartbeat is served, `share.version` only with ShareGroupHeartbeat, `streams.version` only
-with StreamsGroupHeartbeat, `transaction.version` 0 (trafka writes the transaction log's v0 records and
-has no transactions V2), so clients choose the protocols trafka speaks. Below v4 a feature whose
-supported range starts at 0 is left out, as Kafka 4.2 leaves it out for the clients KAFKA-17011 broke
-(KIP-1022; seen against Apache Kafka 4.2.2 by tests/differential). From v3 a client software name
+with StreamsGroupHeartbeat, `transaction.version` 2 (transactions V2, ADR 75) only with EndTxn v5 (a
+release pinned before 4.0 has neither), so clients choose the protocols trafka speaks. Below v4 a feature
+whose supported range starts at 0 is left out, as Kafka 4.2 leaves it out for the clients KAFKA-17011
+broke (KIP-1022; seen against Apache Kafka 4.2.2 by tests/differential). From v3 a client software name
 or version that is not Kafka's `[a-zA-Z0-9](?:[a-zA-Z0-9-.]*[a-zA-Z0-9])?` gets INVALID_REQUEST and
 no APIs, as from Kafka. The finalized
 features' epoch is the metadata log's last offset (Kafka's metadata image offset), or a change count.
@@ -43,6 +43,12 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
 STREAMS_GROUP_HEARTBEAT = 88
+END_TXN = 26
+
+
+def _serves(registry: HandlerRegistry, api_key: int, version: int) -> bool:
+    api = registry.get(api_key)
+    return api is not None and api.max_version >= version
 
 
 def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
@@ -50,7 +56,7 @@ def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
     return {
         METADATA_VERSION: KAFKA_SUPPORTED[METADATA_VERSION][1],
         KRAFT_VERSION: 1,  # one static voter, as `kafka-storage format --standalone` leaves it
-        TRANSACTION_VERSION: 0,  # TransactionLogValue v0 records, no KIP-890 part 2
+        TRANSACTION_VERSION: 2 if _serves(registry, END_TXN, 5) else 0,  # KIP-890 part 2 needs EndTxn v5
         GROUP_VERSION: 1 if registry.get(CONSUMER_GROUP_HEARTBEAT) else 0,
         ELIGIBLE_LEADER_REPLICAS_VERSION: 1,  # one broker: the eligible leader replicas are always empty
         SHARE_VERSION: 1 if registry.get(SHARE_GROUP_HEARTBEAT) else 0,

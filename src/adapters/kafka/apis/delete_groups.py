@@ -1,4 +1,5 @@
-"""DeleteGroups (key 42): v0-2. Empty groups and their committed offsets.
+"""DeleteGroups (key 42): v0-3. Empty groups and their committed offsets. v3 (Kafka 4.4, KIP-1331)
+answers each failed group with an error message too: the error's own (Kafka's Errors message).
 
 Authorization: DELETE per group.
 """
@@ -7,11 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
-
-from kafka.protocol.admin import (
-    DeleteGroupsRequest,
-    DeleteGroupsResponse,
-)
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -27,6 +23,9 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
+from ..wire.messages import DeleteGroupsRequest, DeleteGroupsResponse
+
+MESSAGES_FROM = 3
 
 
 def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
@@ -43,36 +42,38 @@ def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
 def handle_delete_groups(
     ctx: BrokerContext, request: DeleteGroupsRequest, version: int, client: ClientInfo
 ) -> DeleteGroupsResponse:
-    results = [
-        DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=delete_group(ctx, g))
-        for g in request.groups_names
-    ]
+    results = [_result(DeleteGroupsResponse, g, delete_group(ctx, g), version) for g in request.groups_names]
     return DeleteGroupsResponse(version=version, throttle_time_ms=0, results=results)
 
 
-def _refused_groups(Response: Any, groups: Iterable[str], error: int) -> list[Any]:
-    return [Response.DeletableGroupResult(group_id=g, error_code=error) for g in groups]
+def _result(Response: Any, group_id: str, error: int, version: int) -> Any:
+    message = ErrorCode.of(error).message if error and version >= MESSAGES_FROM else None
+    return Response.DeletableGroupResult(group_id=group_id, error_code=error, error_message=message)
+
+
+def _refused_groups(Response: Any, groups: Iterable[str], error: int, version: int) -> list[Any]:
+    return [_result(Response, g, error, version) for g in groups]
 
 
 def _partial(r: Refused) -> Any:
     denied = r.denied[Res.GROUP]
     kept = [g for g in dict.fromkeys(r.body.groups_names) if g not in denied]
     refused = [g for g in dict.fromkeys(r.body.groups_names) if g in denied]
-    extra = _refused_groups(r.handler.response, refused, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    extra = _refused_groups(r.handler.response, refused, ErrorCode.GROUP_AUTHORIZATION_FAILED, r.version)
     return served_and_refused(r, "groups_names", kept, "results", extra)
 
 
 def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
     """Kafka's getErrorResponse: each group with the error."""
     return api.empty_response(
-        version, results=_refused_groups(api.response, dict.fromkeys(request.groups_names), error)
+        version, results=_refused_groups(api.response, dict.fromkeys(request.groups_names), error, version)
     )
 
 
 API = KafkaApi(
     DeleteGroupsRequest,
     DeleteGroupsResponse,
-    (0, 2),
+    (0, 3),
     handle_delete_groups,
     authorization=Checks(
         (Check(Res.GROUP, Op.DELETE, lambda r, v, c: list(r.groups_names)),),

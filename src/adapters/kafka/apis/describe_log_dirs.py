@@ -1,6 +1,7 @@
-"""DescribeLogDirs (key 35): v1-4. The broker's one log dir with the size of every partition asked
+"""DescribeLogDirs (key 35): v1-5. The broker's one log dir with the size of every partition asked
 for (all of them when `topics` is null), offset lag 0 and no future replicas; v4 adds the volume's
-total and usable bytes. Partitions the broker does not host are left out, as Kafka's
+total and usable bytes, v5 (Kafka 4.3, KIP-1066) whether the log dir is cordoned (`cordoned.log.dirs`:
+it then takes no new partitions). Partitions the broker does not host are left out, as Kafka's
 ReplicaManager.describeLogDirs does; a log dir an I/O error took offline answers KAFKA_STORAGE_ERROR.
 
 Authorization: DESCRIBE on the cluster; refused, Kafka answers no log dirs, with
@@ -51,7 +52,7 @@ def handle_describe_log_dirs(
         topics=[Topic(name=name, partitions=partitions) for name, partitions in by_topic.items()],
         total_bytes=log_dir.total_bytes,
         usable_bytes=log_dir.usable_bytes,
-        is_cordoned=False,
+        is_cordoned=ctx.policy.log_dir_cordoned,
     )
     return DescribeLogDirsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, results=[result])
 
@@ -64,7 +65,7 @@ def _refusal(api: KafkaApi, request: DescribeLogDirsRequest, version: int, error
 API = KafkaApi(
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
-    (1, 4),
+    (1, 5),
     handle_describe_log_dirs,
     authorization=Checks((Check(Res.CLUSTER, Op.DESCRIBE, the_cluster),)),
     refusal=_refusal,

@@ -1,8 +1,8 @@
 """EndTxn (key 26): v0-5. Commit or abort: markers written to every partition of the transaction.
-v4 only allows TRANSACTION_ABORTABLE (KIP-890). v5's response carries the producer id and epoch for the
-next transaction: transactions V2 bump the epoch on every commit or abort, but trafka does not finalize
-`transaction.version` 2 (ADR 44), so it answers the producer's current id and epoch, unchanged (-1 and
--1 with an error), which a producer that sent v5 regardless keeps using.
+v4 only allows TRANSACTION_ABORTABLE (KIP-890). v5 is transactions V2 (KIP-890 part 2, ADR 75), as
+Kafka's KafkaApis takes it from the version: every commit or abort bumps the producer epoch (the markers
+carry the bumped one), and the response carries the producer id and epoch for the next transaction (-1
+and -1 with an error); see `TransactionCoordinator._end_v2` for the retry and fencing rules.
 
 Authorization: WRITE on the transactional id.
 """
@@ -25,7 +25,12 @@ from ..security.authorization import TXN_WRITE, Checks
 
 def handle_end_txn(ctx: BrokerContext, request: EndTxnRequest, version: int, client: ClientInfo) -> EndTxnResponse:
     error = ctx.transactions.end(
-        request.transactional_id, request.producer_id, request.producer_epoch, request.committed, ctx.clock_ms()
+        request.transactional_id,
+        request.producer_id,
+        request.producer_epoch,
+        request.committed,
+        ctx.clock_ms(),
+        v2=version >= 5,
     )
     ctx.appends.notify_all()  # markers move the last stable offset: read_committed fetches wake
     response = EndTxnResponse(version=version, throttle_time_ms=0, error_code=error)

@@ -2,9 +2,9 @@
 patched in place; acks 0, 1 and -1. One-partition requests up to v12 take the connection's lane
 (`answer_one_partition`, ADR 29), with the same answers and effects as `handle_produce`.
 
-v12 is v11 on the wire; with `transaction.version` unfinalized (no transactions V2, ADR 44) a
-transactional producer adds its partitions with AddPartitionsToTxn as before, and a v12+ request is
-served as v11 is. v13 names topics by id: each is resolved to its name first, as Kafka's KafkaApis
+v12 is v11 on the wire; a transactional batch of v12+ adds its partition to the producer's transaction
+(transactions V2, KIP-890 part 2, ADR 75), where v3-11 need it added by AddPartitionsToTxn first (a
+partition that is not: TRANSACTION_ABORTABLE from v11, INVALID_TXN_STATE before). v13 names topics by id: each is resolved to its name first, as Kafka's KafkaApis
 does, an unknown id answering its partitions UNKNOWN_TOPIC_ID; the response names topics by id.
 
 Authorization: WRITE on the transactional id, if any, then WRITE per topic: refused topics answer
@@ -121,7 +121,7 @@ def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int
             elif by_id and not name:
                 result = _UNKNOWN_TOPIC_ID
             else:
-                result = produce(tp, data.records, now, transactional_id)
+                result = produce(tp, data.records, now, transactional_id, version)
             error = result.error
             if error is ErrorCode.NONE:
                 appended.append(tp)
@@ -170,6 +170,7 @@ def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -
         [(tp, r.records) for tp, r in zip(partitions, requests)],
         ctx.clock_ms(),
         [r.transactional_id for r in requests],
+        [r.version for r in requests],
     )
     appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
     if appended:

@@ -1,6 +1,8 @@
-"""TxnOffsetCommit (key 28): v0-5. Offsets committed inside a transaction. v4 only allows the
-TRANSACTION_ABORTABLE error (KIP-890); v5 implies AddOffsetsToTxn under transactions V2, which trafka
-does not finalize (ADR 44), so clients add the group first and v5 is served as v4.
+"""TxnOffsetCommit (key 28): v0-6. Offsets committed inside a transaction. v4 only allows the
+TRANSACTION_ABORTABLE error (KIP-890); v5 is transactions V2 (ADR 75): the group joins the producer's
+transaction itself (starting one if none is ongoing), where before v5 AddOffsetsToTxn must have added it.
+v6 (Kafka 4.4, KIP-1319) names topics by id: each is resolved to its name first, as OffsetCommit v10,
+an unknown id answering its partitions UNKNOWN_TOPIC_ID; the response names topics by id.
 
 Authorization: WRITE on the transactional id and READ on the group (a refusal answers every
 partition), then READ per topic.
@@ -9,11 +11,6 @@ partition), then READ per topic.
 from __future__ import annotations
 
 from typing import Any
-
-from kafka.protocol.producer import (
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitResponse,
-)
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommittedOffset
@@ -25,26 +22,49 @@ from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
-from ..security.authorization import TXN_WRITE, Check, Checks, request_field, topic_names
+from ..security.authorization import TXN_WRITE, Check, Checks, request_field
 from ..security.partial import (
     TOPIC_REFUSED,
     TOPICS,
     PartialAnswer,
-    entry_name,
     topic_lists,
 )
+from ..wire.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 CommitTopic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+
+TOPIC_IDS_FROM = 6
+
+
+def resolve_topic_ids(ctx: BrokerContext, topics: Any, version: int) -> None:
+    """From v6, set each request topic's name from its id (left empty for an unknown id)."""
+    if version < TOPIC_IDS_FROM:
+        return
+    for topic in topics or ():
+        if not topic.name:
+            found = ctx.catalog.by_id(topic.topic_id)
+            topic.name = found.name if found is not None else ""
+
+
+def _topic_names(request: Any, version: int, ctx: Any) -> list[str]:
+    resolve_topic_ids(ctx, request.topics, version)
+    return [topic.name for topic in request.topics if topic.name]
+
+
+def _entry_name(entry: Any, version: int, ctx: Any) -> str | None:
+    return str(entry.name) if entry.name else None
 
 
 def handle_txn_offset_commit(
     ctx: BrokerContext, request: TxnOffsetCommitRequest, version: int, client: ClientInfo
 ) -> TxnOffsetCommitResponse:
+    resolve_topic_ids(ctx, request.topics, version)
     offsets = {
         TopicPartition(t.name, p.partition_index): CommittedOffset(
             p.committed_offset, p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata
         )
         for t in request.topics
+        if t.name
         for p in t.partitions
     }
     fencing = ErrorCode.NONE
@@ -63,6 +83,7 @@ def handle_txn_offset_commit(
             request.producer_epoch,
             offsets,
             ctx.clock_ms(),
+            add=version >= 5,
         )
     return TxnOffsetCommitResponse(
         version=version,
@@ -70,9 +91,13 @@ def handle_txn_offset_commit(
         topics=[
             CommitTopic(
                 name=t.name,
+                topic_id=t.topic_id if version >= TOPIC_IDS_FROM else None,
                 partitions=[
                     CommitTopic.TxnOffsetCommitResponsePartition(
-                        partition_index=p.partition_index, error_code=errors[TopicPartition(t.name, p.partition_index)]
+                        partition_index=p.partition_index,
+                        error_code=errors[TopicPartition(t.name, p.partition_index)]
+                        if t.name
+                        else ErrorCode.UNKNOWN_TOPIC_ID,
                     )
                     for p in t.partitions
                 ],
@@ -88,6 +113,7 @@ def _refused_topic(Response: Any, entry: Any, version: int, error: int = TOPIC_R
     Partition = Topic.TxnOffsetCommitResponsePartition
     return Topic(
         name=entry.name,
+        topic_id=entry.topic_id if version >= TOPIC_IDS_FROM else None,
         partitions=[Partition(partition_index=p.partition_index, error_code=error) for p in entry.partitions],
     )
 
@@ -100,11 +126,11 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
 API = KafkaApi(
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
-    (0, 5),
+    (0, 6),
     handle_txn_offset_commit,
     authorization=Checks(
-        (TXN_WRITE, Check(Res.GROUP, Op.READ, request_field("group_id")), Check(Res.TOPIC, Op.READ, topic_names())),
-        PartialAnswer(TOPICS, topic_lists("topics", "topics", entry_name, _refused_topic)),
+        (TXN_WRITE, Check(Res.GROUP, Op.READ, request_field("group_id")), Check(Res.TOPIC, Op.READ, _topic_names)),
+        PartialAnswer(TOPICS, topic_lists("topics", "topics", _entry_name, _refused_topic)),
     ),
     refusal=_refusal,
     read_only=False,

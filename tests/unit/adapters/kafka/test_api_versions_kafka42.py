@@ -93,6 +93,10 @@ DIFFERENT = {
     # Kafka 4 rejects Produce v0-2 (KIP-896) but still advertises them, for librdkafka before 2.x
     # (KAFKA-18659); trafka advertises what it serves.
     0: (3, 13),
+    # Kafka 4.3 and 4.4's versions (ADR 76): DescribeLogDirs v5, TxnOffsetCommit v6, DeleteGroups v3.
+    35: (1, 5),
+    28: (0, 6),
+    42: (0, 3),
 }
 """Where trafka advertises another range than Kafka 4.2, on purpose."""
 
@@ -123,9 +127,8 @@ def test_every_served_api_has_kafka_42s_range():
 def test_the_apis_not_served_yet():
     """What a Kafka 4.2 broker serves and trafka does not (yet): delegation tokens, the telemetry APIs
     (served only with the HTTP listener, ADR 47), the KIP-1071 streams group protocol, the raft voter
-    APIs and WriteTxnMarkers (inter-broker)."""
+    APIs."""
     assert set(KAFKA_42) - set(_advertised()) == {
-        27,
         38,
         39,
         40,

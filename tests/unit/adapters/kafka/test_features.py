@@ -52,8 +52,8 @@ def test_v4_lists_the_features_trafka_implements_at_kafkas_levels(ctx):
     assert supported["eligible.leader.replicas.version"] == (0, 1)
     assert finalized["metadata.version"] == (29, 29)
     assert finalized["kraft.version"] == (1, 1)
-    # No transactions V2: transaction.version stays unfinalized, so 4.x clients use the old protocol.
-    assert "transaction.version" not in supported and "transaction.version" not in finalized
+    # Transactions V2, as a fresh Kafka 4.2 cluster finalizes them (ADR 75).
+    assert supported["transaction.version"] == (0, 2) and finalized["transaction.version"] == (2, 2)
     assert decoded.finalized_features_epoch >= 0
 
 
@@ -66,7 +66,15 @@ def test_group_share_and_streams_versions_follow_the_apis_served(ctx):
     supported, finalized, _ = _versions(ctx, 4)
     assert supported["group.version"] == supported["share.version"] == supported["streams.version"] == (0, 1)
     assert finalized["group.version"] == finalized["share.version"] == finalized["streams.version"] == (1, 1)
-    assert "transaction.version" not in finalized
+
+
+def test_transaction_version_follows_end_txn_v5(ctx):
+    """A registry without EndTxn v5 (a release pinned before Kafka 4.0) has no transactions V2."""
+    registry = HandlerRegistry()
+    for api in APIS:
+        registry.register(attrs.evolve(api, versions=(0, 4)) if api.api_key == 26 else api)
+    supported, finalized, _ = _versions(attrs.evolve(ctx, registry=registry), 4)
+    assert "transaction.version" not in supported and "transaction.version" not in finalized
 
 
 def test_v3_leaves_out_the_features_whose_range_starts_at_0(ctx):
@@ -121,11 +129,20 @@ def test_validate_only_changes_nothing(ctx):
     assert _versions(ctx, 4)[1]["metadata.version"] == (29, 29)
 
 
-def test_transactions_v2_cannot_be_finalized(ctx):
-    response = _update(ctx, 2, [Update(feature="transaction.version", max_version_level=2, upgrade_type=1)])
-    assert response.error_code == ErrorCode.INVALID_UPDATE_VERSION
-    assert response.error_message == (
-        "Invalid update version 2 for feature transaction.version. Local controller 7 does not support this feature."
+def test_transaction_version_downgrades_safely_and_upgrades_again(ctx):
+    """As Kafka's FeatureControlManager: a feature other than metadata.version goes down with
+    SAFE_DOWNGRADE (not with UPGRADE) and back up with UPGRADE."""
+    refused = _update(ctx, 2, [Update(feature="transaction.version", max_version_level=1, upgrade_type=1)])
+    assert refused.error_code == ErrorCode.INVALID_UPDATE_VERSION
+    assert _update(ctx, 2, [Update(feature="transaction.version", max_version_level=1, upgrade_type=2)]).error_code == 0
+    assert _versions(ctx, 4)[1]["transaction.version"] == (1, 1)
+    assert _update(ctx, 2, [Update(feature="transaction.version", max_version_level=0, upgrade_type=2)]).error_code == 0
+    assert "transaction.version" not in _versions(ctx, 4)[1]
+    assert _update(ctx, 2, [Update(feature="transaction.version", max_version_level=2, upgrade_type=1)]).error_code == 0
+    assert _versions(ctx, 4)[1]["transaction.version"] == (2, 2)
+    too_high = _update(ctx, 2, [Update(feature="transaction.version", max_version_level=3, upgrade_type=1)])
+    assert too_high.error_message == (
+        "Invalid update version 3 for feature transaction.version. Local controller 7 only supports versions 0-2"
     )
 
 

@@ -91,3 +91,21 @@ class DeleteShareGroupOffsetsRequest(_Message, load_json=_here):
 
 class DeleteShareGroupOffsetsResponse(_Message, load_json=_here):
     pass
+
+
+# Kafka 4.4's newer versions of messages kafka-python declares: TxnOffsetCommit v6 (topics by id,
+# KIP-1319), DeleteGroups v3 (per-group error messages).
+class TxnOffsetCommitRequest(_Message, load_json=_here):
+    pass
+
+
+class TxnOffsetCommitResponse(_Message, load_json=_here):
+    pass
+
+
+class DeleteGroupsRequest(_Message, load_json=_here):
+    pass
+
+
+class DeleteGroupsResponse(_Message, load_json=_here):
+    pass
