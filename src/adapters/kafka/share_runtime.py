@@ -45,9 +45,8 @@ class ShareRuntime:
         # KIP-1191: archived records to the groups' dead-letter topics, when wired
         self.dead_letters: Callable[[list[tuple[str, TopicPartition, Archived]]], int] | None = None
 
-    @property
-    def lock_duration_ms(self) -> int:
-        return self.groups.settings.record_lock_duration_ms
+    def lock_duration_ms(self, group_id: str) -> int:
+        return self.groups.lock_duration_ms(group_id)
 
     def heartbeat(self, request: ShareHeartbeat) -> HeartbeatAnswer:
         answer = self.groups.coordinator.heartbeat(request, self.clock_ms())

@@ -56,7 +56,7 @@ def handle_share_acknowledge(
     share = ctx.share
     if share is None:
         return _answer(version, ErrorCode.UNSUPPORTED_VERSION, 0)
-    lock_ms = share.lock_duration_ms
+    lock_ms = share.lock_duration_ms(request.group_id or "")
     group_id, member_id = request.group_id or "", request.member_id or ""
     error, _ = identity_error(group_id, member_id)
     if error is not ErrorCode.NONE:

@@ -54,7 +54,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     share = ctx.share
     if share is None:
         return _error(version, ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")
-    lock_ms = share.lock_duration_ms
+    lock_ms = share.lock_duration_ms(request.group_id or "")
     group_id, member_id = request.group_id or "", request.member_id or ""
     error, message = identity_error(group_id, member_id)
     if error is not ErrorCode.NONE:

@@ -1,7 +1,8 @@
 """A share group's own configs (the GROUP config resource, type 32), Kafka's GroupConfig `share.*` keys:
 `share.auto.offset.reset` (`latest`, `earliest`, or `by_duration:<ISO-8601 duration>`: the first
-record written that long ago), `share.isolation.level`, `share.session.timeout.ms` and
-`share.heartbeat.interval.ms`; and KIP-1191's `errors.deadletterqueue.topic.name` (empty: none), the
+record written that long ago), `share.isolation.level`, `share.session.timeout.ms`,
+`share.heartbeat.interval.ms` and `share.record.lock.duration.ms` (within Kafka's default
+`group.share.min/max.record.lock.duration.ms`, 15 s to 60 s); and KIP-1191's `errors.deadletterqueue.topic.name` (empty: none), the
 topic that records archived by REJECT or the delivery count limit are copied to.
 
 `alter` applies IncrementalAlterConfigs' SET and DELETE (APPEND and SUBTRACT are for list configs:
@@ -21,9 +22,12 @@ AUTO_OFFSET_RESET = "share.auto.offset.reset"
 ISOLATION_LEVEL = "share.isolation.level"
 SESSION_TIMEOUT = "share.session.timeout.ms"
 HEARTBEAT_INTERVAL = "share.heartbeat.interval.ms"
+LOCK_DURATION = "share.record.lock.duration.ms"
+# Kafka's group.share.min.record.lock.duration.ms and group.share.max.record.lock.duration.ms defaults
+LOCK_DURATION_BOUNDS = (15_000, 60_000)
 DEAD_LETTER_TOPIC = "errors.deadletterqueue.topic.name"  # KIP-1191: archived records are copied there
 DEFAULTS = {AUTO_OFFSET_RESET: "latest", ISOLATION_LEVEL: "read_uncommitted", DEAD_LETTER_TOPIC: ""}
-INT_KEYS = (SESSION_TIMEOUT, HEARTBEAT_INTERVAL)
+INT_KEYS = (SESSION_TIMEOUT, HEARTBEAT_INTERVAL, LOCK_DURATION)
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 
 
@@ -66,6 +70,11 @@ def _check(name: str, value: str | None) -> None:
             raise invalid(f"Invalid value {value} for configuration {name}: Not a number of type INT") from None
         if number < 1:
             raise invalid(f"Invalid value {value} for configuration {name}: Value must be at least 1")
+        low, high = LOCK_DURATION_BOUNDS
+        if name == LOCK_DURATION and number < low:
+            raise invalid(f"{name} must be greater than or equal to group.share.min.record.lock.duration.ms")
+        if name == LOCK_DURATION and number > high:
+            raise invalid(f"{name} must be less than or equal to group.share.max.record.lock.duration.ms")
     else:
         raise invalid(f"Unknown group config name: {name}")
 

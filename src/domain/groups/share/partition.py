@@ -107,8 +107,10 @@ INITIAL_READ_BYTES_PER_RECORD = 1024
 
 
 class SharePartition:
-    def __init__(self, start_offset: int, settings: ShareSettings) -> None:
+    def __init__(self, start_offset: int, settings: ShareSettings, lock_duration_ms: int | None = None) -> None:
         self.settings = settings
+        # the group's `share.record.lock.duration.ms`, else the broker's
+        self.lock_duration_ms = lock_duration_ms or settings.record_lock_duration_ms
         self.start_offset = start_offset
         self.end_offset = start_offset  # exclusive: offsets from here were never delivered
         self.runs: list[Run] = []  # sorted, contiguous from start_offset to end_offset
@@ -165,7 +167,7 @@ class SharePartition:
             self.move_start(log_start)
         if max_records <= 0:
             return []
-        deadline = now + self.settings.record_lock_duration_ms
+        deadline = now + self.lock_duration_ms
         result: list[Acquired] = []
         remaining = max_records
         i = 0
@@ -243,7 +245,7 @@ class SharePartition:
             elif kind is AckType.RELEASE:
                 self._release(run)
             else:  # RENEW
-                run.deadline = now + self.settings.record_lock_duration_ms
+                run.deadline = now + self.lock_duration_ms
 
     @staticmethod
     def _set(run: Run, state: RecordState) -> None:

@@ -97,12 +97,21 @@ class ShareGroups:
         self.configs[group_id] = altered
         ints = {k: int(v) for k, v in altered.items() if k in group_configs.INT_KEYS}
         self.coordinator.group_configs[group_id] = ints
+        for (group, _), partition in self.partitions.items():
+            if group == group_id:  # locks taken from now on; those held keep their deadlines
+                partition.lock_duration_ms = self.lock_duration_ms(group_id)
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        """The group's `share.record.lock.duration.ms`, else the broker's `group.share.record.lock.duration.ms`."""
+        override = self.configs.get(group_id, {}).get(group_configs.LOCK_DURATION)
+        return int(override) if override is not None else self.settings.record_lock_duration_ms
 
     def describe_configs(self, group_id: str) -> list[tuple[str, str, bool]]:
         settings = self.coordinator.settings
         broker = {
             group_configs.SESSION_TIMEOUT: settings.session_timeout_ms,
             group_configs.HEARTBEAT_INTERVAL: settings.heartbeat_interval_ms,
+            group_configs.LOCK_DURATION: self.settings.record_lock_duration_ms,
         }
         return group_configs.describe(self.configs.get(group_id, {}), broker)
 
@@ -183,7 +192,7 @@ class ShareGroups:
             ago = group_configs.duration_ms(reset.removeprefix("by_duration:")) or 0
             found = self._replicas.list_offset(tp, max(now - ago, 0))
             start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
-        sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings)
+        sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings, self.lock_duration_ms(group_id))
         self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return sp
@@ -363,7 +372,9 @@ class ShareGroups:
     def restore(self, group_id: str, tp: TopicPartition, start_offset: int, batches: Iterable[StateBatch]) -> None:
         """A share-partition as persisted: what was acknowledged or archived stays so, in-flight
         acquisitions are available again."""
-        self.partitions[(group_id, tp)] = SharePartition.restore(start_offset, list(batches), self.settings)
+        restored = SharePartition.restore(start_offset, list(batches), self.settings)
+        restored.lock_duration_ms = self.lock_duration_ms(group_id)
+        self.partitions[(group_id, tp)] = restored
         self._state_partitions_changed.add(group_id)
 
     # -- admin -------------------------------------------------------------------------------------
@@ -385,7 +396,7 @@ class ShareGroups:
         if error is not ErrorCode.NONE:
             return error
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
-            self.partitions[(group_id, tp)] = SharePartition(offset, self.settings)
+            self.partitions[(group_id, tp)] = SharePartition(offset, self.settings, self.lock_duration_ms(group_id))
             self.dirty.add((group_id, tp))
         self._state_partitions_changed.add(group_id)
         return ErrorCode.NONE
