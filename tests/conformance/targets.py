@@ -84,14 +84,11 @@ def _add_scram_users_by_api(bootstrap: str, suite: Suite) -> None:
     from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    upserts = [
-        UserScramCredentialUpsertion(
-            user, ScramCredentialInfo(getattr(ScramMechanism, mechanism.replace("-", "_")), 4096), password.encode()
-        )
-        for user, mechanism, password in suite.scram_users
-    ]
-    for future in admin.alter_user_scram_credentials(upserts).values():
-        future.result(timeout=60)
+    for user, mechanism, password in suite.scram_users:  # Kafka refuses one user twice in a request
+        info = ScramCredentialInfo(getattr(ScramMechanism, mechanism.replace("-", "_")), 4096)
+        upsert = UserScramCredentialUpsertion(user, info, password.encode())
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=60)
 
 
 @contextlib.contextmanager
