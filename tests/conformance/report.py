@@ -92,7 +92,7 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
     kafka, trafka = cases.get(KAFKA), cases.get(TRAFKA)
     if kafka is not None and trafka is not None:
         lines += _divergences(kafka, trafka, known)
-        lines += _skipped_on_both(kafka, trafka)
+        lines += _skipped_on_both(kafka, trafka, known)
         failing_on_kafka = sorted(n for n, c in kafka.items() if c["outcome"] == "fail")
         if failing_on_kafka:
             lines += ["### Failing on Apache Kafka itself", ""]
@@ -136,11 +136,15 @@ def _divergences(kafka: Mapping[str, dict], trafka: Mapping[str, dict], known: M
     return lines
 
 
-def _skipped_on_both(kafka: Mapping[str, dict], trafka: Mapping[str, dict]) -> list[str]:
+def _skipped_on_both(kafka: Mapping[str, dict], trafka: Mapping[str, dict], known: Mapping[str, str]) -> list[str]:
     both = sorted(n for n, c in kafka.items() if c["outcome"] == "skip" and trafka.get(n, {}).get("outcome") == "skip")
     lines = ["### Skipped on both", ""]
     if not both:
         lines.append("None.")
     for name in both:
-        lines.append(f"- `{name}`: {_one_line(kafka[name]['reason'] or trafka[name]['reason'])}")
+        lines.append(f"- `{name}`: {_one_line(kafka[name]['reason'] or trafka[name]['reason'])}{_note(name, known)}")
     return [*lines, ""]
+
+
+def _note(name: str, known: Mapping[str, str]) -> str:
+    return f" {known[name]}" if name in known else ""
