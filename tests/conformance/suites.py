@@ -78,6 +78,7 @@ KAFKA_GO = Suite(
     ),
     properties={
         # kafka-go's .circleci/config.yml (the kafka-370 job's broker; 4.0's users, see sasl_test.go)
+        "advertised.listeners": "PLAINTEXT://localhost:9092,SASL_PLAINTEXT://localhost:9093",
         "auto.create.topics.enable": "true",
         "message.max.bytes": "200000000",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",

@@ -70,10 +70,13 @@ def running(target: Target, suite: Suite, folder: pathlib.Path) -> Iterator[Endp
 def _kafka(suite: Suite, folder: pathlib.Path) -> Iterator[Endpoints]:
     from tests.kafka.reference import ReferenceKafka
 
-    ports = {}
+    ports: dict[str, int] = {}
+    properties = dict(suite.properties)
     if suite.fixed_ports:
         ports = {"PLAINTEXT": suite.fixed_ports[0], "SASL_PLAINTEXT": suite.fixed_ports[1], "CONTROLLER": 9094}
-    with ReferenceKafka(folder, properties=suite.properties, ports=ports) as kafka:
+        if "advertised.listeners" in properties:  # Kafka's combined node advertises its controller too
+            properties["advertised.listeners"] += ",CONTROLLER://localhost:9094"
+    with ReferenceKafka(folder, properties=properties, ports=ports) as kafka:
         _add_scram_users_by_api(kafka.bootstrap, suite)
         yield Endpoints(kafka.bootstrap, kafka.listeners["SASL_PLAINTEXT"])
 
