@@ -41,12 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="trafka-conformance-") as scratch:
         work = pathlib.Path(scratch)
         built = {suite.name: _build(suite, work) for suite in suites}
+        broken = []
         for target in wanted:
             for suite in suites:
-                _run(suite, target, built[suite.name], args, work / f"{suite.name}--{target.name}")
+                if not _run(suite, target, built[suite.name], args, work / f"{suite.name}--{target.name}"):
+                    broken.append(f"{suite.name} against {target.name}")
     write_report(args.results, args.report)
     print(f"wrote {args.report}")
-    return 0
+    if broken:
+        print(f"no results (the broker or the session failed): {', '.join(broken)}", file=sys.stderr)
+    return 1 if broken else 0
 
 
 def _build(suite, work: pathlib.Path) -> list[dict[str, str]]:
@@ -61,7 +65,8 @@ def _build(suite, work: pathlib.Path) -> list[dict[str, str]]:
     return packages
 
 
-def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, work: pathlib.Path) -> None:
+def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, work: pathlib.Path) -> bool:
+    """One suite against one broker; False (and the broker's log tail printed) if no results came."""
     work.mkdir(parents=True)
     records = args.records or suite.default_records
     plan = {
@@ -86,7 +91,8 @@ def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, wo
     if done.returncode != 0:
         broker_log = next((work / "broker").glob("*.log"), None)
         detail = broker_log.read_text()[-3000:] if broker_log else ""
-        raise SystemExit(f"{suite.name} against {target.name}: the session failed ({done.returncode})\n{detail}")
+        print(f"{suite.name} against {target.name}: the session failed ({done.returncode})\n{detail}", flush=True)
+        return False
     runs = []
     for package in plan["packages"]:
         with open(package["events"], errors="replace") as events:
@@ -107,6 +113,7 @@ def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, wo
         f"{counts.count('fail')} failed, {counts.count('skip')} skipped in {wall / 60:.1f} min",
         flush=True,
     )
+    return True
 
 
 def write_report(results: pathlib.Path, page: pathlib.Path) -> None:
