@@ -43,6 +43,8 @@ def kgo_binary(tmp_path_factory):
     return binary
 
 
+# Building kgo's test binary on a cold Go build cache takes minutes on a loaded 2-core machine.
+@pytest.mark.timeout(1200)
 def test_kgo_subset_passes_on_trafka(kgo_binary, tmp_path):
     package = KGO.packages[0]
     target = targets.Target(targets.TRAFKA, "4.2.2")
