@@ -111,7 +111,7 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
         if not lost:
             lines.append("None.")
         for test in lost:
-            lines.append(f"- `{test}`: {_one_line(pinned[test]['reason'])}")
+            lines.append(f"- `{test}`:{_note(test, known)} {_one_line(pinned[test]['reason'])}")
         lines.append("")
     return lines
 
