@@ -26,7 +26,6 @@ SUBSET = (
     "TestShareGroupOffsetsAdmin",
     "TestClient_Produce",
     "TestClient_ProduceLargeMessages",
-    "TestIssueFetchLargerThanBrokerMaxReadBytes",
     "TestConsumeTopicRetrieval",
     "TestAddRemovePartitions",
     "TestGroupSimple",
