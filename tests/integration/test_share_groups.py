@@ -13,9 +13,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import AcknowledgeType, Consumer, Producer, ShareConsumer
+from confluent_kafka import AcknowledgeType, Consumer, KafkaException, Producer, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
+import trafka
 from tests.waiting import throughout
 from trafka.adapters.kafka.wire.messages import (
     ShareFetchRequest,
@@ -378,3 +379,23 @@ def test_a_share_group_and_a_consumer_group_read_the_same_topic_independently(bo
     consumer.close()
     assert sorted(read) == sorted(sent)
     assert {v.decode() for _, v, _ in m.got} == sent
+
+
+def test_a_groups_own_record_lock_duration_is_how_long_its_records_stay_locked(logger):
+    """kgo's TestShareGroupETL sets `share.record.lock.duration.ms` on its groups (conformance, issue
+    41): Kafka 4.2's GroupConfig takes it within `group.share.min/max.record.lock.duration.ms` (15 s to
+    60 s by default), and a record the group's member holds comes back after the group's duration,
+    not the broker's."""
+    with trafka.Broker(clock="manual", topics={"locks": 1}, group_share_record_lock_duration_ms=60_000) as broker:
+        bootstrap = broker.bootstrap_servers
+        with pytest.raises(KafkaException, match="greater than or equal to group.share.min.record.lock"):
+            earliest(bootstrap, "short", logger, **{"share.record.lock.duration.ms": "5000"})
+        earliest(bootstrap, "short", logger, **{"share.record.lock.duration.ms": "15000"})
+        produce(bootstrap, "locks", [0], 1, tag="held", logger=logger)
+        with members(bootstrap, logger, "locks", "short", 2, **{"share.acknowledgement.mode": "explicit"}) as (a, b):
+            wait_until(lambda: a.got, "the first member holds the record", step=lambda: a.poll(ack=None))
+            broker.advance(14)
+            throughout(b.poll, 1.0)  # still locked
+            broker.advance(2)
+            wait_until(lambda: b.got, "the record comes back after the group's 15 s", step=b.poll)
+    assert [(o, d) for o, _, d in b.got] == [(0, 2)]

@@ -198,6 +198,7 @@ class ReferenceKafka:
         properties: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
         static_quorum: bool = False,
+        ports: Mapping[str, int] | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.log_dir = Path(log_dir) if log_dir is not None else self.folder / "log"
@@ -206,6 +207,7 @@ class ReferenceKafka:
         self.extra = dict(properties or {})
         self.static_quorum = static_quorum
         self.cluster_id = cluster_id or _random_cluster_id()
+        self.fixed_ports = dict(ports or {})  # by listener name; the others get free ports
         self.listeners: dict[str, str] = {}
         self.startup_seconds = 0.0
         self.process: subprocess.Popen[bytes] | None = None
@@ -233,7 +235,9 @@ class ReferenceKafka:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._classpath = classpath()
         began = time.monotonic()
-        ports = {"PLAINTEXT": free_port(), "CONTROLLER": free_port(), "SASL_PLAINTEXT": free_port()}
+        ports = {
+            name: self.fixed_ports.get(name) or free_port() for name in ("PLAINTEXT", "CONTROLLER", "SASL_PLAINTEXT")
+        }
         config = server_properties(self.log_dir, ports, self.authorizer, self.extra, self.static_quorum)
         write_properties(self.properties_path, config)
         if not self.existing:

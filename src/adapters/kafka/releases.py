@@ -6,10 +6,11 @@ what trafka serves (a version above trafka's is capped at trafka's; an API that 
 trafka does not serve, is not advertised and a request for it closes the connection, as Kafka does
 with an API key it does not know).
 
-The tables are data: "1.0" to "3.9" are the ZooKeeper-mode broker's (Kafka's default mode through 3.x),
+The tables are data: "0.11" (the first release with record batch v2, which trafka needs: Produce
+v3, Fetch v4) to "3.9" are the ZooKeeper-mode broker's (Kafka's default mode through 3.x),
 "3.0-kraft" to "3.9-kraft" the KRaft broker's of those releases, "4.0" on the KRaft broker's (4.0
 removed ZooKeeper). Derived from franz-go's
-`pkg/kversion/requests.go` (`z10`..`z39`, `b40`..`b42`, which follow Kafka's message schemas' version
+`pkg/kversion/requests.go` (`z0110`..`z39`, `b40`..`b42`, which follow Kafka's message schemas' version
 history commit by commit), with Kafka 4.1+'s minimum version 1 for the share-group APIs 76-79.
 "4.3" and "4.4" are "4.2" with what those releases changed for clients (franz-go's kafka-4.3 and
 kafka-4.4 branches of its message definitions, ADR 76): 4.3 DescribeLogDirs v5 (KIP-1066); 4.4
@@ -24,6 +25,11 @@ import attrs
 from .api import HandlerRegistry
 
 _TABLES: dict[str, str] = {
+    "0.11": (
+        "0:0-3 1:0-5 2:0-2 3:0-4 4:0-0 5:0-0 6:0-3 7:0-1 8:0-3 9:0-3 10:0-1 11:0-2 12:0-1 13:0-1 14:0-1 "
+        "15:0-1 16:0-1 17:0-0 18:0-1 19:0-2 20:0-1 21:0-0 22:0-0 23:0-0 24:0-0 25:0-0 26:0-0 27:0-0 "
+        "28:0-0 29:0-0 30:0-0 31:0-0 32:0-0 33:0-0"
+    ),
     "1.0": (
         "0:0-5 1:0-6 2:0-2 3:0-5 4:0-1 5:0-0 6:0-4 7:0-1 8:0-3 9:0-3 10:0-1 11:0-2 12:0-1 13:0-1 14:0-1 "
         "15:0-1 16:0-1 17:0-1 18:0-1 19:0-2 20:0-1 21:0-0 22:0-0 23:0-0 24:0-0 25:0-0 26:0-0 27:0-0 "
@@ -271,7 +277,7 @@ class UnknownRelease(ValueError):
 
 
 def releases() -> list[str]:
-    """Every release that can be pinned, oldest first ("1.0" ... "4.2")."""
+    """Every release that can be pinned, oldest first ("0.11" ... "4.2")."""
     return list(_TABLES)
 
 

@@ -63,6 +63,7 @@ from ..api import HandlerRegistry
 from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
 
 _API_KEY = struct.Struct(">h")
+_API_VERSION = struct.Struct(">h")  # after the api key
 _HEADER_SIZE = 8  # api key, api version, correlation id: what Kafka reads before the client id
 _SIZE = struct.Struct(">i")
 _KAFKA_API_KEYS = frozenset(int(key) for key in ApiKey)  # the keys whose header Kafka can parse
@@ -179,11 +180,18 @@ class SaslAuthenticator:
                 return self._close(
                     f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}"
                 )
-            self.state = SaslState.HANDSHAKE
+            if self._serves_api_versions(_API_VERSION.unpack_from(frame, _API_KEY.size)[0]):
+                self.state = SaslState.HANDSHAKE
+            # else: answered UNSUPPORTED_VERSION, and Kafka stays ready for the client's retry at a
+            # version it serves (SaslServerAuthenticator.handleApiVersionsRequest)
             return PASS
         if api_key != SaslHandshakeRequest.API_KEY:
             return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL handshake.")
         return self._handshake(frame)
+
+    def _serves_api_versions(self, version: int) -> bool:
+        handler = self._registry.get(ApiVersionsRequest.API_KEY)
+        return handler is not None and handler.min_version <= version <= handler.max_version
 
     def _unexpected_during_authentication(self, frame: bytes, api_key: int) -> Failed:
         """Kafka parses the request and answers it with its own error response, ILLEGAL_SASL_STATE."""

@@ -11,6 +11,9 @@ from trafka.adapters.kafka.releases import UnknownRelease, api_versions, pinned,
 @pytest.mark.parametrize(
     ("release", "key", "versions"),
     [
+        ("0.11", 0, (0, 3)),  # Produce v3: record batch v2 (KIP-98), the oldest trafka serves
+        ("0.11", 1, (0, 5)),
+        ("0.11", 17, (0, 0)),  # SaslHandshake v0: raw SASL tokens, no SaslAuthenticate yet
         ("2.8", 0, (0, 9)),  # Produce
         ("2.8", 1, (0, 12)),  # Fetch
         ("2.8", 3, (0, 11)),  # Metadata
@@ -38,13 +41,15 @@ def test_apis_come_and_go_with_their_releases():
     assert 68 not in api_versions("3.6-kraft") and 68 in api_versions("3.7-kraft")  # ConsumerGroupHeartbeat
     assert 55 not in api_versions("3.9") and 55 in api_versions("3.9-kraft")  # DescribeQuorum
     assert 60 not in api_versions("2.7") and 60 in api_versions("2.8")  # DescribeCluster
+    assert 36 not in api_versions("0.11") and 36 in api_versions("1.0")  # SaslAuthenticate
+    assert 22 in api_versions("0.11")  # InitProducerId: idempotence and transactions came with 0.11
     assert 88 not in api_versions("4.1") and 88 in api_versions("4.2")  # StreamsGroupHeartbeat
 
 
 def test_release_names_accept_patch_versions_and_refuse_unknown_ones():
     assert release_name("2.8.2") == release_name("v2.8") == "2.8"
     assert release_name("3.9.1-kraft") == "3.9-kraft"
-    assert releases()[0] == "1.0" and releases()[-1] == "4.4"
+    assert releases()[0] == "0.11" and releases()[-1] == "4.4"
     for bad in ("2.9", "5.0", "x", "2.8.x", "", "2.8-kraft", "4.0-kraft"):
         with pytest.raises(UnknownRelease):
             release_name(bad)

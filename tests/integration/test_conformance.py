@@ -1,0 +1,63 @@
+"""franz-go's own kgo tests against trafka: the subset `.ci/run` runs of the conformance suites (issue 41).
+
+The full run (both suites, Apache Kafka beside trafka and its pins) is `python -m tests.conformance`,
+whose last results are docs/CONFORMANCE.md. Here a chosen subset of kgo's integration tests, with few
+records, runs against `trafka serve` (filesystem store, defaults) as franz-go's CI runs them, from
+the module version tests/conformance/go.mod pins: every one must pass. The subset covers what the
+full runs found broken once (SCRAM after an ApiVersions retry, a share group's own lock duration)
+and one test of each area: produce, consume, groups (classic and KIP-848), share groups, admin
+requests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.conformance import gotest, targets
+from tests.conformance.suites import KGO
+
+SUBSET = (
+    "TestSCRAMAuth",
+    "TestSCRAMAuthBadCredentials",
+    "TestShareGroupETL",
+    "TestShareGroup",
+    "TestShareGroupOffsetsAdmin",
+    "TestClient_Produce",
+    "TestClient_ProduceLargeMessages",
+    "TestConsumeTopicRetrieval",
+    "TestAddRemovePartitions",
+    "TestGroupSimple",
+    "TestUnknownGroupOffsetFetchPinned",
+    "TestIssue1034",
+)
+RECORDS = 500
+
+
+@pytest.fixture(scope="module")
+def kgo_binary(tmp_path_factory):
+    binary = tmp_path_factory.mktemp("kgo") / "kgo.test"
+    gotest.build(KGO.packages[0], binary)
+    return binary
+
+
+# Building kgo's test binary on a cold Go build cache takes minutes on a loaded 2-core machine.
+@pytest.mark.timeout(1200)
+def test_kgo_subset_passes_on_trafka(kgo_binary, tmp_path):
+    package = KGO.packages[0]
+    target = targets.Target(targets.TRAFKA, "4.2.2")
+    with targets.running(target, KGO, tmp_path / "broker") as endpoints:
+        environment = {**gotest.go_env(), **KGO.environment(endpoints, target.kafka_version, RECORDS)}
+        done = subprocess.run(
+            gotest.command(package, kgo_binary, "^(" + "|".join(SUBSET) + ")$", "8m"),
+            cwd=gotest.package_dir(package),
+            env=environment,
+            capture_output=True,
+            text=True,
+        )
+    run = gotest.parse_events(package, done.stdout.splitlines())
+    outcomes = run.by_name()
+    assert set(outcomes) == set(SUBSET), f"not run: {set(SUBSET) - set(outcomes)}\n{run.tail}"
+    failed = {name: case.reason for name, case in outcomes.items() if case.outcome != "pass"}
+    assert not failed, failed
