@@ -8,7 +8,7 @@ and sum data points (histograms and summaries are left out). A payload that does
 INVALID_RECORD, as Kafka answers it. Kafka checks no ACL for either API; neither does trafka.
 
 kafka-python 3.0.12 has no classes for these messages: they are compiled from Kafka's JSON schemas
-in `schemas/` by kafka-python's own machinery, as its own classes are.
+in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes are.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
 
+import trafka.kafka_schemas as schemas
 from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import TelemetryPoint
 
@@ -25,7 +26,6 @@ from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Checks
-from . import schemas
 
 if TYPE_CHECKING:
 
