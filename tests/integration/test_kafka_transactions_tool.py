@@ -1,6 +1,7 @@
 """Kafka 4.2's own `kafka-transactions` tool (org.apache.kafka.tools.TransactionsCommand, from Maven)
-against trafka: a transaction left open by a producer that died is found by describe-producers and
-ended by `abort --start-offset`, which sends WriteTxnMarkers; the last stable offset moves."""
+against trafka: a transaction left open by a producer that died is found by describe-producers (and
+is no hanging one to find-hanging, the coordinator holding it) and ended by `abort --start-offset`,
+which sends WriteTxnMarkers; the last stable offset moves."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ def test_kafka_transactions_abort_ends_a_transaction_its_producer_left_open(tmp_
             assert _produce(client, 12, "dead-producer", "orders", _batch(pid, epoch, 0, [b"a", b"b"])) == 0
             assert _stable_offset(client, "orders") == 0  # the producer dies here: the transaction stays open
         assert _producers(broker.bootstrap, "orders") == {pid: (epoch, "0")}
+        # Not hanging to find-hanging: the coordinator still holds the transaction with the partition
+        # (DescribeTransactions lists it), as on a single broker it always does until a marker is written.
+        found = _tool(broker.bootstrap, "find-hanging", "--broker-id", "1", "--max-transaction-timeout", "0")
+        assert found.split()[:2] == ["Topic", "Partition"] and "orders" not in found, found
         aborted = _tool(broker.bootstrap, "abort", "--topic", "orders", "--partition", "0", "--start-offset", "0")
         with WireClient(broker.bootstrap) as client:
             assert _stable_offset(client, "orders") == 3, aborted  # two records and the abort marker
