@@ -15,13 +15,17 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-import re2
 import trio
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # a client's bad pattern is its error, not the broker's log line
 _CACHED = 1024  # compiled patterns kept (each member of a group usually sends the same one)
 _SHOWN = 200  # how much of a refused pattern the error message repeats
+
+
+def _re2() -> Any:
+    """google-re2, imported when the first regex subscription arrives (a broker without one never loads it)."""
+    import re2
+
+    return re2
 
 
 class TopicRegexes:
@@ -38,7 +42,7 @@ class TopicRegexes:
             return None
         try:
             compiled = await trio.to_thread.run_sync(_compile, pattern, limiter=self._limiter)
-        except re2.error as exc:
+        except _re2().error as exc:
             reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
             shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "..."
             return f"SubscribedTopicRegex `{shown}` is not a valid regular expression: {reason}."
@@ -59,7 +63,10 @@ class TopicRegexes:
 
 
 def _compile(pattern: str) -> Any:
-    return re2.compile(pattern, _OPTIONS)
+    re2 = _re2()
+    options = re2.Options()
+    options.log_errors = False  # a client's bad pattern is its error, not the broker's log line
+    return re2.compile(pattern, options)
 
 
 def _match_all(compiled: dict[str, Any | None], names: tuple[str, ...]) -> dict[str, frozenset[str]]:
@@ -68,7 +75,7 @@ def _match_all(compiled: dict[str, Any | None], names: tuple[str, ...]) -> dict[
         if regexp is None:
             try:
                 regexp = _compile(pattern)
-            except re2.error:
+            except _re2().error:
                 matches[pattern] = frozenset()
                 continue
         matches[pattern] = frozenset(n for n in names if regexp.fullmatch(n) is not None)

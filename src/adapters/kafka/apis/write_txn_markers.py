@@ -26,7 +26,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_leader
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
 
 Result = WriteTxnMarkersResponse.WritableTxnMarkerResult
@@ -61,6 +63,17 @@ def handle_write_txn_markers(
     if written:
         ctx.appends.notify(written)  # the last stable offset moved: read_committed fetches wake
     return _response(version, results)
+
+
+def marker_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+    """The simulated cluster's leader check: Kafka's transaction coordinator sends each partition's
+    leader the markers for its own partitions (and Admin.abortTransaction the partition's leader)."""
+    return [
+        TopicPartition(topic.name, partition)
+        for marker in body.markers or ()
+        for topic in marker.topics or ()
+        for partition in topic.partition_indexes or ()
+    ]
 
 
 def _response(version: int, results: dict[int, dict[str, dict[int, int]]]) -> WriteTxnMarkersResponse:
@@ -103,4 +116,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.CLUSTER, Op.CLUSTER_ACTION, the_cluster, cluster_grants=Op.ALTER),)),
     refusal=_refusal,
     read_only=False,
+    cluster=refuse_unless_leader(marker_partitions),
 )
