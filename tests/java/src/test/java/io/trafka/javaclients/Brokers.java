@@ -27,17 +27,26 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 final class Brokers {
     private static String bootstrap;
+    private static RuntimeException failedToStart;
 
     private Brokers() {}
 
     static synchronized String bootstrap() {
+        if (failedToStart != null) {
+            throw failedToStart; // once: every later test fails with the same cause, without waiting again
+        }
         if (bootstrap == null) {
             String given = System.getProperty("kafka.bootstrap", "");
             if (given.isBlank()) {
                 given = System.getenv().getOrDefault("KAFKA_BOOTSTRAP", "");
             }
             if (given.isBlank()) {
-                given = startTrafka();
+                try {
+                    given = startTrafka();
+                } catch (RuntimeException e) {
+                    failedToStart = e;
+                    throw e;
+                }
             }
             bootstrap = given;
         }

@@ -40,7 +40,8 @@ public final class Trafka implements AutoCloseable {
         // A consumer group's first join is not held back for newcomers (Kafka's own test default).
         builder.environment().put("TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS", "0");
         Process process = builder.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        // Generous: on a loaded machine the interpreter alone takes seconds to import the broker.
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (!Files.exists(ready)) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
                 process.destroyForcibly();

@@ -1,0 +1,93 @@
+"""Kafka's own tools run as `kafka-*.sh` runs them: `java -cp <Kafka's jars> <main class> <arguments>`
+(ADR 66). The jars are tests/tools/pom.xml's classpath (the parent's kafka_2.13 and kafka-tools, plus
+kafka-shell), resolved by Maven once and cached beside the pom, as tests/kafka/reference.py does."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+POM = HERE / "pom.xml"
+PARENT_POM = HERE.parent / "kafka" / "pom.xml"
+LOG4J2 = HERE / "log4j2.properties"
+
+# The scripts' main classes (bin/kafka-*.sh in Kafka 4.2).
+MAIN = {
+    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+    "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
+    "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
+    "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
+    "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
+    "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",
+    "kafka-verifiable-consumer": "org.apache.kafka.tools.VerifiableConsumer",
+    "kafka-transactional-message-copier": "org.apache.kafka.tools.TransactionalMessageCopier",
+    "kafka-dump-log": "kafka.tools.DumpLogSegments",
+    "kafka-metadata-shell": "org.apache.kafka.shell.MetadataShell",
+}
+
+# kafka-run-class.sh's heap for tools, and a JVM that starts quickly (each invocation is a new JVM).
+JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Djava.awt.headless=true")
+
+
+def classpath() -> str:
+    """Kafka's jars for the tools, built by Maven when either pom changed since it last ran."""
+    digest = hashlib.sha256(POM.read_bytes() + PARENT_POM.read_bytes()).hexdigest()[:16]
+    cached = HERE / f".classpath-{digest}.txt"
+    if not cached.exists():
+        partial = cached.with_suffix(f".{os.getpid()}.partial")
+        result = subprocess.run(
+            ["mvn", "-q", "-B", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={partial}"],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        if result.returncode != 0 or not partial.exists():
+            raise RuntimeError(f"mvn could not resolve Kafka's tools:\n{result.stdout}\n{result.stderr}")
+        for stale in HERE.glob(".classpath-*.txt"):
+            stale.unlink()
+        partial.replace(cached)
+    return cached.read_text().strip()
+
+
+def run(tool: str, *args: str, check: bool = False, timeout: float = 180) -> str:
+    """One tool invocation (one JVM): its stdout, its stderr after a line `--- stderr` when any, and
+    `--- exit N` when it failed (or an AssertionError with `check`)."""
+    command = ["java", *JVM_OPTIONS, f"-Dlog4j2.configurationFile={LOG4J2}", "-cp", classpath(), MAIN[tool], *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{tool} {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    status = f"--- exit {result.returncode}\n" if result.returncode else ""
+    return result.stdout + (f"--- stderr\n{result.stderr}" if result.stderr.strip() else "") + status
+
+
+BASE64_UUID = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{21}[AQgw](?![A-Za-z0-9_-])")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+EPOCH_MS = re.compile(r"(?<!\d)1[6-9]\d{11}(?!\d)")
+LOG_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]")
+
+
+def normalise(text: str, replacements: dict[str, str]) -> str:
+    """The output with what differs between two brokers by nature replaced by a placeholder: the
+    addresses, run prefix and paths given, ids (topic, cluster, directory, member), wall-clock
+    timestamps, and runs of spaces (tables are padded to their widest cell)."""
+    for old, new in sorted(replacements.items(), key=lambda item: -len(item[0])):
+        text = text.replace(old, new)
+    text = UUID.sub("<uuid>", text)
+    text = BASE64_UUID.sub("<id>", text)
+    text = EPOCH_MS.sub("<time>", text)
+    text = LOG_TIME.sub("[<time>]", text)
+    return "\n".join(re.sub(r"[ \t]+", " ", line).rstrip() for line in text.splitlines())
