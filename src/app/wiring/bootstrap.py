@@ -37,6 +37,7 @@ from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
+from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import (
@@ -476,6 +477,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         group_configs=recorded_group_configs,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
+    ctx.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
 
