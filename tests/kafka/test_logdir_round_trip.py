@@ -15,6 +15,7 @@ import contextlib
 import json
 import time
 
+import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
@@ -274,6 +275,7 @@ PER_ROUND = 5 * len(CODECS) + 4 + 1  # codecs, configured, the committed transac
 CONFIGURED = [TopicPartition("configured", 0), TopicPartition("configured", 1)]
 
 
+@pytest.mark.timeout(900)  # two trafka starts and a Kafka start on a loaded 2-core machine: ~3.5 min
 def test_kafka_serves_a_log_dir_trafka_wrote_and_trafka_serves_it_back(tmp_path):
     data = tmp_path / "data"
     with _trafka(tmp_path, data) as (trafka, bootstrap, _):
