@@ -134,6 +134,19 @@ class FeatureControl:
                 finalized[name] = level
         return finalized
 
+    def record_bootstrapped(self, ceilings: Mapping[str, int]) -> None:
+        """Record the levels in force that the store does not hold (the bootstrapped ones), as
+        `kafka-storage format` writes them into a new log dir: a Kafka node opening the metadata log
+        then finalizes what this broker does (ADR 64). kraft.version is no FeatureLevelRecord in Kafka."""
+        recorded = self._store.feature_levels()
+        missing = {
+            name: level
+            for name, level in self.finalized(ceilings).items()
+            if name not in recorded and name != KRAFT_VERSION
+        }
+        if missing:
+            self._store.feature_levels_changed(missing)
+
     def update(
         self, updates: Sequence[FeatureUpdate], ceilings: Mapping[str, int], validate_only: bool
     ) -> FeatureUpdateError | None:

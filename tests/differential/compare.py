@@ -141,7 +141,8 @@ class Report:
 
     scenarios: list[str] = field(default_factory=list)
     identical: int = 0
-    explained: dict[str, list[str]] = field(default_factory=dict)
+    explained: int = 0  # comparisons whose every difference is a listed divergence
+    unexplained: int = 0
 
 
 REPORT = Report()
@@ -154,8 +155,10 @@ def compare(scenario: str, kafka: Any, trafka: Any) -> None:
     REPORT.scenarios.append(scenario)
     if not found:
         REPORT.identical += 1
+    elif not unexplained:
+        REPORT.explained += 1
     else:
-        REPORT.explained[scenario] = [str(d) for d in found if d not in unexplained]
+        REPORT.unexplained += 1
     assert not unexplained, f"{scenario}: unlisted divergences from Apache Kafka:\n" + "\n".join(
         f"  {d}" for d in unexplained
     )

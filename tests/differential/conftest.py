@@ -16,7 +16,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorRespo
 from tests.integration.broker import DATA_DIR_ENV, BrokerProcess
 from tests.kafka.reference import PLAIN_USERS, STANDARD_AUTHORIZER, SUPER_USERS
 
-from .compare import Node, Pair, Wire
+from .compare import REPORT, Node, Pair, Wire
 
 _JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -85,3 +85,16 @@ def _warm_up(node: Node, timeout: float = 120.0) -> None:
                 return
             assert time.monotonic() < deadline, f"{node.name}: the group coordinator did not load"
             time.sleep(0.5)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The differential report: scenarios compared, identical, and the listed divergences applied."""
+    report = REPORT
+    if not report.scenarios:
+        return
+    terminalreporter.write_sep("-", "differential report (tests/differential)")
+    terminalreporter.write_line(
+        f"{len(report.scenarios)} comparisons against Apache Kafka: {report.identical} identical, "
+        f"{report.explained} with listed divergences (tests/differential/divergences.py), "
+        f"unexplained: {report.unexplained}"
+    )

@@ -151,7 +151,12 @@ def server_properties(
         "log.retention.check.interval.ms": "300000",
         # what one node needs beyond that
         "group.initial.rebalance.delay.ms": "0",
-        "offsets.topic.num.partitions": "50",
+        # one partition per coordinator topic, as trafka keeps them: every group and transactional id on
+        # the same loaded partition (a fresh node loads the 50 default ones one by one, answering
+        # NOT_COORDINATOR meanwhile), and tool outputs comparable with trafka's
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.num.partitions": "1",
+        "share.coordinator.state.topic.num.partitions": "1",
         # the SASL listener: PLAIN users from JAAS, both SCRAMs from the metadata log
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas,

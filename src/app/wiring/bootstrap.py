@@ -494,6 +494,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
+    ctx.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
 

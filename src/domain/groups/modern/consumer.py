@@ -51,6 +51,7 @@ from .records import (
     RecordKind,
     RecordValue,
     current_values,
+    in_kafka_order,
     record_changes,
     restore,
 )
@@ -655,7 +656,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             changes = record_changes(self._written, [(kind, gid, mid) for kind in kinds], values)
             records.extend(ConsumerGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
         self._dirty.clear()
-        return records
+        return in_kafka_order(records)
 
     def load(self, records: Iterable[ConsumerGroupRecord], now: int) -> None:
         """The groups `__consumer_offsets` kept; every member's session starts again at `now`."""

@@ -32,6 +32,7 @@ from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
 
 _K = TypeVar("_K")
+_R = TypeVar("_R", bound="_KindedRecord")
 _V = TypeVar("_V")
 _K_co = TypeVar("_K_co", covariant=True)
 _V_co = TypeVar("_V_co", covariant=True)
@@ -45,6 +46,14 @@ class _Keyed(Protocol, Generic[_K_co, _V_co]):
 
     @property
     def value(self) -> _V_co | None: ...
+
+
+class _KindedRecord(Protocol):
+    @property
+    def kind(self) -> enum.Enum: ...
+
+    @property
+    def value(self) -> object | None: ...
 
 
 class RecordKind(enum.IntEnum):
@@ -195,6 +204,30 @@ def last_values(records: Iterable[_Keyed[_K, _V]]) -> dict[_K, _V]:
         else:
             values[record.key] = record.value
     return values
+
+
+# Kafka's order of a group's tombstones (ModernGroup.createGroupTombstoneRecords, removeMember): a
+# member's current assignment, its target assignment, the target assignment epoch, the member's
+# metadata, the group epoch. Kafka's replay refuses a member metadata tombstone before the member's
+# assignment tombstone, so Kafka could not load a log written in another order.
+TOMBSTONE_ORDER = (
+    "CURRENT_ASSIGNMENT",
+    "TARGET_ASSIGNMENT_MEMBER",
+    "TARGET_ASSIGNMENT_EPOCH",
+    "MEMBER_METADATA",
+    "GROUP_EPOCH",
+)
+
+
+def in_kafka_order(records: list[_R]) -> list[_R]:
+    """Tombstones first, in Kafka's order of kinds (TOMBSTONE_ORDER), then the values as they came."""
+
+    def rank(record: _R) -> int:
+        name = record.kind.name
+        return TOMBSTONE_ORDER.index(name) if name in TOMBSTONE_ORDER else len(TOMBSTONE_ORDER)
+
+    tombstones = sorted((r for r in records if r.value is None), key=rank)
+    return tombstones + [r for r in records if r.value is not None]
 
 
 def record_changes(written: dict[_K, _V], keys: Iterable[_K], values: Mapping[_K, _V]) -> list[tuple[_K, _V | None]]:

@@ -23,7 +23,7 @@ from ...errors import ErrorCode, KafkaError
 from ..modern.assignors import SHARE_ASSIGNORS, AssignmentMember
 from ..modern.consumer import HeartbeatAnswer, TopicLookup
 from ..modern.model import LEAVE_GROUP_MEMBER_EPOCH, ConsumerGroup, ConsumerMember, ModernGroupState
-from ..modern.records import record_changes
+from ..modern.records import in_kafka_order, record_changes
 from . import records as share_records
 from .records import MEMBER_KINDS, ShareGroupRecord, ShareRecordKey, ShareRecordKind, ShareRecordValue
 
@@ -305,7 +305,7 @@ class ShareGroupCoordinator:
             changes = record_changes(self._written, [(kind, gid, mid) for kind in kinds], values)
             records.extend(ShareGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
         self._dirty.clear()
-        return records
+        return in_kafka_order(records)
 
     def load(self, records: Iterable[ShareGroupRecord], now: int) -> None:
         """The share groups `__consumer_offsets` kept: group, assignment and member epochs as they were;

@@ -307,6 +307,23 @@ def test_records_restore_a_group_after_a_restart_and_deletion_writes_tombstones(
     assert again.coordinator.groups == {}
 
 
+def test_tombstones_come_in_kafkas_order_assignment_before_the_member():
+    """Kafka's replay refuses a member metadata tombstone before the member's current assignment
+    tombstone (found by tests/kafka/test_logdir_round_trip.py): assignment, target, then the member;
+    a deleted group's target assignment epoch before its group epoch."""
+    h = Harness()
+    a, b = Client("a"), Client("b")
+    h.settle([a, b])
+    h.coordinator.take_records()
+    h.coordinator.heartbeat(ConsumerHeartbeat(G, "a", -1), 0)
+    kinds = [r.kind.name for r in h.coordinator.take_records() if r.value is None]
+    assert kinds == ["CURRENT_ASSIGNMENT", "TARGET_ASSIGNMENT_MEMBER", "MEMBER_METADATA"]
+    h.coordinator.heartbeat(ConsumerHeartbeat(G, "b", -1), 0)
+    h.coordinator.take_records()
+    assert h.coordinator.delete(G) is ErrorCode.NONE
+    assert [r.kind.name for r in h.coordinator.take_records()] == ["TARGET_ASSIGNMENT_EPOCH", "GROUP_EPOCH"]
+
+
 def test_a_regex_matches_only_the_topics_the_member_may_describe():
     h = Harness(t=2, tx=1, ty=1)
     answer = h.coordinator.heartbeat(

@@ -86,3 +86,20 @@ def test_a_restart_keeps_the_group_epoch_and_members_epochs():
     assert after.take_records() == []
     # one that does not come back is fenced after its session timeout, counted from the load
     assert after.tick(1000 + 45_000) == [("g", "b")]
+
+
+def test_tombstones_come_in_kafkas_order_assignment_before_the_member():
+    """Kafka's replay refuses a member metadata tombstone before the member's current assignment
+    tombstone (found by tests/kafka/test_logdir_round_trip.py): assignment, target, then member; a
+    deleted group's epoch tombstone after its target assignment epoch's."""
+    c = coordinator(FakeTopics(t=1))
+    join(c, "a")
+    join(c, "b")
+    c.take_records()
+    c.heartbeat(ShareHeartbeat("g", "a", -1), 5)
+    kinds = [r.kind for r in c.take_records() if r.value is None]
+    assert kinds == [K.CURRENT_ASSIGNMENT, K.TARGET_ASSIGNMENT_MEMBER, K.MEMBER_METADATA]
+    c.heartbeat(ShareHeartbeat("g", "b", -1), 6)
+    c.take_records()
+    assert c.delete("g") is ErrorCode.NONE
+    assert [r.kind for r in c.take_records()] == [K.TARGET_ASSIGNMENT_EPOCH, K.GROUP_EPOCH]
