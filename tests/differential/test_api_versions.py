@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
+# The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_api_versions(pair, version):

@@ -13,6 +13,9 @@ from kafka.protocol import admin, consumer, metadata, producer
 
 from trafka.adapters.kafka.wire import messages
 
+# The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
+pytestmark = pytest.mark.timeout(900)
+
 MISSING = f"missing-{uuid.uuid4().hex[:8]}"  # a topic, group and transactional id neither broker has
 BROKER_RESOURCE, TOPIC_RESOURCE, GROUP_RESOURCE = 4, 2, 32
 

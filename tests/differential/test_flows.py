@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
@@ -26,6 +27,9 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from tests.batches import make_batch
 
 from .compare import Pair, Wire, compare
+
+# The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
+pytestmark = pytest.mark.timeout(900)
 
 
 def _create(pair: Pair, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:

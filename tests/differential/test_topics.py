@@ -8,6 +8,9 @@ import pytest
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+# The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
+pytestmark = pytest.mark.timeout(900)
+
 
 def _name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"

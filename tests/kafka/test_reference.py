@@ -3,11 +3,15 @@ features a fresh Kafka 4.2 cluster finalizes."""
 
 from __future__ import annotations
 
+import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
 from tests.integration.wire import WireClient
 
 from .reference import classpath, kafka_version
+
+# The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_the_classpath_holds_the_pom_version_of_kafka():
