@@ -10,10 +10,10 @@ from functools import partial
 
 import pytest
 
-from trafka.adapters.kafka.apis import share_fetch, share_group_heartbeat
+from trafka.adapters.kafka.apis import share_fetch, share_group_describe, share_group_heartbeat
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
-from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupHeartbeatRequest
+from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -114,3 +114,14 @@ def test_a_dead_letter_topic_needs_the_prefix_and_write_on_it():
     assert refusal([(name, SET, "dlq.theirs")])[0] is ErrorCode.TOPIC_AUTHORIZATION_FAILED
     assert refusal([(name, SET, "dlq.mine"), ("share.isolation.level", SET, "x")]) is None
     assert refusal([(name, SET, ""), (name, DELETE, None)]) is None
+
+
+def test_describing_a_group_that_uses_a_topic_one_may_not_describe_shows_no_members(secured):
+    """#7: Kafka answers such a group TOPIC_AUTHORIZATION_FAILED, with no member data."""
+    join(secured)
+    describe = secured.authorization.layer(share_group_describe.API)
+    request = ShareGroupDescribeRequest[1](group_ids=["g"], include_authorized_operations=False)
+    (seen,) = describe(secured, request, 1, ALICE).groups
+    assert seen.error_code == ErrorCode.NONE and seen.members
+    (hidden,) = describe(secured, request, 1, BOB).groups
+    assert hidden.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED and hidden.members == []
