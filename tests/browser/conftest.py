@@ -6,7 +6,7 @@ time. Each module gets one browser and one broker (`--memory --http-port 0`); te
 
 Screenshots of each main page go under the test's tmp dir; with `CONSOLE_SCREENSHOTS=DIR` they are
 also written to DIR (`CONSOLE_SCREENSHOTS=docs/screenshots python -m pytest tests/browser` remakes
-the README's).
+those docs/observability.md shows).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
         "trafka/adapters/kafka/apis/produce.py",
         "trafka/app/cli/main.py",
         "trafka/app/pytest_plugin.py",
-        "trafka/adapters/filesystem/schemas/TopicRecord.json",
+        "trafka/kafka_schemas/TopicRecord.json",
     ):
         assert module in names, module
 

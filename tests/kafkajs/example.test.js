@@ -1,5 +1,5 @@
 'use strict'
-// The README's Node example as a user writes it: start trafka in memory with startTrafka, then
+// The Node example of docs/testing.md as a user writes it: start trafka in memory with startTrafka, then
 // produce and consume with KafkaJS.
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -7,7 +7,7 @@ const { Kafka, logLevel } = require('kafkajs')
 const { startTrafka } = require('./trafka')
 const { consumeAll } = require('./helpers')
 
-describe('startTrafka (the README example)', () => {
+describe('startTrafka (the docs/testing.md example)', () => {
   let trafka
   before(async () => {
     trafka = await startTrafka({ python: process.env.TRAFKA_PYTHON || 'python3' })

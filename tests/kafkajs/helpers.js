@@ -1,7 +1,7 @@
 'use strict'
 // Start and stop a real `trafka serve` process for one test file, and small bounded-wait helpers.
 //
-// The broker is started by `startTrafka` (./trafka.js, the README's Node example) with a data dir of its
+// The broker is started by `startTrafka` (./trafka.js, the Node example in docs/testing.md) with a data dir of its
 // own. The python that runs it is $TRAFKA_PYTHON, else `python3` (the README's test command runs
 // inside the activated venv, where `python3 -m trafka` is the installed broker).
 

@@ -1,5 +1,5 @@
 'use strict'
-// Start a trafka broker for a Node test run and learn its address (the README's Node example).
+// Start a trafka broker for a Node test run and learn its address (the Node example in docs/testing.md).
 // `trafka serve --port 0 --ready-file F` writes {"bootstrap_servers": ...} to F once it listens (and
 // "http": "host:port" with --http-port, where --testing serves the /testing/... controls).
 const { spawn } = require('node:child_process')

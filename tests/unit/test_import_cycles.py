@@ -1,7 +1,9 @@
-"""No import cycles among the modules of the domain and the adapters.
+"""No import cycles among the modules of the domain, the adapters and the app.
 
-Module-level imports only, as they run when a module is loaded: those inside functions run later, and
-those under `if TYPE_CHECKING:` never run. `from package import name` depends on the submodule when
+Two graphs are checked. The runtime one: module-level imports only, as they run when a module is
+loaded (those inside functions run later, and those under `if TYPE_CHECKING:` never run). The type
+one (issue 40): the same with `if TYPE_CHECKING:` imports counted, since a circle of types is a
+circle of ideas even when Python never runs it. `from package import name` depends on the submodule when
 `name` is one and on the package otherwise; a module's own parent packages are not counted (Python
 loads them first, and a package's `__init__` importing its submodules is no cycle)."""
 
@@ -27,31 +29,32 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _module_level_imports(statements: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+def _module_level_imports(statements: list[ast.stmt], type_only: bool = False) -> list[ast.Import | ast.ImportFrom]:
     found: list[ast.Import | ast.ImportFrom] = []
     for node in statements:
         if isinstance(node, ast.Import | ast.ImportFrom):
             found.append(node)
         elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                found += _module_level_imports(node.body)
-            found += _module_level_imports(node.orelse)
+            if type_only or not _is_type_checking(node.test):
+                found += _module_level_imports(node.body, type_only)
+            found += _module_level_imports(node.orelse, type_only)
         elif isinstance(node, ast.Try):
             for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                found += _module_level_imports(block)
+                found += _module_level_imports(block, type_only)
         elif isinstance(node, ast.With):
-            found += _module_level_imports(node.body)
+            found += _module_level_imports(node.body, type_only)
     return found
 
 
-def import_graph(src: pathlib.Path, top: tuple[str, ...] = CHECKED) -> dict[str, set[str]]:
-    """Each module under src/<top> -> the modules under src/<top> it imports at module level."""
+def import_graph(src: pathlib.Path, top: tuple[str, ...] = CHECKED, type_only: bool = False) -> dict[str, set[str]]:
+    """Each module under src/<top> -> the modules under src/<top> it imports at module level (with
+    `type_only`, those under `if TYPE_CHECKING:` too)."""
     paths = {_module_name(src, p): p for folder in top for p in (src / folder).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         targets: set[str] = set()
-        for node in _module_level_imports(ast.parse(path.read_text()).body):
+        for node in _module_level_imports(ast.parse(path.read_text()).body, type_only):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
                 continue
@@ -113,6 +116,15 @@ def test_no_import_cycles_in_the_domain_and_the_adapters():
     )
 
 
+def test_no_import_cycles_anywhere_with_type_only_imports_counted():
+    graph = import_graph(SRC, ("domain", "adapters", "app"), type_only=True)
+    assert any(name.startswith("trafka.app.") for name in graph)
+    found = cycles(graph)
+    assert not found, "import cycles (type-only imports counted):\n" + "\n".join(
+        f"  {' <-> '.join(c)}: " + "; ".join(f"{a} -> {b}" for a in c for b in sorted(graph[a] & set(c))) for c in found
+    )
+
+
 def test_the_check_finds_a_cycle_and_skips_type_checking_and_function_imports(tmp_path):
     package = tmp_path / "domain"
     package.mkdir()
@@ -128,3 +140,6 @@ def test_the_check_finds_a_cycle_and_skips_type_checking_and_function_imports(tm
     assert graph["trafka.domain.b"] == {"trafka.domain.c"}  # `from . import c` is the submodule only
     assert graph["trafka.domain.d"] == set()
     assert cycles(graph) == [["trafka.domain.a", "trafka.domain.b", "trafka.domain.c"]]
+    typed = import_graph(tmp_path, ("domain",), type_only=True)
+    assert typed["trafka.domain.d"] == {"trafka.domain.e"}  # counted: d -> e -> d is a circle of types
+    assert ["trafka.domain.d", "trafka.domain.e"] in cycles(typed)

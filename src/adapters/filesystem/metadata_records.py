@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_data import ApiData
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
+import trafka.kafka_schemas as schemas
 from trafka.domain.varint import encode_uvarint, read_uvarint
-
-from . import schemas
 
 if TYPE_CHECKING:
     # kafka-python is untyped, so ApiData is Any to mypy, and a class keyword on a subclass of Any is

@@ -1,6 +1,7 @@
 """The Kafka wire protocol over Trio: framing, codec, handler registry and the TCP server."""
 
 from .connection.server import ServerLimits, serve
-from .context import BrokerContext, Endpoint
+from .context import BrokerContext
+from .request_context import Endpoint
 
 __all__ = ["BrokerContext", "Endpoint", "ServerLimits", "serve"]

@@ -22,7 +22,7 @@ from kafka.protocol.admin import IncrementalAlterConfigsRequest
 from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
-from trafka.domain.ports import GroupConfigStore
+from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
 
 from .apis import share_group_configs
 from .apis.config_resources import GROUP_RESOURCE
@@ -34,27 +34,6 @@ log = logging.getLogger(__name__)
 
 _Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
 _SET, _DELETE = 0, 1
-
-
-class DurableGroupConfigs:
-    """The store and what it holds now (replayed once, at start)."""
-
-    def __init__(self, store: GroupConfigStore) -> None:
-        self.store = store
-        self.recorded: dict[str, dict[str, str]] = {g: dict(c) for g, c in store.load().items()}
-
-    def record(self, group_id: str, now: Mapping[str, str], keys: set[str]) -> None:
-        """The overrides of `keys` are now `now` (a key missing from it is not overridden)."""
-        before = self.recorded.get(group_id, {})
-        changes = {k: now.get(k) for k in sorted(keys) if now.get(k) != before.get(k)}
-        if not changes:
-            return
-        self.store.group_configs_changed(group_id, changes)
-        after = {k: v for k, v in {**before, **changes}.items() if v is not None}
-        if after:
-            self.recorded[group_id] = after
-        else:
-            self.recorded.pop(group_id, None)
 
 
 def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:

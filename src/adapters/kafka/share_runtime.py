@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 import trio
 
@@ -19,9 +20,13 @@ from trafka.domain.groups.modern import HeartbeatAnswer
 from trafka.domain.groups.share import Archived, ShareGroups, ShareHeartbeat
 from trafka.domain.topics import TopicPartition
 
-from .context import AppendNotifier
-
 log = logging.getLogger("trafka.groups")
+
+
+class Wakes(Protocol):
+    """What the runtime needs of the broker's `AppendNotifier`: to wake what waits on partitions."""
+
+    def notify(self, partitions: Iterable[TopicPartition]) -> None: ...
 
 
 class ShareRuntime:
@@ -29,7 +34,7 @@ class ShareRuntime:
         self,
         groups: ShareGroups,
         clock_ms: Callable[[], int],
-        appends: AppendNotifier,
+        appends: Wakes,
         seconds_until: Callable[[int], float] | None = None,
     ) -> None:
         """`seconds_until(deadline_ms)`: how long to sleep for a deadline (a manual clock says 0 or

@@ -1,6 +1,6 @@
 """ConsumerGroupDescribe (key 69) from the operator commands: a KIP-848 consumer group's epochs,
 assignor and each member's current and target assignment. kafka-python's admin client has no call for
-it, so the request is declared from Kafka's JSON schema (a copy in `schemas/`, ADR 35) and sent to the
+it, so the request is declared from Kafka's JSON schema (in `trafka.kafka_schemas`, ADR 35) and sent to the
 group's coordinator through the admin client's connection manager."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
 
-from . import schemas
+import trafka.kafka_schemas as schemas
 
 if TYPE_CHECKING:
 

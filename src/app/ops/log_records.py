@@ -12,7 +12,7 @@ A batch header is 61 bytes (offsets in bytes):
 KRaft metadata record values (`__cluster_metadata`) are framed as three unsigned varints (frame version,
 record type, record version) followed by the flexible body; `__consumer_offsets` and
 `__transaction_state` keys and values start with an int16 version, then the body. The bodies are decoded
-by kafka-python's schema compiler from Kafka's JSON schemas, copied into `schemas/`.
+by kafka-python's schema compiler from Kafka's JSON schemas, in the shared leaf package `trafka.kafka_schemas`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka.protocol.api_data import ApiData
 
-from . import schemas
+import trafka.kafka_schemas as schemas
 
 if TYPE_CHECKING:
     # kafka-python is untyped, so ApiData is Any to mypy, and a class keyword on a subclass of Any is

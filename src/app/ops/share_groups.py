@@ -1,7 +1,7 @@
 """Share groups (KIP-932) from the operator commands, as `kafka-share-groups.sh` sees them:
 ShareGroupDescribe (members, epochs, assignments), DescribeShareGroupOffsets v1 (each share-partition's
 start offset and lag) and AlterShareGroupOffsets (a reset). kafka-python's admin client has no call for
-them, so the messages are declared from Kafka's JSON schemas (copies in `schemas/`, ADR 35) and sent to
+them, so the messages are declared from Kafka's JSON schemas (in `trafka.kafka_schemas`, ADR 35) and sent to
 the group's coordinator through the admin client's connection manager, as `consumer_groups.py` does."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
 
-from . import schemas
+import trafka.kafka_schemas as schemas
+
 from .consumer_groups import modern_group
 
 if TYPE_CHECKING:

@@ -6,59 +6,39 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from trafka.adapters.kafka.context import AppendNotifier
 from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
 from trafka.adapters.kafka.share_runtime import ShareRuntime
 from trafka.domain.catalog import TopicCatalog
-from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import Completion, GroupCoordinator
-from trafka.domain.groups.model import Group
+from trafka.domain.groups import GroupCoordinator
+from trafka.domain.groups.group_ids import ClassicOrShareGroupIds as ClassicOrShareGroupIds  # bootstrap names it here
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroupCoordinator, ShareGroups, ShareGroupSettings, ShareSettings
-from trafka.domain.ports import ShareSnapshot, ShareStateStore
+from trafka.domain.ports import OffsetStore, ShareSnapshot, ShareStateStore
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
 from ..config.settings import Settings
-
-if TYPE_CHECKING:
-    from .bootstrap import Adapters
+from .clock import Clock
 
 
-class ClassicOrShareGroupIds:
-    """What the KIP-848 coordinator asks of the classic one (which ids are taken), answering for share
-    groups too: a consumer heartbeat for a share group's id is refused as for a classic group's."""
+class ShareAdapters(Protocol):
+    """What share groups take of the broker's adapters (`bootstrap.Adapters`, named by what it offers so
+    this module does not import the composition root that imports it)."""
 
-    def __init__(self, classic: GroupCoordinator) -> None:
-        self.classic = classic
-        self.share: ShareGroupCoordinator | None = None  # set once share groups are wired
+    @property
+    def offset_store(self) -> OffsetStore: ...
 
-    def _is_share(self, group_id: str) -> bool:
-        return self.share is not None and group_id in self.share.groups
+    @property
+    def share_state_store(self) -> ShareStateStore: ...
 
-    def is_classic_group(self, group_id: str) -> bool:
-        return self.classic.is_classic_group(group_id) or self._is_share(group_id)
+    @property
+    def clock(self) -> Clock: ...
 
-    def is_empty_classic_group(self, group_id: str) -> bool:
-        return not self._is_share(group_id) and self.classic.is_empty_classic_group(group_id)
-
-    def delete(self, group_id: str) -> ErrorCode:
-        return self.classic.delete(group_id)
-
-    # the online migration between the classic and consumer protocols (ADR 50): classic groups only
-    def group(self, group_id: str) -> Group | None:
-        return None if self._is_share(group_id) else self.classic.group(group_id)
-
-    def accepts_session_timeout(self, session_timeout_ms: int) -> bool:
-        return self.classic.accepts_session_timeout(session_timeout_ms)
-
-    def release(self, group_id: str) -> list[Completion]:
-        return self.classic.release(group_id)
-
-    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
-        return self.classic.adopt(group, now, rebalance)
+    @property
+    def clock_ms(self) -> Callable[[], int]: ...
 
 
 def share_groups_from(
@@ -67,7 +47,7 @@ def share_groups_from(
     replicas: ReplicaManager,
     classic: GroupCoordinator,
     consumer: ConsumerGroupCoordinator | None,
-    adapters: Adapters,
+    adapters: ShareAdapters,
     appends: AppendNotifier,
     group_ids: ClassicOrShareGroupIds | None = None,
 ) -> ShareRuntime | None:

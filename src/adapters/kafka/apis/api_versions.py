@@ -27,7 +27,8 @@ from trafka.domain.features import (
 )
 
 from ..api import HandlerRegistry, KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 VERSIONS = (0, 4)
 
@@ -95,6 +96,12 @@ def unsupported_version_response(versions: tuple[int, int] = VERSIONS) -> ApiVer
     )
 
 
+def _unsupported_version(api: KafkaApi) -> tuple[ApiVersionsResponse, int]:
+    """A version this broker does not serve: error 35 with a v0 body listing the versions (what a
+    client retries with), as Kafka answers; for any other API Kafka closes the connection."""
+    return unsupported_version_response(api.versions), 0
+
+
 API = KafkaApi(
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -103,4 +110,7 @@ API = KafkaApi(
     authorization=None,
     refusal=top_level_error,
     read_only=False,
+    quota=None,
+    unsupported_version=_unsupported_version,
+    fault_injectable=False,
 )

@@ -13,7 +13,7 @@ shares; decoding stops at the domain's `max_points_per_push` data points (TELEME
 names and attributes are cut to bounded lengths, so what a push may hold is bounded in memory.
 
 kafka-python 3.0.12 has no classes for these messages: they are compiled from Kafka's JSON schemas
-in `schemas/` by kafka-python's own machinery, as its own classes are.
+in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes are.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
 
+import trafka.kafka_schemas as schemas
 from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import ZERO, TelemetryPoint
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Checks
-from . import schemas
 
 if TYPE_CHECKING:
 

@@ -23,10 +23,7 @@ cluster (CREATE for CreateTopics, DELETE for DeleteTopics, as Kafka's hasCluster
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
-
-import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME, Authorizer
@@ -36,7 +33,13 @@ from trafka.domain.topics import is_internal_topic
 
 from ..api import CloseConnection
 from ..connection.faults import serve_then_fail
-from .partial import PartialAnswer, Refused
+from .checks import Authorization as Authorization  # re-exported: the rooms name them here
+from .checks import Check as Check
+from .checks import Checks as Checks
+from .checks import Filter as Filter
+from .checks import FilterAnswer as FilterAnswer
+from .checks import Names as Names
+from .checks import PartialAnswer, Refused
 
 if TYPE_CHECKING:
     from ..api import Handle, KafkaApi
@@ -47,42 +50,6 @@ ERRORS = {
     Res.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
     Res.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 }
-
-Names = Callable[[Any, int, Any], Iterable[str]]  # (request, version, ctx) -> resource names
-
-
-@attrs.frozen
-class Check:
-    resource_type: Res
-    operation: Op
-    names: Names
-    cluster_grants: Op | None = None  # this operation on the cluster allows every name
-    or_on_any: tuple[Op, Res] | None = None  # or this operation on any one resource of the type (Kafka's
-    # authorizeByResourceType: an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on a topic)
-    internal_refused: bool = False  # an internal topic is refused whatever the ACLs say
-
-
-@attrs.frozen
-class Checks:
-    """An API's checks, and how it answers refused resources one by one (None: it refuses as a whole)."""
-
-    checks: tuple[Check, ...]
-    partial: PartialAnswer | None = None
-
-
-FilterAnswer = Callable[["AuthorizationGate", "KafkaApi", Any, Any, int, Any], Any]
-
-
-@attrs.frozen
-class Filter:
-    """An API that serves what may be described and leaves the rest out: (gate, api, ctx, request,
-    version, client) -> its answer."""
-
-    answer: FilterAnswer
-
-
-Authorization = Checks | Filter
-
 
 # -- how checks find resource names in a request -----------------------------------------------------
 

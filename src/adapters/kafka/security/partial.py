@@ -16,46 +16,15 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from trafka.domain.errors import ErrorCode
-from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import NO_RESPONSE, Deferred
+from .checks import Answer as Answer  # re-exported: the rooms name them here
+from .checks import PartialAnswer as PartialAnswer
+from .checks import Refused as Refused
 
 TOPIC_REFUSED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-
-
-@attrs.frozen
-class Refused:
-    """One request and what the table refused in it: resource type -> refused names."""
-
-    handler: Any
-    ctx: Any
-    body: Any
-    version: int
-    client: Any
-    denied: dict[Res, set[str]]
-    allowed: Callable[[Op, Res, str], bool]
-
-    def topics(self) -> set[str]:
-        return self.denied.get(Res.TOPIC, set())
-
-    def serve(self, **fields: Any) -> Any:
-        """The handler's answer to the request with `fields` replaced by their authorized part."""
-        for name, value in fields.items():
-            setattr(self.body, name, value)
-        return self.handler.handle(self.ctx, self.body, self.version, self.client)
-
-    def response(self, **fields: Any) -> Any:
-        response = self.handler.response(version=self.version, **fields)
-        if "throttle_time_ms" in response.fields:
-            response.throttle_time_ms = 0
-        return response
-
-
-Answer = Callable[[Refused], Any]
 
 
 def shallow(body: Any, **fields: Any) -> Any:
@@ -113,15 +82,6 @@ def extended(outcome: Any, answered: str, extra: list, version: int) -> Any:
 
         return Deferred(wait_and_add)
     return add(outcome)
-
-
-@attrs.frozen
-class PartialAnswer:
-    """The resource types an API answers one by one (from `min_version` on), and how."""
-
-    resource_types: frozenset[Res]
-    answer: Answer
-    min_version: int = 0
 
 
 TOPICS = frozenset({Res.TOPIC})

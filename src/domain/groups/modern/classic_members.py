@@ -29,7 +29,7 @@ from .reconciliation import MemberState
 
 if TYPE_CHECKING:
     from .assignors import Assignment
-    from .consumer import ClassicGroups, ConsumerGroupSettings
+    from .settings import ClassicGroups, ConsumerGroupSettings
 
 
 class ClassicMemberRequests:

@@ -28,13 +28,14 @@ from typing import Protocol
 
 import attrs
 
-from ...configs import ConfigEntry, ConfigSource, ConfigType
+from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
-from ..model import Completion, Group
+from ..model import Completion
 from .assignors import ASSIGNORS, Assignment, AssignmentMember
 from .classic_members import ClassicMemberRequests
-from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, MigrationPolicy, to_classic_group, to_consumer_group
+from .group_configs import ConsumerGroupConfigs
+from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, to_classic_group, to_consumer_group
 from .model import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -53,9 +54,9 @@ from .records import (
     record_changes,
     restore,
 )
+from .settings import ClassicGroups as ClassicGroups  # re-exported: the wiring names them here
+from .settings import ConsumerGroupSettings as ConsumerGroupSettings
 
-SESSION_TIMEOUT_CONFIG = "consumer.session.timeout.ms"
-HEARTBEAT_INTERVAL_CONFIG = "consumer.heartbeat.interval.ms"
 REGEX_REFRESH_MS = 10_000  # regexes are also resolved again when topics change (`topics_changed`)
 
 
@@ -70,43 +71,6 @@ class TopicLookup(Protocol):
         ...
 
     def topics(self) -> list[Topic]: ...
-
-
-class ClassicGroups(Protocol):
-    """What the consumer coordinator needs of the classic one: the group ids both share."""
-
-    def is_classic_group(self, group_id: str) -> bool: ...
-
-    def is_empty_classic_group(self, group_id: str) -> bool: ...
-
-    def delete(self, group_id: str) -> ErrorCode: ...
-
-    def group(self, group_id: str) -> Group | None: ...
-
-    def accepts_session_timeout(self, session_timeout_ms: int) -> bool: ...
-
-    def release(self, group_id: str) -> list[Completion]:
-        """The group is upgraded: gone from the classic table, its waiting requests answered."""
-        ...
-
-    def adopt(self, group: Group, now: int, rebalance: bool) -> list[Completion]:
-        """A consumer group downgraded to this classic group: stored, and rebalanced if asked."""
-        ...
-
-
-@attrs.frozen
-class ConsumerGroupSettings:
-    """Kafka's `group.consumer.*` broker configs."""
-
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 5_000
-    max_size: int = 2**31 - 1
-    assignors: tuple[str, ...] = ("uniform", "range")
-    min_session_timeout_ms: int = 45_000
-    max_session_timeout_ms: int = 60_000
-    min_heartbeat_interval_ms: int = 5_000
-    max_heartbeat_interval_ms: int = 15_000
-    migration_policy: MigrationPolicy = MigrationPolicy.BIDIRECTIONAL
 
 
 @attrs.frozen
@@ -167,7 +131,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         # patterns some member subscribes with; and the patterns that need resolving (again).
         self._regex_matches: dict[str, frozenset[str]] = {}
         self._regex_wanted: set[str] = set()
-        self.group_configs: dict[str, dict[str, int]] = {}  # the GROUP config resource's overrides
+        self.configs = ConsumerGroupConfigs(settings)  # the GROUP config resource's overrides, validated
         # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
         self._written: dict[RecordKey, RecordValue] = {}
         self._dirty: set[tuple[str, str | None]] = set()
@@ -715,79 +679,21 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             for mid in group.members:
                 self._written.update(current_values(group, mid, self._topic_id))
 
-    # -- the GROUP config resource (DescribeConfigs / IncrementalAlterConfigs, resource type 32) ----
-
-    def _group_config_bounds(self) -> dict[str, tuple[int, int, int]]:
-        """name -> (broker default, min, max), Kafka's GroupConfig for consumer groups."""
-        s = self.settings
-        return {
-            SESSION_TIMEOUT_CONFIG: (s.session_timeout_ms, s.min_session_timeout_ms, s.max_session_timeout_ms),
-            HEARTBEAT_INTERVAL_CONFIG: (
-                s.heartbeat_interval_ms,
-                s.min_heartbeat_interval_ms,
-                s.max_heartbeat_interval_ms,
-            ),
-        }
+    # -- the GROUP config resource and the per-group configs: `self.configs` (group_configs.py) ---
 
     def describe_group_configs(self, group_id: str, keys: Iterable[str] | None) -> list[ConfigEntry]:
-        overrides = self.group_configs.get(group_id, {})
-        entries = []
-        for name, (default, _, _) in sorted(self._group_config_bounds().items()):
-            if keys is not None and name not in keys:
-                continue
-            if name in overrides:
-                entries.append(ConfigEntry(name, str(overrides[name]), ConfigSource.GROUP_CONFIG, ConfigType.INT))
-            else:
-                entries.append(ConfigEntry(name, str(default), ConfigSource.DEFAULT_CONFIG, ConfigType.INT))
-        return entries
+        return self.configs.describe(group_id, keys)
 
     def alter_group_configs(
         self, group_id: str, changes: Mapping[str, tuple[int, str | None]], validate_only: bool
     ) -> None:
-        """SET (0) or DELETE (1) a group's consumer configs; INVALID_CONFIG as Kafka's GroupConfig.validate."""
-        bounds = self._group_config_bounds()
-        configs = dict(self.group_configs.get(group_id, {}))
-        for name, (op, value) in changes.items():
-            if name not in bounds:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {name}")
-            if op == 1:
-                configs.pop(name, None)
-                continue
-            if op != 0:
-                raise KafkaError(
-                    ErrorCode.INVALID_CONFIG, f"Config {name} is not a list: it can only be set or deleted"
-                )
-            try:
-                number = int(value or "")
-            except ValueError:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}") from None
-            _, low, high = bounds[name]
-            if not low <= number <= high:
-                raise KafkaError(
-                    ErrorCode.INVALID_CONFIG,
-                    f"Invalid value {number} for configuration {name}: it must be between {low} and {high}.",
-                )
-            configs[name] = number
-        session = configs.get(SESSION_TIMEOUT_CONFIG, self.settings.session_timeout_ms)
-        interval = configs.get(HEARTBEAT_INTERVAL_CONFIG, self.settings.heartbeat_interval_ms)
-        if interval >= session:
-            raise KafkaError(
-                ErrorCode.INVALID_CONFIG,
-                f"{HEARTBEAT_INTERVAL_CONFIG} must be less than {SESSION_TIMEOUT_CONFIG}",
-            )
-        if not validate_only:
-            if configs:
-                self.group_configs[group_id] = configs
-            else:
-                self.group_configs.pop(group_id, None)
-
-    # -- per-group configs -----------------------------------------------------------------------
+        self.configs.alter(group_id, changes, validate_only)
 
     def session_timeout_ms(self, group_id: str) -> int:
-        return self.group_configs.get(group_id, {}).get(SESSION_TIMEOUT_CONFIG, self.settings.session_timeout_ms)
+        return self.configs.session_timeout_ms(group_id)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
-        return self.group_configs.get(group_id, {}).get(HEARTBEAT_INTERVAL_CONFIG, self.settings.heartbeat_interval_ms)
+        return self.configs.heartbeat_interval_ms(group_id)
 
     # -- offsets, admin ------------------------------------------------------------------------
 

@@ -1,25 +1,32 @@
-"""`dump-log` decodes the internal topics' records with its own copies of Kafka's JSON schemas (the
-operator commands import nothing of the broker, ADR 15): each copy is the broker's file, byte for byte."""
+"""Kafka's JSON schemas are one leaf package, `trafka.kafka_schemas`, shared by the broker and the
+operator commands (which import nothing else of the broker, ADR 15): no copies to keep in step."""
 
 from __future__ import annotations
 
+import ast
 import pathlib
 
-import pytest
-
 SRC = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyproject.toml").exists()) / "src"
-COPIES = sorted((SRC / "app" / "ops" / "schemas").glob("*.json"))
+SCHEMAS = SRC / "kafka_schemas"
 
 
-def test_dump_log_has_the_schemas_of_every_internal_record_it_decodes():
-    # with the share group, ShareSnapshot and ShareUpdate records, ConsumerGroupDescribe, and for trafka group
-    # describe and reset-offsets of share groups ShareGroupDescribe, Describe/AlterShareGroupOffsets
-    assert len(COPIES) == 51
+def test_the_schemas_are_one_package_with_every_message_kafka_python_lacks():
+    names = {p.stem for p in SCHEMAS.glob("*.json")}
+    # the internal topics' records dump-log decodes, and the KIP-848, KIP-932 and KIP-714 messages
+    assert {"TopicRecord", "OffsetCommitValue", "ShareUpdateValue", "ConsumerGroupDescribeRequest"} <= names
+    assert {"ShareFetchRequest", "PushTelemetryRequest", "DescribeShareGroupOffsetsResponse"} <= names
+    assert len(names) == 66
+    assert not [p for p in SRC.rglob("*.json") if p.parent != SCHEMAS and "schemas" in p.parent.name]
 
 
-@pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
-def test_each_schema_copy_is_the_brokers(copy):
-    brokers = SRC / "adapters" / "filesystem" / "schemas" / copy.name
-    if not brokers.exists():  # a message kafka-python lacks (ADR 35)
-        brokers = SRC / "adapters" / "kafka" / "wire" / "messages" / copy.name
-    assert copy.read_bytes() == brokers.read_bytes()
+def test_the_schema_package_is_a_leaf_that_imports_nothing():
+    tree = ast.parse((SCHEMAS / "__init__.py").read_text())
+    assert [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)] == []
+    assert sorted(p.name for p in SCHEMAS.glob("*.py")) == ["__init__.py"]
+
+
+def test_the_operator_commands_and_the_broker_compile_the_same_files():
+    from trafka.adapters.kafka.wire import messages
+    from trafka.app.ops import consumer_groups
+
+    assert consumer_groups.ConsumerGroupDescribeRequest.json == messages.ConsumerGroupDescribeRequest.json

@@ -4,10 +4,11 @@ classes used exactly as its `kafka.protocol` ones are."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
+
+import trafka.kafka_schemas as schemas
 
 if TYPE_CHECKING:
     # kafka-python is untyped: ApiMessage is Any to mypy; its metaclass takes `load_json` (this package).
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 else:
     _Message = ApiMessage
 
-_here = sys.modules[__name__]
+_here = schemas  # the JSON schemas, one leaf package shared with the operator commands
 
 
 class ConsumerGroupHeartbeatRequest(_Message, load_json=_here):
