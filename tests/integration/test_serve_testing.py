@@ -90,3 +90,10 @@ def test_a_bad_release_or_broker_count_is_refused_on_the_command_line():
     for args, reason in ((["--kafka-version", "2.9"], "unknown Kafka release"), (["--brokers", "0"], "not a positive")):
         with pytest.raises(RuntimeError, match=reason):
             BrokerProcess(["--memory", *args]).start()
+
+
+def test_the_controls_are_refused_on_a_broker_with_an_authorizer():
+    """Issue 42 #8: they have no login, so a secured broker does not start with them."""
+    env = {"TRAFKA_SECURITY_AUTHORIZER_CLASS_NAME": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
+    with pytest.raises(RuntimeError, match="not on a broker with an authorizer"):
+        BrokerProcess(["--memory", "--http-port", "0", "--testing"], env=env).start()
