@@ -2,7 +2,9 @@
 
 `trafka serve --memory --port 0 --http-port 0 --testing --ready-file F` (add `--brokers 3`,
 `--kafka-version 2.8`, `--clock manual` as needed); the ready file names the HTTP address. JSON in and
-out; an impossible request is a 400 with {"error": ...}. Off unless `--testing` (`http.testing`):
+out; an impossible request is a 400 with {"error": ...}; a POST or DELETE without the content type
+`application/json` is a 415 (a cross-site form or `text/plain` POST cannot reach the controls). Off
+unless `--testing` (`http.testing`):
 these stop brokers and refuse requests on demand.
 
     POST   /testing/advance                {"seconds": 46}                 -> {"now_ms": ...}
@@ -38,12 +40,20 @@ def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("utf-8", "replace")
 
 
+def _json_content(request: Request) -> bool:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+
+
 def testing_routes(running: RunningBroker) -> list[Route]:
     interceptions: dict[int, Interception] = {}
     ids = itertools.count(1)
 
     def guarded(handle: Callable[[Request], Awaitable[Any]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
+            if request.method != "GET" and not _json_content(request):
+                # A web page may POST text/plain anywhere without asking (no CORS preflight); a JSON
+                # content type needs a preflight this listener never grants (issue 42 #8).
+                return JSONResponse({"error": "the content type must be application/json"}, status_code=415)
             try:
                 result = await handle(request)
             except (BrokerError, ValueError, KeyError, TypeError) as exc:

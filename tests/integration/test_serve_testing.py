@@ -17,9 +17,12 @@ from .clients import TIMEOUT, client_log_fixture
 client_log = client_log_fixture("trafka.tests.serve_testing", autouse=True)
 
 
-def _call(base: str, method: str, path: str, body=None):
+def _call(base: str, method: str, path: str, body=None, content_type: str = "application/json"):
     request = urllib.request.Request(
-        base + path, method=method, data=None if body is None else json.dumps(body).encode()
+        base + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": content_type},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
@@ -66,6 +69,9 @@ def test_a_served_cluster_pinned_to_a_release_with_its_controls(served):
     assert producer.flush(TIMEOUT) == 0
     assert _call(base, "GET", f"/testing/intercept/{interception['id']}")["calls"] == 1
     assert [r["value"] for r in _call(base, "GET", "/testing/records/t")] == ["x"]
+    with pytest.raises(urllib.error.HTTPError) as cross_site:  # a web page's text/plain POST (issue 42 #8)
+        _call(base, "POST", "/testing/intercept", {"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"}, "text/plain")
+    assert cross_site.value.code == 415
     before = _call(base, "POST", "/testing/advance", {"seconds": 0})["now_ms"]
     assert _call(base, "POST", "/testing/advance", {"seconds": 46})["now_ms"] == before + 46000
 
@@ -84,3 +90,10 @@ def test_a_bad_release_or_broker_count_is_refused_on_the_command_line():
     for args, reason in ((["--kafka-version", "2.9"], "unknown Kafka release"), (["--brokers", "0"], "not a positive")):
         with pytest.raises(RuntimeError, match=reason):
             BrokerProcess(["--memory", *args]).start()
+
+
+def test_the_controls_are_refused_on_a_broker_with_an_authorizer():
+    """Issue 42 #8: they have no login, so a secured broker does not start with them."""
+    env = {"TRAFKA_SECURITY_AUTHORIZER_CLASS_NAME": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
+    with pytest.raises(RuntimeError, match="not on a broker with an authorizer"):
+        BrokerProcess(["--memory", "--http-port", "0", "--testing"], env=env).start()

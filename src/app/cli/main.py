@@ -268,6 +268,10 @@ def _serve(args: argparse.Namespace) -> int:
         log_ignored_kafka_keys(loaded)
         adapters = default_adapters(settings)
         ctx = bootstrap(settings, adapters)
+        if settings.http.testing and ctx.authorization is not None:
+            # The controls have no login of their own: on a broker with ACLs they would hand every topic's
+            # records, and the power to fail every request, to whoever reaches the HTTP port (issue 42 #8).
+            raise ConfigError("--testing serves unauthenticated test controls: not on a broker with an authorizer")
         if args.brokers is not None:
             from trafka.adapters.kafka.cluster import ClusterMap
 

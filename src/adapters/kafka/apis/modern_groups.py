@@ -68,9 +68,22 @@ def not_described(Described: Any, group_id: str, message: str | None, error: int
     )
 
 
+def _topics_named(group: Any) -> set[str]:
+    """Every topic a described group's members subscribe to or are (to be) assigned."""
+    names: set[str] = set()
+    for member in group.members:
+        names.update(member.subscribed_topic_names or ())
+        for assigned in (member.assignment, getattr(member, "target_assignment", None)):
+            if assigned is not None:
+                names.update(tp.topic_name for tp in assigned.topic_partitions)
+    return names
+
+
 def describe_filter(gate, handler, ctx, body, version, client):
     """The describe rooms' authorization: a group the principal may not DESCRIBE is answered
-    GROUP_AUTHORIZATION_FAILED and emptied; the authorized operations come from the ACLs."""
+    GROUP_AUTHORIZATION_FAILED and emptied; so is one whose members name a topic the principal may not
+    DESCRIBE, with TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis, issue 42 #7); the authorized
+    operations come from the ACLs."""
     response = handler.handle(ctx, body, version, client)
     for group in response.groups:
         if not gate.allowed(client, Op.DESCRIBE, Res.GROUP, group.group_id):
@@ -78,6 +91,12 @@ def describe_filter(gate, handler, ctx, body, version, client):
             group.error_message = None
             group.members = []
             group.group_state = group.assignor_name = ""
+        elif group.error_code == ErrorCode.NONE and not all(
+            gate.allowed(client, Op.DESCRIBE, Res.TOPIC, t) for t in _topics_named(group)
+        ):
+            group.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            group.error_message = "The described group uses topics that the client is not authorized to describe."
+            group.members = []
         elif body.include_authorized_operations and group.error_code == ErrorCode.NONE:
             group.authorized_operations = as_int32(frozenset(gate.operations(client, Res.GROUP, group.group_id)))
     return response

@@ -55,6 +55,9 @@ class AckType(enum.IntEnum):
     RENEW = 4
 
 
+_ACK_TYPES = frozenset(int(t) for t in AckType)
+
+
 @attrs.frozen
 class ShareSettings:
     """Kafka's `group.share.*` record configs."""
@@ -202,23 +205,27 @@ class SharePartition:
 
     def acknowledge(self, member: str, batches: Sequence[tuple[int, int, Sequence[int]]], now: int) -> ErrorCode:
         """Apply acknowledgement batches (first, last, types: one type for the whole batch or one per
-        offset). All or nothing: INVALID_RECORD_STATE if any offset is not held by `member`,
-        INVALID_REQUEST for a malformed batch."""
+        offset). All or nothing: INVALID_REQUEST for a malformed batch, or batches out of order or
+        overlapping (Kafka's validateAcknowledgementBatches); INVALID_RECORD_STATE if any offset is not
+        held by `member`. The cheap checks come first: a batch's shape and the member's ownership of
+        its range (a few bisects), before anything is done per offset (issue 42)."""
+        after = -1
+        for first, last, types in batches:
+            if first > last or first <= after or not types or (len(types) != 1 and len(types) != last - first + 1):
+                return ErrorCode.INVALID_REQUEST
+            after = last
+        for first, last, _ in batches:
+            if not self._held(member, first, last):
+                return ErrorCode.INVALID_RECORD_STATE
         plan: list[tuple[int, int, AckType]] = []
         for first, last, types in batches:
-            if first > last or not types or (len(types) != 1 and len(types) != last - first + 1):
+            if not _ACK_TYPES.issuperset(types):
                 return ErrorCode.INVALID_REQUEST
-            try:
-                kinds = [AckType(t) for t in types]
-            except ValueError:
-                return ErrorCode.INVALID_REQUEST
+            kinds = [AckType(types[0])] if len(types) == 1 else [AckType(t) for t in types]
             if len(kinds) == 1:
                 plan.append((first, last, kinds[0]))
             else:
                 plan += _ranges_of(first, kinds)
-        for first, last, _ in plan:
-            if not self._held(member, first, last):
-                return ErrorCode.INVALID_RECORD_STATE
         for first, last, kind in plan:
             self._apply(first, last, kind, now)
         self._merge()

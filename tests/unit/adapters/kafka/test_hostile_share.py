@@ -6,14 +6,15 @@
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 import pytest
 
-from trafka.adapters.kafka.apis import share_fetch, share_group_heartbeat
+from trafka.adapters.kafka.apis import share_fetch, share_group_describe, share_group_heartbeat
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
-from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupHeartbeatRequest
+from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -22,8 +23,9 @@ from trafka.domain.security import KafkaPrincipal
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
 
-from .test_share_group_rooms import acquired, fetch, produce
+from .test_share_group_rooms import acknowledge, acquired, ctx, fetch, produce  # noqa: F401 (ctx: a fixture)
 
 ALICE = ClientInfo("alice", "127.0.0.1", principal=KafkaPrincipal.user("alice"), connection="alice-connection")
 BOB = ClientInfo("bob", "127.0.0.1", principal=KafkaPrincipal.user("bob"), connection="bob-connection")
@@ -59,6 +61,20 @@ def join(ctx, client: ClientInfo = ALICE) -> str:
     answer = share_group_heartbeat.API.handle(ctx, request, 1, client)
     assert answer.error_code == ErrorCode.NONE
     return answer.member_id
+
+
+ACCEPT, REJECT = 1, 3
+
+
+def plain_join(ctx) -> str:
+    request = ShareGroupHeartbeatRequest[1](group_id="g", member_id="m1", member_epoch=0, subscribed_topic_names=["t"])
+    return share_group_heartbeat.API.handle(ctx, request, 1, ClientInfo("c", "127.0.0.1")).member_id
+
+
+def acknowledge_types(ctx, member: str, first: int, last: int, types: list[int]) -> ErrorCode:
+    """The domain's acknowledgement, as the ShareAcknowledge room calls it."""
+    tp = TopicPartition("t", 0)
+    return ctx.share.groups.acknowledge("g", member, tp, [(first, last, types)], 0, False)
 
 
 def empty_fetch(ctx, member: str, epoch: int, client: ClientInfo):
@@ -114,3 +130,43 @@ def test_a_dead_letter_topic_needs_the_prefix_and_write_on_it():
     assert refusal([(name, SET, "dlq.theirs")])[0] is ErrorCode.TOPIC_AUTHORIZATION_FAILED
     assert refusal([(name, SET, "dlq.mine"), ("share.isolation.level", SET, "x")]) is None
     assert refusal([(name, SET, ""), (name, DELETE, None)]) is None
+
+
+def test_describing_a_group_that_uses_a_topic_one_may_not_describe_shows_no_members(secured):
+    """#7: Kafka answers such a group TOPIC_AUTHORIZATION_FAILED, with no member data."""
+    join(secured)
+    describe = secured.authorization.layer(share_group_describe.API)
+    request = ShareGroupDescribeRequest[1](group_ids=["g"], include_authorized_operations=False)
+    (seen,) = describe(secured, request, 1, ALICE).groups
+    assert seen.error_code == ErrorCode.NONE and seen.members
+    (hidden,) = describe(secured, request, 1, BOB).groups
+    assert hidden.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED and hidden.members == []
+
+
+def test_overlapping_acknowledgement_batches_are_an_invalid_request_and_change_nothing(ctx):
+    """#10: Kafka refuses overlapping or unordered batches (INVALID_REQUEST); before, they were applied
+    one after another and accepted records ended archived."""
+    produce(ctx, 4)
+    member = plain_join(ctx)
+    assert acquired(fetch(ctx, member=member, max_records=4)) == [(0, 3, 1)]
+    overlapping = ((0, 3, ACCEPT), (2, 3, REJECT))
+    assert acknowledge(ctx, member=member, acks=overlapping).responses[0].partitions[0].error_code == (
+        ErrorCode.INVALID_REQUEST
+    )
+    unordered = ((2, 3, ACCEPT), (0, 1, ACCEPT))
+    assert acknowledge(ctx, member=member, epoch=2, acks=unordered).responses[0].partitions[0].error_code == (
+        ErrorCode.INVALID_REQUEST
+    )
+    assert acknowledge(ctx, member=member, epoch=3, acks=((0, 3, ACCEPT),)).responses[0].partitions[0].error_code == 0
+
+
+def test_millions_of_per_offset_types_for_records_not_held_are_refused_before_per_offset_work(ctx):
+    """#9: ownership is checked on the range first; the per-offset types are not walked."""
+    produce(ctx, 2)
+    member = plain_join(ctx)
+    assert acquired(fetch(ctx, member=member, max_records=2)) == [(0, 1, 1)]
+    huge = 2_000_000
+    started = time.process_time()
+    answer = acknowledge_types(ctx, member, 0, huge - 1, [ACCEPT] * huge)
+    assert answer == ErrorCode.INVALID_RECORD_STATE
+    assert time.process_time() - started < 0.5
