@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -17,6 +16,8 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.waiting import eventually
 
 TIMEOUT = 15.0
 
@@ -166,12 +167,17 @@ def read_partition(
     out: list[tuple[int, bytes | None, bytes]] = []
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
-        deadline = time.monotonic() + TIMEOUT
-        while len(out) < count and time.monotonic() < deadline:
+
+        def read() -> bool:
+            if len(out) >= count:
+                return True
             for message in consumer.consume(count - len(out), timeout=0.5):
                 if message.error():
                     raise KafkaException(message.error())
                 out.append((message.offset(), message.key(), message.value()))
+            return len(out) >= count
+
+        eventually(read, TIMEOUT, what=f"{count} records of {topic}[{partition}]", interval=0, state=lambda: len(out))
     finally:
         consumer.close()
     return out
@@ -185,15 +191,17 @@ def consume_in_group(bootstrap: str, topic: str, count: int, **config) -> list[b
     )
     consumer.subscribe([topic])
     seen: list[bytes] = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while len(seen) < count and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
+
+    def read() -> bool:
+        message = consumer.poll(0.5)
+        if message is not None:
             if message.error():
                 raise KafkaException(message.error())
             seen.append(message.value())
+        return len(seen) >= count
+
+    try:
+        eventually(read, TIMEOUT, what=f"{count} records of {topic} in a group", interval=0, state=lambda: len(seen))
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()

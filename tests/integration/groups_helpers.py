@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from confluent_kafka import Producer
 
+from tests.waiting import eventually
+
 from .broker import BrokerProcess
 
 TIMEOUT = 10.0
@@ -47,20 +49,17 @@ def wait_until(
 ) -> float:
     """Run `step` (a bounded client poll) until `condition()` holds; the seconds it took.
 
-    Fails with `what` and the last `state()` once `timeout` passes.
+    Fails with `what` and the last `state()` once `timeout` passes (`tests.waiting.eventually`).
     """
     start = time.monotonic()
-    deadline = start + timeout
-    while True:
+
+    def stepped() -> bool:
         if step is not None:
             step()
-        if condition():
-            return time.monotonic() - start
-        if time.monotonic() > deadline:
-            detail = f"; last state: {state()!r}" if state is not None else ""
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
-        if step is None:
-            time.sleep(0.05)  # pacing a poll loop, not synchronisation
+        return condition()
+
+    eventually(stepped, timeout, what=what, interval=0 if step is not None else 0.05, state=state)
+    return time.monotonic() - start
 
 
 def produce(

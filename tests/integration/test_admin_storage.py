@@ -16,6 +16,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from tests.waiting import eventually
+
 from .broker import BrokerProcess
 
 
@@ -100,9 +102,9 @@ def test_retention_deletes_old_segments_in_the_background(fs_broker, topic_name)
     _produce(fs_broker, topic_name, 30, size=200, timestamp=old)
     segments_before = sorted(n for n in os.listdir(fs_broker.data_dir / f"{topic_name}-0") if n.endswith(".log"))
     assert len(segments_before) > 2
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and _watermarks(fs_broker, topic_name)[0] == 0:
-        time.sleep(0.2)
+    eventually(
+        lambda: _watermarks(fs_broker, topic_name)[0] > 0, 15, what="retention to move the log start", interval=0.2
+    )
     low, high = _watermarks(fs_broker, topic_name)
     assert high == 30 and low > 0
     remaining = sorted(n for n in os.listdir(fs_broker.data_dir / f"{topic_name}-0") if n.endswith(".log"))

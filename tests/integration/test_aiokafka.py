@@ -18,6 +18,8 @@ from aiokafka import errors as Errors
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from tests.waiting import eventually_async
+
 from .clients import aiokafka_admin, client_log_fixture
 
 TIMEOUT = 10.0
@@ -80,10 +82,13 @@ async def describe_topic(admin: AIOKafkaAdminClient, name: str) -> dict:
 
 async def consume(consumer: AIOKafkaConsumer, count: int, timeout: float = TIMEOUT) -> list:
     records: list = []
-    deadline = time.monotonic() + timeout
-    while len(records) < count and time.monotonic() < deadline:
+
+    async def read() -> bool:
         for batch in (await consumer.getmany(timeout_ms=100)).values():
             records.extend(batch)
+        return len(records) >= count
+
+    await eventually_async(read, timeout, what=f"{count} records", state=lambda: len(records))
     return records
 
 

@@ -3,8 +3,6 @@ confluent-kafka's admin API: each denied case answered with Kafka's error for th
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
@@ -18,6 +16,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from tests.waiting import eventually
 
 from .clients import TIMEOUT, unique
 from .secured import secured_broker
@@ -107,16 +107,10 @@ def consume_error(bootstrap: str, user: str, group: str):
         {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest", **conf(user)}
     )
     consumer.subscribe(["orders"])
-    deadline = time.monotonic() + TIMEOUT
     try:
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            return message.error()
+        return eventually(lambda: consumer.poll(0.5), TIMEOUT, what="a record or an error", interval=0).error()
     finally:
         consumer.close()
-    raise AssertionError("neither a record nor an error")
 
 
 def test_reading_in_a_group_needs_read_on_the_group(bootstrap):
@@ -325,12 +319,15 @@ def test_a_consumer_without_read_gets_topic_authorization_failed_for_each_partit
     try:
         consumer.assign([TopicPartition(topic, 0, 0), TopicPartition(topic, 1, 0)])
         refused: dict[int, int] = {}
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline and len(refused) < 2:
+
+        def both_refused() -> bool:
             message = consumer.poll(0.2)
             if message is not None and message.error() is not None:
                 if message.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
                     refused[message.partition()] = refused.get(message.partition(), 0) + 1
+            return len(refused) == 2
+
+        eventually(both_refused, TIMEOUT, what="both partitions refused", interval=0, state=lambda: refused)
     finally:
         consumer.close()
     assert set(refused) == {0, 1}

@@ -65,7 +65,7 @@ def test_unsupported_api_versions_version_gets_error_35_with_a_v0_body(broker):
 def test_pipelined_requests_are_answered_in_order(broker):
     with WireClient(broker.bootstrap) as client:
         frames = b"".join(
-            client.frame(ApiVersionsRequest[v % 4](), v % 4)
+            client.frame(ApiVersionsRequest[v % 4](client_software_name="t", client_software_version="1"), v % 4)
             if v % 2
             else client.frame(MetadataRequest[9](topics=[]), 9)
             for v in range(40)
@@ -108,7 +108,7 @@ def test_pipelined_produce_requests_mixed_with_others_are_answered_in_order_with
             (produce([0]), 9, ProduceResponse),
             (produce([1]), 9, ProduceResponse),
             (produce([0]), 7, ProduceResponse),
-            (ApiVersionsRequest[3](), 3, ApiVersionsResponse),
+            (ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), 3, ApiVersionsResponse),
             (produce([0]), 9, ProduceResponse),
             (produce([0, 1]), 9, ProduceResponse),
             (produce([1], acks=0), 9, None),

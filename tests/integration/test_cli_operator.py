@@ -9,10 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 from kafka import KafkaConsumer
+
+from tests.waiting import eventually
 
 from .broker import BrokerProcess
 
@@ -270,9 +271,7 @@ def test_group_describe_shows_members_offsets_and_lag(cli_broker):
         enable_auto_commit=False,
     )
     try:
-        deadline = time.monotonic() + 20
-        while not member.assignment() and time.monotonic() < deadline:
-            member.poll(200)
+        eventually(lambda: member.poll(200) or member.assignment(), 20, what="the member's assignment", interval=0)
         described = json.loads(ok(trafka(cli_broker, "group", "describe", "readers", "-o", "json")))
         assert {(r["partition"], r["client_id"], r["host"]) for r in described} == {
             (0, "watcher", "127.0.0.1"),

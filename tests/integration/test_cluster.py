@@ -17,6 +17,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
 import trafka
+from tests.waiting import eventually
 from trafka.testing import respond
 
 from .clients import TIMEOUT, client_log_fixture
@@ -146,11 +147,14 @@ def test_a_consumer_follows_a_moved_leader(cluster):
     seen = []
 
     def read(count):
-        deadline = time.monotonic() + TIMEOUT
-        while len(seen) < count and time.monotonic() < deadline:
+        def polled() -> bool:
             message = consumer.poll(0.2)
             if message is not None and not message.error():
                 seen.append(message.value())
+            return len(seen) >= count
+
+        if len(seen) < count:
+            eventually(polled, TIMEOUT, what=f"{count} records", interval=0, state=lambda: seen)
 
     for i in range(5):
         producer.produce("t", b"before-%d" % i)
@@ -183,11 +187,17 @@ def test_a_group_keeps_committing_when_its_coordinator_moves_or_stops(cluster):
     )
     consumer.subscribe(["t"])
     got = []
-    deadline = time.monotonic() + TIMEOUT
-    while len(got) < 2 and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is not None and not message.error():
-            got.append(message)
+
+    def read_to(count: int) -> None:
+        def polled() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                got.append(message)
+            return len(got) >= count
+
+        eventually(polled, TIMEOUT, what=f"{count} records", interval=0)
+
+    read_to(2)
     consumer.commit(message=got[1], asynchronous=False)
     assert cluster.committed("g") == {("t", 0): 2}
     first = cluster.coordinator("g")
@@ -195,19 +205,18 @@ def test_a_group_keeps_committing_when_its_coordinator_moves_or_stops(cluster):
     moved = cluster.coordinator("g")
     cluster.stop_broker(moved)  # and then its coordinator goes away
     assert cluster.coordinator("g") not in (moved,)
-    while len(got) < 4 and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is not None and not message.error():
-            got.append(message)
-    committed = False
-    while not committed and time.monotonic() < deadline:
+    read_to(4)
+
+    def committed() -> bool:
         try:
             consumer.commit(message=got[3], asynchronous=False)
-            committed = True
         except Exception:  # NOT_COORDINATOR while the client finds the new one: it retries
-            time.sleep(0.1)
+            return False
+        return True
+
+    eventually(committed, TIMEOUT, what="the commit through the new coordinator", interval=0.1)
     consumer.close()
-    assert committed and cluster.committed("g") == {("t", 0): 4}
+    assert cluster.committed("g") == {("t", 0): 4}
 
 
 def test_the_cluster_helpers_refuse_what_cannot_be(cluster):

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import trafka
 from tests.batches import make_batch
+from tests.waiting import eventually
 from trafka.app.embedded import BrokerError
 
 from .broker import BrokerProcess
@@ -86,19 +87,20 @@ def consume_all(bootstrap: str, topic: str, expected_end: int) -> list[tuple[int
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
     out: list[tuple[int, bytes | None, bytes | None]] = []
-    deadline = time.monotonic() + 30
+
+    def at_the_end() -> bool:
+        message = consumer.poll(0.5)
+        if message is None:
+            return consumer.position([TopicPartition(topic, 0)])[0].offset >= expected_end
+        assert message.error() is None, message.error()
+        out.append((message.offset(), message.key(), message.value()))
+        return False
+
     try:
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                if consumer.position([TopicPartition(topic, 0)])[0].offset >= expected_end:
-                    return out
-                continue
-            assert message.error() is None, message.error()
-            out.append((message.offset(), message.key(), message.value()))
+        eventually(at_the_end, 30, what=f"offset {expected_end}", interval=0, state=lambda: out)
     finally:
         consumer.close()
-    raise AssertionError(f"read {out} without reaching offset {expected_end}")
+    return out
 
 
 def produce_all(bootstrap: str, topic: str, pairs: list[tuple[bytes, bytes | None]], **config) -> None:
@@ -109,7 +111,8 @@ def produce_all(bootstrap: str, topic: str, pairs: list[tuple[bytes, bytes | Non
 
 
 def test_a_compacted_topic_reads_back_latest_values_with_gaps_and_tombstones_go(tmp_path):
-    with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=3_600_000) as broker:
+    logs = str(tmp_path / "logs")
+    with trafka.Broker(data_dir=logs, log_cleaner_backoff_ms=3_600_000, clock="manual") as broker:
         topic = create_compacted(broker.bootstrap_servers, {"delete.retention.ms": "300", "segment.bytes": "2048"})
         writes = [(b"k%d" % (i % 10), b"v%d" % i) for i in range(200)] + [(b"k0", None), (b"k1", None)]
         produce_all(broker.bootstrap_servers, topic, writes)
@@ -120,7 +123,7 @@ def test_a_compacted_topic_reads_back_latest_values_with_gaps_and_tombstones_go(
             (b"k1", None),
         ]
         assert [o for o, _, _ in read] == [192, 193, 194, 195, 196, 197, 198, 199, 200, 201]
-        time.sleep(0.4)  # past delete.retention.ms since the tombstones' first cleaning
+        broker.advance(0.4)  # past delete.retention.ms since the tombstones' first cleaning
         produce_all(broker.bootstrap_servers, topic, [(b"k2", b"new")])
         broker.compact(topic)
         after = consume_all(broker.bootstrap_servers, topic, 203)
@@ -151,13 +154,11 @@ def cleaner_processes(parent: int) -> list[int]:
     return found
 
 
-def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if os.path.exists(f"/proc/{p}") and not _zombie(p)]
-        time.sleep(0.05)
-    return alive
+def wait_gone(pids: list[int], seconds: float = 10.0) -> None:
+    def alive() -> list[int]:
+        return [p for p in pids if os.path.exists(f"/proc/{p}") and not _zombie(p)]
+
+    eventually(lambda: not alive(), seconds, what=f"processes {pids} to end", state=alive)
 
 
 def _zombie(pid: int) -> bool:
@@ -178,7 +179,7 @@ def test_filesystem_logs_are_cleaned_in_the_cleaner_process_which_stops_with_the
         assert os.getpriority(os.PRIO_PROCESS, first) == 19
         assert len(broker.records(topic)) == 10
         os.kill(first, signal.SIGKILL)  # a cleaner process that dies is started again when next needed
-        assert wait_gone([first]) == []
+        wait_gone([first])
         produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 10), b"w%d" % i) for i in range(300)])
         broker.compact(topic)
         [second] = cleaner_processes(os.getpid())
@@ -186,7 +187,7 @@ def test_filesystem_logs_are_cleaned_in_the_cleaner_process_which_stops_with_the
         assert sorted((r.key, r.value) for r in broker.records(topic)) == [
             (b"k%d" % i, b"w%d" % (290 + i)) for i in range(10)
         ]
-    assert wait_gone([second]) == []  # the broker's stop takes it down
+    wait_gone([second])  # the broker's stop takes it down
 
 
 def read_checkpoint(path) -> dict[tuple[str, int], int]:
@@ -203,13 +204,12 @@ def test_the_background_cleaner_compacts_a_dirty_log(tmp_path):
         )
         writes = [(b"k%d" % (i % 10), b"x" * 50) for i in range(2002)]
         produce_all(broker.bootstrap_servers, topic, writes, **{"batch.size": 1000})
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if len(broker.records(topic)) < 500:
-                break
-            time.sleep(0.2)
-        records = broker.records(topic)
-        assert len(records) < 500, len(records)
+
+        def compacted() -> list | None:
+            records = broker.records(topic)
+            return records if len(records) < 500 else None
+
+        records = eventually(compacted, 30, what="the background cleaner", interval=0.2)
         assert {r.key for r in records} == {b"k%d" % i for i in range(10)}
 
 
@@ -246,16 +246,14 @@ def test_the_cleaners_metrics_are_rendered_as_kafkas_jmx_exporter_names_them(tmp
         topic = create_compacted(process.bootstrap, {"segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"})
         writes = [(b"k%d" % (i % 5), b"x" * 40) for i in range(600)]
         produce_all(process.bootstrap, topic, writes, **{"batch.size": 500})
-        deadline = time.monotonic() + 30
-        samples: dict[str, float] = {}
-        while time.monotonic() < deadline:
+
+        def cleaned() -> dict[str, float] | None:
             with urllib.request.urlopen(process.http_url + "/metrics", timeout=10) as response:
                 text = response.read().decode()
             samples = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
-            if samples.get("kafka_log_logcleaner_max_clean_time_secs", 0) > 0:
-                break
-            time.sleep(0.2)
-        assert samples["kafka_log_logcleaner_max_clean_time_secs"] > 0
+            return samples if samples.get("kafka_log_logcleaner_max_clean_time_secs", 0) > 0 else None
+
+        samples = eventually(cleaned, 30, what="a cleaning in the metrics", interval=0.2)
         assert 0 < samples["kafka_log_logcleaner_cleaner_recopy_percent"] < 100
         assert samples["kafka_log_logcleaner_deadthreadcount"] == 0
         for name in (
@@ -315,17 +313,18 @@ def test_a_consumer_group_restores_a_changelog_after_compaction(tmp_path):
         consumer.subscribe([topic])
         table: dict[bytes, bytes | None] = {}
         done: set[int] = set()
-        deadline = time.monotonic() + 30
-        try:
-            while len(done) < 2 and time.monotonic() < deadline:
-                message = consumer.poll(0.5)
-                if message is None:
-                    continue
-                if message.error() is not None:
-                    assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
-                    done.add(message.partition())
-                    continue
+
+        def at_both_ends() -> bool:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is not None:
+                assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
+                done.add(message.partition())
+            elif message is not None:
                 table[message.key()] = message.value()
+            return len(done) == 2
+
+        try:
+            eventually(at_both_ends, 30, what="the end of both partitions", interval=0)
         finally:
             consumer.close()
         expected: dict[bytes, bytes | None] = {}
@@ -336,7 +335,9 @@ def test_a_consumer_group_restores_a_changelog_after_compaction(tmp_path):
 
 def test_compact_delete_applies_retention_too(tmp_path):
     settings = {"log_cleaner_backoff_ms": 3_600_000, "log_retention_check_interval_ms": 100}
-    with trafka.Broker(data_dir=str(tmp_path / "logs"), retention_initial_delay_ms=0, **settings) as broker:
+    with trafka.Broker(
+        data_dir=str(tmp_path / "logs"), retention_initial_delay_ms=0, clock="manual", **settings
+    ) as broker:
         topic = create_compacted(
             broker.bootstrap_servers,
             {"cleanup.policy": "compact,delete", "segment.bytes": "1024", "retention.ms": "1500"},
@@ -344,9 +345,7 @@ def test_compact_delete_applies_retention_too(tmp_path):
         produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 3), b"v" * 50) for i in range(100)])
         broker.compact(topic)
         assert len(broker.records(topic)) == 3  # compacted
-        deadline = time.monotonic() + 20
-        while broker.records(topic) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        broker.advance(60)  # well past retention.ms of the records' times (their producer's wall clock)
         assert broker.records(topic) == []  # and then deleted by retention.ms
 
 
@@ -368,7 +367,7 @@ def test_a_broker_killed_while_cleaning_loses_nothing(tmp_path, delay):
         broker.process.kill()
         broker.process.wait(10)
     # an orphaned cleaner process stops by itself at its next batch, before a new broker starts
-    assert wait_gone(cleaners) == []
+    wait_gone(cleaners)
     leftovers_before = [
         p.name for p in (data_dir / f"{topic}-0").iterdir() if p.suffix in (".cleaned", ".swap", ".deleted")
     ]

@@ -28,6 +28,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from tests.waiting import eventually, throughout
+
 from .clients import client_log_fixture, confluent_admin
 
 TIMEOUT = 10.0
@@ -92,16 +94,18 @@ def produce_all(producer: Producer, records: list[dict]) -> list:
 
 
 def consume(consumer: Consumer, count: int, timeout: float = TIMEOUT) -> list:
-    """Poll until `count` messages arrived or the deadline passed; raise on a consumer error."""
+    """Poll until `count` messages arrived (failing after `timeout`); raise on a consumer error."""
     messages: list = []
-    deadline = time.monotonic() + timeout
-    while len(messages) < count and time.monotonic() < deadline:
+
+    def read() -> bool:
         msg = consumer.poll(0.1)
-        if msg is None:
-            continue
-        if msg.error():
+        if msg is not None and msg.error():
             raise KafkaException(msg.error())
-        messages.append(msg)
+        if msg is not None:
+            messages.append(msg)
+        return len(messages) >= count
+
+    eventually(read, timeout, what=f"{count} messages", interval=0, state=lambda: len(messages))
     return messages
 
 
@@ -288,9 +292,11 @@ def test_long_poll_fetch_wakes_on_append(conf, admin, topic_name):
     try:
         consumer.assign([TopicPartition(topic_name, 0, 0)])
         # Let a Fetch reach the broker and park on the empty partition.
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
+
+        def nothing_to_read() -> None:
             assert consumer.poll(0.1) is None
+
+        throughout(nothing_to_read, 1.0)
         started = time.monotonic()
         produce_all(producer, [{"topic": topic_name, "partition": 0, "value": b"wake up"}])
         messages = consume(consumer, 1, timeout=8.0)
@@ -361,10 +367,7 @@ def test_fetch_past_end_with_reset_error_reports_out_of_range(conf, admin, topic
     consumer = make_consumer(conf, **{"auto.offset.reset": "error"})
     try:
         consumer.assign([TopicPartition(topic_name, 0, 100)])
-        deadline = time.monotonic() + TIMEOUT
-        msg = None
-        while msg is None and time.monotonic() < deadline:
-            msg = consumer.poll(0.1)
+        msg = eventually(lambda: consumer.poll(0.1), TIMEOUT, what="an answer to the fetch past the end", interval=0)
     finally:
         consumer.close()
 

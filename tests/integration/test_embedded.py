@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 import trio
@@ -17,6 +16,7 @@ from kafka import KafkaProducer
 from kafka.errors import KafkaTimeoutError
 
 import trafka
+from tests.waiting import eventually
 from trafka.testing import BrokerError, Record
 
 from .clients import client_log_fixture
@@ -52,12 +52,15 @@ def test_a_broker_in_a_with_block_serves_clients_and_shows_its_records_and_offse
             }
         )
         consumer.subscribe(["orders"])
-        seen = 0
-        deadline = time.monotonic() + 15
-        while seen < 6 and time.monotonic() < deadline:
+        seen: list = []
+
+        def six_read() -> bool:
             message = consumer.poll(0.5)
             if message is not None and not message.error():
-                seen += 1
+                seen.append(message)
+            return len(seen) >= 6
+
+        eventually(six_read, 15, what="6 records", interval=0)
         consumer.commit(asynchronous=False)
         consumer.close()
         by_partition: dict[tuple[str, int], int] = {}
@@ -160,10 +163,12 @@ def test_serve_writes_the_ready_file_once_listening(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 20
-        while not ready.exists():
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
-            time.sleep(0.02)
+
+        def listening() -> bool:
+            assert process.poll() is None, process.stderr.read()
+            return ready.exists()
+
+        eventually(listening, 20, what="the ready file", interval=0.02)
         address = json.loads(ready.read_text())
         assert address["host"] == "127.0.0.1" and address["port"] > 0 and address["pid"] == process.pid
         assert address["bootstrap_servers"] == f"127.0.0.1:{address['port']}"
@@ -186,14 +191,15 @@ def test_the_embedded_broker_shows_a_consumer_groups_assignment():
             }
         )
         consumer.subscribe(["kip848"])
-        deadline = time.monotonic() + 15
-        owned: dict = {}
-        while time.monotonic() < deadline:
+
+        def owned_partitions() -> dict:
             consumer.poll(0.1)
             with contextlib.suppress(BrokerError):  # until its first heartbeat makes the group
                 owned = broker.assignment("g")
-            if any(owned.values()):
-                break
+                return owned if any(owned.values()) else {}
+            return {}
+
+        owned = eventually(owned_partitions, 15, what="the member's partitions", interval=0)
         (member,) = owned
         assert owned[member] == {("kip848", p) for p in range(4)}
         consumer.close()
@@ -227,13 +233,17 @@ def test_share_progress_shows_what_a_share_group_accepted():
             }
         )
         consumer.subscribe(["jobs"])
-        seen = 0
-        deadline = time.monotonic() + 15
-        while seen < 3 and time.monotonic() < deadline:
+
+        accepted: list = []
+
+        def three_accepted() -> bool:
             for m in consumer.poll(0.2) or []:
                 if not m.error():
                     consumer.acknowledge(m, AcknowledgeType.ACCEPT)
-                    seen += 1
+                    accepted.append(m)
+            return len(accepted) >= 3
+
+        eventually(three_accepted, 15, what="3 records accepted", interval=0)
         consumer.commit_sync()
         consumer.close()
         assert broker.share_progress("workers") == {

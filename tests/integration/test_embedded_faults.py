@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
 
 import trafka
+from tests.waiting import eventually
 
 from .clients import client_log_fixture
 
@@ -86,12 +87,12 @@ def test_consumers_retry_the_coordinator_lookup(broker):
         {"bootstrap.servers": broker.bootstrap_servers, "group.id": "g1", "auto.offset.reset": "earliest"}
     )
     consumer.subscribe(["t"])
-    message = None
-    deadline = time.monotonic() + 20
-    while message is None and time.monotonic() < deadline:
+
+    def record():
         polled = consumer.poll(0.5)
-        if polled is not None and not polled.error():
-            message = polled
+        return polled if polled is not None and not polled.error() else None
+
+    message = eventually(record, 20, what="the record", interval=0)
     consumer.commit(asynchronous=False)
     consumer.close()
     assert message is not None and message.value() == b"m"

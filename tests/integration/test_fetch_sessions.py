@@ -11,6 +11,7 @@ from confluent_kafka import Consumer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 import trafka
+from tests.waiting import eventually
 
 from .clients import client_log_fixture
 
@@ -75,11 +76,8 @@ def test_librdkafka_asks_for_no_session_and_is_served_without_one(broker):
     )
     consumer.assign([confluent_partition("t", 0)])
     try:
-        deadline = time.monotonic() + TIMEOUT
-        message = None
-        while message is None and time.monotonic() < deadline:
-            message = consumer.poll(0.2)
-        assert message is not None and message.error() is None and message.value() == b"x"
+        message = eventually(lambda: consumer.poll(0.2), TIMEOUT, what="a record", interval=0)
+        assert message.error() is None and message.value() == b"x"
     finally:
         consumer.close()
     assert all((call.request.session_id, call.request.session_epoch) == (0, -1) for call in fetches.calls)

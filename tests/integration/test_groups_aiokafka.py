@@ -16,6 +16,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 
+from tests.waiting import eventually_async
+
 from .clients import aiokafka_admin, client_log_fixture, create_topic, unique
 from .groups_helpers import SESSION_TIMEOUT_MS, TIMEOUT, group_broker, is_disjoint_cover
 
@@ -52,14 +54,12 @@ async def until(
     state: Callable[[], object] | None = None,
 ) -> None:
     """Await `step()` (a bounded getmany) until `condition()` holds, failing after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    async def stepped() -> bool:
         await step()
-        if condition():
-            return
-        if time.monotonic() > deadline:
-            detail = f"; last state: {state()!r}" if state is not None else ""
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        return condition()
+
+    await eventually_async(stepped, timeout, what=what, state=state)
 
 
 class Member(ConsumerRebalanceListener):

@@ -21,6 +21,8 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
+from tests.waiting import throughout
+
 from .clients import client_log_fixture, confluent_admin, create_topic, unique
 from .groups_helpers import (
     SESSION_TIMEOUT_MS,
@@ -407,10 +409,11 @@ def test_static_member_restart_keeps_its_partitions_without_rebalance(bootstrap,
     assert a2.consumer.memberid() != a_member_id  # a new member id in the same static slot
 
     # Watch b for several heartbeat intervals: a rebalance would reach it as REBALANCE_IN_PROGRESS.
-    deadline = time.monotonic() + 4 * HEARTBEAT_MS / 1000
-    while time.monotonic() < deadline:
+    def b_untouched() -> None:
         poll_all(a2, b)()
         assert (len(b.assigned), len(b.revoked)) == b_events, "the other member was rebalanced"
+
+    throughout(b_untouched, 4 * HEARTBEAT_MS / 1000)
     assert b.partitions() == b_partitions
     description = wait_for_described(admin, group, [a2, b])
     assert {m.group_instance_id for m in description.members} == {"instance-a", "instance-b"}

@@ -9,11 +9,12 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.waiting import eventually
 
 from .broker import BrokerProcess
 
@@ -32,13 +33,15 @@ def _consume(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, byt
     )
     consumer.subscribe([topic])
     got = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(got) < count and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None or message.error():
-                continue
+
+    def read() -> bool:
+        message = consumer.poll(0.5)
+        if message is not None and not message.error():
             got.append((message.partition(), message.offset(), message.value()))
+        return len(got) >= count
+
+    try:
+        eventually(read, 30, what=f"{count} records", interval=0, state=lambda: len(got))
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
@@ -104,14 +107,18 @@ def _member(bootstrap: str, group: str, **extra) -> Consumer:
 
 
 def _poll_until(consumers: list[Consumer], condition, what: str, timeout: float = 60) -> list:
-    got = []
-    deadline = time.monotonic() + timeout
-    while not condition(got):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+    got: list = []
+
+    def polled() -> bool:
+        if condition(got):
+            return True
         for consumer in consumers:
             message = consumer.poll(0.2)
             if message is not None and not message.error():
                 got.append(message.value())
+        return False
+
+    eventually(polled, timeout, what=what, interval=0)
     return got
 
 

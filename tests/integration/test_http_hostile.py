@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.waiting import eventually, throughout
+
 from .broker import BrokerProcess
 from .clients import create_topic, produce_batches, unique
 
@@ -216,10 +218,7 @@ def test_registry_work_runs_off_the_loop_while_kafka_clients_are_served(open_bro
         thread.start()
     samples = []
     try:
-        deadline = time.monotonic() + 6
-        while time.monotonic() < deadline:
-            samples.append(metadata_round_trip_ms(open_broker.bootstrap))
-            time.sleep(0.02)
+        throughout(lambda: samples.append(metadata_round_trip_ms(open_broker.bootstrap)), 6, interval=0.02)
     finally:
         stop.set()
         for thread in threads:
@@ -278,10 +277,7 @@ def test_message_browser_pages_do_not_hold_up_kafka_clients(open_broker):
     samples = []
     try:
         time.sleep(0.5)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            samples.append(metadata_round_trip_ms(open_broker.bootstrap))
-            time.sleep(0.02)
+        throughout(lambda: samples.append(metadata_round_trip_ms(open_broker.bootstrap)), 5, interval=0.02)
     finally:
         stop.set()
         for thread in threads:
@@ -303,7 +299,9 @@ def test_the_schema_worker_ends_with_a_killed_broker():
     finally:
         process.process.kill()
         process.process.wait(10)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in children):
-        time.sleep(0.2)
-    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")]
+    eventually(
+        lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children),
+        15,
+        what=f"the worker processes {children} to end",
+        interval=0.2,
+    )

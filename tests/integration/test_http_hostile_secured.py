@@ -14,6 +14,8 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
+from tests.waiting import throughout
+
 from .secured import PLAIN_USERS, SCRAM_USERS, add_scram_users, sasl_config, secured_broker
 from .test_http_hostile import exchange, rss_kib
 
@@ -119,12 +121,13 @@ def metadata_latencies_ms(bootstrap: str, seconds: float) -> list[float]:
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0, **ALICE})
     admin.list_topics(timeout=10)  # connected and authenticated before measuring
     samples = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+
+    def sample() -> None:
         started = time.monotonic()
         admin.list_topics(timeout=10)
         samples.append((time.monotonic() - started) * 1000)
-        time.sleep(0.02)
+
+    throughout(sample, seconds, interval=0.02)
     return samples
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import signal
-import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
+
+from tests.waiting import eventually
 
 from .broker import BrokerProcess
 
@@ -17,12 +18,15 @@ def _values(bootstrap: str, topic: str, expected: int) -> list[bytes]:
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
-    deadline = time.monotonic() + 20
+
+    def read() -> bool:
+        message = consumer.poll(0.5)
+        if message is not None and not message.error():
+            values.append(message.value())
+        return len(values) >= expected
+
     try:
-        while len(values) < expected and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and not message.error():
-                values.append(message.value())
+        eventually(read, 20, what=f"{expected} records", interval=0, state=lambda: len(values))
         low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
         assert high == len(values), (high, len(values))
     finally:

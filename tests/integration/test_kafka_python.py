@@ -14,6 +14,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as Errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec
 
+from tests.waiting import eventually, throughout
+
 from .clients import client_log_fixture
 
 TIMEOUT = 10.0
@@ -79,10 +81,13 @@ def describe_topic(admin: KafkaAdminClient, name: str) -> dict:
 
 def consume(consumer: KafkaConsumer, count: int, timeout: float = TIMEOUT) -> list:
     records: list = []
-    deadline = time.monotonic() + timeout
-    while len(records) < count and time.monotonic() < deadline:
+
+    def read() -> bool:
         for batch in consumer.poll(timeout_ms=100).values():
             records.extend(batch)
+        return len(records) >= count
+
+    eventually(read, timeout, what=f"{count} records", interval=0, state=lambda: len(records))
     return records
 
 
@@ -226,9 +231,11 @@ def test_long_poll_fetch_wakes_on_append(admin, make_producer, make_consumer, to
     consumer.assign([tp])
     consumer.seek(tp, 0)
     # Let a Fetch reach the broker and park on the empty partition.
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:
+
+    def nothing_to_read() -> None:
         assert consumer.poll(timeout_ms=100) == {}
+
+    throughout(nothing_to_read, 1.0)
 
     started = time.monotonic()
     producer.send(topic_name, b"wake up", partition=0).get(timeout=TIMEOUT)
@@ -297,10 +304,11 @@ def test_fetch_past_end_without_reset_raises_out_of_range(admin, make_producer, 
     consumer.assign([tp])
     consumer.seek(tp, 100)
 
+    def nothing_to_read() -> None:
+        assert consumer.poll(timeout_ms=100) == {}
+
     with pytest.raises(Errors.OffsetOutOfRangeError):
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            assert consumer.poll(timeout_ms=100) == {}
+        throughout(nothing_to_read, TIMEOUT)  # until the poll raises
 
 
 def test_fetch_past_end_resets_to_earliest(admin, make_producer, make_consumer, topic_name):

@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 import trafka
+from tests.waiting import eventually, throughout
 
 from .clients import TIMEOUT, client_log_fixture
 
@@ -52,13 +53,13 @@ def _first_line(process: subprocess.Popen, timeout: float) -> bytes:
 
 def _assignment(consumer: Consumer, until, timeout: float = TIMEOUT) -> set[int]:
     """Poll until `until(partitions)` holds; the partitions assigned then."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def satisfied() -> set[int] | None:
         consumer.poll(0.2)
         assigned = {tp.partition for tp in consumer.assignment()}
-        if until(assigned):
-            return assigned
-    raise AssertionError(f"assignment {consumer.assignment()} never satisfied the condition")
+        return assigned if until(assigned) else None
+
+    return eventually(satisfied, timeout, what="the assignment", interval=0, state=consumer.assignment)
 
 
 def test_a_killed_members_partitions_move_right_after_the_session_timeout_is_advanced_past():
@@ -81,9 +82,7 @@ def test_a_killed_members_partitions_move_right_after_the_session_timeout_is_adv
             member.wait(10)
         # Real seconds pass (the survivor heartbeats), the broker's clock does not: nothing moves.
         began = time.monotonic()
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            survivor.poll(0.2)
+        throughout(lambda: survivor.poll(0.2), 2.0)
         assert len(survivor.assignment()) == 1
         broker.advance(SESSION_TIMEOUT_MS / 1000 + 1)  # advance(46)
         assert _assignment(survivor, lambda ps: ps == {0, 1}) == {0, 1}

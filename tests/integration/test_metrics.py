@@ -6,7 +6,6 @@ request); confluent-kafka produces and consumes beside it, and commits a group's
 
 from __future__ import annotations
 
-import time
 import urllib.request
 
 import pytest
@@ -15,6 +14,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.batches import make_batch
+from tests.waiting import eventually
 
 from .broker import BrokerProcess
 from .clients import TIMEOUT, confluent_admin, create_topic, produce_batches, read_partition, unique
@@ -128,8 +128,9 @@ def test_records_from_a_real_producer_are_counted_from_batch_headers(http_broker
 def test_connections_are_counted_while_open(http_broker):
     """One more connection while ours is open. Connections of earlier tests may still be closing on a
     busy machine, so the count is compared until it is steady across our connection (10 s at most)."""
-    deadline = time.monotonic() + 10
-    while True:
+    counts: list[tuple[float, float]] = []
+
+    def one_more_while_open() -> bool:
         before = value(scrape(http_broker), "kafka_server_socket_server_metrics_connection_count", listener="PLAINTEXT")
         with WireClient(http_broker.bootstrap) as wire:
             wire.request(
@@ -138,10 +139,10 @@ def test_connections_are_counted_while_open(http_broker):
             during = value(
                 scrape(http_broker), "kafka_server_socket_server_metrics_connection_count", listener="PLAINTEXT"
             )
-        if during == before + 1:
-            return
-        assert time.monotonic() < deadline, (before, during)
-        time.sleep(0.1)
+        counts.append((before, during))
+        return during == before + 1
+
+    eventually(one_more_while_open, 10, what="a steady connection count", interval=0.1, state=lambda: counts[-1])
 
 
 def test_a_deleted_or_unknown_topic_has_no_per_topic_series(http_broker):
@@ -175,14 +176,16 @@ def test_a_kip848_consumer_groups_lag_is_scraped_and_the_console_shows_it(http_b
         }
     )
     consumer.subscribe([topic])
-    read = 0
-    deadline = time.monotonic() + TIMEOUT
-    while read < 4 and time.monotonic() < deadline:
+    read: list = []
+
+    def read_and_commit() -> bool:
         message = consumer.poll(0.1)
         if message is not None and not message.error():
-            read += 1
+            read.append(message)
             consumer.commit(message=message, asynchronous=False)
-    assert read == 4
+        return len(read) == 4
+
+    eventually(read_and_commit, TIMEOUT, what="4 records read and committed", interval=0)
     samples = scrape(http_broker)
     assert value(samples, "kafka_consumergroup_current_offset", consumergroup=group, topic=topic, partition="0") == 4
     assert value(samples, "kafka_consumergroup_lag", consumergroup=group, topic=topic, partition="0") == 6

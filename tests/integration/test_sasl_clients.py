@@ -7,7 +7,6 @@ are created through AlterUserScramCredentials on the broker's PLAINTEXT listener
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -18,6 +17,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaError as KpKafkaError
+
+from tests.waiting import eventually
 
 from .clients import TIMEOUT, consume_in_group, unique
 from .secured import SCRAM_USERS, add_scram_users, sasl_config, secured_broker
@@ -74,9 +75,12 @@ def test_confluent_kafka_with_a_wrong_password_gets_kafka_s_authentication_error
     )
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=3)
-    deadline = time.monotonic() + TIMEOUT
-    while not errors and time.monotonic() < deadline:
+
+    def reported() -> bool:
         admin.poll(0.2)
+        return bool(errors)
+
+    eventually(reported, TIMEOUT, what="an error callback", interval=0)
     authentication = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
     assert authentication, errors
     assert (
@@ -197,16 +201,17 @@ def test_librdkafka_re_authenticates_before_its_session_expires(tmp_path):
             {"bootstrap.servers": bootstrap, "log_level": 0, **confluent_sasl("carol", SCRAM_USERS["carol"])}
         )
         topic = unique("reauth")
-        deadline = time.monotonic() + TIMEOUT
-        sent = 0
-        while (
-            not any("re-authenticated as User:carol" in line for line in broker.output) and time.monotonic() < deadline
-        ):
+
+        def reauthenticated() -> bool:
+            if any("re-authenticated as User:carol" in line for line in broker.output):
+                return True
             producer.produce(topic, b"x")
-            sent += 1
             assert producer.flush(TIMEOUT) == 0
-            time.sleep(0.2)
-        assert any("re-authenticated as User:carol" in line for line in broker.output), broker.log()[-3000:]
+            return False
+
+        eventually(
+            reauthenticated, TIMEOUT, what="a re-authentication", interval=0.2, state=lambda: broker.log()[-3000:]
+        )
         producer.produce(topic, b"after")
         assert producer.flush(TIMEOUT) == 0
         assert not any("expired without re-authentication" in line for line in broker.output)

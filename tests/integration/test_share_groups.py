@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import AcknowledgeType, Consumer, Producer, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
+from tests.waiting import throughout
 from trafka.adapters.kafka.wire.messages import (
     ShareFetchRequest,
     ShareFetchResponse,
@@ -166,9 +167,7 @@ def test_a_rejected_record_is_archived_and_never_delivered_again(bootstrap, logg
         wait_until(lambda: {o for o, _, _ in m.got} >= {0, 1}, "both records delivered", step=step)
         produce(bootstrap, topic, [0], 1, tag="later", logger=logger)
         wait_until(lambda: 2 in {o for o, _, _ in m.got}, "the later record delivered", step=lambda: m.poll())
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            m.poll()
+        throughout(m.poll, 1.0)  # nothing more comes
     assert sorted(o for o, _, _ in m.got) == [0, 1, 2]
 
 
@@ -193,9 +192,7 @@ def test_implicit_acknowledgement_accepts_what_was_polled(bootstrap, logger):
     with members(bootstrap, logger, topic, group, 1) as (again,):
         produce(bootstrap, topic, [0], 1, tag="after", logger=logger)
         wait_until(lambda: again.got, "the new record read", step=lambda: again.poll(ack=None))
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            again.poll(ack=None)
+        throughout(lambda: again.poll(ack=None), 1.0)  # nothing more comes
     assert [o for o, _, _ in again.got] == [len(sent)]
 
 

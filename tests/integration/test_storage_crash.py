@@ -12,7 +12,6 @@ import re
 import shutil
 import signal
 import struct
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +25,8 @@ from confluent_kafka.admin import (
 )
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.record.default_records import DefaultRecordBatch
+
+from tests.waiting import eventually
 
 from .broker import BrokerProcess, running
 from .clients import confluent_admin, confluent_producer, create_topic, produce_batches, read_partition, unique
@@ -182,18 +183,21 @@ def test_records_acknowledged_before_a_kill_mid_stream_survive(tmp_path):
         create_topic(broker.bootstrap, topic, partitions)
         p = confluent_producer(broker.bootstrap, **{"linger.ms": 1, "message.timeout.ms": 3000, "retries": 0})
         produced = {}
-        deadline = time.monotonic() + TIMEOUT
-        i = 0
-        while len(acked) < 400 or {part for part, *_ in acked} != set(range(partitions)):
-            assert time.monotonic() < deadline, "too few acknowledgements before the deadline"
+
+        def enough_acknowledged() -> bool:
+            if len(acked) >= 400 and {part for part, *_ in acked} == set(range(partitions)):
+                return True
+            i = len(produced)
             value = b"%d:" % i + os.urandom(200)
             produced[value] = b"k%d" % i
             try:
                 p.produce(topic, value=value, key=b"k%d" % i, partition=i % partitions, on_delivery=on_delivery)
             except BufferError:
                 pass
-            i += 1
             p.poll(0)
+            return False
+
+        eventually(enough_acknowledged, TIMEOUT, what="400 acknowledgements on every partition", interval=0)
         broker.process.kill()  # with requests still in flight
         assert broker.process.wait(10) == -signal.SIGKILL
         p.purge()
@@ -350,11 +354,15 @@ def _consumer(bootstrap: str, group: str) -> Consumer:
 
 
 def _wait_for_assignment(consumer: Consumer, count: int) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while len(consumer.assignment()) < count:
-        assert time.monotonic() < deadline, "the consumer was not assigned its partitions in time"
+
+    def assigned() -> bool:
+        if len(consumer.assignment()) >= count:
+            return True
         message = consumer.poll(0.2)
         assert message is None or not message.error() or message.error().code() < 0, message.error()
+        return False
+
+    eventually(assigned, TIMEOUT, what="the consumer's partitions", interval=0)
 
 
 @pytest.mark.parametrize("how", [CLEAN, KILL])
@@ -391,11 +399,14 @@ def test_committed_offsets_survive_a_restart(tmp_path, how):
             assert [(tp.partition, tp.offset, tp.metadata) for tp in committed] == [(0, 4, "m0"), (1, 7, "m1")]
             consumer.subscribe([topic])
             got: dict[int, list[int]] = {0: [], 1: []}
-            deadline = time.monotonic() + TIMEOUT
-            while len(got[0]) + len(got[1]) < 6 + 3 and time.monotonic() < deadline:
+
+            def resumed() -> bool:
                 message = consumer.poll(0.2)
                 if message is not None and not message.error():
                     got[message.partition()].append(message.offset())
+                return len(got[0]) + len(got[1]) >= 6 + 3
+
+            eventually(resumed, TIMEOUT, what="9 records", interval=0, state=lambda: got)
             assert got == {0: [4, 5, 6, 7, 8, 9], 1: [7, 8, 9]}, "the group did not resume from its committed offsets"
         finally:
             consumer.close()
@@ -428,10 +439,7 @@ def test_committed_offsets_survive_the_cleaning_of_the_offsets_log(tmp_path, how
                 consumer.commit(offsets=offsets, asynchronous=False)
         finally:
             consumer.close()
-        deadline = time.monotonic() + 30
-        while log_bytes() >= 20_000 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert log_bytes() < 20_000, "the cleaner did not compact the offsets log"
+        eventually(lambda: log_bytes() < 20_000, 30, what="the cleaner to compact the offsets log", interval=0.1)
         stop(broker, how)
 
     final = {p: (rounds - 1) * 100 + p for p in range(partitions)}

@@ -18,6 +18,8 @@ from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaError as KpKafkaError
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest, MetadataResponse
 
+from tests.waiting import eventually
+
 from .clients import TIMEOUT, consume_in_group, unique
 from .secured import SCRAM_USERS, add_scram_users, secured_broker
 from .wire import WireClient
@@ -160,12 +162,7 @@ def test_kafka_python_over_ssl_with_a_client_certificate(tls_broker, pki):
 
 
 def _logged(broker, before: int, text: str, timeout: float = TIMEOUT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(text in line for line in broker.output[before:]):
-            return True
-        time.sleep(0.05)
-    return False
+    return eventually(lambda: any(text in line for line in broker.output[before:]), timeout, what=repr(text))
 
 
 def test_a_client_without_a_certificate_where_one_is_required(tls_broker, pki, still_serving):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.waiting import eventually, throughout
 
 from .broker import BrokerProcess
 
@@ -38,17 +39,16 @@ def _read(bootstrap: str, topic: str, isolation: str, expected: int, wait: float
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
-    deadline = time.monotonic() + wait
+
+    def read() -> bool:
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            values.append(message.value())
+        return len(values) >= expected
+
     try:
-        while time.monotonic() < deadline and len(values) < expected:
-            message = consumer.poll(0.2)
-            if message is not None and not message.error():
-                values.append(message.value())
-        quiet = time.monotonic() + 0.5  # nothing more arrives
-        while time.monotonic() < quiet:
-            message = consumer.poll(0.1)
-            if message is not None and not message.error():
-                values.append(message.value())
+        eventually(read, wait, what=f"{expected} {isolation} records", interval=0, state=lambda: values)
+        throughout(read, 0.5)  # nothing more arrives (what does is kept, and fails the caller's assertion)
     finally:
         consumer.close()
     return values
@@ -121,12 +121,14 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(txn_brok
     consumer.subscribe([source])
     producer = _producer(txn_broker.bootstrap, f"{topic_name}-etl")
     taken = []
-    deadline = time.monotonic() + 20
-    while len(taken) < 5 and time.monotonic() < deadline:
+
+    def take() -> bool:
         message = consumer.poll(0.3)
         if message is not None and not message.error():
             taken.append(message)
-    assert len(taken) == 5
+        return len(taken) == 5
+
+    eventually(take, 20, what="5 source records", interval=0)
     producer.begin_transaction()
     for message in taken:
         producer.produce(sink, message.value() * 2, partition=0)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewPartitions
+
+from tests.waiting import eventually
 
 from .records import TIMEOUT, TOPIC, admin, collect, create_topic
 
@@ -69,10 +69,14 @@ def test_a_stream_picks_up_records_produced_after_it_started(spark, broker, sour
         client = admin(broker.bootstrap)
         client.create_partitions([NewPartitions(topic, 3)], request_timeout=TIMEOUT)[topic].result(TIMEOUT)
         expected |= produce(broker.bootstrap, topic, 2, range(40, 50))
-        deadline = time.monotonic() + 30
-        while collect(spark.table(table)) != expected and time.monotonic() < deadline:
+
+        def all_collected() -> bool:
+            if collect(spark.table(table)) == expected:
+                return True
             query.processAllAvailable()
-        assert collect(spark.table(table)) == expected
+            return False
+
+        eventually(all_collected, 30, what="every record in the table", interval=0)
         assert query.exception() is None
     finally:
         query.stop()

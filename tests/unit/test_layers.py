@@ -153,3 +153,64 @@ def test_the_private_name_check_sees_relative_and_absolute_imports(tmp_path, mon
         "app/x.py:2 imports _c from trafka.app.z",
         "app/x.py:3 imports _d from trafka.app",
     ]
+
+
+# -- one room per API (ADR 30, issue 40): nothing outside `adapters/kafka/apis/` names an API ---------
+KAFKA = SRC / "adapters" / "kafka"
+NAMING_AN_API_ALLOWED = {
+    # The SASL exchange runs before any room, on the connection (SaslHandshake, SaslAuthenticate, and
+    # ApiVersions, which Kafka serves mid-exchange): a step of the connection, not a room's handler.
+    "security/authentication.py",
+    # The rooms' measured codecs (ADRs 9, 31): they build kafka-python's own response for a fast-path
+    # answer that must become one (`as_kafka_python`), for the layers that change answers.
+    "wire/fast_produce.py",
+    "wire/fast_fetch.py",
+    # The GROUP config resource's store takes IncrementalAlterConfigs' resource shape, to share the
+    # config rooms' code for what it replays from the metadata log.
+    "group_configs.py",
+}
+OUTSIDE_THE_ROOMS = sorted(
+    p
+    for p in KAFKA.rglob("*.py")
+    if p.relative_to(KAFKA).parts[0] != "apis" and p.relative_to(KAFKA).parts[:2] != ("wire", "messages")
+)
+
+
+def _api_names() -> tuple[set[str], set[str]]:
+    from trafka.adapters.kafka.apis import build_registry
+
+    apis = build_registry(telemetry=True).apis()
+    return {a.name for a in apis}, {a.request.__name__ for a in apis} | {a.response.__name__ for a in apis}
+
+
+def _named_apis(path: pathlib.Path, names: set[str], classes: set[str]) -> set[str]:
+    """The APIs a module names: an API's name as a string, or its request or response class."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            found.add(repr(node.value))
+        elif isinstance(node, ast.Name) and node.id in classes:
+            found.add(node.id)
+        elif isinstance(node, ast.alias) and node.name in classes:
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute) and node.attr in classes:
+            found.add(node.attr)
+    return found
+
+
+@pytest.mark.parametrize("path", OUTSIDE_THE_ROOMS, ids=[str(p.relative_to(KAFKA)) for p in OUTSIDE_THE_ROOMS])
+def test_no_api_is_named_outside_its_room(path):
+    """Everything about an API is declared in its room (`KafkaApi`: cluster checks, quota, fast decoder,
+    lane, refusal...); the layers and the server read the declarations and name no API."""
+    if str(path.relative_to(KAFKA)) in NAMING_AN_API_ALLOWED:
+        return
+    names, classes = _api_names()
+    assert _named_apis(path, names, classes) == set(), f"{path.relative_to(SRC)} names an API outside apis/"
+
+
+def test_the_room_check_sees_a_named_api(tmp_path):
+    names, classes = _api_names()
+    module = tmp_path / "m.py"
+    module.write_text('from kafka.protocol.producer import ProduceRequest\nif api.name == "Fetch":\n    pass\n')
+    assert _named_apis(module, names, classes) == {"ProduceRequest", "'Fetch'"}
+    assert all((KAFKA / allowed).exists() for allowed in NAMING_AN_API_ALLOWED)

@@ -30,6 +30,11 @@ from .metadata_records import (
 
 METADATA_VERSION_LEVEL = LATEST_METADATA_VERSION  # what Kafka 4.2 bootstraps with (4.2-IV1)
 
+# The internal topics trafka keeps in one partition each, outside the topic catalog; the metadata log
+# records them as Kafka's controller does, or Kafka, opening the log dir, calls their partitions stray
+# and sets them aside (ADR 64).
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
+
 
 class FileCatalogStore:
     def __init__(self, metadata_log: InternalLog, node_id: int, directory_id: uuid.UUID) -> None:
@@ -54,6 +59,8 @@ class FileCatalogStore:
             if value is None:
                 continue
             record = decode_metadata_record(value)
+            if isinstance(record, TopicRecord) and record.name in INTERNAL_TOPICS:
+                continue
             if isinstance(record, TopicRecord):
                 names[record.topic_id] = record.name
                 partitions[record.topic_id] = set()
@@ -84,6 +91,22 @@ class FileCatalogStore:
         return [
             Topic(name, topic_id, len(partitions[topic_id]), configs.get(name, {})) for topic_id, name in names.items()
         ]
+
+    def internal_topic_ids(self) -> dict[str, uuid.UUID]:
+        """The internal topics the metadata log records, by name (Kafka's or trafka's TopicRecords)."""
+        ids: dict[str, uuid.UUID] = {}
+        for _, _, value in self._log.records():
+            record = decode_metadata_record(value) if value is not None else None
+            if isinstance(record, TopicRecord) and record.name in INTERNAL_TOPICS:
+                ids[record.name] = record.topic_id
+            elif isinstance(record, RemoveTopicRecord):
+                ids = {name: topic_id for name, topic_id in ids.items() if topic_id != record.topic_id}
+        return ids
+
+    def register_internal(self, topic: Topic) -> None:
+        """Record an internal topic partition trafka keeps (one partition) unless the log has it."""
+        if topic.name not in self.internal_topic_ids():
+            self.topic_created(topic)
 
     def _partition_record(self, topic: Topic, partition: int) -> bytes:
         record = PartitionRecord(

@@ -36,7 +36,9 @@ class InternalLog:
         self._clock_ms = clock_ms
         self.log_tp = tp
         existing = read_partition_metadata(logs.logdir.partition_path(tp))  # keep the id it was created with
-        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, existing or topic_id, 1, dict(configs or {})))
+        self.topic_id = existing or topic_id
+        self.configs = dict(configs or {})
+        self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, self.topic_id, 1, self.configs))
 
     def append(
         self, records: Sequence[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1

@@ -13,6 +13,7 @@ with warnings.catch_warnings():
     import kafka  # noqa: F401  (its package imports every protocol class it has)
 
     from .connection.server import ServerLimits, serve
-    from .context import BrokerContext, Endpoint
+    from .context import BrokerContext
+    from .request_context import Endpoint
 
 __all__ = ["BrokerContext", "Endpoint", "ServerLimits", "serve"]

@@ -14,7 +14,16 @@ editing to serve it:
   authorization, by SASL for a request sent mid-exchange, and by injected faults;
 - whether it only reads (`read_only`): a fault may then serve it and set every error code, the way a
   broker answers while it is not the leader;
-- optionally a `Lane`: a measured shortcut for its commonest request shape (Produce's).
+- optionally a `Lane`: a measured shortcut for its commonest request shape (Produce's), with the
+  client quota that closes it;
+- optionally a `FastDecoder`: a hand-written decoder for some of its versions (Produce's, ADR 9);
+- how it counts against the client quotas (`quota`, KIP-219): its handler's time by default, bytes
+  in or out, a controller mutation throttle, or nothing for the APIs needed to connect;
+- what a simulated cluster (`trafka.Cluster`, ADR 42) checks before or rewrites after serving it
+  (`cluster`): the partitions' leader, the group's or transactional id's coordinator, the nodes an
+  answer names; nothing for an API every node serves alike;
+- optionally how a version it does not serve is answered (`unsupported_version`; ApiVersions only:
+  Kafka closes the connection for any other).
 
 `registry.register(api)` adds one; `apis.build_registry()` registers every room.
 """
@@ -22,13 +31,19 @@ editing to serve it:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
 import trio
 
+from trafka.domain.quotas import QuotaType
+
 if TYPE_CHECKING:
-    from .context import BrokerContext, ClientInfo
+    from trafka.domain.quotas import ClientQuotas, QuotaSensors
+
+    from .cluster import ClusterMap
+    from .context import BrokerContext
+    from .request_context import ClientInfo
     from .security.authorization import Authorization
 
 
@@ -111,15 +126,76 @@ def top_level_error(api: KafkaApi, request: Any, version: int, error: int) -> An
     return api.empty_response(version, error_code=error)
 
 
+def never(quotas: ClientQuotas) -> bool:
+    return False
+
+
 @attrs.frozen
 class Lane:
     """Consecutive requests of one shape answered together, without request or response objects (the
     one-partition Produce requests of ADR 29): `decode` reads a frame of that shape into a tuple (None
     for any other frame), `answer` answers a run of them, one encoded response each, with the answers
-    and effects the API's handler would give one after another."""
+    and effects the API's handler would give one after another. `closed_by(quotas)` is true while a
+    client quota the lane does not account applies (its requests then take the pipeline)."""
 
     decode: Callable[[bytes], Any | None]
     answer: Callable[[BrokerContext, Sequence[Any]], list[bytes]]
+    closed_by: Callable[[ClientQuotas], bool] = never
+
+
+@attrs.frozen
+class FastDecoder:
+    """A hand-written decoder for `versions` of an API, proven equal to kafka-python's (ADR 9):
+    `decode(frame, version)` gives (correlation id, client id, body); `error` is what it raises for a
+    malformed frame."""
+
+    versions: tuple[int, int]
+    decode: Callable[[bytes, int], tuple[int, str | None, Any]]
+    error: type[Exception]
+
+
+class QuotaCharge(NamedTuple):
+    """What serving a request cost against the client quotas: the outcome to send (a throttled Fetch's
+    without its data), the bandwidth quota used and its throttle, and the request-time throttle (ms)."""
+
+    outcome: Any
+    kind: QuotaType
+    bandwidth_throttle_ms: int
+    request_throttle_ms: int
+
+
+class QuotaUse(Protocol):
+    """How a served request is recorded against the client quotas of `user` and `client_id`, after its
+    handler took `percent` of one thread for a second (Kafka's request quota unit)."""
+
+    def __call__(
+        self, sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int, /
+    ) -> QuotaCharge: ...
+
+
+def handler_time(
+    sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int
+) -> QuotaCharge:
+    """Most APIs: the handler's time against the request quota (`request_percentage`)."""
+    return QuotaCharge(outcome, QuotaType.REQUEST, 0, sensors.record(QuotaType.REQUEST, user, client_id, percent, now))
+
+
+class ClusterCheck(Protocol):
+    """What a simulated cluster's node does with a request before (or after) serving it: refuse what it
+    does not lead or coordinate, or rewrite the answer to name the cluster's nodes."""
+
+    def __call__(
+        self,
+        cluster: ClusterMap,
+        node: int,
+        api: KafkaApi,
+        serve: Handle,
+        ctx: BrokerContext,
+        body: Any,
+        version: int,
+        client: ClientInfo,
+        /,
+    ) -> Any: ...
 
 
 @attrs.frozen
@@ -132,6 +208,11 @@ class KafkaApi:
     refusal: Refusal
     read_only: bool
     lane: Lane | None = None
+    fast_decoder: FastDecoder | None = None
+    quota: QuotaUse | None = handler_time  # None: not counted (the APIs a client needs to connect)
+    cluster: ClusterCheck | None = None
+    unsupported_version: Callable[[KafkaApi], tuple[Any, int]] | None = None  # (response, its version)
+    fault_injectable: bool = True  # False: `fail_next` refuses it (ApiVersions: every connection opens with it)
     api_key: int = attrs.field(init=False)
     name: str = attrs.field(init=False)  # "Produce": what logs and metrics call the API, read per request
 

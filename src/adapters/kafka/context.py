@@ -28,7 +28,7 @@ from trafka.domain.ports import BrokerObserver
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.quotas import QuotaSensors
 from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.security import ANONYMOUS, KafkaPrincipal, UserScramCredentials
+from trafka.domain.security import UserScramCredentials
 from trafka.domain.telemetry import ClientTelemetry
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionService
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from .share_runtime import ShareRuntime
 from .api import HandlerRegistry
 from .group_runtime import GroupRuntime
+from .request_context import ClientInfo as ClientInfo  # re-exported: the app and tests name it here
+from .request_context import Endpoint as Endpoint
 
 
 class ClockSignal:
@@ -149,25 +151,6 @@ class UnobservedBroker:
 
     def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
         pass
-
-
-@attrs.frozen
-class Endpoint:
-    host: str
-    port: int
-
-
-@attrs.frozen
-class ClientInfo:
-    """Who sent a request: the client id from its header, the peer's address, and the listener it came in
-    on with that listener's advertised address (what Metadata and FindCoordinator answer with)."""
-
-    client_id: str
-    host: str
-    listener: str = "PLAINTEXT"
-    advertised: Endpoint = Endpoint("localhost", 9092)
-    principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
-    connection: object = None  # the connection's identity (what its close releases: share sessions)
 
 
 @attrs.define

@@ -91,7 +91,7 @@ from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.topics import TopicPartition
+from trafka.domain.topics import Topic, TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .. import extras
@@ -187,10 +187,12 @@ def default_adapters(settings: Settings) -> Adapters:
         raise LogDirUnusable(str(exc)) from exc
     logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults_from(settings))
     metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
+    catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
+    recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
     offsets = InternalLog(
         logs,
         TopicPartition("__consumer_offsets", 0),
-        uuid.uuid4(),
+        recorded.get("__consumer_offsets", uuid.uuid4()),
         crc32c.crc32c,
         clock_ms,
         {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
@@ -198,12 +200,18 @@ def default_adapters(settings: Settings) -> Adapters:
     txn_state = InternalLog(
         logs,
         TopicPartition("__transaction_state", 0),
-        uuid.uuid4(),
+        recorded.get("__transaction_state", uuid.uuid4()),
         crc32c.crc32c,
         clock_ms,
         {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
     )
-    share_state = InternalLog(logs, TopicPartition("__share_group_state", 0), uuid.uuid4(), crc32c.crc32c, clock_ms)
+    share_state = InternalLog(
+        logs,
+        TopicPartition("__share_group_state", 0),
+        recorded.get("__share_group_state", uuid.uuid4()),
+        crc32c.crc32c,
+        clock_ms,
+    )
 
     def started() -> None:
         logs.remove_stray(catalog_store.removed_topic_ids)
@@ -215,7 +223,13 @@ def default_adapters(settings: Settings) -> Adapters:
             logdir.mark_clean_shutdown()
         logdir.unlock()
 
-    catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
+    for internal, configs in (
+        (offsets, OFFSETS_TOPIC_CONFIGS),
+        (txn_state, TRANSACTION_TOPIC_CONFIGS),
+        (share_state, SHARE_STATE_TOPIC_CONFIGS),
+    ):
+        topic = Topic(internal.log_tp.topic, internal.topic_id, 1, {**configs, **internal.configs})
+        catalog_store.register_internal(topic)
     return Adapters(
         logs=logs,
         catalog_store=catalog_store,
@@ -245,6 +259,23 @@ def default_adapters(settings: Settings) -> Adapters:
         ],
         **common,
     )
+
+
+# The configs Kafka's coordinators create their internal topics with (the ConfigRecords a Kafka log dir
+# holds for them), besides segment.bytes from the settings.
+OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "compression.type": "producer"}
+TRANSACTION_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "compression.type": "uncompressed",
+    "min.insync.replicas": "1",
+    "unclean.leader.election.enable": "false",
+}
+SHARE_STATE_TOPIC_CONFIGS = {
+    "cleanup.policy": "delete",
+    "compression.type": "producer",
+    "min.insync.replicas": "1",
+    "retention.ms": "-1",
+}
 
 
 def topic_defaults_from(settings: Settings) -> dict[str, str]:

@@ -15,7 +15,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_coordinator, transactional_id
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks, request_field
 
 
@@ -36,4 +38,5 @@ API = KafkaApi(
     authorization=Checks((TXN_WRITE, Check(Res.GROUP, Op.READ, request_field("group_id")))),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(transactional_id),
 )

@@ -28,7 +28,10 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..cluster import TRANSACTION
+from ..connection.cluster import refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field, the_cluster, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -162,6 +165,15 @@ def _the_cluster_from_v4(request: Any, version: int, ctx: Any) -> list[str]:
     return the_cluster(request, version, ctx) if version >= BATCHED_FROM else []
 
 
+def _transactional_ids(body: Any, version: int) -> list[tuple[str, int]]:
+    """The simulated cluster's coordinator check: the batch's transactional ids (v4+), or the one."""
+    transactions = getattr(body, "transactions", None)
+    if transactions:  # v4+: a broker's batch, several transactional ids
+        return [(t.transactional_id, TRANSACTION) for t in transactions]
+    transactional_id = getattr(body, "v3_and_below_transactional_id", None)
+    return [] if transactional_id is None else [(transactional_id, TRANSACTION)]
+
+
 API = KafkaApi(
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -177,4 +189,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=False,
+    cluster=refuse_unless_coordinator(_transactional_ids),
 )

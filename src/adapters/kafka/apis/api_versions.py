@@ -5,12 +5,17 @@ From v3 the response lists the supported and finalized features (KIP-584), as a 
 each capped at the level trafka implements (`feature_ceilings`, ADR 44): `group.version` 1 only when
 ConsumerGroupHeartbeat is served, `share.version` only with ShareGroupHeartbeat, `streams.version` only
 with StreamsGroupHeartbeat, `transaction.version` 0 (trafka writes the transaction log's v0 records and
-has no transactions V2), so clients choose the protocols trafka speaks. Below v4 a supported range that
-starts at 0 is sent as starting at 1, as Kafka does for the clients KAFKA-17011 broke. The finalized
+has no transactions V2), so clients choose the protocols trafka speaks. Below v4 a feature whose
+supported range starts at 0 is left out, as Kafka 4.2 leaves it out for the clients KAFKA-17011 broke
+(KIP-1022; seen against Apache Kafka 4.2.2 by tests/differential). From v3 a client software name
+or version that is not Kafka's `[a-zA-Z0-9](?:[a-zA-Z0-9-.]*[a-zA-Z0-9])?` gets INVALID_REQUEST and
+no APIs, as from Kafka. The finalized
 features' epoch is the metadata log's last offset (Kafka's metadata image offset), or a change count.
 """
 
 from __future__ import annotations
+
+import re
 
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
@@ -27,9 +32,13 @@ from trafka.domain.features import (
 )
 
 from ..api import HandlerRegistry, KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 VERSIONS = (0, 4)
+
+# Kafka's ApiVersionsRequest.isValid(): a v3+ client's software name and version
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
@@ -59,6 +68,13 @@ def finalized_features_epoch(ctx: BrokerContext) -> int:
 def handle_api_versions(
     ctx: BrokerContext, request: ApiVersionsRequest, version: int, client: ClientInfo
 ) -> ApiVersionsResponse:
+    if version >= 3 and not (
+        _SOFTWARE.fullmatch(request.client_software_name or "")
+        and _SOFTWARE.fullmatch(request.client_software_version or "")
+    ):  # Kafka answers INVALID_REQUEST with no APIs and no features
+        return ApiVersionsResponse(
+            version=version, error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0
+        )
     keys = [
         ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
         for key, low, high in ctx.registry.supported()
@@ -67,10 +83,9 @@ def handle_api_versions(
     if version >= 3:
         ceilings = feature_ceilings(ctx.registry)
         response.supported_features = [
-            ApiVersionsResponse.SupportedFeatureKey(
-                name=name, min_version=max(low, 1) if version < 4 else low, max_version=high
-            )
+            ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
             for name, (low, high) in ctx.features.supported(ceilings).items()
+            if version >= 4 or low > 0
         ]
         response.finalized_features = [
             ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
@@ -95,6 +110,12 @@ def unsupported_version_response(versions: tuple[int, int] = VERSIONS) -> ApiVer
     )
 
 
+def _unsupported_version(api: KafkaApi) -> tuple[ApiVersionsResponse, int]:
+    """A version this broker does not serve: error 35 with a v0 body listing the versions (what a
+    client retries with), as Kafka answers; for any other API Kafka closes the connection."""
+    return unsupported_version_response(api.versions), 0
+
+
 API = KafkaApi(
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -103,4 +124,7 @@ API = KafkaApi(
     authorization=None,
     refusal=top_level_error,
     read_only=False,
+    quota=None,
+    unsupported_version=_unsupported_version,
+    fault_injectable=False,
 )

@@ -24,7 +24,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import Deferred, KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 
 
@@ -140,6 +142,7 @@ JOIN_GROUP = KafkaApi(
     authorization=_GROUP_READ,
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 SYNC_GROUP = KafkaApi(
     SyncGroupRequest,
@@ -149,6 +152,7 @@ SYNC_GROUP = KafkaApi(
     authorization=_GROUP_READ,
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 HEARTBEAT = KafkaApi(
     HeartbeatRequest,
@@ -158,6 +162,7 @@ HEARTBEAT = KafkaApi(
     authorization=_GROUP_READ,
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 LEAVE_GROUP = KafkaApi(
     LeaveGroupRequest,
@@ -167,5 +172,6 @@ LEAVE_GROUP = KafkaApi(
     authorization=_GROUP_READ,
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 APIS = (JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP)

@@ -23,7 +23,8 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import TelemetryPoint
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Checks
 from . import schemas
 

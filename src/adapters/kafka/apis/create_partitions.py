@@ -19,7 +19,8 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -28,7 +29,7 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
-from .mutation_quota import mutation_quota, take, throttle_of
+from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
 VERSIONS = (0, 3)
 
@@ -116,4 +117,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.TOPIC, Op.ALTER, topic_names()),), PartialAnswer(TOPICS, _partial)),
     refusal=_refusal,
     read_only=False,
+    quota=mutation_quota_use,
 )

@@ -23,7 +23,8 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -33,7 +34,7 @@ from ..security.partial import (
     served_and_refused,
     shallow,
 )
-from .mutation_quota import MutationQuota, mutation_quota, take, throttle_of
+from .mutation_quota import MutationQuota, mutation_quota, mutation_quota_use, take, throttle_of
 
 VERSIONS = (2, 7)
 
@@ -191,4 +192,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=False,
+    quota=mutation_quota_use,
 )

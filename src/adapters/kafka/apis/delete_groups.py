@@ -18,7 +18,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import groups_in, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
@@ -78,4 +80,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=False,
+    cluster=refuse_unless_coordinator(groups_in("groups_names")),
 )

@@ -17,7 +17,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_leader
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -71,6 +73,15 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
     return api.empty_response(version, topics=[_refused_topic(api.response, t, error) for t in request.topics])
 
 
+def _deleted_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+    """The simulated cluster's leader check: every partition whose records the request deletes."""
+    return [
+        TopicPartition(topic.name, partition.partition_index)
+        for topic in body.topics or ()
+        for partition in topic.partitions or ()
+    ]
+
+
 API = KafkaApi(
     DeleteRecordsRequest,
     DeleteRecordsResponse,
@@ -79,4 +90,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.TOPIC, Op.DELETE, topic_names()),), PartialAnswer(TOPICS, _partial)),
     refusal=_refusal,
     read_only=False,
+    cluster=refuse_unless_leader(_deleted_partitions),
 )

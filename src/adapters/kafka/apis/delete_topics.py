@@ -21,7 +21,8 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -30,7 +31,7 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
-from .mutation_quota import mutation_quota, take, throttle_of
+from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
 VERSIONS = (1, 6)
 
@@ -134,4 +135,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=False,
+    quota=mutation_quota_use,
 )

@@ -5,6 +5,8 @@ Authorization: none needed to describe; the cluster's authorized operations fill
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafka.protocol.admin import (
     DescribeClusterRequest,
     DescribeClusterResponse,
@@ -14,8 +16,11 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..api import Handle, KafkaApi, top_level_error
+from ..cluster import ClusterMap
+from ..connection.cluster import live_brokers, then
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import CLUSTER_OPERATIONS, as_bits
 
@@ -63,6 +68,27 @@ def _filter(gate, handler, ctx, body, version, client):
     return response
 
 
+def _in_cluster(
+    cluster: ClusterMap,
+    node: int,
+    api: KafkaApi,
+    serve: Handle,
+    ctx: BrokerContext,
+    body: Any,
+    version: int,
+    client: ClientInfo,
+) -> Any:
+    """On a simulated cluster: the live nodes as the brokers, the lowest the controller."""
+
+    def rewrite(response: Any) -> Any:
+        if response.error_code == 0:
+            response.brokers = live_brokers(cluster, type(response).DescribeClusterBroker)
+            response.controller_id = min(cluster.live())
+        return response
+
+    return then(serve(ctx, body, version, client), rewrite)
+
+
 API = KafkaApi(
     DescribeClusterRequest,
     DescribeClusterResponse,
@@ -71,4 +97,5 @@ API = KafkaApi(
     authorization=Filter(_filter),
     refusal=top_level_error,
     read_only=True,
+    cluster=_in_cluster,
 )

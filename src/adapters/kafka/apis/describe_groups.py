@@ -19,7 +19,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import groups_in, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import GROUP_OPERATIONS, as_bits
 
@@ -78,4 +80,5 @@ API = KafkaApi(
     authorization=Filter(_filter),
     refusal=top_level_error,
     read_only=True,
+    cluster=refuse_unless_coordinator(groups_in("groups")),
 )

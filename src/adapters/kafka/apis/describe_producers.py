@@ -18,7 +18,8 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,

@@ -6,6 +6,8 @@ Authorization filters: a topic the principal may not DESCRIBE is answered TOPIC_
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafka.protocol.admin import (
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
@@ -16,8 +18,11 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
 
-from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..api import Handle, KafkaApi, top_level_error
+from ..cluster import ClusterMap
+from ..connection.cluster import place_leaders, then
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..security.partial import (
     merged,
@@ -122,6 +127,25 @@ def _filter(gate, handler, ctx, body, version, client):
     return merged(handler.handle(ctx, body, version, client), complete)
 
 
+def _in_cluster(
+    cluster: ClusterMap,
+    node: int,
+    api: KafkaApi,
+    serve: Handle,
+    ctx: BrokerContext,
+    body: Any,
+    version: int,
+    client: ClientInfo,
+) -> Any:
+    """On a simulated cluster: each partition's leader and epoch the cluster's."""
+
+    def rewrite(response: Any) -> Any:
+        place_leaders(cluster, response.topics or ())
+        return response
+
+    return then(serve(ctx, body, version, client), rewrite)
+
+
 API = KafkaApi(
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
@@ -130,4 +154,5 @@ API = KafkaApi(
     authorization=Filter(_filter),
     refusal=top_level_error,
     read_only=True,
+    cluster=_in_cluster,
 )

@@ -17,7 +17,9 @@ from kafka.protocol.producer import (
 from trafka.domain.errors import ErrorCode
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_coordinator, transactional_id
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Checks
 
 
@@ -42,4 +44,5 @@ API = KafkaApi(
     authorization=Checks((TXN_WRITE,)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(transactional_id),
 )

@@ -24,14 +24,16 @@ from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
-from trafka.domain.quotas import QuotaType
+from trafka.domain.quotas import QuotaSensors, QuotaType
 from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
-from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, QuotaCharge, top_level_error
+from ..connection.cluster import fail_partitions
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -341,6 +343,28 @@ def _refused_topic(Response, entry, version: int) -> Any:
     )
 
 
+def _quota_use(
+    sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int
+) -> QuotaCharge:
+    """Client quotas, as KafkaApis: the handler's time against the request quota, then the records'
+    bytes against consumer_byte_rate; a throttled Fetch is answered with no data (empty, error NONE:
+    `FetchContext.getThrottledResponse`) and its bytes are taken back (`unrecordQuotaSensor`)."""
+    request_throttle = sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
+    size = _fetched_bytes(outcome)
+    bandwidth = sensors.record(QuotaType.FETCH, user, client_id, size, now)
+    if bandwidth > 0 or request_throttle > 0:
+        sensors.unrecord(QuotaType.FETCH, user, client_id, size, now)
+        if isinstance(outcome, FetchAnswer):
+            outcome = FetchAnswer([], ErrorCode.NONE, session_id=outcome.session_id)
+    return QuotaCharge(outcome, QuotaType.FETCH, bandwidth, request_throttle)
+
+
+def _fetched_bytes(outcome: Any) -> int:
+    if not isinstance(outcome, FetchAnswer):
+        return 0
+    return sum(len(p[7]) for _, _, partitions in outcome.topics for p in partitions if p[7])
+
+
 API = KafkaApi(
     FetchRequest,
     FetchResponse,
@@ -352,4 +376,6 @@ API = KafkaApi(
     ),
     refusal=top_level_error,
     read_only=True,
+    cluster=fail_partitions("responses", "partition_index"),
+    quota=_quota_use,
 )

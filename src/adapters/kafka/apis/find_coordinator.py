@@ -15,8 +15,11 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..api import Handle, KafkaApi
+from ..cluster import GROUP, TRANSACTION, ClusterMap
+from ..connection.cluster import then
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
@@ -116,6 +119,38 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any | Non
     return no_coordinator(api, request, version, error) if version < 4 else None
 
 
+def _in_cluster(
+    cluster: ClusterMap,
+    node: int,
+    api: KafkaApi,
+    serve: Handle,
+    ctx: BrokerContext,
+    body: Any,
+    version: int,
+    client: ClientInfo,
+) -> Any:
+    """On a simulated cluster: each group's and transactional id's coordinator, with its address."""
+
+    def place(entry: Any, key: str, key_type: int) -> None:
+        if entry.error_code != 0 or key_type not in (GROUP, TRANSACTION):
+            return
+        owner = cluster.coordinator(key, key_type)
+        endpoint = cluster.endpoints.get(owner)
+        if endpoint is not None:
+            entry.node_id, entry.host, entry.port = owner, endpoint.host, endpoint.port
+
+    def rewrite(response: Any) -> Any:
+        key_type = getattr(body, "key_type", GROUP) or GROUP
+        if version >= 4:
+            for entry in response.coordinators or ():
+                place(entry, entry.key, key_type)
+        else:
+            place(response, body.key, key_type)
+        return response
+
+    return then(serve(ctx, body, version, client), rewrite)
+
+
 API = KafkaApi(
     FindCoordinatorRequest,
     FindCoordinatorResponse,
@@ -130,4 +165,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=True,
+    cluster=_in_cluster,
 )

@@ -14,7 +14,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_coordinator, transactional_id
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 
 
@@ -65,4 +67,5 @@ API = KafkaApi(
     ),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(transactional_id),
 )

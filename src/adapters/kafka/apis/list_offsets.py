@@ -21,7 +21,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import fail_partitions
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -108,4 +110,5 @@ API = KafkaApi(
     ),
     refusal=top_level_error,
     read_only=True,
+    cluster=fail_partitions("topics", "partition_index"),
 )

@@ -22,7 +22,8 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.transactions import TxnState as TxnStates
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 
 

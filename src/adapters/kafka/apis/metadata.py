@@ -19,8 +19,11 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
 
-from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..api import Handle, KafkaApi
+from ..cluster import ClusterMap
+from ..connection.cluster import live_brokers, place_leaders, then
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
 
@@ -184,6 +187,28 @@ def _refusal(handler: Any, body: Any, version: int, error: int) -> Any:
     return response
 
 
+def _in_cluster(
+    cluster: ClusterMap,
+    node: int,
+    api: KafkaApi,
+    serve: Handle,
+    ctx: BrokerContext,
+    body: Any,
+    version: int,
+    client: ClientInfo,
+) -> Any:
+    """On a simulated cluster: the live nodes as the brokers, the lowest the controller, each partition's
+    leader and epoch the cluster's."""
+
+    def rewrite(response: Any) -> Any:
+        response.brokers = live_brokers(cluster, type(response).MetadataResponseBroker)
+        response.controller_id = min(cluster.live())
+        place_leaders(cluster, response.topics or ())
+        return response
+
+    return then(serve(ctx, body, version, client), rewrite)
+
+
 API = KafkaApi(
     MetadataRequest,
     MetadataResponse,
@@ -192,4 +217,5 @@ API = KafkaApi(
     authorization=Filter(_filter),
     refusal=_refusal,
     read_only=True,
+    cluster=_in_cluster,
 )

@@ -8,10 +8,14 @@ served and the client only throttled. The response carries the throttle time, an
 
 from __future__ import annotations
 
-from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.quotas import MutationQuota
+from typing import Any
 
-from ..context import BrokerContext, ClientInfo
+from trafka.domain.errors import ErrorCode, KafkaError
+from trafka.domain.quotas import MutationQuota, QuotaSensors, QuotaType
+
+from ..api import QuotaCharge
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 
 def mutation_quota(ctx: BrokerContext, client: ClientInfo, version: int, strict_since: int) -> MutationQuota | None:
@@ -27,3 +31,13 @@ def take(quota: MutationQuota | None, partitions: int) -> None:
 
 def throttle_of(quota: MutationQuota | None) -> int:
     return 0 if quota is None else quota.throttle_ms
+
+
+def mutation_quota_use(
+    sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int
+) -> QuotaCharge:
+    """The topic APIs' `quota`: the response's controller mutation throttle (set by the handler) and
+    the handler's time against the request quota; the larger wins."""
+    bandwidth = getattr(outcome, "throttle_time_ms", 0) or 0
+    request_throttle = sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
+    return QuotaCharge(outcome, QuotaType.CONTROLLER_MUTATION, bandwidth, request_throttle)

@@ -21,7 +21,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -130,4 +132,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )

@@ -18,7 +18,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field, topic_names
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -86,4 +88,5 @@ API = KafkaApi(
     ),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )

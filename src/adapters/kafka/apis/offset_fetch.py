@@ -23,7 +23,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import groups_in, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..security.partial import (
     merged,
@@ -268,4 +270,5 @@ API = KafkaApi(
     authorization=Filter(_filter),
     refusal=top_level_error,
     read_only=True,
+    cluster=refuse_unless_coordinator(groups_in("groups")),
 )

@@ -17,12 +17,16 @@ from typing import Any
 
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
+from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..api import Handle, KafkaApi
+from ..cluster import ClusterMap
+from ..connection.cluster import then
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import TOPIC_REFUSED, TOPICS, PartialAnswer, topic_lists
 
@@ -67,6 +71,53 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
     return api.empty_response(version, topics=[_refused_topic(api.response, t, version, error) for t in request.topics])
 
 
+def _in_cluster(
+    cluster: ClusterMap,
+    node: int,
+    api: KafkaApi,
+    serve: Handle,
+    ctx: BrokerContext,
+    body: Any,
+    version: int,
+    client: ClientInfo,
+) -> Any:
+    """Served (authorization, unknown partitions), then each answered partition re-answered with the
+    cluster's leader epoch instead of the store's single-broker epoch 0: NOT_LEADER_OR_FOLLOWER off the
+    leader, the current epoch checked as Kafka's Partition.lastOffsetForLeaderEpoch (FENCED_LEADER_EPOCH
+    below, UNKNOWN_LEADER_EPOCH above), an epoch above the current one -1/-1, and any other epoch ends at
+    the log end offset: the nodes share one log, so no epoch's records were ever truncated."""
+    asked = {
+        (topic.topic, p.partition): (p.current_leader_epoch, p.leader_epoch)
+        for topic in body.topics or ()
+        for p in topic.partitions or ()
+    }
+    recheck = (int(ErrorCode.NONE), int(ErrorCode.FENCED_LEADER_EPOCH), int(ErrorCode.UNKNOWN_LEADER_EPOCH))
+
+    def rewrite(response: Any) -> Any:
+        for topic in response.topics or ():
+            for partition in topic.partitions or ():
+                if partition.error_code not in recheck:
+                    continue
+                tp = TopicPartition(topic.topic, partition.partition)
+                current, wanted = asked.get((tp.topic, tp.partition), (-1, -1))
+                leader, epoch = cluster.leader(tp)
+                error, answer_epoch, end_offset = ErrorCode.NONE, -1, -1
+                if leader != node:
+                    error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                elif current != -1 and current < epoch:
+                    error = ErrorCode.FENCED_LEADER_EPOCH
+                elif current > epoch:
+                    error = ErrorCode.UNKNOWN_LEADER_EPOCH
+                elif wanted <= epoch:
+                    _, _, end_offset = ctx.replicas.end_offset_for_epoch(tp, -1, 0)
+                    answer_epoch = wanted
+                partition.error_code = int(error)
+                partition.leader_epoch, partition.end_offset = answer_epoch, end_offset
+        return response
+
+    return then(serve(ctx, body, version, client), rewrite)
+
+
 API = KafkaApi(
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
@@ -78,4 +129,5 @@ API = KafkaApi(
     ),
     refusal=_refusal,
     read_only=True,
+    cluster=_in_cluster,
 )

@@ -20,14 +20,17 @@ from typing import Any
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaType
 from trafka.domain.replica_manager import ProduceResult, first_batch_is_transactional
 from trafka.domain.security import client_text
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..api import NO_RESPONSE, CloseConnection, KafkaApi, Lane
-from ..context import BrokerContext, ClientInfo
+from ..api import NO_RESPONSE, CloseConnection, FastDecoder, KafkaApi, Lane, QuotaCharge
+from ..connection.cluster import refuse_unless_leader
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 from ..security.partial import (
     TOPIC_REFUSED,
@@ -38,6 +41,8 @@ from ..security.partial import (
     extended,
     shallow,
 )
+from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
+from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
 from ..wire.fast_produce import (
     OnePartition,
     PartitionAnswer,
@@ -45,8 +50,10 @@ from ..wire.fast_produce import (
     ProduceRequestView,
     TopicKey,
     decode_one_partition,
+    decode_produce,
     encode_produce_response,
 )
+from ..wire.fast_produce import ProtocolError as ProduceProtocolError
 
 VERSIONS = (3, 13)
 TOPIC_IDS_FROM = 13
@@ -247,6 +254,34 @@ def _one_partition(frame: bytes) -> OnePartition | None:
     return one
 
 
+def _produced_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+    """The simulated cluster's leader check: every partition the request writes to."""
+    return [
+        TopicPartition(topic.name, partition.index)
+        for topic in body.topic_data or ()
+        for partition in topic.partition_data or ()
+    ]
+
+
+def _quota_use(
+    sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int
+) -> QuotaCharge:
+    """Client quotas, as KafkaApis: the records' bytes against producer_byte_rate (Kafka counts the
+    whole request, a few dozen bytes more) and, unless acks=0, the handler's time against the request
+    quota; the larger throttle wins."""
+    produced = sum(
+        len(data.records) for topic in request.topic_data or () for data in topic.partition_data or () if data.records
+    )
+    bandwidth = sensors.record(QuotaType.PRODUCE, user, client_id, produced, now)
+    request_throttle = 0 if request.acks == 0 else sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
+    return QuotaCharge(outcome, QuotaType.PRODUCE, bandwidth, request_throttle)
+
+
+def _lane_closed(quotas: ClientQuotas) -> bool:
+    """The lane does no quota accounting: while a produce or request quota is set, the pipeline serves."""
+    return quotas.throttles_produce
+
+
 API = KafkaApi(
     ProduceRequest,
     ProduceResponse,
@@ -255,5 +290,8 @@ API = KafkaApi(
     authorization=Checks((TXN_WRITE, Check(Res.TOPIC, Op.WRITE, _topic_names)), PartialAnswer(TOPICS, _partial)),
     refusal=_refusal,
     read_only=False,
-    lane=Lane(_one_partition, answer_one_partition),
+    lane=Lane(_one_partition, answer_one_partition, closed_by=_lane_closed),
+    fast_decoder=FastDecoder((PRODUCE_MIN_VERSION, PRODUCE_MAX_VERSION), decode_produce, ProduceProtocolError),
+    cluster=refuse_unless_leader(_produced_partitions),
+    quota=_quota_use,
 )

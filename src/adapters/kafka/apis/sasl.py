@@ -15,7 +15,8 @@ from kafka.protocol.sasl import (
 from trafka.domain.errors import ErrorCode
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 
 def handle_sasl_handshake(ctx: BrokerContext, request: SaslHandshakeRequest, version: int, client: ClientInfo):
@@ -40,6 +41,7 @@ SASL_HANDSHAKE = KafkaApi(
     authorization=None,
     refusal=top_level_error,
     read_only=False,
+    quota=None,
 )
 SASL_AUTHENTICATE = KafkaApi(
     SaslAuthenticateRequest,
@@ -49,5 +51,6 @@ SASL_AUTHENTICATE = KafkaApi(
     authorization=None,
     refusal=top_level_error,
     read_only=False,
+    quota=None,
 )
 APIS = (SASL_HANDSHAKE, SASL_AUTHENTICATE)

@@ -17,10 +17,12 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_leader
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
-from .share_acks import NO_LEADER, acknowledge, identity_error
+from .share_acks import NO_LEADER, acknowledge, identity_error, share_partitions
 
 Topic = ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse
 Partition = Topic.PartitionData
@@ -83,4 +85,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.GROUP, Op.READ, request_field("group_id")),)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_leader(share_partitions),
 )

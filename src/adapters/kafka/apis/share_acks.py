@@ -13,7 +13,8 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 MAX_MEMBER_ID_LENGTH = 36  # a UUID's text, as Kafka's ShareRequestMetadata checks
 RENEW = 4
@@ -80,3 +81,15 @@ def acknowledge(
                 group_id, member_id, where.tp, batches, now, allow_renew
             )
     return results
+
+
+def share_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+    """The simulated cluster's leader check: the share-partitions named (by topic id; unknown ids are
+    the handler's to answer). A node that leads one of them not refuses the whole request, where Kafka
+    answers those partitions alone: a client sends each leader its own partitions."""
+    found = []
+    for topic in body.topics or ():
+        known = ctx.catalog.by_id(topic.topic_id)
+        if known is not None:
+            found += [TopicPartition(known.name, partition.partition_index) for partition in topic.partitions or ()]
+    return found

@@ -28,10 +28,12 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from ..api import Deferred, KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import refuse_unless_leader
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..wire.messages import ShareFetchRequest, ShareFetchResponse
-from .share_acks import NO_LEADER, Target, acknowledge, identity_error, target
+from .share_acks import NO_LEADER, Target, acknowledge, identity_error, share_partitions, target
 
 Topic = ShareFetchResponse.ShareFetchableTopicResponse
 Partition = Topic.PartitionData
@@ -205,4 +207,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.GROUP, Op.READ, request_field("group_id")),)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_leader(share_partitions),
 )

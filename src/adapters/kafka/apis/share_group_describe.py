@@ -15,7 +15,9 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share.coordinator import SHARE_ASSIGNOR
 
 from ..api import KafkaApi
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import groups_in, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from .authorized_operations import GROUP_OPERATIONS, as_int32
@@ -78,4 +80,5 @@ API = KafkaApi(
     authorization=Filter(describe_filter),
     refusal=describe_refusal,
     read_only=True,
+    cluster=refuse_unless_coordinator(groups_in("group_ids")),
 )

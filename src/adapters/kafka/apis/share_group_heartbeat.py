@@ -17,7 +17,9 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..wire.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from .modern_groups import heartbeat_response
@@ -61,4 +63,5 @@ API = KafkaApi(
     authorization=Checks((Check(Res.GROUP, Op.READ, request_field("group_id")),)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )

@@ -24,7 +24,9 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..connection.cluster import groups_in, one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, Filter, request_field
 from ..wire.messages import (
     AlterShareGroupOffsetsRequest,
@@ -122,6 +124,7 @@ DESCRIBE = KafkaApi(
     authorization=Filter(_describe_filter),
     refusal=_describe_refusal,
     read_only=True,
+    cluster=refuse_unless_coordinator(groups_in("groups")),
 )
 
 
@@ -170,6 +173,7 @@ ALTER = KafkaApi(
     authorization=Checks((Check(Res.GROUP, Op.READ, request_field("group_id")),)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 
 
@@ -214,6 +218,7 @@ DELETE = KafkaApi(
     authorization=Checks((Check(Res.GROUP, Op.DELETE, request_field("group_id")),)),
     refusal=top_level_error,
     read_only=False,
+    cluster=refuse_unless_coordinator(one_group),
 )
 
 APIS = (DESCRIBE, ALTER, DELETE)

@@ -21,7 +21,8 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext, ClientInfo
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
 
 

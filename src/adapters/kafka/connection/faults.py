@@ -110,9 +110,10 @@ def _set_error_codes(message: DataContainer, error: int) -> None:
 
 def can_fail(api: KafkaApi) -> bool:
     """Whether `fail_next` can answer this API with an error: read-only APIs, and those with a refusal
-    built from the request (its own, or a top-level error code at every served version). ApiVersions
-    is left out: it opens every connection, and its errors mean something else."""
-    if api.name == "ApiVersions":
+    built from the request (its own, or a top-level error code at every served version); not those
+    whose room says no (`fault_injectable`: ApiVersions opens every connection, its errors mean
+    something else)."""
+    if not api.fault_injectable:
         return False
     if api.read_only or api.refusal is not top_level_error:
         return True

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import quotas
+from .cluster import layer as cluster_layer
 
 if TYPE_CHECKING:
     from ..api import Handle, HandlerRegistry
@@ -39,7 +40,7 @@ class Pipeline:
         for api in registry.apis():
             serve = api.handle if authorization is None else authorization.layer(api)
             if cluster is not None:
-                serve = cluster.layer(api, serve)
+                serve = cluster_layer(cluster, api, serve)
             self.plain[api.api_key] = serve
             self.faulted[api.api_key] = faults.layer(api, serve)
             self.throttled[api.api_key] = quotas.layer(api, serve)

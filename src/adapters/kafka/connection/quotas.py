@@ -3,16 +3,10 @@
 A layer composed once per API (like faults and authorization, ADR 30), taken by the connection only
 while some user or client-id has a `producer_byte_rate`, `consumer_byte_rate` or `request_percentage`
 (`ClientQuotas.throttles_requests`), so an unthrottled broker pays one attribute check per request.
-After the handler, as Kafka's `KafkaApis`:
-
-- Produce records the request's bytes against the produce quota and its handler time against the
-  request quota (not with acks=0); the larger throttle wins.
-- Fetch records the handler time, then the response's bytes against the fetch quota; a throttled
-  Fetch is answered with no data (empty, error NONE: `FetchContext.getThrottledResponse`) and its
-  bytes are taken back (`unrecordQuotaSensor`).
-- Every other API but ApiVersions and SASL records its handler time against the request quota;
-  CreateTopics, DeleteTopics and CreatePartitions answer with their controller mutation throttle
-  (apis/mutation_quota.py), the larger of the two wins.
+After the handler, as Kafka's `KafkaApis`, each API's own `quota` (declared in its room) records what
+the request used: by default its handler's time against the request quota; Produce its bytes in,
+Fetch its bytes out (a throttled Fetch loses its data), the topic APIs their controller mutation
+throttle; the APIs a client needs to connect nothing. The larger throttle wins.
 
 The response carries `throttle_time_ms`; the outcome comes back wrapped in `Throttled`, and the
 connection then reads no further request from that client for that long (server.py). A long-poll
@@ -35,18 +29,13 @@ from typing import Any
 
 import trio
 
-from trafka.domain.errors import ErrorCode
 from trafka.domain.quotas import QuotaType
 
-from ..api import NO_RESPONSE, Deferred, Handle, KafkaApi
-from ..context import BrokerContext, ClientInfo
-from ..wire.fast_fetch import FetchAnswer
+from ..api import NO_RESPONSE, Deferred, Handle, KafkaApi, QuotaUse
+from ..context import BrokerContext
+from ..request_context import ClientInfo
 
 log = logging.getLogger("trafka.server")
-
-PRODUCE_KEY, FETCH_KEY = 0, 1
-EXEMPT = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthenticate: needed to connect
-MUTATION_KEYS = frozenset({19, 20, 37})  # CreateTopics, DeleteTopics, CreatePartitions
 
 
 class Throttled:
@@ -61,8 +50,8 @@ class Throttled:
 
 def layer(api: KafkaApi, serve: Handle) -> Handle:
     """`serve` with the client quotas of `api` recorded after it, and the throttle applied."""
-    key = api.api_key
-    if key in EXEMPT:
+    use = api.quota
+    if use is None:
         return serve
 
     def throttled(ctx: BrokerContext, request: Any, version: int, client: ClientInfo) -> Any:
@@ -73,61 +62,31 @@ def layer(api: KafkaApi, serve: Handle) -> Handle:
             wait = outcome.wait
 
             async def then() -> Any:
-                return _account(ctx, key, request, await wait(), client, busy)
+                return _account(ctx, use, request, await wait(), client, busy)
 
             return Deferred(then)
-        return _account(ctx, key, request, outcome, client, busy)
+        return _account(ctx, use, request, outcome, client, busy)
 
     return throttled
 
 
-def _account(ctx: BrokerContext, key: int, request: Any, outcome: Any, client: ClientInfo, busy: float) -> Any:
+def _account(ctx: BrokerContext, use: QuotaUse, request: Any, outcome: Any, client: ClientInfo, busy: float) -> Any:
     sensors = ctx.quotas
     now = ctx.clock_ms()
     user, client_id = client.principal.name, client.client_id
     percent = busy * 100.0  # of one thread, per second: Kafka's nanos * 100 / 1e9
-    bandwidth_type = QuotaType.REQUEST
-    if key == PRODUCE_KEY:
-        bandwidth_type = QuotaType.PRODUCE
-        bandwidth = sensors.record(QuotaType.PRODUCE, user, client_id, _produce_bytes(request), now)
-        request_throttle = 0 if request.acks == 0 else sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
-    elif key == FETCH_KEY:
-        bandwidth_type = QuotaType.FETCH
-        request_throttle = sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
-        size = _fetch_bytes(outcome)
-        bandwidth = sensors.record(QuotaType.FETCH, user, client_id, size, now)
-        if bandwidth > 0 or request_throttle > 0:
-            sensors.unrecord(QuotaType.FETCH, user, client_id, size, now)
-            if isinstance(outcome, FetchAnswer):
-                outcome = FetchAnswer([], ErrorCode.NONE, session_id=outcome.session_id)
-    else:
-        if key in MUTATION_KEYS:  # the topic APIs set their controller mutation throttle themselves
-            bandwidth_type = QuotaType.CONTROLLER_MUTATION
-            bandwidth = getattr(outcome, "throttle_time_ms", 0) or 0
-        else:
-            bandwidth = 0
-        request_throttle = sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
+    charge = use(sensors, request, outcome, user, client_id, percent, now)
+    outcome = charge.outcome
+    bandwidth, request_throttle = charge.bandwidth_throttle_ms, charge.request_throttle_ms
     throttle = max(bandwidth, request_throttle)
     if throttle <= 0:
         return outcome
     sensors.throttled(
-        bandwidth_type if bandwidth > request_throttle else QuotaType.REQUEST, user, client_id, throttle, now
+        charge.kind if bandwidth > request_throttle else QuotaType.REQUEST, user, client_id, throttle, now
     )
     if outcome is not NO_RESPONSE and outcome is not None:
         outcome.throttle_time_ms = throttle
     return Throttled(outcome, throttle)
-
-
-def _produce_bytes(request: Any) -> int:
-    return sum(
-        len(data.records) for topic in request.topic_data or () for data in topic.partition_data or () if data.records
-    )
-
-
-def _fetch_bytes(outcome: Any) -> int:
-    if not isinstance(outcome, FetchAnswer):
-        return 0
-    return sum(len(p[7]) for _, _, partitions in outcome.topics for p in partitions if p[7])
 
 
 async def connection_throttled(ctx: BrokerContext, stream: trio.SocketStream, host: str) -> bool:

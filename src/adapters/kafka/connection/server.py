@@ -36,16 +36,15 @@ from time import perf_counter
 
 import attrs
 import trio
-from kafka.protocol.metadata import ApiVersionsRequest
 
 from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.security.ssl_mapping import NoMatchingRule
 
-from ..api import DELIVERED, NO_RESPONSE, CloseConnection, Deferred, EarlyDeferred, Held, KafkaApi
-from ..apis.api_versions import unsupported_version_response
-from ..context import BrokerContext, ClientInfo, Endpoint
+from ..api import DELIVERED, NO_RESPONSE, CloseConnection, Deferred, EarlyDeferred, Held, KafkaApi, never
+from ..context import BrokerContext
+from ..request_context import ClientInfo, Endpoint
 from ..security.authentication import Failed, Reply
 from ..wire.codec import (
     DecodedRequest,
@@ -287,7 +286,7 @@ class _Reader:
         )
         self.client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
         self.connection: object = None  # the connection's identity in its ClientInfo
-        self.lane_api = (  # no lane on a simulated cluster: its Produce requests go through its checks
+        self.lane_api = (  # no lane on a simulated cluster: its requests go through the cluster's checks
             next((api for api in ctx.registry.apis() if api.lane is not None), None) if ctx.cluster is None else None
         )
         self.held: bytes | None = None  # a frame read while gathering lane requests: the next one
@@ -298,6 +297,7 @@ class _Reader:
     async def read_requests(self) -> None:
         ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
         lane_api = self.lane_api
+        lane_closed = lane_api.lane.closed_by if lane_api is not None and lane_api.lane is not None else never
         quotas = ctx.quotas.quotas
         appends = ctx.appends
         woken = appends.woken
@@ -345,7 +345,7 @@ class _Reader:
                 and (
                     not ctx.faults.active or (not ctx.faults.paused and lane_api.api_key not in ctx.faults.intercepted)
                 )
-                and not quotas.throttles_produce
+                and not lane_closed(quotas)
             ):
                 verdict = self._lane(frame, lane_api)
                 if verdict is _CLOSE:
@@ -455,7 +455,8 @@ class _Reader:
         try:
             return decode_request(frame, self.ctx.registry)
         except UnsupportedVersion as unsupported:
-            if unsupported.api_key != ApiVersionsRequest.API_KEY:
+            api = self.ctx.registry.get(unsupported.api_key)
+            if api is None or api.unsupported_version is None:
                 log.warning(
                     "closing connection from %s: unsupported version %d of API key %d",
                     self.peer,
@@ -463,11 +464,8 @@ class _Reader:
                     unsupported.api_key,
                 )
                 return _CLOSE
-            api_versions = self.ctx.registry.get(ApiVersionsRequest.API_KEY)
-            fallback = (
-                unsupported_version_response(api_versions.versions) if api_versions else unsupported_version_response()
-            )
-            self.outbox.add([encode_response(fallback, 0, unsupported.correlation_id)])
+            response, version = api.unsupported_version(api)
+            self.outbox.add([encode_response(response, version, unsupported.correlation_id)])
             return _NEXT
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", self.peer, exc)

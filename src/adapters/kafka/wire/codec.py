@@ -1,10 +1,11 @@
 """Request and response codec on top of kafka-python's schema-generated message classes.
 
 Headers and bodies go through `kafka.protocol` (pinned to kafka-python 3.0.x, whose classes are
-compiled from Kafka's JSON schemas), with one measured exception: Produce requests and responses take
-the fast path of `fast_produce`, proven equal to kafka-python's by differential tests (ADR 9). This module only
-picks the class and version, checks that a body was consumed exactly, and turns every decoding failure
-into a `ProtocolError` for the connection to report.
+compiled from Kafka's JSON schemas), except where a room declares a measured `FastDecoder` for some
+versions (Produce's `fast_produce`, proven equal to kafka-python's by differential tests, ADR 9); a
+response that encodes itself (a fast-path answer) does so. This module only picks the class and
+version, checks that a body was consumed exactly, and turns every decoding failure into a
+`ProtocolError` for the connection to report.
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import attrs
 from kafka.protocol.api_header import RequestHeader
 
 from ..api import HandlerRegistry, KafkaApi
-from . import fast_produce
 
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
-_PRODUCE = 0
 
 
 class ProtocolError(Exception):
@@ -69,10 +68,11 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
         raise ProtocolError(f"unknown API key {api_key}")
     if not handler.min_version <= api_version <= handler.max_version:
         raise UnsupportedVersion(api_key, api_version, correlation_id)
-    if api_key == _PRODUCE and fast_produce.MIN_VERSION <= api_version <= fast_produce.MAX_VERSION:
+    fast = handler.fast_decoder
+    if fast is not None and fast.versions[0] <= api_version <= fast.versions[1]:
         try:
-            correlation_id, client_id, body = fast_produce.decode_produce(frame, api_version)
-        except fast_produce.ProtocolError as exc:
+            correlation_id, client_id, body = fast.decode(frame, api_version)
+        except fast.error as exc:
             raise ProtocolError(str(exc)) from exc
         return DecodedRequest(handler, api_version, correlation_id, client_id, body)
     request_class = handler.request

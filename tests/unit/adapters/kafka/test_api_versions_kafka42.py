@@ -103,7 +103,12 @@ def _advertised(http: bool = False) -> dict[int, tuple[int, int]]:
         overrides["http"] = {"port": 0}
     settings = load_settings(overrides=overrides)
     ctx = bootstrap(settings, default_adapters(settings))
-    response = handle_api_versions(ctx, ApiVersionsRequest[4](), 4, ClientInfo("test", "127.0.0.1"))
+    response = handle_api_versions(
+        ctx,
+        ApiVersionsRequest[4](client_software_name="t", client_software_version="1"),
+        4,
+        ClientInfo("test", "127.0.0.1"),
+    )
     return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
 

@@ -116,7 +116,9 @@ def test_api_versions_is_computed_from_the_registry():
             def metadata_log_end_offset():
                 return 0
 
-    response = handle_api_versions(Ctx(), ApiVersionsRequest[3](), 3, None)
+    response = handle_api_versions(
+        Ctx(), ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), 3, None
+    )
     advertised = {(k.api_key, k.min_version, k.max_version) for k in response.api_keys}
     assert advertised == set(REGISTRY.supported())
     assert {k for k, _, _ in advertised} >= {0, 1, 2, 3, 18, 19, 20, 32, 37, 60, 75}

@@ -26,7 +26,9 @@ def ctx():
 
 
 def _versions(ctx, version):
-    response = api_versions.handle_api_versions(ctx, ApiVersionsRequest[version](), version, CLIENT)
+    response = api_versions.handle_api_versions(
+        ctx, ApiVersionsRequest[version](client_software_name="t", client_software_version="1"), version, CLIENT
+    )
     decoded = ApiVersionsResponse.decode(encode_response(response, version, 1)[4:], version=version, header=True)
     supported = {f.name: (f.min_version, f.max_version) for f in decoded.supported_features}
     finalized = {f.name: (f.min_version_level, f.max_version_level) for f in decoded.finalized_features}
@@ -67,10 +69,11 @@ def test_group_share_and_streams_versions_follow_the_apis_served(ctx):
     assert "transaction.version" not in finalized
 
 
-def test_v3_sends_a_range_starting_at_0_as_starting_at_1(ctx):
-    supported, _, _ = _versions(ctx, 3)
-    assert supported["kraft.version"] == (1, 1)
-    assert supported["metadata.version"] == (7, 29)
+def test_v3_leaves_out_the_features_whose_range_starts_at_0(ctx):
+    """As Apache Kafka 4.2.2 answers ApiVersions v3 (tests/differential): only metadata.version."""
+    supported, finalized, _ = _versions(ctx, 3)
+    assert supported == {"metadata.version": (7, 29)}
+    assert finalized["kraft.version"] == (1, 1)
 
 
 def test_versions_below_3_carry_no_features(ctx):
@@ -131,3 +134,12 @@ def test_refusal_answers_every_feature(ctx):
     refused = update_features.API.refuse(request, 1, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     assert refused.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     assert [(r.feature, r.error_code) for r in refused.results] == [("group.version", 31)]
+
+
+@pytest.mark.parametrize("name, software_version", [("-bad name-", "1.0"), ("ok", ""), ("ok", "1.0 beta")])
+def test_v3_refuses_a_client_software_name_or_version_kafka_refuses(ctx, name, software_version):
+    """Apache Kafka 4.2.2 answers INVALID_REQUEST with no APIs (tests/differential)."""
+    request = ApiVersionsRequest[3](client_software_name=name, client_software_version=software_version)
+    response = api_versions.handle_api_versions(ctx, request, 3, CLIENT)
+    assert response.error_code == ErrorCode.INVALID_REQUEST
+    assert list(response.api_keys) == []

@@ -1,0 +1,236 @@
+"""Scenarios with state, side by side: produce errors on real topics (invalid records, oversized
+batches, key-less records on a compacted topic), classic group error paths (member id required,
+wrong generation, protocol mismatch), and hypothesis-generated topic configs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
+from kafka.protocol.consumer import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+from tests.batches import make_batch
+
+from .compare import Pair, Wire, compare
+
+
+def _create(pair: Pair, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
+    """The same topic on both brokers, created and led before the scenario."""
+
+    def create(node):
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name,
+            num_partitions=partitions,
+            replication_factor=1,
+            assignments=[],
+            configs=[
+                CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=k, value=v)
+                for k, v in (configs or {}).items()
+            ],
+        )
+        with Wire(node.bootstrap) as wire:
+            answer = wire.request(
+                CreateTopicsRequest[7](topics=[topic], timeout_ms=15000, validate_only=False), CreateTopicsResponse, 7
+            )
+            assert answer.topics[0].error_code == 0, answer
+            deadline = time.monotonic() + 30
+            while True:
+                request = MetadataRequest[12](
+                    topics=[MetadataRequest.MetadataRequestTopic(name=name, topic_id=None)],
+                    allow_auto_topic_creation=False,
+                )
+                metadata = wire.request(request, MetadataResponse, 12)
+                partitions_led = [p for p in metadata.topics[0].partitions if p.leader_id >= 0]
+                if metadata.topics[0].error_code == 0 and len(partitions_led) == partitions:
+                    return
+                assert time.monotonic() < deadline, metadata
+                time.sleep(0.2)
+
+    pair.each(create)
+
+
+def _produce(name: str, batch: bytes, partition: int = 0) -> ProduceRequest:
+    data = ProduceRequest.TopicProduceData
+    return ProduceRequest[11](
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=5000,
+        topic_data=[data(name=name, partition_data=[data.PartitionProduceData(index=partition, records=batch)])],
+    )
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+def test_produce_to_an_unknown_partition(pair):
+    name = f"produce-{uuid.uuid4().hex[:8]}"
+    _create(pair, name)
+    batch = make_batch([(_now(), b"k", b"v")])
+    pair.raw("Produce unknown partition", lambda: _produce(name, batch, partition=5), ProduceResponse, 11)
+
+
+def test_produce_without_a_key_to_a_compacted_topic(pair):
+    name = f"compacted-{uuid.uuid4().hex[:8]}"
+    _create(pair, name, configs={"cleanup.policy": "compact"})
+    batch = make_batch([(_now(), None, b"no key")])
+    pair.raw("Produce key-less to compacted", lambda: _produce(name, batch), ProduceResponse, 11)
+
+
+def test_produce_a_batch_over_max_message_bytes(pair):
+    name = f"small-{uuid.uuid4().hex[:8]}"
+    _create(pair, name, configs={"max.message.bytes": "1024"})
+    batch = make_batch([(_now(), b"k", b"x" * 4096)])
+    pair.raw("Produce over max.message.bytes", lambda: _produce(name, batch), ProduceResponse, 11)
+
+
+def test_produce_records_in_order_then_offsets(pair):
+    name = f"plain-{uuid.uuid4().hex[:8]}"
+    _create(pair, name)
+    for n in range(3):
+        batch = make_batch([(_now(), b"k%d" % n, b"v%d" % n)])
+        pair.raw(f"Produce in order {n}", lambda batch=batch: _produce(name, batch), ProduceResponse, 11)
+
+
+def _join(group: str, member_id: str = "", protocol_type: str = "consumer", protocol: str = "range"):
+    return JoinGroupRequest[9](
+        group_id=group,
+        session_timeout_ms=30000,
+        rebalance_timeout_ms=30000,
+        member_id=member_id,
+        group_instance_id=None,
+        protocol_type=protocol_type,
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name=protocol, metadata=b"")],
+        reason=None,
+    )
+
+
+def test_classic_group_error_paths(pair):
+    """Join without a member id, join with it, sync, then the errors of a stale or wrong member."""
+    group = f"group-{uuid.uuid4().hex[:8]}"
+    topic = f"committed-{uuid.uuid4().hex[:8]}"
+    _create(pair, topic)
+    answers = {}
+
+    def run(node):
+        steps = []
+        with Wire(node.bootstrap) as wire:
+            first = wire.request(_join(group), JoinGroupResponse, 9)
+            steps.append(("JoinGroup without member id", first))
+            member = first.member_id
+            joined = wire.request(_join(group, member), JoinGroupResponse, 9)
+            steps.append(("JoinGroup with member id", joined))
+            generation = joined.generation_id
+            sync = SyncGroupRequest[5](
+                group_id=group,
+                generation_id=generation,
+                member_id=member,
+                group_instance_id=None,
+                protocol_type="consumer",
+                protocol_name="range",
+                assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+            )
+            steps.append(("SyncGroup leader", wire.request(sync, SyncGroupResponse, 5)))
+            stale = HeartbeatRequest[4](
+                group_id=group, generation_id=generation + 7, member_id=member, group_instance_id=None
+            )
+            steps.append(("Heartbeat wrong generation", wire.request(stale, HeartbeatResponse, 4)))
+            unknown = HeartbeatRequest[4](
+                group_id=group, generation_id=generation, member_id="nobody", group_instance_id=None
+            )
+            steps.append(("Heartbeat unknown member", wire.request(unknown, HeartbeatResponse, 4)))
+            commit = OffsetCommitRequest[8](
+                group_id=group,
+                generation_id_or_member_epoch=generation + 7,
+                member_id=member,
+                group_instance_id=None,
+                topics=[
+                    OffsetCommitRequest.OffsetCommitRequestTopic(
+                        name="t",
+                        partitions=[
+                            OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                                partition_index=0, committed_offset=1, committed_leader_epoch=-1, committed_metadata=""
+                            )
+                        ],
+                    )
+                ],
+            )
+            steps.append(
+                ("OffsetCommit unknown topic, wrong generation", wire.request(commit, OffsetCommitResponse, 8))
+            )
+            commit.topics[0].name = topic
+            steps.append(("OffsetCommit wrong generation", wire.request(commit, OffsetCommitResponse, 8)))
+            other = wire.request(_join(group, protocol_type="connect"), JoinGroupResponse, 9)
+            steps.append(("JoinGroup protocol type mismatch", other))
+        answers[node.name] = steps
+
+    pair.each(run)
+    for (step, kafka), (_, trafka) in zip(answers["kafka"], answers["trafka"], strict=True):
+        compare(f"Classic group: {step}", kafka, trafka)
+
+
+CONFIG_VALUES = {
+    "cleanup.policy": st.sampled_from(["delete", "compact", "compact,delete", "sometimes"]),
+    "retention.ms": st.sampled_from(["-1", "0", "60000", "soon"]),
+    "segment.bytes": st.sampled_from(["1048576", "104857600"]),  # below 1 MiB: a listed divergence
+    "max.message.bytes": st.sampled_from(["0", "1024", "-5"]),
+    "min.insync.replicas": st.sampled_from(["1", "2", "0"]),
+    "compression.type": st.sampled_from(["producer", "zstd", "brotli"]),
+}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    configs=st.dictionaries(st.sampled_from(sorted(CONFIG_VALUES)), st.just(None), max_size=3).flatmap(
+        lambda keys: st.fixed_dictionaries({key: CONFIG_VALUES[key] for key in keys})
+    )
+)
+def test_generated_topic_configs(pair, configs):
+    name = f"generated-{uuid.uuid4().hex[:8]}"
+
+    def make():
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name,
+            num_partitions=1,
+            replication_factor=1,
+            assignments=[],
+            configs=[
+                CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()
+            ],
+        )
+        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
+
+    kafka, trafka = pair.each(lambda node: _send(node, make))
+    compare("CreateTopics generated configs", kafka, trafka)
+
+
+def test_segment_bytes_under_a_mebibyte(pair):
+    name = f"segments-{uuid.uuid4().hex[:8]}"
+
+    def make():
+        config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name="segment.bytes", value="100")
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config]
+        )
+        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
+
+    pair.raw("CreateTopics segment.bytes under 1 MiB", make, CreateTopicsResponse, 7)
+
+
+def _send(node, make):
+    with Wire(node.bootstrap) as wire:
+        return wire.request(make(), CreateTopicsResponse, 7)
