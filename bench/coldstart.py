@@ -1,7 +1,7 @@
 """Cold start: a new process to a broker accepting connections, and the CLI's commands, each as a ratio
 to the floor any Trio program pays (`python -c "import trio, attrs"`), timed in the same run.
 
-    python bench/coldstart.py [--runs 10] [--only serve-memory,help] [--kafka] [--compare DIR]
+    python bench/coldstart.py [--runs 10] [--only serve-memory,help] [--kafka] [--compare PYTHON]
 
 Each run of each case is a fresh interpreter, and the cases are interleaved run by run (floor, serve
 --memory, serve --data-dir, --help, topic list, first Broker(), then again), so a machine that slows
@@ -18,9 +18,9 @@ median. A case's time is from spawning the process to:
 - kafka (`--kafka`, when `tests/kafka/` of the yardstick branch is present): Apache Kafka's
   `ReferenceKafka.start()` (one combined KRaft node, formatted first), a JVM, as the yardstick.
 
-`--compare DIR` times every trafka case a second time with `PYTHONPATH=DIR`, where DIR holds a
-`trafka` link to another checkout's `src` (say, the commit before a change), interleaved with this
-checkout's runs: a before/after on the same loaded machine in the same minutes.
+`--compare PYTHON` times every trafka case a second time with another interpreter, one whose venv has
+another trafka installed (say, the commit before a change, `pip install` of a `git archive`),
+interleaved with this checkout's runs: a before/after on the same loaded machine in the same minutes.
 
 Never a timed test: on a loaded machine the ratios hold better than the absolute figures, and both
 are reported.
@@ -57,12 +57,9 @@ def _connect(host: str, port: int, deadline: float) -> None:
             time.sleep(POLL_S)
 
 
-ENV: dict[str, str] = dict(os.environ)  # the environment of the processes timed (see --compare)
-
-
 def run_to_exit(*args: str) -> float:
     began = time.perf_counter()
-    subprocess.run([PYTHON, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    subprocess.run([PYTHON, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - began
 
 
@@ -75,7 +72,6 @@ def serve_until_ready(*extra: str) -> float:
             [PYTHON, "-m", "trafka", "serve", "--port", "0", "--ready-file", str(ready), *extra],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=ENV,
         )
         try:
             deadline = began + 120
@@ -101,7 +97,7 @@ def first_broker() -> float:
         "b.stop()\n"
     )
     began = time.perf_counter()
-    process = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True, env=ENV)
+    process = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()
     elapsed = time.perf_counter() - began
@@ -124,14 +120,14 @@ def kafka_start() -> float:
         return elapsed
 
 
-def _with_pythonpath(case: Callable[[], float], path: str) -> Callable[[], float]:
+def _with_python(case: Callable[[], float], python: str) -> Callable[[], float]:
     def timed() -> float:
-        global ENV
-        saved, ENV = ENV, {**ENV, "PYTHONPATH": path}
+        global PYTHON
+        saved, PYTHON = PYTHON, python
         try:
             return case()
         finally:
-            ENV = saved
+            PYTHON = saved
 
     return timed
 
@@ -141,7 +137,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--only", help="comma-separated cases (default: all)")
     parser.add_argument("--kafka", action="store_true", help="time Apache Kafka's start too (tests/kafka/)")
-    parser.add_argument("--compare", metavar="DIR", help="also time the trafka cases with PYTHONPATH=DIR")
+    parser.add_argument("--compare", metavar="PYTHON", help="also time the trafka cases with this interpreter")
     args = parser.parse_args()
 
     data_dirs = tempfile.TemporaryDirectory()
@@ -172,7 +168,7 @@ def main() -> None:
         cases = {name: case for name, case in cases.items() if name in wanted}
     if args.compare:
         for name in [n for n in cases if n not in ("floor", "kafka")]:
-            cases[f"{name} (DIR)"] = _with_pythonpath(cases[name], args.compare)
+            cases[f"{name} (compared)"] = _with_python(cases[name], args.compare)
     times: dict[str, list[float]] = {name: [] for name in cases}
     try:
         for run in range(args.runs):

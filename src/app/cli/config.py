@@ -76,7 +76,7 @@ def run_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from ..config.settings import ConfigError, config_path, load_configuration  # the broker's, on use
 
     try:
-        loaded = load_configuration(config_path(args), os.environ, overrides)
+        loaded = load_configuration(config_path(args), os.environ, overrides, single_node=True)
     except ConfigError as exc:
         return fail(str(exc), USAGE)
     rows = config_rows(loaded.settings, loaded.sources)

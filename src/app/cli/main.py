@@ -262,7 +262,7 @@ def _serve(args: argparse.Namespace) -> int:
     from ..wiring.runtime import close_broker
 
     try:
-        loaded = load_configuration(config_path(args), os.environ, _overrides(args))
+        loaded = load_configuration(config_path(args), os.environ, _overrides(args), single_node=True)
         settings = loaded.settings
         logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         log_ignored_kafka_keys(loaded)

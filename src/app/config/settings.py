@@ -368,14 +368,15 @@ SINGLE_NODE_ORIGIN = "default (Kafka's single-node server.properties)"
 
 
 def _kafka_layers(
-    config_file: str | None, environ: Mapping[str, str] | None
+    config_file: str | None, environ: Mapping[str, str] | None, single_node: bool = False
 ) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
     """A properties file and the KAFKA_* variables, merged as the apache/kafka image merges them; with
-    neither, the single-node defaults above (the image too uses its server.properties only then)."""
+    neither and `single_node` (`trafka serve`), the single-node defaults above (the image too uses its
+    server.properties only then)."""
     configs: dict[str, str] = {}
     origin: dict[str, str] = {}
     given_file = config_file is not None and not config_file.endswith(".toml")
-    if not given_file and not kafka_environment(environ or {}):
+    if single_node and not given_file and not kafka_environment(environ or {}):
         for key, value in SINGLE_NODE_DEFAULTS.items():
             configs[key], origin[key] = value, SINGLE_NODE_ORIGIN
     if config_file is not None and not config_file.endswith(".toml"):
@@ -455,14 +456,18 @@ def load_configuration(
     config_file: str | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    *,
+    single_node: bool = False,
 ) -> LoadedConfiguration:
+    """The settings from their sources; `single_node` (the CLI's `serve`, `config show`, `check`) starts
+    from Kafka's single-node server.properties when no Kafka configuration is given, as the image does."""
     raw: dict[str, Any] = {}
     sources: dict[str, str] = {}
     if config_file is not None and config_file.endswith(".toml"):
         toml = read_toml(config_file)
         raw = _merge(raw, toml)
         sources.update(dict.fromkeys(_paths(toml), f"file {config_file}"))
-    kafka, kafka_sources, ignored = _kafka_layers(config_file, environ)
+    kafka, kafka_sources, ignored = _kafka_layers(config_file, environ, single_node)
     raw = _merge(raw, kafka)
     sources.update(kafka_sources)
     if environ is not None:
@@ -498,8 +503,10 @@ def load_settings(
     config_file: str | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    *,
+    single_node: bool = False,
 ) -> Settings:
-    return load_configuration(config_file, environ, overrides).settings
+    return load_configuration(config_file, environ, overrides, single_node=single_node).settings
 
 
 def config_path(args: Any) -> str | None:

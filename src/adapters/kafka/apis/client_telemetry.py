@@ -19,6 +19,7 @@ in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes ar
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
@@ -40,20 +41,22 @@ else:
     _Message = ApiMessage
 
 
-class GetTelemetrySubscriptionsRequest(_Message, load_json=schemas):
-    pass
+# kafka-python 3.0.12's schema loader uses importlib.resources' legacy read_text, which warns on
+# 3.11+: ignored around these classes only, so a user's `-W error` suite is not failed by it.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
 
+    class GetTelemetrySubscriptionsRequest(_Message, load_json=schemas):
+        pass
 
-class GetTelemetrySubscriptionsResponse(_Message, load_json=schemas):
-    pass
+    class GetTelemetrySubscriptionsResponse(_Message, load_json=schemas):
+        pass
 
+    class PushTelemetryRequest(_Message, load_json=schemas):
+        pass
 
-class PushTelemetryRequest(_Message, load_json=schemas):
-    pass
-
-
-class PushTelemetryResponse(_Message, load_json=schemas):
-    pass
+    class PushTelemetryResponse(_Message, load_json=schemas):
+        pass
 
 
 def handle_get_telemetry_subscriptions(

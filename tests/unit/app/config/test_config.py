@@ -10,8 +10,9 @@ from trafka.app.config.settings import ConfigError, Settings, load_settings
 
 def test_defaults():
     settings = load_settings()
-    # Settings() holds Kafka's code defaults; with no configuration, its shipped single-node file's.
-    assert settings == attrs.evolve(Settings(), groups=attrs.evolve(Settings().groups, initial_rebalance_delay_ms=0))
+    assert settings == Settings()  # Kafka's code defaults; `trafka serve` starts from its single-node file
+    single_node = load_settings(single_node=True)
+    assert single_node == attrs.evolve(settings, groups=attrs.evolve(settings.groups, initial_rebalance_delay_ms=0))
     assert (settings.server.host, settings.server.port) == ("localhost", 9092)
     assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/tmp/trafka-logs")
 

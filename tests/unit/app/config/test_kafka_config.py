@@ -396,15 +396,20 @@ def test_port_flag_moves_only_the_first_listener_and_keeps_a_distinct_advertised
 
 def test_no_configuration_starts_as_kafkas_single_node_server_properties(tmp_path):
     # `docker run apache/kafka`: a first group does not wait group.initial.rebalance.delay.ms's 3 s.
-    loaded = load_configuration(None, {})
+    assert (
+        load_configuration(None, {}).settings.groups.initial_rebalance_delay_ms == 3000
+    )  # a library call: code defaults
+    loaded = load_configuration(None, {}, single_node=True)
     assert loaded.settings.groups.initial_rebalance_delay_ms == 0
     assert loaded.sources["groups.initial_rebalance_delay_ms"] == (
         "default (Kafka's single-node server.properties) (group.initial.rebalance.delay.ms)"
     )
     assert loaded.ignored_kafka_keys == ()
-    assert load_settings(None, {}, {"groups": {"initial_rebalance_delay_ms": 5}}).groups.initial_rebalance_delay_ms == 5
+    flag = {"groups": {"initial_rebalance_delay_ms": 5}}
+    assert load_settings(None, {}, flag, single_node=True).groups.initial_rebalance_delay_ms == 5
     # A properties file or KAFKA_* variables replace the shipped file, as in the image: Kafka's code default.
-    assert load_settings(str(KAFKA_SERVER_PROPERTIES)).groups.initial_rebalance_delay_ms == 3000
-    assert load_settings(None, {"KAFKA_NUM_PARTITIONS": "2"}).groups.initial_rebalance_delay_ms == 3000
+    assert load_settings(str(KAFKA_SERVER_PROPERTIES), single_node=True).groups.initial_rebalance_delay_ms == 3000
+    kafka_env = {"KAFKA_NUM_PARTITIONS": "2"}
+    assert load_settings(None, kafka_env, single_node=True).groups.initial_rebalance_delay_ms == 3000
     toml = write(tmp_path, "[broker]\nnum_partitions = 2\n", "trafka.toml")
-    assert load_settings(toml, {}).groups.initial_rebalance_delay_ms == 0
+    assert load_settings(toml, {}, single_node=True).groups.initial_rebalance_delay_ms == 0

@@ -4,6 +4,7 @@ classes used exactly as its `kafka.protocol` ones are."""
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_message import ApiMessage
@@ -20,93 +21,77 @@ else:
 _here = schemas  # the JSON schemas, one leaf package shared with the operator commands
 
 
-class ConsumerGroupHeartbeatRequest(_Message, load_json=_here):
-    pass
+# kafka-python 3.0.12's schema loader uses importlib.resources' legacy read_text, which warns on
+# 3.11+: ignored around these classes only, so a user's `-W error` suite is not failed by it.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
 
+    class ConsumerGroupHeartbeatRequest(_Message, load_json=_here):
+        pass
 
-class ConsumerGroupHeartbeatResponse(_Message, load_json=_here):
-    pass
+    class ConsumerGroupHeartbeatResponse(_Message, load_json=_here):
+        pass
 
+    class ConsumerGroupDescribeRequest(_Message, load_json=_here):
+        pass
 
-class ConsumerGroupDescribeRequest(_Message, load_json=_here):
-    pass
+    class ConsumerGroupDescribeResponse(_Message, load_json=_here):
+        pass
 
+    # Share groups (KIP-932): ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge.
+    class ShareGroupHeartbeatRequest(_Message, load_json=_here):
+        pass
 
-class ConsumerGroupDescribeResponse(_Message, load_json=_here):
-    pass
+    class ShareGroupHeartbeatResponse(_Message, load_json=_here):
+        pass
 
+    class ShareGroupDescribeRequest(_Message, load_json=_here):
+        pass
 
-# Share groups (KIP-932): ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge.
-class ShareGroupHeartbeatRequest(_Message, load_json=_here):
-    pass
+    class ShareGroupDescribeResponse(_Message, load_json=_here):
+        pass
 
+    class ShareFetchRequest(_Message, load_json=_here):
+        pass
 
-class ShareGroupHeartbeatResponse(_Message, load_json=_here):
-    pass
+    class ShareFetchResponse(_Message, load_json=_here):
+        pass
 
+    class ShareAcknowledgeRequest(_Message, load_json=_here):
+        pass
 
-class ShareGroupDescribeRequest(_Message, load_json=_here):
-    pass
+    class ShareAcknowledgeResponse(_Message, load_json=_here):
+        pass
 
+    # Share groups' offsets admin (KIP-932): DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets.
+    class DescribeShareGroupOffsetsRequest(_Message, load_json=_here):
+        pass
 
-class ShareGroupDescribeResponse(_Message, load_json=_here):
-    pass
+    class DescribeShareGroupOffsetsResponse(_Message, load_json=_here):
+        pass
 
+    class AlterShareGroupOffsetsRequest(_Message, load_json=_here):
+        pass
 
-class ShareFetchRequest(_Message, load_json=_here):
-    pass
+    class AlterShareGroupOffsetsResponse(_Message, load_json=_here):
+        pass
 
+    class DeleteShareGroupOffsetsRequest(_Message, load_json=_here):
+        pass
 
-class ShareFetchResponse(_Message, load_json=_here):
-    pass
+    class DeleteShareGroupOffsetsResponse(_Message, load_json=_here):
+        pass
 
+    # Kafka 4.4's newer versions of messages kafka-python declares: TxnOffsetCommit v6 (topics by id,
+    # KIP-1319), DeleteGroups v3 (per-group error messages).
+    class TxnOffsetCommitRequest(_Message, load_json=_here):
+        pass
 
-class ShareAcknowledgeRequest(_Message, load_json=_here):
-    pass
+    class TxnOffsetCommitResponse(_Message, load_json=_here):
+        pass
 
+    class DeleteGroupsRequest(_Message, load_json=_here):
+        pass
 
-class ShareAcknowledgeResponse(_Message, load_json=_here):
-    pass
-
-
-# Share groups' offsets admin (KIP-932): DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets.
-class DescribeShareGroupOffsetsRequest(_Message, load_json=_here):
-    pass
-
-
-class DescribeShareGroupOffsetsResponse(_Message, load_json=_here):
-    pass
-
-
-class AlterShareGroupOffsetsRequest(_Message, load_json=_here):
-    pass
-
-
-class AlterShareGroupOffsetsResponse(_Message, load_json=_here):
-    pass
-
-
-class DeleteShareGroupOffsetsRequest(_Message, load_json=_here):
-    pass
-
-
-class DeleteShareGroupOffsetsResponse(_Message, load_json=_here):
-    pass
-
-
-# Kafka 4.4's newer versions of messages kafka-python declares: TxnOffsetCommit v6 (topics by id,
-# KIP-1319), DeleteGroups v3 (per-group error messages).
-class TxnOffsetCommitRequest(_Message, load_json=_here):
-    pass
-
-
-class TxnOffsetCommitResponse(_Message, load_json=_here):
-    pass
-
-
-class DeleteGroupsRequest(_Message, load_json=_here):
-    pass
-
-
-class DeleteGroupsResponse(_Message, load_json=_here):
-    pass
+    class DeleteGroupsResponse(_Message, load_json=_here):
+        pass
