@@ -92,7 +92,7 @@ class CaseResult:
 @attrs.frozen
 class PackageRun:
     """A package's tests against one broker; `ended` is False when the binary died (a timeout, a
-    panic) before reporting every test, whose remaining tests are then `outcome="fail"` too."""
+    panic) before reporting every test: the tests it had started are then `outcome="unfinished"`."""
 
     package: str
     results: tuple[CaseResult, ...]
@@ -114,7 +114,7 @@ def parse_events(package: str, lines: Iterable[str]) -> PackageRun:
 
     A test's reason is what it logged at a `file.go:N:` position (t.Skip's and t.Error's lines),
     subtests' included, the last few lines kept; a test that started but never ended (the binary
-    timed out or panicked) fails with the binary's last output lines as its reason."""
+    timed out or panicked) is "unfinished", the binary's last output lines in the run's `tail`."""
     outcome: dict[str, str] = {}
     seconds: dict[str, float] = {}
     said: dict[str, list[str]] = {}
@@ -154,9 +154,8 @@ def parse_events(package: str, lines: Iterable[str]) -> PackageRun:
     for name in order:
         result = outcome.get(name)
         lines_said = said.get(name, [])
-        if result is None:
-            reason = "did not finish: " + last_words[-1500:]
-            results.append(CaseResult(name, "fail", 0.0, reason))
+        if result is None:  # the binary died first (its timeout): running, or paused waiting for a slot
+            results.append(CaseResult(name, "unfinished", 0.0, ""))
         else:
             reason = "\n".join(_telling(lines_said)) if result != "pass" else ""
             results.append(CaseResult(name, result, seconds[name], reason))

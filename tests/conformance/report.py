@@ -49,9 +49,10 @@ def _outcomes(stored: dict) -> dict[str, dict]:
     return cases
 
 
-def _counts(cases: Mapping[str, dict]) -> tuple[int, int, int, int]:
+def _counts(cases: Mapping[str, dict]) -> tuple[int, int, int, int, int]:
     outcomes = [case["outcome"] for case in cases.values()]
-    return len(outcomes), outcomes.count("pass"), outcomes.count("fail"), outcomes.count("skip")
+    unfinished = len(outcomes) - outcomes.count("pass") - outcomes.count("fail") - outcomes.count("skip")
+    return len(outcomes), outcomes.count("pass"), outcomes.count("fail"), outcomes.count("skip"), unfinished
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -74,18 +75,18 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
     if not runs:
         return [*lines, "Not run yet.", ""]
     lines += [
-        "| broker | tests | passed | failed | skipped | records | wall time | run at |",
-        "|---|---|---|---|---|---|---|---|",
+        "| broker | tests | passed | failed | skipped | unfinished | records | wall time | run at |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     order = sorted(runs, key=lambda n: (n != KAFKA, n != TRAFKA, _release_key(n)))
     cases = {name: _outcomes(runs[name]) for name in order}
     for name in order:
         stored = runs[name]
-        total, passed, failed, skipped = _counts(cases[name])
+        total, passed, failed, skipped, unfinished = _counts(cases[name])
         records = stored.get("records") or "-"
         filt = f" (`-run {stored['run']}`)" if stored.get("run") else ""
         lines.append(
-            f"| {_target_label(name, stored)}{filt} | {total} | {passed} | {failed} | {skipped} | {records} "
+            f"| {_target_label(name, stored)}{filt} | {total} | {passed} | {failed} | {skipped} | {unfinished} | {records} "
             f"| {stored['wall_seconds'] / 60:.1f} min | {stored['finished']} |"
         )
     lines.append("")
@@ -126,8 +127,16 @@ def _divergences(kafka: Mapping[str, dict], trafka: Mapping[str, dict], known: M
     diverging = sorted(
         n for n, c in kafka.items() if c["outcome"] == "pass" and trafka.get(n, {}).get("outcome") != "pass"
     )
-    if not diverging:
+    unreached = [n for n in diverging if trafka.get(n, {}).get("outcome", "unfinished") == "unfinished"]
+    diverging = [n for n in diverging if n not in unreached]
+    if not diverging and not unreached:
         lines.append("None.")
+    if unreached:
+        lines.append(
+            f"- Not finished on trafka because the package's timeout ended its run first ({len(unreached)}: "
+            "those running and those waiting for a parallel slot): " + ", ".join(f"`{n}`" for n in unreached)
+        )
+        lines += [f"- `{n}` (unfinished on trafka):{_note(n, known)}" for n in unreached if n in known]
     for name in diverging:
         case = trafka.get(name, {"outcome": "not run", "reason": ""})
         why = known.get(name, "")
