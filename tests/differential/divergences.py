@@ -13,7 +13,6 @@ ONE_NODE = (
     "trafka is one node that is broker and controller in one; Kafka's combined node is too, but answers as two roles"
 )
 STREAMS_GROUPS = "Streams groups (KIP-1071, APIs 88/89, streams.version) are not served yet: issue 37"
-TRANSACTIONS_V2 = "transactions V2 (transaction.version=2, WriteTxnMarkers) is being built on branch tv2"
 
 # (scenario pattern, field path pattern) -> reason
 DIVERGENCES: dict[tuple[str, str], str] = {
@@ -22,7 +21,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
         "librdkafka); trafka advertises the 3-13 it serves. To fix with issue 36's follow-up: advertise 0 "
         "when pinned to 4.x and answer v0-2 as Kafka does"
     ),
-    ("ApiVersions *", "api_keys[api_key=27]"): TRANSACTIONS_V2 + " (WriteTxnMarkers)",
     ("ApiVersions *", "api_keys[api_key=38]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=39]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=40]"): "delegation tokens (KIP-48) are not implemented",
@@ -48,8 +46,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     },
     ("ApiVersions *", "finalized_features[name=streams.version]"): STREAMS_GROUPS,
     ("ApiVersions *", "supported_features[name=streams.version]"): STREAMS_GROUPS,
-    ("ApiVersions *", "finalized_features[name=transaction.version]"): TRANSACTIONS_V2,
-    ("ApiVersions *", "supported_features[name=transaction.version]"): TRANSACTIONS_V2,
     # Found by tests/differential/test_topics.py; each is trafka's to fix (issue 36 follow-up)
     ("CreateTopics *", "topics[name=*].configs"): (
         "a refused topic: Kafka answers an empty configs array, trafka a null one (to fix)"
