@@ -11,8 +11,10 @@ Each finding is closed as Apache Kafka 4.2 closes it; each test here failed befo
 
 from __future__ import annotations
 
+import select
 import struct
 import time
+import uuid
 
 import crc32c
 import zstandard
@@ -22,7 +24,12 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from tests.batches import make_batch
-from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from trafka.adapters.kafka.wire.messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+)
 
 from .wire import WireClient
 
@@ -218,3 +225,39 @@ def test_a_null_in_a_non_nullable_array_closes_the_connection_without_a_tracebac
         assert round_trip_s(bystander) < PROMPT_S
     lines = broker.wait_for_lines("non-nullable field group_ids", since)
     assert lines and not any("Traceback" in line for line in broker.output[since:])
+
+
+def test_a_huge_share_acknowledge_is_decoded_off_the_event_loop(bootstrap):
+    """Issue 42 #9: millions of acknowledgement types take kafka-python seconds to decode. A frame that
+    large is decoded in a worker thread, so every other connection is answered meanwhile (before, the
+    loop stalled for the whole decode) and the sender still gets its answer."""
+    Topic = ShareAcknowledgeRequest[1].AcknowledgeTopic
+    Partition = Topic.AcknowledgePartition
+    Batch = Partition.AcknowledgementBatch
+    types = 6_000_000
+    request = ShareAcknowledgeRequest[1](
+        group_id="hostile",
+        member_id="m",
+        share_session_epoch=1,
+        topics=[
+            Topic(
+                topic_id=uuid.uuid4(),
+                partitions=[
+                    Partition(
+                        partition_index=0,
+                        acknowledgement_batches=[
+                            Batch(first_offset=0, last_offset=types - 1, acknowledge_types=[1] * types)
+                        ],
+                    )
+                ],
+            )
+        ],
+    )
+    with WireClient(bootstrap, timeout=120) as attacker, WireClient(bootstrap) as bystander:
+        attacker.send(request, 1)
+        worst, rounds = 0.0, 0
+        while not select.select([attacker.sock], [], [], 0)[0]:  # until the attacker's answer arrives
+            worst, rounds = max(worst, round_trip_s(bystander)), rounds + 1
+        answer = attacker.receive(ShareAcknowledgeResponse, 1)
+    assert answer.error_code != 0  # no such member or share session
+    assert rounds > 0 and worst < PROMPT_S, (rounds, worst)

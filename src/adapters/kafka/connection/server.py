@@ -42,7 +42,17 @@ from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.security.ssl_mapping import NoMatchingRule
 
-from ..api import DELIVERED, NO_RESPONSE, CloseConnection, Deferred, EarlyDeferred, Held, KafkaApi, never
+from ..api import (
+    DELIVERED,
+    NO_RESPONSE,
+    CloseConnection,
+    Deferred,
+    EarlyDeferred,
+    HandlerRegistry,
+    Held,
+    KafkaApi,
+    never,
+)
 from ..context import BrokerContext
 from ..request_context import ClientInfo, Endpoint
 from ..security.authentication import Failed, Reply
@@ -249,6 +259,28 @@ def _peer_name(stream: trio.SocketStream) -> str:
         return "?"
 
 
+# A frame this large (and of an API without a measured fast decoder: Produce's is cheap whatever its
+# size) is decoded in a worker thread, one at a time, so a client that sends megabytes of array entries
+# (a ShareAcknowledge with millions of acknowledgement types, issue 42) costs the loop no more than a
+# thread sharing the GIL: other connections keep being served while it decodes.
+DECODE_OFF_LOOP_BYTES = 1 << 20
+_DECODE_LIMITER = trio.CapacityLimiter(1)
+
+
+def _try_decode(frame: bytes, registry: HandlerRegistry) -> DecodedRequest | Exception:
+    try:
+        return decode_request(frame, registry)
+    except (UnsupportedVersion, ProtocolError) as exc:
+        return exc
+
+
+def _decoded_off_loop(frame: bytes, ctx: BrokerContext) -> bool:
+    if len(frame) < DECODE_OFF_LOOP_BYTES:
+        return False
+    api = ctx.registry.get(int.from_bytes(frame[:2], "big", signed=True))
+    return api is not None and api.fast_decoder is None
+
+
 _CLOSE = object()  # a step's verdict: close the connection
 _NEXT = object()  # a step's verdict: the frame is answered, read the next one
 
@@ -352,7 +384,11 @@ class _Reader:
                     return
                 if verdict is _NEXT:
                     continue
-            request = self._decode(frame)
+            if _decoded_off_loop(frame, ctx):
+                attempt = await trio.to_thread.run_sync(_try_decode, frame, ctx.registry, limiter=_DECODE_LIMITER)
+                request = self._decode(frame, attempt)
+            else:
+                request = self._decode(frame)
             if not isinstance(request, DecodedRequest):
                 if request is _CLOSE:
                     return
@@ -450,10 +486,15 @@ class _Reader:
             observer.request_completed(lane_api.name, request.version, elapsed)
         return _NEXT
 
-    def _decode(self, frame: bytes) -> DecodedRequest | object:
-        """The codec's step: the frame as a request of a served API and version."""
+    def _decode(self, frame: bytes, attempt: DecodedRequest | Exception | None = None) -> DecodedRequest | object:
+        """The codec's step: the frame as a request of a served API and version (`attempt`: the
+        outcome of decoding it in a worker thread already)."""
         try:
-            return decode_request(frame, self.ctx.registry)
+            if attempt is None:
+                return decode_request(frame, self.ctx.registry)
+            if isinstance(attempt, Exception):
+                raise attempt
+            return attempt
         except UnsupportedVersion as unsupported:
             api = self.ctx.registry.get(unsupported.api_key)
             if api is None or api.unsupported_version is None:
