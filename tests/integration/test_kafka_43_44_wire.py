@@ -138,7 +138,11 @@ def test_pinned_releases_advertise_their_versions_and_transaction_version(tmp_pa
     broker = BrokerProcess(["--data-dir", str(tmp_path / "logs"), "--kafka-version", release]).start()
     try:
         with WireClient(broker.bootstrap) as client:
-            response = client.request(ApiVersionsRequest[3](), ApiVersionsResponse, 3)
+            response = client.request(
+                ApiVersionsRequest[3](client_software_name="trafka-tests", client_software_version="1"),
+                ApiVersionsResponse,
+                3,
+            )
         served = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
         assert {key: served[key] for key in expected} == expected
         finalized = {f.name: f.max_version_level for f in response.finalized_features}
