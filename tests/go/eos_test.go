@@ -1,7 +1,9 @@
 // Exactly-once consume-transform-produce with franz-go's GroupTransactSession against a trafka broker
 // (transactions V2 when the broker finalizes transaction.version 2). Run by
 // tests/integration/test_franz_go.py, which starts the broker, gives its address in TRAFKA_BOOTSTRAP,
-// and restarts it (kill -9) once TRAFKA_PROGRESS shows a third of the records committed.
+// and restarts it (kill -9) once TRAFKA_PROGRESS shows a third of the records committed. The test then
+// holds its open transaction until the harness writes TRAFKA_RESTARTED, so the kill always lands
+// mid-transaction, however fast the machine.
 package eos
 
 import (
@@ -28,6 +30,7 @@ func env(t *testing.T, name string) string {
 
 func TestExactlyOnceThroughARestart(t *testing.T) {
 	bootstrap, progress := env(t, "TRAFKA_BOOTSTRAP"), env(t, "TRAFKA_PROGRESS")
+	restarted := env(t, "TRAFKA_RESTARTED")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	retry := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.RetryTimeout(60 * time.Second), kgo.RequestRetries(1000)}
@@ -61,7 +64,7 @@ func TestExactlyOnceThroughARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	done := 0
+	done, held := 0, false
 	for done < records {
 		if ctx.Err() != nil {
 			t.Fatalf("only %d of %d records committed", done, records)
@@ -80,6 +83,16 @@ func TestExactlyOnceThroughARestart(t *testing.T) {
 			n++
 			sess.Produce(ctx, &kgo.Record{Topic: "eos-out", Key: r.Key, Value: append(r.Value, '!')}, nil)
 		})
+		if !held && done >= records/3 { // a third committed: the broker is killed while this one is open
+			held = true
+			os.WriteFile(progress, []byte(strconv.Itoa(done)), 0o644)
+			for ctx.Err() == nil {
+				if _, err := os.Stat(restarted); err == nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
 		committed, err := sess.End(ctx, kgo.TryCommit)
 		for err != nil { // the broker went away mid-transaction: abort it and read again
 			t.Logf("end: %v (aborting; the group re-reads from its committed offsets)", err)

@@ -25,11 +25,16 @@ def test_franz_go_exactly_once_through_a_broker_restart(tmp_path):
     args = ["--data-dir", str(tmp_path / "logs")]
     env = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
     broker = BrokerProcess(args, env=env).start()
-    progress = tmp_path / "progress"
+    progress, restarted = tmp_path / "progress", tmp_path / "restarted"
     test = subprocess.Popen(
         [go, "test", "-count=1", "-v", "./..."],
         cwd=GO_TESTS,
-        env={**os.environ, "TRAFKA_BOOTSTRAP": broker.bootstrap, "TRAFKA_PROGRESS": str(progress)},
+        env={
+            **os.environ,
+            "TRAFKA_BOOTSTRAP": broker.bootstrap,
+            "TRAFKA_PROGRESS": str(progress),
+            "TRAFKA_RESTARTED": str(restarted),
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -41,8 +46,9 @@ def test_franz_go_exactly_once_through_a_broker_restart(tmp_path):
                 break
             time.sleep(0.2)
         assert test.poll() is None, test.communicate()[0]
-        broker.stop(signal.SIGKILL)  # mid-stream: a transaction may be open
+        broker.stop(signal.SIGKILL)  # mid-stream: the Go test holds a transaction open until restarted
         broker = BrokerProcess([*args, "--port", str(broker.port)], env=env).start()
+        restarted.write_text("1")
         output, _ = test.communicate(timeout=240)
     finally:
         if test.poll() is None:
