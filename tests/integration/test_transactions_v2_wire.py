@@ -105,7 +105,11 @@ def _describe(client: WireClient, tid: str):
 
 def test_a_fresh_log_dir_finalizes_transaction_version_2_as_kafka_42(broker):
     with WireClient(broker.bootstrap) as client:
-        response = client.request(ApiVersionsRequest[4](), ApiVersionsResponse, 4)
+        response = client.request(
+            ApiVersionsRequest[4](client_software_name="trafka-tests", client_software_version="1"),
+            ApiVersionsResponse,
+            4,
+        )
     supported = {f.name: (f.min_version, f.max_version) for f in response.supported_features}
     finalized = {f.name: f.max_version_level for f in response.finalized_features}
     assert supported["transaction.version"] == (0, 2) and finalized["transaction.version"] == 2
