@@ -19,8 +19,16 @@ DATA_DIR_ENV = {"TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS": "0"}
 
 
 class BrokerProcess:
-    def __init__(self, args: Sequence[str] = (), env: dict[str, str] | None = None, prefix: Sequence[str] = ()) -> None:
-        self.args = ["serve", "--host", "127.0.0.1", "--port", "0", *args]
+    def __init__(
+        self,
+        args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        prefix: Sequence[str] = (),
+        listen: bool = True,
+    ) -> None:
+        # `listen`: bind 127.0.0.1 on a free port (flags win over a config's listeners); False keeps the
+        # config's own listeners (an IPv6 one, say)
+        self.args = ["serve", *(("--host", "127.0.0.1", "--port", "0") if listen else ()), *args]
         self.prefix = list(prefix)  # a command the broker runs under (e.g. in a mount namespace)
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen[str] | None = None

@@ -38,13 +38,16 @@ plain_sasl_jaas_config = '{JAAS}'
 
 
 @contextlib.contextmanager
-def secured_broker(folder: Path, config: str, args: tuple[str, ...] = ("--memory",)) -> Iterator[dict]:
-    """Start a broker with `config`; yield its listeners by name (the ready file's), stop it after."""
+def secured_broker(
+    folder: Path, config: str, args: tuple[str, ...] = ("--memory",), listen: bool = True
+) -> Iterator[dict]:
+    """Start a broker with `config`; yield its listeners by name (the ready file's), stop it after.
+    `listen=False`: the config's listeners exactly, not rebound to 127.0.0.1 by --host/--port."""
     (folder / "trafka.toml").write_text(config)
     ready = folder / "ready.json"
     ready.unlink(missing_ok=True)
     broker = BrokerProcess(
-        [*args, "--config", str(folder / "trafka.toml"), "--ready-file", str(ready)], env=DATA_DIR_ENV
+        [*args, "--config", str(folder / "trafka.toml"), "--ready-file", str(ready)], env=DATA_DIR_ENV, listen=listen
     )
     broker.start()
     try:

@@ -126,7 +126,7 @@ V6_CONFIG = CONFIG.replace("SASL_PLAINTEXT://127.0.0.1:0", "SASL_PLAINTEXT://[::
 
 @pytest.fixture(scope="module")
 def v6_bootstrap(tmp_path_factory):
-    with secured_broker(tmp_path_factory.mktemp("hostile-authz-v6"), V6_CONFIG) as listeners:
+    with secured_broker(tmp_path_factory.mktemp("hostile-authz-v6"), V6_CONFIG, listen=False) as listeners:
         port = listeners["SASL_PLAINTEXT"]["port"]
         admin = AdminClient({"bootstrap.servers": f"[::1]:{port}", **conf("admin")})
 
