@@ -164,12 +164,13 @@ def test_v3_refuses_a_client_software_name_or_version_kafka_refuses(ctx, name, s
 
 def test_the_levels_in_force_are_recorded_at_start_up_for_a_kafka_node_to_read(ctx):
     """A Kafka node on trafka's log dir finalizes only what the metadata log records (ADR 64): the
-    bootstrapped levels are written, as `kafka-storage format` writes them; kraft.version is no record."""
+    bootstrapped levels are written, as `kafka-storage format` writes them (transaction.version 2 too, as a
+    fresh Kafka 4.2 cluster); kraft.version is no record."""
     recorded = dict(ctx.features._store.feature_levels())
     _, finalized, _ = _versions(ctx, 4)
     assert recorded["group.version"] == recorded["share.version"] == 1
     assert recorded["eligible.leader.replicas.version"] == 1
-    assert "kraft.version" not in recorded and "transaction.version" not in recorded
+    assert "kraft.version" not in recorded and recorded["transaction.version"] == 2  # transactions V2 (ADR 75)
     assert {name: level for name, (_, level) in finalized.items() if name != "kraft.version"} == {
         name: level for name, level in recorded.items() if level > 0 and name != "metadata.version"
     } | {"metadata.version": finalized["metadata.version"][1]}
