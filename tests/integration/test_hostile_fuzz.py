@@ -120,7 +120,9 @@ def fuzzed():
         yield broker, bystander, rss_mib(broker)
     assert broker.process.poll() is None, broker.log()
     assert broker.stop() == 0, broker.log()
-    assert "Traceback" not in broker.log()  # client input is refused with a line, never a traceback
+    log = broker.log()
+    at = log.find("Traceback")
+    assert at < 0, log[max(0, at - 300) : at + 3000]  # client input is refused with a line, never a traceback
 
 
 def round_trip(client: WireClient) -> float:
@@ -130,7 +132,9 @@ def round_trip(client: WireClient) -> float:
 
 
 @pytest.mark.parametrize("api", NEW_APIS, ids=lambda api: f"{api.request.__name__[:-7]}-{api.api_key}")
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# derandomize: the same examples every CI run (a rare one found a real crash; a red run should name it
+# every time, and `-p no:... --hypothesis-seed` explores further by hand)
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_fuzzed_request_leaves_the_broker_serving_others(fuzzed, api, data):
     broker, bystander, rss_before = fuzzed

@@ -50,6 +50,8 @@ def null_field(struct: Any, body: Any, version: int, path: str = "") -> str | No
                 return path + name
             continue
         if nested is None:
+            if type(value) is list and None in value:  # an array's string entries are never nullable
+                return f"{path}{name}[]"
             continue
         items = value if nested.is_struct_array() else (value,)
         for item in items:
