@@ -132,8 +132,8 @@ def round_trip(client: WireClient) -> float:
 
 
 @pytest.mark.parametrize("api", NEW_APIS, ids=lambda api: f"{api.request.__name__[:-7]}-{api.api_key}")
-# derandomize: the same examples every CI run (a rare one found a real crash; a red run should name it
-# every time, and `-p no:... --hypothesis-seed` explores further by hand)
+# derandomize: the same examples every CI run (a rare random one found a real crash: a red run should
+# reproduce); raise max_examples by hand to explore further
 @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_fuzzed_request_leaves_the_broker_serving_others(fuzzed, api, data):
