@@ -10,6 +10,7 @@ added through the admin API).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,9 +34,17 @@ def apache_kafka(tmp_path_factory, request) -> Iterator[ReferenceKafka]:
     if attached:  # a developer's running node (python tests/kafka/reference.py DIR): not stopped here
         yield ReferenceKafka.attach(Path(attached))
         return
-    kafka = ReferenceKafka(tmp_path_factory.mktemp("apache-kafka"), authorizer=True)
-    kafka.start()
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    kafka = ReferenceKafka(tmp_path_factory.mktemp("apache-kafka"), authorizer=True)
+    try:
+        kafka.start()
+    except RuntimeError as failed:  # a free port taken before Kafka bound it, or a start past its limit
+        if reporter is not None:  # said, then tried once more on new ports; a second failure is the error
+            reporter.write_line(f"\nApache Kafka did not start, trying once more: {failed}")
+        with contextlib.suppress(Exception):
+            kafka.stop()
+        kafka = ReferenceKafka(tmp_path_factory.mktemp("apache-kafka"), authorizer=True)
+        kafka.start()
     line = f"Apache Kafka {kafka_version()} started in {kafka.startup_seconds:.1f}s on {kafka.bootstrap}"
     if reporter is not None:
         reporter.write_line(f"\n{line}")
