@@ -128,6 +128,7 @@ class ErrorCode(enum.IntEnum):
     SHARE_SESSION_NOT_FOUND = 122, True, "The share session was not found."
     INVALID_SHARE_SESSION_EPOCH = 123, True, "The share session epoch is invalid."
     INVALID_REGULAR_EXPRESSION = 128, False, "The regular expression is not valid."
+    REBOOTSTRAP_REQUIRED = 129, False, "Client metadata is stale. The client should rebootstrap to obtain new metadata."
     SHARE_SESSION_LIMIT_REACHED = 133, True, "The limit of share sessions has been reached."
     # fmt: on
 

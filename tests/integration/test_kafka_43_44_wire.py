@@ -16,6 +16,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
+from trafka.adapters.kafka.wire import messages
 from trafka.adapters.kafka.wire.messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -27,7 +28,8 @@ from .broker import BrokerProcess
 from .test_transactions_v2_wire import _batch, _end, _init, _produce
 from .wire import WireClient
 
-NONE, INVALID_REPLICATION_FACTOR, GROUP_ID_NOT_FOUND, UNKNOWN_TOPIC_ID = 0, 38, 69, 100
+NONE, UNSUPPORTED_VERSION, INVALID_REPLICATION_FACTOR, GROUP_ID_NOT_FOUND, UNKNOWN_TOPIC_ID = 0, 35, 38, 69, 100
+REBOOTSTRAP_REQUIRED = 129
 
 
 def _log_dirs(client: WireClient, version: int):
@@ -147,5 +149,44 @@ def test_pinned_releases_advertise_their_versions_and_transaction_version(tmp_pa
         assert {key: served[key] for key in expected} == expected
         finalized = {f.name: f.max_version_level for f in response.finalized_features}
         assert finalized.get("transaction.version", 0) == (0 if release == "3.9" else 2)
+    finally:
+        assert broker.stop() == 0, broker.log()
+
+
+def _api_versions_v5(client: WireClient, cluster_id, node_id):
+    request = messages.ApiVersionsRequest[5](
+        client_software_name="trafka-tests", client_software_version="1", cluster_id=cluster_id, node_id=node_id
+    )
+    return client.request(request, messages.ApiVersionsResponse, 5)
+
+
+def test_api_versions_v5_sends_a_client_of_another_cluster_or_node_to_rebootstrap(broker):
+    with WireClient(broker.bootstrap) as client:
+        metadata = client.request(MetadataRequest[12](topics=[]), MetadataResponse, 12)
+        cluster_id, (node,) = metadata.cluster_id, metadata.brokers
+        expected = _api_versions_v5(client, cluster_id, node.node_id)
+        assert expected.error_code == NONE and (18, 0, 5) in {
+            (k.api_key, k.min_version, k.max_version) for k in expected.api_keys
+        }
+        for wrong in ((cluster_id + "x", node.node_id), (cluster_id, node.node_id + 1)):
+            refused = _api_versions_v5(client, *wrong)
+            assert (refused.error_code, refused.api_keys) == (REBOOTSTRAP_REQUIRED, [])
+        # the connection stays usable, as Kafka's: the client decides to go
+        assert _api_versions_v5(client, None, -1).error_code == NONE
+
+
+def test_api_versions_v5_is_not_served_by_a_broker_pinned_before_44(tmp_path):
+    broker = BrokerProcess(["--data-dir", str(tmp_path / "logs"), "--kafka-version", "4.3"]).start()
+    try:
+        with WireClient(broker.bootstrap) as client:
+            client.send(
+                messages.ApiVersionsRequest[5](
+                    client_software_name="t", client_software_version="1", cluster_id="c", node_id=1
+                ),
+                5,
+            )
+            response = client.receive(ApiVersionsResponse, 0)  # kafka-python's: a v0 body on an error
+            assert response.error_code == UNSUPPORTED_VERSION
+            assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 4)]
     finally:
         assert broker.stop() == 0, broker.log()

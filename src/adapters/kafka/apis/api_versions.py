@@ -1,4 +1,4 @@
-"""ApiVersions (key 18): v0-4. The versions this broker serves, read from the registry; an unknown
+"""ApiVersions (key 18): v0-5. The versions this broker serves, read from the registry; an unknown
 version gets UNSUPPORTED_VERSION with a v0 body, as Kafka. Served before authentication, unauthorized.
 
 From v3 the response lists the supported and finalized features (KIP-584), as a Kafka 4.2 broker does,
@@ -11,13 +11,17 @@ broke (KIP-1022; seen against Apache Kafka 4.2.2 by tests/differential). From v3
 or version that is not Kafka's `[a-zA-Z0-9](?:[a-zA-Z0-9-.]*[a-zA-Z0-9])?` gets INVALID_REQUEST and
 no APIs, as from Kafka. The finalized
 features' epoch is the metadata log's last offset (Kafka's metadata image offset), or a change count.
+
+v5 (Kafka 4.4, KIP-1242) carries the cluster id and node id the client expects to reach, both or
+neither (one without the other is INVALID_REQUEST, Kafka's `isValid`); a cluster id that is not this
+broker's, or a node id that is not the node this connection reached, is REBOOTSTRAP_REQUIRED with no
+APIs (KafkaApis 4.4 `clusterIdOrNodeIdIsInvalid`): the client was pointed at another cluster or node
+and must bootstrap again. The classes are trafka's (kafka-python 3.0.12 stops at v4).
 """
 
 from __future__ import annotations
 
 import re
-
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
@@ -34,8 +38,9 @@ from trafka.domain.features import (
 from ..api import HandlerRegistry, KafkaApi, top_level_error
 from ..context import BrokerContext
 from ..request_context import ClientInfo
+from ..wire.messages import ApiVersionsRequest, ApiVersionsResponse
 
-VERSIONS = (0, 4)
+VERSIONS = (0, 5)
 
 # Kafka's ApiVersionsRequest.isValid(): a v3+ client's software name and version
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -78,9 +83,15 @@ def handle_api_versions(
         _SOFTWARE.fullmatch(request.client_software_name or "")
         and _SOFTWARE.fullmatch(request.client_software_version or "")
     ):  # Kafka answers INVALID_REQUEST with no APIs and no features
-        return ApiVersionsResponse(
-            version=version, error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0
-        )
+        return _refused(version, ErrorCode.INVALID_REQUEST)
+    if version >= 5:
+        expects_cluster, expects_node = request.cluster_id is not None, request.node_id != -1
+        if expects_cluster != expects_node:  # both or neither
+            return _refused(version, ErrorCode.INVALID_REQUEST)
+        if expects_cluster and (
+            request.cluster_id != ctx.policy.cluster_id or request.node_id != _node_reached(ctx, client)
+        ):
+            return _refused(version, ErrorCode.REBOOTSTRAP_REQUIRED)
     keys = [
         ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
         for key, low, high in ctx.registry.supported()
@@ -100,6 +111,17 @@ def handle_api_versions(
         response.finalized_features_epoch = finalized_features_epoch(ctx)
         response.zk_migration_ready = False
     return response
+
+
+def _refused(version: int, error: ErrorCode) -> ApiVersionsResponse:
+    """Kafka's error answer at the request's version: the error, no APIs, no features."""
+    return ApiVersionsResponse(version=version, error_code=error, api_keys=[], throttle_time_ms=0)
+
+
+def _node_reached(ctx: BrokerContext, client: ClientInfo) -> int:
+    """The node this connection reached: a simulated cluster's node by its listener, else this broker."""
+    node = ctx.cluster.node_of(client) if ctx.cluster is not None else None
+    return node if node is not None else ctx.policy.node_id
 
 
 def unsupported_version_response(versions: tuple[int, int] = VERSIONS) -> ApiVersionsResponse:

@@ -93,7 +93,9 @@ DIFFERENT = {
     # Kafka 4 rejects Produce v0-2 (KIP-896) but still advertises them, for librdkafka before 2.x
     # (KAFKA-18659); trafka advertises what it serves.
     0: (3, 13),
-    # Kafka 4.3 and 4.4's versions (ADR 76): DescribeLogDirs v5, TxnOffsetCommit v6, DeleteGroups v3.
+    # Kafka 4.3 and 4.4's versions (ADRs 76, 86): DescribeLogDirs v5, TxnOffsetCommit v6, DeleteGroups v3,
+    # ApiVersions v5.
+    18: (0, 5),
     35: (1, 5),
     28: (0, 6),
     42: (0, 3),

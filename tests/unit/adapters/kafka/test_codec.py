@@ -123,7 +123,8 @@ def test_api_versions_is_computed_from_the_registry():
     assert advertised == set(REGISTRY.supported())
     assert {k for k, _, _ in advertised} >= {0, 1, 2, 3, 18, 19, 20, 32, 37, 60, 75}
     encoded = response.encode(version=3)
-    assert ApiVersionsResponse.decode(encoded, version=3).api_keys == response.api_keys
+    decoded = ApiVersionsResponse.decode(encoded, version=3)  # kafka-python's class reads trafka's
+    assert {(k.api_key, k.min_version, k.max_version) for k in decoded.api_keys} == advertised
 
 
 def test_registry_refuses_versions_the_schema_lacks():

@@ -83,7 +83,8 @@ with warnings.catch_warnings():
         pass
 
     # Kafka 4.4's newer versions of messages kafka-python declares: TxnOffsetCommit v6 (topics by id,
-    # KIP-1319), DeleteGroups v3 (per-group error messages).
+    # KIP-1319), DeleteGroups v3 (per-group error messages), ApiVersions v5 (KIP-1242: the cluster and
+    # node the client expects; layout read from kafka-clients 4.4.0's generated ApiVersionsRequestData).
     class TxnOffsetCommitRequest(_Message, load_json=_here):
         pass
 
@@ -95,3 +96,17 @@ with warnings.catch_warnings():
 
     class DeleteGroupsResponse(_Message, load_json=_here):
         pass
+
+    class ApiVersionsRequest(_Message, load_json=_here):
+        pass
+
+    class ApiVersionsResponse(_Message, load_json=_here):
+        """Its response header is never flexible, whatever the version: a client that does not know the
+        broker's versions yet must read it (Kafka's one exception to the flexible headers)."""
+
+        @classmethod
+        def parse_header(cls, data: Any, version: Any = None) -> Any:
+            return cls.header_class.decode(data, flexible=False)
+
+        def encode_header(self, flexible: bool = False) -> Any:
+            return super().encode_header(flexible=False)
