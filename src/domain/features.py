@@ -44,12 +44,13 @@ KAFKA_SUPPORTED: Mapping[str, tuple[int, int]] = {
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
     ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
-    SHARE_VERSION: (0, 1),
+    SHARE_VERSION: (0, 2),
     STREAMS_VERSION: (0, 1),
 }
 """What a Kafka 4.2 broker lists as supported (BrokerFeatures.defaultSupportedFeatures, no unstable
 versions): metadata.version from 3.3-IV3 to 4.2-IV1, every other feature from 0 to its latest
-production level."""
+production level; `share.version` to Kafka 4.4's 2 (KIP-1191's dead-letter queue, ShareVersion.SV_2),
+which the ceiling keeps at 1 on a broker pinned before 4.4."""
 
 KAFKA_BOOTSTRAP: Mapping[str, int] = {
     METADATA_VERSION: LATEST_METADATA_VERSION,
@@ -60,7 +61,11 @@ KAFKA_BOOTSTRAP: Mapping[str, int] = {
     SHARE_VERSION: 1,
     STREAMS_VERSION: 1,
 }
-"""The levels a new Kafka 4.2 cluster is formatted with (release version 4.2)."""
+"""The levels a new Kafka 4.2 cluster is formatted with (release version 4.2): a new log dir opens in
+Kafka 4.2 (ADR 64). A broker pinned to 4.4 formats `share.version` 2 as a new Kafka 4.4 cluster does
+(ShareVersion.SV_2 bootstraps from 4.4-IV0, SV_1 from 4.2-IV0): `KAFKA_44_BOOTSTRAP`."""
+
+KAFKA_44_BOOTSTRAP: Mapping[str, int] = {**KAFKA_BOOTSTRAP, SHARE_VERSION: 2}
 
 METADATA_CHANGED: frozenset[int] = frozenset({7, 8, 11, 13, 14, 15, 17, 23})
 """The metadata.version levels from 7 up that change the metadata log's records (MetadataVersion's
@@ -109,9 +114,10 @@ class FeatureControl:
     """The supported and finalized features of this single-node cluster. `ceilings`: the highest level
     of each feature this broker implements (a missing feature: 0)."""
 
-    def __init__(self, store: FeatureLevelStore, node_id: int) -> None:
+    def __init__(self, store: FeatureLevelStore, node_id: int, bootstrap: Mapping[str, int] = KAFKA_BOOTSTRAP) -> None:
         self._store = store
         self._node_id = node_id
+        self._bootstrap = bootstrap  # the levels of a new log dir, where the store records none
         self.changes = 0  # updates recorded since start-up: the finalized epoch where no metadata log keeps one
 
     def supported(self, ceilings: Mapping[str, int]) -> dict[str, tuple[int, int]]:
@@ -129,7 +135,7 @@ class FeatureControl:
         recorded = self._store.feature_levels()
         finalized = {}
         for name, (low, high) in self.supported(ceilings).items():
-            level = min(recorded.get(name, KAFKA_BOOTSTRAP[name]), high)
+            level = min(recorded.get(name, self._bootstrap[name]), high)
             if level > 0 and level >= low:
                 finalized[name] = level
         return finalized

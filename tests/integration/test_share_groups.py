@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import AcknowledgeType, Consumer, KafkaException, Producer, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 import trafka
 from tests.waiting import throughout
@@ -44,12 +45,23 @@ SHARE_ENV = {
 def sbroker() -> Iterator[BrokerProcess]:
     process = BrokerProcess(["--memory"], env=SHARE_ENV).start()
     try:
+        upgrade_share_version(process.bootstrap, 2)  # the dead-letter queue (KIP-1191) needs share.version 2
         yield process
     finally:
         assert process.stop() == 0, process.log()
 
 
 logger = client_log_fixture("trafka.tests.share")
+
+
+def upgrade_share_version(bootstrap: str, level: int) -> None:
+    """`kafka-features upgrade --feature share.version=N`, as on a Kafka 4.4 cluster formatted before 4.4."""
+    update = UpdateFeaturesRequest.FeatureUpdateKey(feature="share.version", max_version_level=level, upgrade_type=1)
+    with WireClient(bootstrap) as client:
+        response = client.request(
+            UpdateFeaturesRequest[1](feature_updates=[update], validate_only=False), UpdateFeaturesResponse, 1
+        )
+    assert response.error_code == 0, response.error_message
 
 
 @pytest.fixture
@@ -317,7 +329,7 @@ def test_rejected_and_too_often_released_records_go_to_the_dead_letter_topic(boo
     create_topic(bootstrap, topic, 1, logger=logger)
     create_topic(bootstrap, dlq, 1, {"errors.deadletterqueue.group.enable": "true"}, logger=logger)  # opts in
     earliest(bootstrap, group, logger, errors_deadletterqueue_topic_name=dlq)
-    sent = {value for _, value in produce(bootstrap, topic, [0], 2, logger=logger)}
+    produce(bootstrap, topic, [0], 2, logger=logger)
     with members(bootstrap, logger, topic, group, 1, **{"share.acknowledgement.mode": "explicit"}) as (m,):
 
         def step() -> None:  # offset 0 is rejected; offset 1 released until the limit (2) archives it
@@ -343,14 +355,54 @@ def test_rejected_and_too_often_released_records_go_to_the_dead_letter_topic(boo
         step=lambda: copies.extend(x for x in [reader.poll(0.2)] if x is not None and not x.error()),
     )
     reader.close()
-    described = [{k: v.decode() for k, v in c.headers() if k.startswith("__dlq.errors.")} for c in copies]
+    described = [{k: v.decode() for k, v in c.headers()} for c in copies]
     assert [
-        (d["__dlq.errors.offset"], d["__dlq.errors.reason"], d["__dlq.errors.delivery.count"]) for d in described
+        (d["__dlq.errors.offset"], d["__dlq.errors.message"], d["__dlq.errors.delivery.count"]) for d in described
     ] == [
-        ("0", "reject", "1"),
-        ("1", "delivery.count.limit", "2"),
+        ("0", "Offset rejected by client.", "1"),
+        ("1", "Offset delivery count exceeded the threshold.", "2"),
     ]
-    assert {d["__dlq.errors.group.id"] for d in described} == {group}
+    assert {d["__dlq.errors.group"] for d in described} == {group}
+    assert {d["__dlq.errors.topic"] for d in described} == {topic}
+    assert [c.value() for c in copies] == [None, None]  # errors.deadletterqueue.copy.record.enable: false
+
+
+def test_copy_record_enable_copies_the_rejected_record(bootstrap, logger):
+    topic, group, dlq = unique("share"), unique("sg"), "dlq." + unique("dlq")
+    create_topic(bootstrap, topic, 1, logger=logger)
+    create_topic(bootstrap, dlq, 1, {"errors.deadletterqueue.group.enable": "true"}, logger=logger)
+    earliest(
+        bootstrap,
+        group,
+        logger,
+        errors_deadletterqueue_topic_name=dlq,
+        errors_deadletterqueue_copy_record_enable="true",
+    )
+    sent = {value for _, value in produce(bootstrap, topic, [0], 1, logger=logger)}
+    with members(bootstrap, logger, topic, group, 1, **{"share.acknowledgement.mode": "explicit"}) as (m,):
+
+        def step() -> None:
+            for message in m.poll(ack=None):
+                m.consumer.acknowledge(message, AcknowledgeType.REJECT)
+
+        wait_until(lambda: m.got, "the record delivered and rejected", step=step)
+        m.consumer.commit_sync()
+    reader = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("dlq-reader"),
+            "auto.offset.reset": "earliest",
+            "logger": logger,
+        }
+    )
+    reader.subscribe([dlq])
+    copies: list = []
+    wait_until(
+        lambda: copies,
+        "the copy in the dead-letter topic",
+        step=lambda: copies.extend(x for x in [reader.poll(0.2)] if x is not None and not x.error()),
+    )
+    reader.close()
     assert {c.value().decode() for c in copies} == sent
 
 

@@ -1,19 +1,25 @@
-"""The share groups' dead-letter topic (KIP-1191, beyond Kafka 4.2): a record archived by REJECT or by
-the delivery count limit is copied to the group's `errors.deadletterqueue.topic.name`, so no rejected
-job vanishes silently. GAP acknowledgements (records the client never saw) are not copied.
+"""The share groups' dead-letter queue (KIP-1191) as Kafka 4.4 writes it (its ShareGroupDLQStateManager,
+read from the 4.4.0 jars, ADR 86): a record archived by REJECT or by the delivery count limit is copied
+to the group's `errors.deadletterqueue.topic.name`, once `share.version` 2 is finalized (Kafka's
+SharePartitionManager asks `ShareVersion.supportsShareGroupDLQ` before each copy). GAP acknowledgements
+(records the client never saw) are not copied.
 
-Each copy keeps the record's key, value, headers and timestamp, and adds headers naming where it came
-from: `__dlq.errors.group.id`, `__dlq.errors.topic`, `__dlq.errors.partition`, `__dlq.errors.offset`,
-`__dlq.errors.delivery.count` and `__dlq.errors.reason` (`reject` or `delivery.count.limit`). The copy
-goes to partition (source partition mod the dead-letter topic's partitions). This is the one share-group
-path that reads records one by one, and it runs only for archived records of groups that name a topic.
-A dead-letter topic that does not exist is logged and skipped (it is not created).
+Each copy is a new record stamped with the broker's time, carrying only the headers naming where it
+came from: `__dlq.errors.topic`, `__dlq.errors.partition`, `__dlq.errors.offset`, `__dlq.errors.group`,
+`__dlq.errors.delivery.count` and `__dlq.errors.message` ("Offset rejected by client." or "Offset
+delivery count exceeded the threshold."); with the group's `errors.deadletterqueue.copy.record.enable`
+it also carries the original key and value (never the original headers). The copy goes to partition
+(source partition mod the dead-letter topic's partitions). This is the one share-group path that reads
+records one by one, and it runs only for archived records of groups that name a topic.
 
-KIP-1191's safeguards (ADR 68): the broker may write any topic, so a group's configurer could otherwise
-have records written where they may not write. A copy is written only to a topic whose name starts
-with the broker's `errors.deadletterqueue.topic.name.prefix` (`dlq.`) and whose own config
-`errors.deadletterqueue.group.enable` is true (the topic's administrator opts in); setting a group's
-`errors.deadletterqueue.topic.name` needs the prefix and WRITE on that topic (`dead_letter_refusal`).
+Before writing, the topic is checked as Kafka's `validateDlqTopic` does, and a copy it refuses is logged
+and dropped: a name starting with `__`; an existing topic whose `errors.deadletterqueue.group.enable`
+is not true (its administrator did not opt in); a missing topic while the broker's
+`errors.deadletterqueue.auto.create.topics.enable` is false (with it, the topic is created with the
+broker's partition count, `errors.deadletterqueue.group.enable=true` and CreateTime timestamps, as
+Kafka's CreateTopics there); a name without the broker's `errors.deadletterqueue.topic.name.prefix`
+(`dlq.`). Setting a group's `errors.deadletterqueue.topic.name` also needs the prefix and WRITE on that
+topic (`dead_letter_refusal`, ADR 68: stricter than Kafka, which checks the prefix only when writing).
 """
 
 from __future__ import annotations
@@ -25,16 +31,17 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from trafka.domain.catalog import TopicCatalog
-from trafka.domain.errors import ErrorCode
+from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.share import Archived
-from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC, SET
+from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, SET
 from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.topics import TopicPartition
+from trafka.domain.topics import Topic, TopicPartition
 
 log = logging.getLogger("trafka.groups")
-REASONS = {"reject": b"reject", "limit": b"delivery.count.limit"}
+MESSAGES = {"reject": b"Offset rejected by client.", "limit": b"Offset delivery count exceeded the threshold."}
 MAX_READ = 8 << 20
 OPT_IN = "errors.deadletterqueue.group.enable"
+CREATED_WITH = {OPT_IN: "true", "message.timestamp.type": "CreateTime"}  # Kafka's DLQ topic auto-creation
 
 
 def dead_letter_refusal(
@@ -57,31 +64,47 @@ def dead_letter_writer(
     config: Callable[[str, str], str],
     clock_ms: Callable[[], int],
     prefix: str,
+    auto_create: bool = False,
 ) -> Callable[[Iterable[tuple[str, TopicPartition, Archived]]], int]:
-    """A function copying archived ranges to their groups' dead-letter topics; it returns the records copied."""
+    """A function copying archived ranges to their groups' dead-letter topics; it returns the records copied.
+    `auto_create`: the broker's errors.deadletterqueue.auto.create.topics.enable."""
+
+    def target_of(group_id: str, name: str) -> Topic | None:
+        """The dead-letter topic, created if missing and allowed; None (logged) where Kafka refuses it."""
+        target = catalog.get(name)
+        refusal = None
+        if name.startswith("__"):
+            refusal = "cannot start with __"
+        elif target is not None and target.configs.get(OPT_IN, "false").lower() != "true":
+            refusal = f"DLQ is not enabled on it ({OPT_IN})"
+        elif target is None and not auto_create:
+            refusal = "it does not exist and auto create is disabled"
+        elif prefix and not name.startswith(prefix):
+            refusal = f"it does not comply with the DLQ topic prefix {prefix}"
+        if refusal is not None:
+            log.warning("share group %s: dead-letter topic %s refused: %s", group_id, name, refusal)
+            return None
+        if target is None:
+            try:
+                target = catalog.create(name, configs=CREATED_WITH)
+            except KafkaError as error:
+                log.warning("share group %s: dead-letter topic %s not created: %s", group_id, name, error.message)
+                return None
+        return target
 
     def write(archived: Iterable[tuple[str, TopicPartition, Archived]]) -> int:
         copied = 0
         for group_id, tp, a in archived:
-            if a.reason not in REASONS:
+            if a.reason not in MESSAGES:
                 continue
             target_name = config(group_id, DEAD_LETTER_TOPIC)
             if not target_name:
                 continue
-            target = catalog.get(target_name)
+            target = target_of(group_id, target_name)
             if target is None:
-                log.warning("share group %s: dead-letter topic %s does not exist", group_id, target_name)
                 continue
-            if not target_name.startswith(prefix) or target.configs.get(OPT_IN, "false").lower() != "true":
-                log.warning(
-                    "share group %s: %s is no dead-letter topic (name prefix %s, %s=true)",
-                    group_id,
-                    target_name,
-                    prefix,
-                    OPT_IN,
-                )
-                continue
-            batch = _copies(group_id, tp, a, replicas)
+            copy_record = config(group_id, DEAD_LETTER_COPY_RECORD).strip().lower() == "true"
+            batch = _copies(group_id, tp, a, replicas, copy_record, clock_ms())
             if batch is None:
                 continue
             result = replicas.produce(
@@ -98,7 +121,9 @@ def dead_letter_writer(
     return write
 
 
-def _copies(group_id: str, tp: TopicPartition, a: Archived, replicas: ReplicaManager) -> bytes | None:
+def _copies(
+    group_id: str, tp: TopicPartition, a: Archived, replicas: ReplicaManager, copy_record: bool, now_ms: int
+) -> bytes | None:
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=0,
@@ -122,18 +147,20 @@ def _copies(group_id: str, tp: TopicPartition, a: Archived, replicas: ReplicaMan
                 continue
             for record in batch:
                 if a.first <= record.offset <= a.last:
-                    headers = [*record.headers, *_provenance(group_id, tp, record.offset, a)]
-                    builder.append(n, timestamp=record.timestamp, key=record.key, value=record.value, headers=headers)
+                    key, value = (record.key, record.value) if copy_record else (None, None)
+                    headers = _context(group_id, tp, record.offset, a)
+                    builder.append(n, timestamp=now_ms, key=key, value=value, headers=headers)
                     n += 1
     return bytes(builder.build()) if n else None
 
 
-def _provenance(group_id: str, tp: TopicPartition, offset: int, a: Archived) -> list[tuple[str, bytes]]:
+def _context(group_id: str, tp: TopicPartition, offset: int, a: Archived) -> list[tuple[str, bytes]]:
+    """Kafka 4.4's context headers, in its order."""
     return [
-        ("__dlq.errors.group.id", group_id.encode()),
         ("__dlq.errors.topic", tp.topic.encode()),
         ("__dlq.errors.partition", str(tp.partition).encode()),
         ("__dlq.errors.offset", str(offset).encode()),
+        ("__dlq.errors.group", group_id.encode()),
         ("__dlq.errors.delivery.count", str(a.delivery_count).encode()),
-        ("__dlq.errors.reason", REASONS[a.reason]),
+        ("__dlq.errors.message", MESSAGES[a.reason]),
     ]

@@ -50,6 +50,8 @@ class ShareRuntime:
         # KIP-1191: archived records to the groups' dead-letter topics, when wired
         self.dead_letters: Callable[[list[tuple[str, TopicPartition, Archived]]], int] | None = None
         self.dead_letter_prefix = "dlq."  # KIP-1191's errors.deadletterqueue.topic.name.prefix
+        # whether copies are written now: share.version 2 finalized (Kafka's supportsShareGroupDLQ), when wired
+        self.dead_letters_enabled: Callable[[], bool] = lambda: True
 
     def lock_duration_ms(self, group_id: str) -> int:
         return self.groups.record_lock_duration_ms(group_id)
@@ -67,7 +69,7 @@ class ShareRuntime:
         if released:
             self._appends.notify(released)
         archived = self.groups.take_archived()
-        if archived and self.dead_letters is not None:
+        if archived and self.dead_letters is not None and self.dead_letters_enabled():
             self.dead_letters(archived)
         if self.write_records is not None:
             try:

@@ -224,6 +224,10 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     ),
     "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), _int(2)),
     "errors.deadletterqueue.topic.name.prefix": (("groups", "share_dead_letter_topic_prefix"), _text),
+    "errors.deadletterqueue.auto.create.topics.enable": (
+        ("groups", "share_dead_letter_auto_create_topics_enable"),
+        _boolean,
+    ),
     "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), _int(100)),
     "share.coordinator.snapshot.update.records.per.snapshot": (
         ("groups", "share_snapshot_update_records_per_snapshot"),

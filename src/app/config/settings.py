@@ -128,6 +128,8 @@ class GroupCoordinatorSettings:
     share_snapshot_update_records_per_snapshot: int = 500
     # KIP-1191's errors.deadletterqueue.topic.name.prefix: a dead-letter topic's name must start with it
     share_dead_letter_topic_prefix: str = "dlq."
+    # KIP-1191's errors.deadletterqueue.auto.create.topics.enable: a missing dead-letter topic is created
+    share_dead_letter_auto_create_topics_enable: bool = False
 
 
 @attrs.frozen

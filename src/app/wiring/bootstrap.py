@@ -11,7 +11,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -50,7 +50,7 @@ from trafka.adapters.kafka.context import (
     fetch_session_cache,
 )
 from trafka.adapters.kafka.group_runtime import GroupRuntime
-from trafka.adapters.kafka.releases import pinned
+from trafka.adapters.kafka.releases import pinned, release_name
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
     MemoryAclStore,
@@ -68,7 +68,13 @@ from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
-from trafka.domain.features import TRANSACTION_VERSION, FeatureControl
+from trafka.domain.features import (
+    KAFKA_44_BOOTSTRAP,
+    KAFKA_BOOTSTRAP,
+    SHARE_VERSION,
+    TRANSACTION_VERSION,
+    FeatureControl,
+)
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
@@ -484,7 +490,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         telemetry=None
         if settings.http.port is None
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
-        features=FeatureControl(adapters.catalog_store, settings.broker.node_id),
+        features=FeatureControl(adapters.catalog_store, settings.broker.node_id, bootstrap_features(settings)),
         share=share_groups_from(
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
         ),
@@ -494,6 +500,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
+    if ctx.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
+        ctx.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
     ctx.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
     return ctx
@@ -504,6 +512,17 @@ def transaction_log_value_version(ctx: BrokerContext) -> int:
     the client's transaction version) once `transaction.version` 1 or more is finalized, else v0."""
     finalized = ctx.features.finalized(feature_ceilings(ctx.registry))
     return 1 if finalized.get(TRANSACTION_VERSION, 0) >= 1 else 0
+
+
+def bootstrap_features(settings: Settings) -> Mapping[str, int]:
+    """The levels a new log dir is formatted with: a new Kafka 4.2 cluster's, or 4.4's when pinned to it."""
+    release = settings.broker.kafka_version
+    return KAFKA_44_BOOTSTRAP if release is not None and release_name(release) == "4.4" else KAFKA_BOOTSTRAP
+
+
+def share_dead_letters_enabled(ctx: BrokerContext) -> bool:
+    """Kafka 4.4's ShareVersion.supportsShareGroupDLQ: `share.version` 2 or more finalized."""
+    return ctx.features.finalized(feature_ceilings(ctx.registry)).get(SHARE_VERSION, 0) >= 2
 
 
 def quotas_from(settings: Settings, store: ClientQuotaStore) -> QuotaSensors:

@@ -101,7 +101,9 @@ def share_groups_from(
     topic_id = _topic_id(catalog)
     runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
     prefix = groups.share_dead_letter_topic_prefix
-    runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms, prefix)
+    runtime.dead_letters = dead_letter_writer(
+        catalog, replicas, share.config, adapters.clock_ms, prefix, groups.share_dead_letter_auto_create_topics_enable
+    )
     runtime.dead_letter_prefix = prefix
     return runtime
 

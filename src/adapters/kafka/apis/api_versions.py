@@ -49,6 +49,7 @@ CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
 STREAMS_GROUP_HEARTBEAT = 88
 END_TXN = 26
+API_VERSIONS = 18
 
 
 def _serves(registry: HandlerRegistry, api_key: int, version: int) -> bool:
@@ -64,7 +65,8 @@ def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
         TRANSACTION_VERSION: 2 if _serves(registry, END_TXN, 5) else 0,  # KIP-890 part 2 needs EndTxn v5
         GROUP_VERSION: 1 if registry.get(CONSUMER_GROUP_HEARTBEAT) else 0,
         ELIGIBLE_LEADER_REPLICAS_VERSION: 1,  # one broker: the eligible leader replicas are always empty
-        SHARE_VERSION: 1 if registry.get(SHARE_GROUP_HEARTBEAT) else 0,
+        # 2 (KIP-1191's dead-letter queue) with Kafka 4.4's surface, which ApiVersions v5 marks
+        SHARE_VERSION: (2 if _serves(registry, API_VERSIONS, 5) else 1) if registry.get(SHARE_GROUP_HEARTBEAT) else 0,
         STREAMS_VERSION: 1 if registry.get(STREAMS_GROUP_HEARTBEAT) else 0,
     }
 

@@ -1,6 +1,6 @@
 """The GROUP config resource (type 32) holds both a consumer group's `consumer.*` keys (KIP-848, the
 domain's ConsumerGroupCoordinator) and a share group's `share.*` keys and KIP-1191's
-`errors.deadletterqueue.topic.name` (the domain's `groups.share.configs`), as Kafka's GroupConfig does.
+`errors.deadletterqueue.topic.name` and `errors.deadletterqueue.copy.record.enable` (the domain's `groups.share.configs`), as Kafka's GroupConfig does.
 This module splits a resource's changes between the two, validates both before applying either, and
 describes the union. A group's configs may be set before the group exists, as Kafka allows.
 Authorization (ALTER_CONFIGS / DESCRIBE_CONFIGS on the group) is the config rooms'.
@@ -13,7 +13,7 @@ from typing import Any
 
 from trafka.domain.configs import ConfigEntry, ConfigSource, ConfigType
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.share.configs import DEAD_LETTER_TOPIC, INT_KEYS, SET
+from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, INT_KEYS, SET
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
@@ -24,7 +24,7 @@ Changes = dict[str, tuple[int, str | None]]
 
 
 def _is_share_key(name: str) -> bool:
-    return name.startswith("share.") or name == DEAD_LETTER_TOPIC
+    return name.startswith("share.") or name in (DEAD_LETTER_TOPIC, DEAD_LETTER_COPY_RECORD)
 
 
 __all__ = ["SET", "alter", "dead_letter_refusal_for", "describe"]
@@ -78,5 +78,12 @@ def describe(ctx: BrokerContext, group_id: str, keys: Iterable[str] | None) -> l
             if wanted is not None and name not in wanted:
                 continue
             source = ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.GROUP_CONFIG
-            entries.append(ConfigEntry(name, value, source, ConfigType.INT if name in INT_KEYS else ConfigType.STRING))
+            kind = (
+                ConfigType.INT
+                if name in INT_KEYS
+                else ConfigType.BOOLEAN
+                if name == DEAD_LETTER_COPY_RECORD
+                else ConfigType.STRING
+            )
+            entries.append(ConfigEntry(name, value, source, kind))
     return sorted(entries, key=lambda e: e.name)

@@ -3,7 +3,9 @@
 record written that long ago), `share.isolation.level`, `share.session.timeout.ms`,
 `share.heartbeat.interval.ms` and `share.record.lock.duration.ms` (within the broker's
 `group.share.min/max.record.lock.duration.ms`); and KIP-1191's `errors.deadletterqueue.topic.name` (empty: none), the
-topic that records archived by REJECT or the delivery count limit are copied to.
+topic that records archived by REJECT or the delivery count limit are copied to (not one starting with
+`__`, as Kafka 4.4's GroupConfig refuses), and `errors.deadletterqueue.copy.record.enable` (false: the
+copy carries only the context headers, true: the original key and value too).
 
 `alter` applies IncrementalAlterConfigs' SET and DELETE (APPEND and SUBTRACT are for list configs:
 INVALID_CONFIG), validated first, all or nothing; `describe` gives every key with its value and
@@ -24,7 +26,13 @@ SESSION_TIMEOUT = "share.session.timeout.ms"
 HEARTBEAT_INTERVAL = "share.heartbeat.interval.ms"
 RECORD_LOCK_DURATION = "share.record.lock.duration.ms"
 DEAD_LETTER_TOPIC = "errors.deadletterqueue.topic.name"  # KIP-1191: archived records are copied there
-DEFAULTS = {AUTO_OFFSET_RESET: "latest", ISOLATION_LEVEL: "read_uncommitted", DEAD_LETTER_TOPIC: ""}
+DEAD_LETTER_COPY_RECORD = "errors.deadletterqueue.copy.record.enable"  # KIP-1191: key and value copied too
+DEFAULTS = {
+    AUTO_OFFSET_RESET: "latest",
+    ISOLATION_LEVEL: "read_uncommitted",
+    DEAD_LETTER_TOPIC: "",
+    DEAD_LETTER_COPY_RECORD: "false",
+}
 INT_KEYS = (SESSION_TIMEOUT, HEARTBEAT_INTERVAL, RECORD_LOCK_DURATION)
 LOCK_BOUNDS = (15_000, 60_000)  # Kafka 4.2's group.share.min/max.record.lock.duration.ms defaults
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
@@ -62,6 +70,11 @@ def _check(name: str, value: str | None, bounds: Mapping[str, tuple[int, int]]) 
     elif name == DEAD_LETTER_TOPIC:
         if len(value) > 249 or not re.fullmatch(r"[a-zA-Z0-9._-]*", value):
             raise invalid(f"Invalid value {value} for configuration {name}: not a valid topic name")
+        if value.startswith("__"):
+            raise invalid(f"{name}: DLQ topic name must not start with '__'")
+    elif name == DEAD_LETTER_COPY_RECORD:
+        if value.strip().lower() not in ("true", "false"):
+            raise invalid(f"Invalid value {value} for configuration {name}: Expected value to be either true or false")
     elif name in INT_KEYS:
         try:
             number = int(value)

@@ -64,8 +64,25 @@ def test_group_share_and_streams_versions_follow_the_apis_served(ctx):
     assert ("share.version" in finalized) == (76 in served)
     ctx = attrs.evolve(ctx, registry=_registry_with(68, 76, 88))
     supported, finalized, _ = _versions(ctx, 4)
-    assert supported["group.version"] == supported["share.version"] == supported["streams.version"] == (0, 1)
-    assert finalized["group.version"] == finalized["share.version"] == finalized["streams.version"] == (1, 1)
+    assert supported["group.version"] == supported["streams.version"] == (0, 1)
+    assert finalized["group.version"] == finalized["streams.version"] == (1, 1)
+    # Kafka 4.4's share.version 2 (KIP-1191's dead-letter queue) supported; a new log dir finalizes 4.2's 1
+    assert supported["share.version"] == (0, 2) and finalized["share.version"] == (1, 1)
+
+
+def test_a_broker_pinned_to_44_formats_share_version_2():
+    settings = load_settings(overrides={"storage": {"kind": "memory"}, "broker": {"kafka_version": "4.4"}})
+    supported, finalized, _ = _versions(bootstrap(settings, default_adapters(settings)), 4)
+    assert supported["share.version"] == (0, 2) and finalized["share.version"] == (2, 2)
+
+
+def test_share_version_2_needs_kafka_44s_surface(ctx):
+    """A broker pinned before 4.4 (no ApiVersions v5) supports and finalizes share.version 1, as 4.2."""
+    registry = HandlerRegistry()
+    for api in APIS:
+        registry.register(attrs.evolve(api, versions=(0, 4)) if api.api_key == 18 else api)
+    supported, finalized, _ = _versions(attrs.evolve(ctx, registry=registry), 4)
+    assert supported["share.version"] == (0, 1) and finalized["share.version"] == (1, 1)
 
 
 def test_transaction_version_follows_end_txn_v5(ctx):
