@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from .configs import TOPIC_CONFIG_DEFAULTS, TOPIC_CONFIG_SYNONYMS, BrokerPolicy, ConfigType, valid_config_value
+from .configs import (
+    CORDON_ALL,
+    CORDONED_LOG_DIRS,
+    TOPIC_CONFIG_DEFAULTS,
+    TOPIC_CONFIG_SYNONYMS,
+    BrokerPolicy,
+    ConfigType,
+    valid_config_value,
+)
 from .errors import ErrorCode, KafkaError
 from .ports import CatalogStore, LogStore
 from .topics import Topic
@@ -86,7 +94,13 @@ _LISTENER = frozenset(
 _CLUSTER_LEVEL_LISTENER = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
 
 # Kafka's DynamicBrokerConfig.PerBrokerConfigs: not at the cluster-default level.
-PER_BROKER = (_SECURITY | _LISTENER) - _CLUSTER_LEVEL_LISTENER
+PER_BROKER = ((_SECURITY | _LISTENER) - _CLUSTER_LEVEL_LISTENER) | {CORDONED_LOG_DIRS}
+
+# Broker configs trafka applies dynamically that set no topic default: (Kafka's default, type).
+BROKER_APPLIED: Mapping[str, tuple[str, ConfigType]] = {CORDONED_LOG_DIRS: ("", ConfigType.LIST)}
+
+CORDONING_METADATA_VERSION = 30  # IBP_4_3_IV0: MetadataVersion.isCordonedLogDirsSupported
+_METADATA_VERSION_BEFORE_CORDONING = 29  # what a log dir that records no metadata.version runs (4.2-IV1)
 
 # Kafka's DynamicBrokerConfig.AllDynamicConfigs (Kafka 4.0).
 KAFKA_DYNAMIC = frozenset(
@@ -149,6 +163,8 @@ KAFKA_DYNAMIC = frozenset(
         "remote.log.manager.copy.max.bytes.per.second",
         "remote.log.manager.fetch.max.bytes.per.second",
         "remote.list.offsets.request.timeout.ms",
+        # DynamicLogConfig 4.3 (KIP-1066)
+        CORDONED_LOG_DIRS,
     }
 )
 
@@ -201,7 +217,13 @@ def _scala_set(names: Iterable[str]) -> str:
 
 def _config_type(name: str) -> ConfigType:
     topic = APPLIED.get(name)
-    return TOPIC_CONFIG_DEFAULTS[topic][1] if topic is not None else ConfigType.STRING
+    if topic is None:
+        return BROKER_APPLIED[name][1] if name in BROKER_APPLIED else ConfigType.STRING
+    return TOPIC_CONFIG_DEFAULTS[topic][1]
+
+
+def _default(name: str) -> str:
+    return BROKER_APPLIED[name][0] if name in BROKER_APPLIED else TOPIC_CONFIG_DEFAULTS[APPLIED[name]][0]
 
 
 def validate_broker_configs(configs: Mapping[str, str], per_broker: bool) -> None:
@@ -243,10 +265,14 @@ def validate_broker_configs(configs: Mapping[str, str], per_broker: bool) -> Non
             "Cannot update these configs at default cluster level, broker id must be specified",
         )
     refuse(
-        (n for n in configs if n not in APPLIED and n not in INERT),
+        (n for n in configs if n not in APPLIED and n not in BROKER_APPLIED and n not in INERT),
         "trafka applies only the topic config defaults dynamically "
         f"({', '.join(sorted(APPLIED))}); set these in its configuration and restart",
     )
+
+
+def _cordoned_entries(value: str) -> list[str]:
+    return [entry.strip() for entry in value.split(",") if entry.strip()]
 
 
 class BrokerConfigs:
@@ -307,7 +333,7 @@ class BrokerConfigs:
             if _config_type(name) is not ConfigType.LIST:
                 verb = "append" if op == 2 else "subtract"
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}")
-            current = configs.get(name, TOPIC_CONFIG_DEFAULTS[APPLIED[name]][0])
+            current = configs.get(name, _default(name))
             items = [i for i in current.split(",") if i]
             given = value.split(",")
             if op == 2:
@@ -327,6 +353,8 @@ class BrokerConfigs:
 
     def _apply(self, resource_name: str, per_broker: bool, configs: Mapping[str, str], validate_only: bool) -> None:
         validate_broker_configs(configs, per_broker)
+        if CORDONED_LOG_DIRS in configs:
+            self._check_cordoned(configs[CORDONED_LOG_DIRS])
         if validate_only:
             return
         before = self.current(resource_name)
@@ -340,3 +368,23 @@ class BrokerConfigs:
         for topic in self._topics():
             for tp in topic.topic_partitions():
                 self._logs.reconfigure(tp, topic)
+
+    def _check_cordoned(self, value: str) -> None:
+        """Kafka 4.3's rules for a dynamic `cordoned.log.dirs` (KIP-1066): the controller refuses it
+        below metadata.version 4.3-IV0 (ConfigurationControlManager's DISABLED_CORDONED_LOG_DIRS_ERROR),
+        and every entry is `*` or one of the broker's log dirs (DynamicLogConfig.validateReconfiguration)."""
+        entries = _cordoned_entries(value)
+        level = self._store.feature_levels().get("metadata.version", _METADATA_VERSION_BEFORE_CORDONING)
+        if entries and level < CORDONING_METADATA_VERSION:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                "The cordoned.log.dirs configuration value cannot be set because it requires "
+                "metadata.version >= 4.3-IV0",
+            )
+        for entry in entries:
+            if entry != CORDON_ALL and entry not in self._policy.log_dir_names:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Invalid entry in cordoned.log.dirs: {entry}. All cordoned log dirs must be entries of "
+                    "log.dirs or log.dir.",
+                )

@@ -113,7 +113,7 @@ class TopicCatalog:
                 "The target replication factor of "
                 f"{replication_factor} cannot be reached because only 1 broker(s) are registered.",
             )
-        self._refuse_if_cordoned(replication_factor)
+        self._refuse_if_cordoned()
         overrides = validate_topic_configs(configs or {})
         topic = Topic(name, self._new_topic_id(), num_partitions, overrides)
         if validate_only:
@@ -127,15 +127,14 @@ class TopicCatalog:
         self._remember(topic)
         return topic
 
-    def _refuse_if_cordoned(self, replication_factor: int) -> None:
+    def _refuse_if_cordoned(self) -> None:
         """A cordoned log dir takes no new partitions (Kafka 4.3, KIP-1066): with this broker's one log
-        dir cordoned, no broker can host a replica, as the controller's placement then finds."""
-        if self._policy.log_dir_cordoned:
+        dir cordoned (statically or by a dynamic `cordoned.log.dirs`), no broker can host a replica, and
+        Kafka 4.4's StripedReplicaPlacer answers so. Partitions that exist go on taking records."""
+        if self._policy.is_log_dir_cordoned():
             raise KafkaError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"Unable to replicate the partition {replication_factor} time(s): The target replication factor "
-                f"of {replication_factor} cannot be reached because only 0 broker(s) are registered "
-                "(the broker's log dir is cordoned: cordoned.log.dirs).",
+                "All brokers are currently fenced, or have all their log directories cordoned.",
             )
 
     def _create_logs(self, topic: Topic, partitions: range) -> None:
@@ -183,7 +182,7 @@ class TopicCatalog:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {topic.partition_count} partitions.")
         if count > MAX_PARTITIONS:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Too many partitions: {count}")
-        self._refuse_if_cordoned(1)
+        self._refuse_if_cordoned()
         grown = topic.with_partition_count(count)
         if validate_only:
             return grown

@@ -276,6 +276,10 @@ def describe_topic_configs(
     return entries
 
 
+CORDONED_LOG_DIRS = "cordoned.log.dirs"  # KIP-1066 (Kafka 4.3): log dirs that take no new partitions
+CORDON_ALL = "*"
+
+
 @attrs.frozen
 class BrokerPolicy:
     """The broker-wide settings that decide domain behaviour: the static ones (the user's configuration)
@@ -291,8 +295,19 @@ class BrokerPolicy:
     message_max_bytes: int = 1048588
     fetch_max_bytes: int = 57671680
     topic_defaults: Mapping[str, str] = attrs.field(factory=dict)  # e.g. {"retention.ms": "3600000"}
-    log_dir_cordoned: bool = False  # cordoned.log.dirs names the log dir (KIP-1066): no new partitions
+    log_dir_cordoned: bool = False  # the static cordoned.log.dirs names the log dir (KIP-1066)
+    # the spellings of the log dir an entry of cordoned.log.dirs may use (as given, absolute)
+    log_dir_names: frozenset[str] = frozenset()
     dynamic: DynamicBrokerConfigs = attrs.field(factory=DynamicBrokerConfigs, eq=False, repr=False)
+
+    def is_log_dir_cordoned(self) -> bool:
+        """Does the log dir take no new partitions (KIP-1066)? This broker's dynamic `cordoned.log.dirs`
+        (Kafka 4.3 alters it per broker) wins over the configuration's."""
+        value = self.dynamic.per_broker.get(CORDONED_LOG_DIRS)
+        if value is None:
+            return self.log_dir_cordoned
+        entries = {entry.strip() for entry in value.split(",") if entry.strip()}
+        return CORDON_ALL in entries or bool(entries & self.log_dir_names)
 
     def _static_default(self, topic_name: str) -> str | None:
         """The configuration's default for a topic config (STATIC_BROKER_CONFIG), None if it sets none."""

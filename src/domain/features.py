@@ -37,9 +37,11 @@ STREAMS_VERSION = "streams.version"
 
 MINIMUM_METADATA_VERSION = 7  # IBP_3_3_IV3, Kafka 4's MetadataVersion.MINIMUM_VERSION
 LATEST_METADATA_VERSION = 29  # IBP_4_2_IV1, Kafka 4.2's MetadataVersion.LATEST_PRODUCTION
+METADATA_VERSION_43 = 30  # IBP_4_3_IV0: cordoned log dirs (KIP-1066)
+METADATA_VERSION_44 = 33  # IBP_4_4_IV2, Kafka 4.4's MetadataVersion.LATEST_PRODUCTION
 
 KAFKA_SUPPORTED: Mapping[str, tuple[int, int]] = {
-    METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
+    METADATA_VERSION: (MINIMUM_METADATA_VERSION, METADATA_VERSION_44),
     KRAFT_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
@@ -48,8 +50,9 @@ KAFKA_SUPPORTED: Mapping[str, tuple[int, int]] = {
     STREAMS_VERSION: (0, 1),
 }
 """What a Kafka 4.2 broker lists as supported (BrokerFeatures.defaultSupportedFeatures, no unstable
-versions): metadata.version from 3.3-IV3 to 4.2-IV1, every other feature from 0 to its latest
-production level; `share.version` to Kafka 4.4's 2 (KIP-1191's dead-letter queue, ShareVersion.SV_2),
+versions): metadata.version from 3.3-IV3 (to 4.2-IV1 in 4.2: 4.3-IV0 and 4.4-IV2 here, which the
+ceiling keeps at 4.2-IV1 on a broker pinned to 4.2, at 4.3-IV0 pinned to 4.3), every other feature
+from 0 to its latest production level; `share.version` to Kafka 4.4's 2 (KIP-1191's dead-letter queue, ShareVersion.SV_2),
 which the ceiling keeps at 1 on a broker pinned before 4.4."""
 
 KAFKA_BOOTSTRAP: Mapping[str, int] = {
@@ -65,9 +68,10 @@ KAFKA_BOOTSTRAP: Mapping[str, int] = {
 Kafka 4.2 (ADR 64). A broker pinned to 4.4 formats `share.version` 2 as a new Kafka 4.4 cluster does
 (ShareVersion.SV_2 bootstraps from 4.4-IV0, SV_1 from 4.2-IV0): `KAFKA_44_BOOTSTRAP`."""
 
-KAFKA_44_BOOTSTRAP: Mapping[str, int] = {**KAFKA_BOOTSTRAP, SHARE_VERSION: 2}
+KAFKA_43_BOOTSTRAP: Mapping[str, int] = {**KAFKA_BOOTSTRAP, METADATA_VERSION: METADATA_VERSION_43}
+KAFKA_44_BOOTSTRAP: Mapping[str, int] = {**KAFKA_BOOTSTRAP, METADATA_VERSION: METADATA_VERSION_44, SHARE_VERSION: 2}
 
-METADATA_CHANGED: frozenset[int] = frozenset({7, 8, 11, 13, 14, 15, 17, 23})
+METADATA_CHANGED: frozenset[int] = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
 """The metadata.version levels from 7 up that change the metadata log's records (MetadataVersion's
 didMetadataChange): a downgrade across one of them might lose metadata, so Kafka refuses it."""
 

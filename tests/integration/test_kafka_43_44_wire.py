@@ -13,8 +13,14 @@ from kafka.protocol.admin import (
     CreateTopicsResponse,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
 )
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from trafka.adapters.kafka.wire import messages
 from trafka.adapters.kafka.wire.messages import (
@@ -29,7 +35,7 @@ from .test_transactions_v2_wire import _batch, _end, _init, _produce
 from .wire import WireClient
 
 NONE, UNSUPPORTED_VERSION, INVALID_REPLICATION_FACTOR, GROUP_ID_NOT_FOUND, UNKNOWN_TOPIC_ID = 0, 35, 38, 69, 100
-REBOOTSTRAP_REQUIRED = 129
+REBOOTSTRAP_REQUIRED, INVALID_CONFIG, INVALID_REQUEST = 129, 40, 42
 
 
 def _log_dirs(client: WireClient, version: int):
@@ -188,5 +194,83 @@ def test_api_versions_v5_is_not_served_by_a_broker_pinned_before_44(tmp_path):
             response = client.receive(ApiVersionsResponse, 0)  # kafka-python's: a v0 body on an error
             assert response.error_code == UNSUPPORTED_VERSION
             assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 4)]
+    finally:
+        assert broker.stop() == 0, broker.log()
+
+
+def _alter_broker(client: WireClient, resource: str, value: str | None, operation: int = 0):
+    """IncrementalAlterConfigs of `cordoned.log.dirs` on a BROKER resource (type 4): (error, message)."""
+    Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    Config = Resource.AlterableConfig
+    request = IncrementalAlterConfigsRequest[1](
+        resources=[
+            Resource(
+                resource_type=4,
+                resource_name=resource,
+                configs=[Config(name="cordoned.log.dirs", config_operation=operation, value=value)],
+            )
+        ],
+        validate_only=False,
+    )
+    (result,) = client.request(request, IncrementalAlterConfigsResponse, 1).responses
+    return result.error_code, result.error_message
+
+
+def _upgrade_metadata_version(client: WireClient, level: int) -> None:
+    update = UpdateFeaturesRequest.FeatureUpdateKey(feature="metadata.version", max_version_level=level, upgrade_type=1)
+    response = client.request(
+        UpdateFeaturesRequest[1](feature_updates=[update], validate_only=False), UpdateFeaturesResponse, 1
+    )
+    assert response.error_code == NONE, response.error_message
+
+
+def _produce_plain(client: WireClient, topic: str) -> int:
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    builder.append(0, timestamp=None, key=None, value=b"still", headers=[])
+    Topic = ProduceRequest.TopicProduceData
+    request = ProduceRequest[9](
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=5000,
+        topic_data=[
+            Topic(name=topic, partition_data=[Topic.PartitionProduceData(index=0, records=bytes(builder.build()))])
+        ],
+    )
+    return client.request(request, ProduceResponse, 9).responses[0].partition_responses[0].error_code
+
+
+def test_cordoned_log_dirs_is_altered_dynamically_as_kafka_43(tmp_path):
+    """KIP-1066: `cordoned.log.dirs` per broker, refused below metadata.version 4.3-IV0 and at the cluster
+    default, its entries the broker's log dirs or `*`; DescribeLogDirs v5 follows, new topics are refused
+    with Kafka 4.4's placement error while existing partitions take records; kept across a restart."""
+    data = tmp_path / "logs"
+    broker = BrokerProcess(["--data-dir", str(data)]).start()
+    try:
+        with WireClient(broker.bootstrap) as client:
+            assert _create_topic(client, "before") == NONE
+            error, message = _alter_broker(client, "1", str(data))
+            assert (error, message) == (
+                INVALID_CONFIG,
+                "The cordoned.log.dirs configuration value cannot be set because it requires "
+                "metadata.version >= 4.3-IV0",
+            )
+            _upgrade_metadata_version(client, 30)
+            assert _alter_broker(client, "", str(data))[0] == INVALID_REQUEST  # per broker only
+            error, message = _alter_broker(client, "1", "/elsewhere")
+            assert error == INVALID_REQUEST and message.startswith("Invalid entry in cordoned.log.dirs: /elsewhere.")
+            assert _log_dirs(client, 5).is_cordoned is False
+            assert _alter_broker(client, "1", str(data)) == (NONE, None)
+            assert _log_dirs(client, 5).is_cordoned is True
+            assert _create_topic(client, "refused") == INVALID_REPLICATION_FACTOR
+            assert _produce_plain(client, "before") == NONE  # a cordoned log dir serves its partitions
+    finally:
+        assert broker.stop() == 0, broker.log()
+    broker = BrokerProcess(["--data-dir", str(data)]).start()  # the dynamic config is in the metadata log
+    try:
+        with WireClient(broker.bootstrap) as client:
+            assert _log_dirs(client, 5).is_cordoned is True
+            assert _alter_broker(client, "1", None, operation=1) == (NONE, None)  # DELETE: uncordoned
+            assert _log_dirs(client, 5).is_cordoned is False
+            assert _create_topic(client, "taken") == NONE
     finally:
         assert broker.stop() == 0, broker.log()

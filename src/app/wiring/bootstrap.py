@@ -69,6 +69,7 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.features import (
+    KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
     KAFKA_BOOTSTRAP,
     SHARE_VERSION,
@@ -313,7 +314,14 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         fetch_max_bytes=broker.fetch_max_bytes,
         topic_defaults=topic_defaults_from(settings),
         log_dir_cordoned=log_dir_cordoned(settings),
+        log_dir_names=log_dir_names(settings),
     )
+
+
+def log_dir_names(settings: Settings) -> frozenset[str]:
+    """How an entry of `cordoned.log.dirs` may name the log dir: as configured, or its absolute path."""
+    data_dir = settings.storage.data_dir
+    return frozenset() if data_dir is None else frozenset({str(data_dir), os.path.abspath(data_dir)})
 
 
 def log_dir_cordoned(settings: Settings) -> bool:
@@ -515,9 +523,11 @@ def transaction_log_value_version(ctx: BrokerContext) -> int:
 
 
 def bootstrap_features(settings: Settings) -> Mapping[str, int]:
-    """The levels a new log dir is formatted with: a new Kafka 4.2 cluster's, or 4.4's when pinned to it."""
+    """The levels a new log dir is formatted with: a new Kafka 4.2 cluster's, or 4.3's or 4.4's when
+    pinned to it (their metadata.version; 4.4's share.version 2)."""
     release = settings.broker.kafka_version
-    return KAFKA_44_BOOTSTRAP if release is not None and release_name(release) == "4.4" else KAFKA_BOOTSTRAP
+    name = release_name(release) if release is not None else None
+    return {"4.3": KAFKA_43_BOOTSTRAP, "4.4": KAFKA_44_BOOTSTRAP}.get(name or "", KAFKA_BOOTSTRAP)
 
 
 def share_dead_letters_enabled(ctx: BrokerContext) -> bool:

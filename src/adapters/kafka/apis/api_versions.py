@@ -27,9 +27,11 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
     ELIGIBLE_LEADER_REPLICAS_VERSION,
     GROUP_VERSION,
-    KAFKA_SUPPORTED,
     KRAFT_VERSION,
+    LATEST_METADATA_VERSION,
     METADATA_VERSION,
+    METADATA_VERSION_43,
+    METADATA_VERSION_44,
     SHARE_VERSION,
     STREAMS_VERSION,
     TRANSACTION_VERSION,
@@ -50,6 +52,7 @@ SHARE_GROUP_HEARTBEAT = 76
 STREAMS_GROUP_HEARTBEAT = 88
 END_TXN = 26
 API_VERSIONS = 18
+DESCRIBE_LOG_DIRS = 35
 
 
 def _serves(registry: HandlerRegistry, api_key: int, version: int) -> bool:
@@ -60,7 +63,12 @@ def _serves(registry: HandlerRegistry, api_key: int, version: int) -> bool:
 def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
     """The highest level of each feature this broker implements, from the APIs it serves."""
     return {
-        METADATA_VERSION: KAFKA_SUPPORTED[METADATA_VERSION][1],
+        # Kafka 4.4's 4.4-IV2 with its surface (ApiVersions v5), 4.3's 4.3-IV0 with DescribeLogDirs v5, else 4.2's
+        METADATA_VERSION: METADATA_VERSION_44
+        if _serves(registry, API_VERSIONS, 5)
+        else METADATA_VERSION_43
+        if _serves(registry, DESCRIBE_LOG_DIRS, 5)
+        else LATEST_METADATA_VERSION,
         KRAFT_VERSION: 1,  # one static voter, as `kafka-storage format --standalone` leaves it
         TRANSACTION_VERSION: 2 if _serves(registry, END_TXN, 5) else 0,  # KIP-890 part 2 needs EndTxn v5
         GROUP_VERSION: 1 if registry.get(CONSUMER_GROUP_HEARTBEAT) else 0,

@@ -52,7 +52,7 @@ def handle_describe_log_dirs(
         topics=[Topic(name=name, partitions=partitions) for name, partitions in by_topic.items()],
         total_bytes=log_dir.total_bytes,
         usable_bytes=log_dir.usable_bytes,
-        is_cordoned=ctx.policy.log_dir_cordoned,
+        is_cordoned=ctx.policy.is_log_dir_cordoned(),
     )
     return DescribeLogDirsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, results=[result])
 

@@ -47,7 +47,7 @@ def _registry_with(*api_keys):
 
 def test_v4_lists_the_features_trafka_implements_at_kafkas_levels(ctx):
     supported, finalized, decoded = _versions(ctx, 4)
-    assert supported["metadata.version"] == (7, 29)
+    assert supported["metadata.version"] == (7, 33)  # to Kafka 4.4's 4.4-IV2 (4.2's 4.2-IV1 when pinned)
     assert supported["kraft.version"] == (0, 1)
     assert supported["eligible.leader.replicas.version"] == (0, 1)
     assert finalized["metadata.version"] == (29, 29)
@@ -85,6 +85,14 @@ def test_share_version_2_needs_kafka_44s_surface(ctx):
     assert supported["share.version"] == (0, 1) and finalized["share.version"] == (1, 1)
 
 
+@pytest.mark.parametrize("release, top, formatted", [("4.2", 29, 29), ("4.3", 30, 30), ("4.4", 33, 33)])
+def test_metadata_version_follows_the_release(release, top, formatted):
+    """4.3-IV0 (KIP-1066's cordoned log dirs) from 4.3 on, 4.4-IV2 in 4.4; a pin formats its release's."""
+    settings = load_settings(overrides={"storage": {"kind": "memory"}, "broker": {"kafka_version": release}})
+    supported, finalized, _ = _versions(bootstrap(settings, default_adapters(settings)), 4)
+    assert supported["metadata.version"] == (7, top) and finalized["metadata.version"] == (formatted, formatted)
+
+
 def test_transaction_version_follows_end_txn_v5(ctx):
     """A registry without EndTxn v5 (a release pinned before Kafka 4.0) has no transactions V2."""
     registry = HandlerRegistry()
@@ -97,7 +105,7 @@ def test_transaction_version_follows_end_txn_v5(ctx):
 def test_v3_leaves_out_the_features_whose_range_starts_at_0(ctx):
     """As Apache Kafka 4.2.2 answers ApiVersions v3 (tests/differential): only metadata.version."""
     supported, finalized, _ = _versions(ctx, 3)
-    assert supported == {"metadata.version": (7, 29)}
+    assert supported == {"metadata.version": (7, 33)}
     assert finalized["kraft.version"] == (1, 1)
 
 
