@@ -18,6 +18,7 @@ from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, validate_t
 from .errors import ErrorCode, KafkaError
 from .leader_epochs import lead
 from .ports import CatalogStore, LogStore
+from .schema_validation import SchemaValidation
 from .topics import Topic, TopicPartition, is_internal_topic, validate_topic_name
 
 MAX_PARTITIONS = 100_000
@@ -115,6 +116,7 @@ class TopicCatalog:
             )
         self._refuse_if_cordoned()
         overrides = validate_topic_configs(configs or {})
+        self._refuse_unavailable_schema_validation(name, overrides)
         topic = Topic(name, self._new_topic_id(), num_partitions, overrides)
         if validate_only:
             return topic
@@ -126,6 +128,17 @@ class TopicCatalog:
             raise
         self._remember(topic)
         return topic
+
+    def _refuse_unavailable_schema_validation(self, name: str, configs: Mapping[str, str]) -> None:
+        """Configs that turn broker-side schema validation on, on a broker without its Schema Registry
+        (trafka installed without the registry extra): refused now, with what to install, rather than
+        every later produce refused."""
+        if not self._policy.schema_validation_available and SchemaValidation.of(name, configs) is not None:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                "Broker-side schema validation needs the Schema Registry, which this broker was installed "
+                "without: pip install 'trafka[registry]'",
+            )
 
     def _refuse_if_cordoned(self) -> None:
         """A cordoned log dir takes no new partitions (Kafka 4.3, KIP-1066): with this broker's one log
@@ -229,7 +242,8 @@ class TopicCatalog:
                 value = ",".join(items)
             configs[config] = value
             recorded[config] = value
-        validate_topic_configs({k: v for k, v in recorded.items() if v is not None})
+        set_now = validate_topic_configs({k: v for k, v in recorded.items() if v is not None})
+        self._refuse_unavailable_schema_validation(name, set_now)
         altered = attrs.evolve(topic, configs=configs)
         if validate_only:
             return altered

@@ -298,6 +298,8 @@ class BrokerPolicy:
     log_dir_cordoned: bool = False  # the static cordoned.log.dirs names the log dir (KIP-1066)
     # the spellings of the log dir an entry of cordoned.log.dirs may use (as given, absolute)
     log_dir_names: frozenset[str] = frozenset()
+    # can broker-side schema validation run: is the Schema Registry installed (trafka's registry extra)?
+    schema_validation_available: bool = True
     dynamic: DynamicBrokerConfigs = attrs.field(factory=DynamicBrokerConfigs, eq=False, repr=False)
 
     def is_log_dir_cordoned(self) -> bool:

@@ -68,6 +68,7 @@ from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.features import (
     KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
@@ -315,7 +316,13 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         topic_defaults=topic_defaults_from(settings),
         log_dir_cordoned=log_dir_cordoned(settings),
         log_dir_names=log_dir_names(settings),
+        schema_validation_available=schema_registry_installed(),
     )
+
+
+def schema_registry_installed() -> bool:
+    """The Schema Registry's libraries are there: the registry extra (and the console's, which it pulls)."""
+    return extras.installed("registry") and extras.installed("console")
 
 
 def log_dir_names(settings: Settings) -> frozenset[str]:
@@ -574,7 +581,18 @@ class SchemaRegistryOnFirstUse:
         return self._service
 
     def schema_ids(self, subject: str) -> Collection[int]:
-        return self.service().schema_ids(subject)
+        """The subject's schema ids. Without the registry extra (a topic configured for validation by a
+        full install, served by a light one), INVALID_RECORD with what to install, as Confluent Server
+        refuses a record it cannot validate, instead of failing inside the produce path."""
+        try:
+            service = self.service()
+        except (extras.MissingExtra, ImportError) as exc:
+            raise KafkaError(
+                ErrorCode.INVALID_RECORD,
+                f"Broker-side schema validation of subject {subject} needs the Schema Registry, which this "
+                f"broker was installed without: pip install 'trafka[registry]' ({exc})",
+            ) from None
+        return service.schema_ids(subject)
 
 
 def build_schema_registry(
