@@ -32,7 +32,10 @@ def test_describe_and_update_features_survive_a_restart(tmp_path):
     try:
         admin = _admin(broker)
         features = admin.describe_features()
-        assert features["metadata.version"]["supported"] == (7, 29)
+        assert features["metadata.version"]["supported"] == (
+            7,
+            33,
+        )  # to Kafka 4.4's 4.4-IV2 (ADR 87); a new log dir runs 4.2-IV1
         assert features["metadata.version"]["finalized"] == (29, 29)
         assert features["kraft.version"]["finalized"] == (1, 1)
         assert features["transaction.version"]["finalized"] == (2, 2)  # transactions V2, as a fresh Kafka 4.2

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 else:
     _Message = ApiMessage
 
+_UNSUPPORTED_VERSION = (35).to_bytes(2, "big")  # Kafka's error code 35, as it leads an ApiVersions body
 _here = schemas  # the JSON schemas, one leaf package shared with the operator commands
 
 
@@ -102,7 +103,21 @@ with warnings.catch_warnings():
 
     class ApiVersionsResponse(_Message, load_json=_here):
         """Its response header is never flexible, whatever the version: a client that does not know the
-        broker's versions yet must read it (Kafka's one exception to the flexible headers)."""
+        broker's versions yet must read it (Kafka's one exception to the flexible headers). An
+        UNSUPPORTED_VERSION answer has a v0 body whatever the version asked, so it is read as v0 (Kafka's
+        client falls back the same way); any other answer at the version asked.
+
+        kafka-python keeps one response class per API key for its own clients, and the last defined wins:
+        this class replaces kafka-python's for every kafka-python client in the process (an embedded
+        broker's tests), so it must read everything kafka-python's reads."""
+
+        @classmethod
+        def decode(cls, data: Any, version: Any = None, header: bool = False, framed: bool = False) -> Any:
+            raw = bytes(data.read()) if hasattr(data, "read") else bytes(data)
+            error_at = (4 if framed else 0) + (4 if header else 0)  # the size; the correlation id
+            if len(raw) >= error_at + 2 and raw[error_at : error_at + 2] == _UNSUPPORTED_VERSION:
+                version = 0
+            return super().decode(raw, version=version, header=header, framed=framed)
 
         @classmethod
         def parse_header(cls, data: Any, version: Any = None) -> Any:
