@@ -36,3 +36,34 @@ def test_the_setting_names_the_log_dir_by_its_path_or_star(cordoned, expected):
         overrides={"storage": {"data_dir": "/tmp/x/logs"}, "broker": {"cordoned_log_dirs": cordoned}}
     )
     assert log_dir_cordoned(settings) is expected
+
+
+SET, DELETE = 0, 1
+
+
+def test_a_dynamic_cordon_needs_metadata_version_43_and_the_log_dirs_own_name():
+    """Kafka 4.3's dynamic `cordoned.log.dirs` (ADR 87): refused below 4.3-IV0 (level 30) with the
+    controller's words, per broker only, each entry `*` or the log dir; it wins over the static value."""
+    cluster = Cluster(BrokerPolicy(log_dir_cordoned=True, log_dir_names=frozenset({"/data/logs"})))
+    configs = cluster.catalog.broker_configs
+    with pytest.raises(KafkaError) as refused:
+        configs.alter("1", {"cordoned.log.dirs": (SET, "*")})
+    assert refused.value.code is ErrorCode.INVALID_CONFIG
+    assert refused.value.message.endswith("requires metadata.version >= 4.3-IV0")
+    cluster.store.feature_levels_changed({"metadata.version": 30})
+    with pytest.raises(KafkaError) as refused:
+        configs.alter("", {"cordoned.log.dirs": (SET, "*")})
+    assert refused.value.message.startswith("Cannot update these configs at default cluster level")
+    with pytest.raises(KafkaError) as refused:
+        configs.alter("1", {"cordoned.log.dirs": (SET, "/data/other")})
+    assert refused.value.code is ErrorCode.INVALID_REQUEST
+    configs.alter("1", {"cordoned.log.dirs": (SET, "")})  # dynamic, empty: uncordoned over the static value
+    assert not cluster.policy.is_log_dir_cordoned()
+    cluster.catalog.create("open", 1)
+    configs.alter("1", {"cordoned.log.dirs": (SET, "/data/logs")})
+    assert cluster.policy.is_log_dir_cordoned()
+    with pytest.raises(KafkaError) as refused:
+        cluster.catalog.create("closed", 1)
+    assert refused.value.message == "All brokers are currently fenced, or have all their log directories cordoned."
+    configs.alter("1", {"cordoned.log.dirs": (DELETE, None)})
+    assert cluster.policy.is_log_dir_cordoned()  # the static value again
