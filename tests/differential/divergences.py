@@ -111,6 +111,11 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     ),
     ("ApiVersions *", "api_keys[api_key=88]"): STREAMS_GROUPS,
     ("ApiVersions *", "api_keys[api_key=89]"): STREAMS_GROUPS,
+    ("IncrementalAlterConfigs broker cordoned.log.dirs", "responses[resource_name=1].error_*"): (
+        "Kafka 4.2 does not know cordoned.log.dirs and keeps it as a custom config with no effect; trafka "
+        "(which stores no config it cannot apply) answers as Kafka 4.3+ does below metadata.version 4.3-IV0 "
+        "(ADR 87)"
+    ),
 }
 
 

@@ -23,6 +23,25 @@ BROKER_RESOURCE, TOPIC_RESOURCE, GROUP_RESOURCE = 4, 2, 32
 def _scenarios() -> dict[str, tuple[Callable[[], Any], Any, int]]:
     A, C, P = admin, consumer, producer
     return {
+        # KIP-1066's dynamic cordon (Kafka 4.3), validated only: what a 4.2 broker says of it
+        "IncrementalAlterConfigs broker cordoned.log.dirs": (
+            lambda: A.IncrementalAlterConfigsRequest[1](
+                resources=[
+                    A.IncrementalAlterConfigsRequest.AlterConfigsResource(
+                        resource_type=BROKER_RESOURCE,
+                        resource_name="1",
+                        configs=[
+                            A.IncrementalAlterConfigsRequest.AlterConfigsResource.AlterableConfig(
+                                name="cordoned.log.dirs", config_operation=0, value="*"
+                            )
+                        ],
+                    )
+                ],
+                validate_only=True,
+            ),
+            A.IncrementalAlterConfigsResponse,
+            1,
+        ),
         "Metadata of __consumer_offsets": (
             lambda: metadata.MetadataRequest[12](
                 topics=[metadata.MetadataRequest.MetadataRequestTopic(name="__consumer_offsets", topic_id=None)],
