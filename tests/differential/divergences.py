@@ -16,11 +16,6 @@ STREAMS_GROUPS = "Streams groups (KIP-1071, APIs 88/89, streams.version) are not
 
 # (scenario pattern, field path pattern) -> reason
 DIVERGENCES: dict[tuple[str, str], str] = {
-    ("ApiVersions *", "api_keys[api_key=0].min_version"): (
-        "Kafka 4.x advertises Produce v0-2 that it no longer serves (KAFKA-18659, a workaround for old "
-        "librdkafka); trafka advertises the 3-13 it serves. To fix with issue 36's follow-up: advertise 0 "
-        "when pinned to 4.x and answer v0-2 as Kafka does"
-    ),
     ("ApiVersions *", "api_keys[api_key=38]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=39]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=40]"): "delegation tokens (KIP-48) are not implemented",
