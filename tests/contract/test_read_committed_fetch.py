@@ -249,9 +249,23 @@ def test_a_layout_with_every_kind_of_transaction(kind):
         stable = broker.replicas.last_stable_offset(TP, broker.log)
         assert stable < broker.log.log_end_offset  # producer 3's transaction is still open
         assert broker.log.aborted_transactions(0, 1 << 62)  # producer 1's first one was aborted
+        assert len(stored_offsets(broker.log)) < broker.log.log_end_offset  # the cleaner removed records
         assert assert_every_fetch_agrees(broker) > 0
     finally:
         broker.close()
+
+
+def stored_offsets(log) -> set[int]:
+    """The offsets the log's batches cover, read segment after segment."""
+    covered: set[int] = set()
+    offset = log.log_start_offset
+    while offset < log.log_end_offset:
+        batches = [header for _, header in iter_batches(log.read(offset, 1 << 30, True))]
+        if not batches:
+            break
+        covered.update(o for header in batches for o in range(header.base_offset, header.last_offset + 1))
+        offset = batches[-1].last_offset + 1
+    return covered
 
 
 class CountingStruct:
