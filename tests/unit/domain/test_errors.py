@@ -29,7 +29,11 @@ KAFKA_PYTHON_RETRIABLE_DIFFERS = {
 
 # Codes Kafka added after kafka-python 3.0.12's table (KIP-848's regex subscriptions, Kafka 4.0; the
 # share session limit, Kafka 4.1).
-KAFKA_PYTHON_LACKS = {128: "INVALID_REGULAR_EXPRESSION", 133: "SHARE_SESSION_LIMIT_REACHED"}
+KAFKA_PYTHON_LACKS = {
+    128: "INVALID_REGULAR_EXPRESSION",
+    129: "REBOOTSTRAP_REQUIRED",
+    133: "SHARE_SESSION_LIMIT_REACHED",
+}
 
 
 def test_every_code_is_kafka_pythons_by_number_and_name():
