@@ -149,6 +149,13 @@ EPOCH_MS = re.compile(r"(?<!\d)1[6-9]\d{11}(?!\d)")
 LOG_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]")
 
 
+def _producer_id(line: str) -> str:
+    if not re.search(r"producerId: \d", line):
+        return line
+    line = re.sub(r"producerId: \d+", "producerId: <producer-id>", line)
+    return re.sub(r"crc: \d+", "crc: <crc>", line)
+
+
 def normalise(text: str, replacements: dict[str, str]) -> str:
     """The output with what differs between two brokers by nature replaced by a placeholder: the
     addresses, run prefix and paths given, ids (topic, cluster, directory, member), wall-clock
@@ -159,4 +166,6 @@ def normalise(text: str, replacements: dict[str, str]) -> str:
     text = BASE64_UUID.sub("<id>", text)
     text = EPOCH_MS.sub("<time>", text)
     text = LOG_TIME.sub("[<time>]", text)
+    # each broker's own producer ids, and the checksum of a batch that carries one
+    text = "\n".join(_producer_id(line) for line in text.splitlines())
     return "\n".join(re.sub(r"[ \t]+", " ", line).rstrip() for line in text.splitlines())

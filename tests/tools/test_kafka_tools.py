@@ -338,6 +338,9 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
     step("dump-log segment", "kafka-dump-log", "--files", str(segment), "--print-data-log")
     step("dump-log index", "kafka-dump-log", "--files", str(segment.with_suffix(".index")))
     step("dump-log time index", "kafka-dump-log", "--files", str(segment.with_suffix(".timeindex")))
+    for name in ("00000000000000000003", "00000000000000000005"):  # after the idempotent batch: its producer
+        step(f"dump-log snapshot {name}", "kafka-dump-log", "--files", str(segment.parent / f"{name}.snapshot"))
+    step("dump-log segment 3", "kafka-dump-log", "--files", str(segment.parent / "00000000000000000003.log"))
     out["files"] = "\n".join(sorted(path.name for path in segment.parent.iterdir() if not path.name.endswith(".tmp")))
     offsets = work / "delete-records.json"
     offsets.write_text(json.dumps({"partitions": [{"topic": dumped, "partition": 0, "offset": 2}], "version": 1}))
@@ -375,19 +378,34 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
 
 
 def _produce_fixed(bootstrap: str, topic: str, now_ms: int) -> None:
-    """Three batches (plain, gzip with headers, lz4) with fixed keys, values and timestamp."""
-    from kafka.protocol.producer import ProduceRequest, ProduceResponse
+    """Four batches (plain; gzip with headers; lz4 from an idempotent producer; plain), fixed keys and
+    values, timestamps 10 ms apart: with segment.ms=1 each one after the first rolls the segment."""
+    from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 
     from tests.batches import make_batch
     from tests.differential.compare import Wire
 
-    batches = [
-        make_batch([(now_ms, b"k1", b"v1"), (now_ms, b"k2", b"v2")]),
-        make_batch([(now_ms, b"k3", b"v3")], compression=1, headers=[("h", b"x")]),
-        make_batch([(now_ms, None, b"v4"), (now_ms, b"k1", None)], compression=3),
-    ]
     data = ProduceRequest.TopicProduceData
     with Wire(bootstrap) as wire:
+        init = InitProducerIdRequest[4](
+            transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1
+        )
+        # retried as clients do: Kafka answers COORDINATOR_LOAD_IN_PROGRESS until its first block of ids
+        producer = eventually(
+            lambda: _ok(wire.request(init, InitProducerIdResponse, 4)), 30, what="a producer id", interval=0.2
+        )
+        batches = [
+            make_batch([(now_ms, b"k1", b"v1"), (now_ms, b"k2", b"v2")]),
+            make_batch([(now_ms + 10, b"k3", b"v3")], compression=1, headers=[("h", b"x")]),
+            make_batch(
+                [(now_ms + 20, None, b"v4"), (now_ms + 20, b"k1", None)],
+                compression=3,
+                producer_id=producer.producer_id,
+                producer_epoch=producer.producer_epoch,
+                base_sequence=0,
+            ),
+            make_batch([(now_ms + 30, b"k5", b"v5")]),
+        ]
         for batch in batches:
             request = ProduceRequest[11](
                 transactional_id=None,
@@ -397,6 +415,10 @@ def _produce_fixed(bootstrap: str, topic: str, now_ms: int) -> None:
             )
             answer = wire.request(request, ProduceResponse, 11)
             assert answer.responses[0].partition_responses[0].error_code == 0, answer
+
+
+def _ok(answer):
+    return answer if answer.error_code == 0 else None
 
 
 def _perf_summary(text: str) -> str:
@@ -577,6 +599,9 @@ STEPS = [
     "dump-log index",
     "dump-log time index",
     "files",
+    "dump-log snapshot 00000000000000000003",
+    "dump-log snapshot 00000000000000000005",
+    "dump-log segment 3",
     "delete-records",
     "get-offsets after delete",
     "leader-election",
@@ -587,7 +612,15 @@ STEPS = [
 
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
+_SNAPSHOTS_ON_ROLL = (
+    "Kafka writes a producer snapshot each time a segment rolls (UnifiedLog.roll's takeSnapshot, named by the new "
+    "segment's base offset); trafka writes them at shutdown and at its periodic checkpoint only, so a rolled log "
+    "dir lacks the snapshot files Kafka would have (recovery still starts from the newest snapshot)."
+)
 DIFFERENT = {
+    "files": _SNAPSHOTS_ON_ROLL,
+    "dump-log snapshot 00000000000000000003": _SNAPSHOTS_ON_ROLL,
+    "dump-log snapshot 00000000000000000005": _SNAPSHOTS_ON_ROLL,
     "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
     "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "
