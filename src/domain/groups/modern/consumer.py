@@ -241,7 +241,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             self._may_describe[(group.group_id, member.member_id)] = request.may_describe
             if member.subscribed_topic_regex is not None:
                 self._subscribed.pop(group.group_id, None)
-        previous_assigned = dict(member.assigned)
+        previous_assigned = member.assignment_by_id()
         self._update_group(group, member, new_member, before, request.owned, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
         full = request.member_epoch == 0 or (
@@ -253,7 +253,8 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             member_id=member.member_id,
             member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
-            assignment=dict(member.assigned) if full or member.assigned != previous_assigned else None,
+            # sent when it changed, topic ids included (Kafka keys it by topic id)
+            assignment=dict(member.assigned) if full or member.assignment_by_id() != previous_assigned else None,
         )
 
     def _update_group(
@@ -596,6 +597,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         member.state = result.state
         member.member_epoch = result.member_epoch
         member.assigned = result.assigned
+        member.take_topic_ids(group.subscription_metadata)
         member.pending_revocation = result.pending_revocation
         group.claim_partitions(member)
         if member.classic is not None:
@@ -671,6 +673,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             group.assignor = self._preferred_assignor(group)
             self._refresh_subscription_metadata(group, now)
             for member in group.members.values():
+                member.take_topic_ids(group.subscription_metadata)
                 member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
                 if member.classic is not None:
                     member.session_deadline_ms = now + member.classic.session_timeout_ms

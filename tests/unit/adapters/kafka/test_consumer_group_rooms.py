@@ -354,3 +354,28 @@ def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_grou
 def rejoined_id(group) -> str:
     (classic,) = [m for m in group.members.values() if m.classic is not None]
     return classic.member_id
+
+
+def test_a_topic_created_again_under_its_name_is_a_new_assignment_by_topic_id(ctx):
+    """Kafka keys a consumer group member's assignment by topic id: when a subscribed topic is deleted
+    and created again with as many partitions, the next heartbeat carries the assignment with the new id
+    (by name it looks unchanged, and the client would keep fetching the old id)."""
+    joined = heartbeat(ctx)
+    old_id = ctx.catalog.get("t").topic_id
+    stable = heartbeat(ctx, epoch=joined.member_epoch, owned=[0, 1, 2, 3])
+    assert stable.assignment is None
+    ctx.catalog.delete("t")
+    ctx.catalog.create("t", 4, 1)
+    new_id = ctx.catalog.get("t").topic_id
+    Tp = ConsumerGroupHeartbeatRequest.TopicPartitions
+    request = ConsumerGroupHeartbeatRequest[1](
+        group_id="g",
+        member_id="m1",
+        member_epoch=joined.member_epoch,
+        topic_partitions=[Tp(topic_id=old_id, partitions=[0, 1, 2, 3])],
+    )
+    answer = consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
+    assert answer.error_code == ErrorCode.NONE and answer.member_epoch > joined.member_epoch
+    assert answer.assignment is not None
+    assert [(t.topic_id, t.partitions) for t in answer.assignment.topic_partitions] == [(new_id, [0, 1, 2, 3])]
+    assert heartbeat(ctx, epoch=answer.member_epoch, owned=[0, 1, 2, 3]).assignment is None
