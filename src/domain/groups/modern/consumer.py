@@ -701,15 +701,26 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
 
     # -- offsets, admin ------------------------------------------------------------------------
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int, version: int) -> ErrorCode:
-        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one)."""
+    def validate_offset_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        version: int,
+        transactional: bool = False,
+        instance_id: str | None = None,
+    ) -> ErrorCode:
+        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one), of an
+        OffsetCommit or (`transactional`) a TxnOffsetCommit, which need not name a member."""
         group = self.groups[group_id]
         if member_epoch < 0 and not group.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if version < 9 and member.classic is None:
+        if not transactional and version < 9 and member.classic is None:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
             return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
