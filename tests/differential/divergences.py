@@ -88,10 +88,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     ("DescribeTransactions *", "transaction_states[transactional_id=*].transaction_start_time_ms"): (
         "an unknown transactional id: Kafka answers start time 0, trafka -1 (to fix)"
     ),
-    ("Metadata of __consumer_offsets", "topics[name=__consumer_offsets]*"): (
-        "trafka keeps its internal topics out of Metadata (one partition, ADR 64); Kafka lists them, "
-        "is_internal, with offsets.topic.num.partitions partitions"
-    ),
     # Found by tests/differential/test_flows.py
     ("Produce key-less to compacted", "responses[name=*].partition_responses[0].log_start_offset"): (
         "a refused batch: Kafka answers the partition's log start offset, trafka -1 (to fix)"

@@ -29,6 +29,7 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
+from .. import internal_topics
 from ..api import Deferred, KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..context import BrokerContext
@@ -158,6 +159,8 @@ def _acquire(
     budget = min(max_bytes, ctx.policy.fetch_max_bytes) if max_bytes > 0 else ctx.policy.fetch_max_bytes
     result: dict[TopicPartition, PartitionFetch] = {}
     created = {tp for tp in partitions if ctx.share.groups.initialize(group_id, tp, now)}
+    if created:  # Kafka's share coordinator creates its state topic on the first share-partition's state
+        ctx.internal_topics.create(internal_topics.SHARE_STATE)
     for tp in sorted(partitions, key=lambda tp: tp in created):  # stable: the session's order otherwise
         if max_records <= 0 or budget <= 0 or (tp in created and any(f.acquired for f in result.values())):
             break
