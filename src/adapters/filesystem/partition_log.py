@@ -214,6 +214,13 @@ class FilePartitionLog:
                 return segment.read_from(found, max_bytes, min_one_batch)
         return b""
 
+    def read_below(self, offset: int, max_bytes: int, min_one_batch: bool, stop_offset: int) -> tuple[bytes, int]:
+        for segment in self._segments[self._segment_for(offset) :]:
+            found = segment.position_of(offset)
+            if found is not None:
+                return segment.read_below(found, max_bytes, min_one_batch, stop_offset)
+        return b"", -1
+
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
         started = False
         for segment in self._segments[self._segment_for(self._log_start_offset) :]:

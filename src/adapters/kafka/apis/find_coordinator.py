@@ -52,7 +52,7 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
             version=version,
             throttle_time_ms=0,
             error_code=error,
-            error_message=message,
+            error_message="NONE" if ok else message,  # Kafka's Errors.NONE.message() before v4
             node_id=node if ok else -1,
             host=host if ok else "",
             port=port if ok else -1,
@@ -68,7 +68,7 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
                 host=host if ok else "",
                 port=port if ok else -1,
                 error_code=error,
-                error_message=message,
+                error_message=message or "",  # v4+: Kafka sets no message, the field's default ""
             )
         )
     return FindCoordinatorResponse(version=version, throttle_time_ms=0, coordinators=coordinators)
@@ -98,7 +98,7 @@ def _partial(r: Refused) -> Any:
     Coordinator = r.handler.response.Coordinator
     kept = [k for k in r.body.coordinator_keys if k not in denied]
     extra = [
-        Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message=None)
+        Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message="")
         for k in r.body.coordinator_keys
         if k in denied
     ]
