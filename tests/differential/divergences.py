@@ -48,10 +48,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
         "that Kafka does not; config sources differ: the reference sets log.retention.hours and log.segment.bytes in server.properties (STATIC_BROKER_CONFIG), trafka is not given them, and Kafka 4.2 keeps min.insync.replicas as a cluster-level dynamic default"
     ),
     # Found by tests/differential/test_apis.py; each is trafka's to fix (issue 36 follow-up) unless said
-    ("Metadata of __consumer_offsets", "topics[name=__consumer_offsets]*"): (
-        "trafka keeps its internal topics out of Metadata (one partition, ADR 64); Kafka lists them, "
-        "is_internal, with offsets.topic.num.partitions partitions"
-    ),
     # Found by tests/differential/test_flows.py
     ("Produce over max.message.bytes", "responses[name=*].partition_responses[0].error_message"): (
         "MESSAGE_TOO_LARGE: Kafka sends no message, trafka says the batch's size and the limit (kept: "

@@ -74,6 +74,7 @@ class Segment:
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
         self.created_ms: int | None = None
+        self._rolling_timestamp: int | None = None  # the first batch's max timestamp, read when first asked
         self._index: list[tuple[int, int]] = []  # (relative offset, position)
         self._time_index: list[tuple[int, int]] = []  # (timestamp, relative offset)
         self._bytes_since_index = 0
@@ -158,6 +159,7 @@ class Segment:
     ) -> int:
         self._index, self._time_index = [], []
         self._bytes_since_index = 0
+        self._rolling_timestamp = None
         self._clear_tail()
         self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = self.base_offset, -1, -1
         valid_end = 0
@@ -335,6 +337,8 @@ class Segment:
         del self._index[index_entries:]
         del self._time_index[time_entries:]
         self.size = size
+        if size == 0:
+            self._rolling_timestamp = None
         files.ftruncate(self._log_fd, size)  # nothing half-written stays behind
         if self._index_fd is not None:
             files.ftruncate(self._index_fd, index_entries * INDEX_ENTRY.size)
@@ -484,6 +488,16 @@ class Segment:
             return self.size
         base, length, _, _, _, _, _ = _LENGTH_AND_DELTA.unpack(os.pread(self._log_fd, 27, pos))
         return pos if base >= offset else pos + LOG_OVERHEAD + length
+
+    def rolling_timestamp(self) -> int:
+        """The first batch's max timestamp, from which `segment.ms` counts (Kafka's LogSegment
+        rollingBasedTimestamp); -1 for an empty segment or a first batch without a timestamp."""
+        if self._rolling_timestamp is None:
+            if self.size == 0:
+                return -1
+            first = next(self._scan(0), None)
+            self._rolling_timestamp = -1 if first is None else first[1].max_timestamp
+        return self._rolling_timestamp
 
     def headers(self, start: int = 0) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each batch from `start`, reading headers only."""

@@ -15,6 +15,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
+from .. import internal_topics
 from ..api import Handle, KafkaApi
 from ..cluster import GROUP, TRANSACTION, ClusterMap
 from ..connection.cluster import then
@@ -36,6 +37,8 @@ TRANSACTION_KEY = 1
 def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+    # Kafka creates the coordinator's topic when it is first looked for; Metadata lists it from then on
+    ctx.internal_topics.create(internal_topics.OFFSETS if key_type == GROUP_KEY else internal_topics.TRANSACTIONS)
     return ErrorCode.NONE, None
 
 
