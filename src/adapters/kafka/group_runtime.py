@@ -1,15 +1,17 @@
 """Drives the sans-I/O group coordinator from Trio: waiting requests and the coordinator's clock.
 
-A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `_Waiter` as its token;
-when a later call (or a timeout in `run`) decides its answer, the waiter is woken and the request's
-deferred task writes the response. `run` sleeps until the coordinator's next deadline, or until a call
+A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `GroupAnswer` as its
+token, which the room parks in the broker's purgatory (ADR 80); when a later call (or a timeout in
+`run`) decides its answer, the commit after that call sets it and notifies the purgatory, which
+answers the parked request right there. `run` sleeps until the coordinator's next deadline, or until a call
 changes the deadlines, and then feeds it the time. The runtime is a participant of the broker's unit of
 work (ADR 79): each call enlists it and queues what it released; the commit that follows every call
 (the room's, or the timer's own) writes the group metadata and KIP-848 records the coordinators queued
 to `__consumer_offsets`, then delivers the released answers and re-arms the timer.
 
 A call that releases other members' waiting requests (the JoinGroup that completes a round, the
-leader's SyncGroup) is answered the way they are, from its own deferred task, not ahead of them: Kafka
+leader's SyncGroup) is answered after them, not ahead: the commit that follows it writes their answers
+first (from the purgatory, in the calling task), and its own answer is queued only after that. Kafka
 sends every member's answer at once when a round completes. Answered first, the leader could sync,
 revoke partitions and rejoin (KIP-429) before a follower even had its JoinGroup answer, whose SyncGroup
 for that generation then finds the next rebalance under way (REBALANCE_IN_PROGRESS) and which never
@@ -29,7 +31,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Protocol
 
 import trio
 
@@ -53,13 +56,20 @@ from .unit_of_work import UnitOfWork
 log = logging.getLogger("trafka.groups")
 
 
-class _Waiter:
-    __slots__ = ("event", "result", "answer_type")
+class GroupAnswer:
+    """A join or sync the coordinator will answer later: the key it is parked on in the purgatory."""
+
+    __slots__ = ("result", "answer_type")
 
     def __init__(self, answer_type: type[JoinResult] | type[SyncResult]) -> None:
-        self.event = trio.Event()
         self.result: JoinResult | SyncResult | None = None
         self.answer_type = answer_type
+
+
+class Wakes(Protocol):
+    """What the runtime needs of the broker's purgatory: to wake the requests parked on keys."""
+
+    def notify(self, keys: Iterable[Hashable]) -> None: ...
 
 
 class GroupRuntime:
@@ -69,6 +79,7 @@ class GroupRuntime:
         offsets: OffsetManager,
         clock_ms: Callable[[], int],
         unit_of_work: UnitOfWork,
+        parked: Wakes,
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
     ) -> None:
@@ -81,7 +92,8 @@ class GroupRuntime:
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
         self._deadlines_changed = trio.Event()
-        self._waiting: set[_Waiter] = set()
+        self._waiting: set[GroupAnswer] = set()
+        self._parked = parked
         self.regexes = TopicRegexes()
         self._regex_work = trio.Event()
         self._uow = unit_of_work
@@ -124,43 +136,41 @@ class GroupRuntime:
         completions, self._released = self._released, []
         if self.consumer is not None:
             completions += self.consumer.take_completions()  # an upgrade answers the classic group's waiters
+        answered = []
         for completion in completions:
             waiter = completion.token
-            assert isinstance(waiter, _Waiter)
+            assert isinstance(waiter, GroupAnswer)
             waiter.result = completion.result
-            waiter.event.set()
             self._waiting.discard(waiter)
+            answered.append(waiter)
+        if answered:
+            self._parked.notify(answered)
         self._deadlines_changed.set()
         if self._regexes_asked:
             self._regexes_asked = False
             self._regex_work.set()
 
-    def _call(self, answer_type, call: Callable[[_Waiter], list[Completion]]):
-        """Run a coordinator call; its result now if it released no other request, else an awaitable
-        (the released answers, its own among them, are delivered by the commit that follows)."""
-        waiter = _Waiter(answer_type)
+    def _call(self, answer_type, call: Callable[[GroupAnswer], list[Completion]]):
+        """Run a coordinator call: its result if the coordinator decided it (the other answers it
+        released are written by the commit that follows, before this one), else the `GroupAnswer` to
+        park on."""
+        waiter = GroupAnswer(answer_type)
         completions = call(waiter)
-        self._deliver(completions)
         own = [c for c in completions if c.token is waiter]
-        if own and len(own) == len(completions):
+        self._deliver([c for c in completions if c.token is not waiter])
+        if own:
             return own[0].result
-        if not own:
-            self._waiting.add(waiter)
+        self._waiting.add(waiter)
+        return waiter
 
-        async def wait() -> JoinResult | SyncResult | None:
-            await waiter.event.wait()
-            return waiter.result
-
-        return wait
-
-    def join(self, request: JoinRequest) -> JoinResult | Callable[[], Awaitable[JoinResult]]:
+    def join(self, request: JoinRequest) -> JoinResult | GroupAnswer:
         if self.consumer is not None:
             if self.consumer.hosts_classic_join(request.group_id):
                 return self._classic_in_consumer(lambda c, now: c.classic_join(request, now))
             self.consumer.give_way_to_classic(request.group_id)
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
-    def sync(self, request: SyncRequest) -> SyncResult | Callable[[], Awaitable[SyncResult]]:
+    def sync(self, request: SyncRequest) -> SyncResult | GroupAnswer:
         if self.is_consumer_group(request.group_id):
             return self._classic_in_consumer(lambda c, now: c.classic_sync(request, now))
         return self._call(SyncResult, lambda waiter: self.coordinator.sync(request, self.clock_ms(), waiter))
@@ -227,10 +237,10 @@ class GroupRuntime:
 
     def shutdown(self) -> None:
         """Answer every waiting join and sync with NOT_COORDINATOR, as Kafka does when it unloads a group."""
-        for waiter in list(self._waiting):
+        waiting, self._waiting = list(self._waiting), set()
+        for waiter in waiting:
             waiter.result = waiter.answer_type(ErrorCode.NOT_COORDINATOR)
-            waiter.event.set()
-        self._waiting.clear()
+        self._parked.notify(waiting)
 
     def touched(self) -> None:
         """A call outside this class changed member deadlines (an offset commit heartbeats)."""

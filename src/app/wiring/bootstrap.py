@@ -11,7 +11,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -101,12 +101,13 @@ from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .clock import Clock, WallClock, clock_from
 from .log_cleaner import CleanerSlot
+from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
 from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
-    from trafka.adapters.schema_registry.service import RegistryService
+    pass
 
 log = logging.getLogger("trafka")
 
@@ -424,7 +425,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
     catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
-    appends = AppendNotifier()
+    unit_of_work = UnitOfWork()
+    appends = AppendNotifier(unit_of_work)  # the purgatory (ADR 80)
     # Broker-side schema validation checks ids against the broker's registry, with or without --http-port.
     registry = SchemaRegistryOnFirstUse(lambda: build_schema_registry(catalog, replicas, adapters.clock_ms, appends))
     replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress, registry)
@@ -437,7 +439,6 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     consumer_groups = consumer_groups_from(settings, catalog, group_ids)
-    unit_of_work = UnitOfWork()
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
         group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
@@ -463,7 +464,13 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
     groups = GroupRuntime(
-        coordinator, offsets, adapters.clock_ms, unit_of_work, adapters.clock.seconds_until, consumer=consumer_groups
+        coordinator,
+        offsets,
+        adapters.clock_ms,
+        unit_of_work,
+        appends,
+        adapters.clock.seconds_until,
+        consumer=consumer_groups,
     )
     adapters.clock.listen(groups.touched)
     ctx = BrokerContext(
@@ -530,30 +537,3 @@ def _registry(settings: Settings) -> HandlerRegistry:
     if settings.broker.kafka_version is not None:
         registry = pinned(registry, settings.broker.kafka_version)
     return registry
-
-
-@attrs.define
-class SchemaRegistryOnFirstUse:
-    """The broker's Schema Registry, built the first time a topic with schema validation is produced to
-    (or the HTTP listener serves it), so a broker that uses neither never imports its libraries
-    (Avro, JSON Schema, protoc): they would add tens of MiB to every broker's memory. Made once per
-    broker by `bootstrap`; the REST routes and broker-side validation share it."""
-
-    _build: Callable[[], RegistryService]
-    _service: RegistryService | None = None
-
-    def service(self) -> RegistryService:
-        if self._service is None:
-            self._service = self._build()
-        return self._service
-
-    def schema_ids(self, subject: str) -> Collection[int]:
-        return self.service().schema_ids(subject)
-
-
-def build_schema_registry(
-    catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
-) -> RegistryService:
-    from .http import new_schema_registry  # the registry's libraries load with the registry, not the broker
-
-    return new_schema_registry(catalog, replicas, clock_ms, appends)

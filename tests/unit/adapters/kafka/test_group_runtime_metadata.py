@@ -7,6 +7,7 @@ import errno
 import logging
 
 from trafka.adapters.kafka.group_runtime import GroupRuntime
+from trafka.adapters.kafka.purgatory import Purgatory
 from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
@@ -32,9 +33,8 @@ class _Served:
 def _runtime(store) -> _Served:
     coordinator = GroupCoordinator(GroupSettings(initial_rebalance_delay_ms=0), lambda client: f"{client}-1")
     uow = UnitOfWork()
-    return _Served(
-        GroupRuntime(coordinator, OffsetManager(coordinator, store, catalog=None, now=0), lambda: 1_000, uow), uow
-    )
+    offsets = OffsetManager(coordinator, store, catalog=None, now=0)
+    return _Served(GroupRuntime(coordinator, offsets, lambda: 1_000, uow, Purgatory(uow)), uow)
 
 
 def _join_and_sync(runtime: _Served):

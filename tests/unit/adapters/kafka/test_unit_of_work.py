@@ -10,7 +10,7 @@ import pytest
 import trio
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from trafka.adapters.kafka.api import Deferred, EarlyDeferred, KafkaApi, top_level_error
+from trafka.adapters.kafka.api import Deferred, KafkaApi, Parked, top_level_error
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
 
@@ -77,10 +77,10 @@ def test_a_room_cannot_leave_a_deferred_answer_unwritten():
     assert said == ["acquired", "share written", "share woken"]
 
 
-def test_an_early_deferred_keeps_its_delivery():
-    early = EarlyDeferred(lambda: None)  # type: ignore[arg-type, return-value]
-    api = _api(lambda ctx, request, version, client: early)
-    assert api.handle(types.SimpleNamespace(unit_of_work=UnitOfWork()), None, 0, CLIENT) is early
+def test_a_parked_answer_is_left_to_the_purgatory():
+    parked = Parked((), 10, lambda expired: "answer")
+    api = _api(lambda ctx, request, version, client: parked)
+    assert api.handle(types.SimpleNamespace(unit_of_work=UnitOfWork()), None, 0, CLIENT) is parked
 
 
 def test_a_failed_write_wakes_nobody_and_is_tried_again_at_the_next_commit():
