@@ -170,13 +170,13 @@ class Purgatory:
         parked = op.parked
         try:
             answer = parked.complete(expired)
-        except Exception as exc:  # this request's connection ends, not the notifying one's
+            if answer is None and expired:
+                raise AssertionError("a parked request gave no answer at its deadline")
+        except Exception as exc:  # this request's connection ends, not the notifying one's (or the timer)
             self._finish(op)
             op.deliver(Failed(exc))
             return
         if answer is None:
-            if expired:
-                raise AssertionError(f"{parked!r} gave no answer at its deadline")
             self.add(op, parked.keys)  # the keys notified dropped it: watched again for the next notify
             return
         self._finish(op)

@@ -134,3 +134,17 @@ async def test_events_are_set_before_operations_are_tried_and_counted_as_woken()
     purgatory.park(Parked(("k",), None, complete), order.append)
     purgatory.notify(["k"])
     assert order == ["tried, event set: True", "done"] and purgatory.woken == 1
+
+
+async def test_a_completion_without_an_answer_at_its_deadline_fails_that_request_and_the_timer_goes_on(autojump_clock):
+    purgatory = Purgatory()
+    answers: list[object] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.testing.wait_all_tasks_blocked()
+        purgatory.park(Parked(("k",), 100, lambda expired: None), answers.append)
+        later = Ready("later")
+        purgatory.park(Parked(("k",), 200, later), answers.append)
+        await trio.sleep(0.3)
+        assert type(answers[0]) is Failed and answers[1:] == ["later expired"]
+        nursery.cancel_scope.cancel()
