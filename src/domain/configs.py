@@ -167,14 +167,27 @@ _ENUMS = {
 }
 
 
+# Kafka's ValidString messages, its values in its order
+_ENUM_MESSAGES = {
+    "message.timestamp.type": "String must be one of: CreateTime, LogAppendTime",
+    "compression.type": "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer",
+}
+
+
 def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
     """Why Kafka's ConfigDef refuses `value` for the topic config `name` (its message after "Invalid value V
     for configuration N", empty where trafka has none of Kafka's words), or None when it is valid."""
     if name in _ENUMS:
-        return None if value in _ENUMS[name] else ""
+        if value in _ENUMS[name]:
+            return None
+        return _ENUM_MESSAGES.get(name, "")
     if name == "cleanup.policy":
         parts = [p.strip() for p in value.split(",")]
-        return None if parts and all(p in ("delete", "compact") for p in parts) else ""
+        return (
+            None
+            if parts and all(p in ("delete", "compact") for p in parts)
+            else "String must be one of: compact, delete"
+        )
     if config_type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
         try:
             number = int(value.strip())

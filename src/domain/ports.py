@@ -59,6 +59,12 @@ class PartitionLog(Protocol):
         `offset` is between log start and log end; at log end the result is empty.
         """
 
+    def read_below(self, offset: int, max_bytes: int, min_one_batch: bool, stop_offset: int) -> tuple[bytes, int]:
+        """`read`, less the batches from the first whose base offset is `stop_offset` or more (the last
+        stable offset, for read_committed); and the last offset of the last batch returned (-1 if none).
+
+        Found without walking the batches read (ADR 90): the fetch path does no per-batch work."""
+
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
         """Batches in offset order, starting at the first whose max timestamp is >= `timestamp`."""
 

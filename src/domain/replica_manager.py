@@ -19,7 +19,6 @@ from .batch import (
     BatchHeader,
     Checksum,
     assign_offsets,
-    iter_batches,
     place_batch,
     set_max_timestamp,
     validate_batches,
@@ -106,7 +105,24 @@ class _PlacedGroup:
 _new = tuple.__new__  # named tuples built per batch without their Python-level __new__
 
 
-def _keyless_refusal(tp: TopicPartition, keyless: list[int]) -> ProduceResult:
+# Refusals Kafka's ReplicaManager answers without the partition's log start offset (its
+# UNKNOWN_LOG_APPEND_INFO); every other refusal of a batch for a partition it hosts carries it.
+_NO_LOG_START = frozenset(
+    {
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
+
+
+def _refused(log: PartitionLog, code: ErrorCode, message: str | None = None) -> ProduceResult:
+    """A batch refused for a partition this broker hosts, answered as Kafka's appendToLocalLog does."""
+    return ProduceResult(code, message=message, log_start_offset=-1 if code in _NO_LOG_START else log.log_start_offset)
+
+
+def _keyless_refusal(tp: TopicPartition, keyless: list[int], log_start_offset: int) -> ProduceResult:
     """Kafka's answer to keyless records on a compacted topic: LogValidator.validateKey's RecordError
     for each (batch index, message), all of them in the partition's `record_errors`, and
     processRecordErrors' INVALID_RECORD message showing the first three."""
@@ -119,6 +135,7 @@ def _keyless_refusal(tp: TopicPartition, keyless: list[int]) -> ProduceResult:
             f"and only showing the first three errors at most: [{shown}]"
         ),
         record_errors=tuple((index, message) for index in keyless),
+        log_start_offset=log_start_offset,
     )
 
 
@@ -307,16 +324,14 @@ class ReplicaManager:
                     records, self._checksum, route.max_batch_bytes, now_ms, route.timestamp_after_max_ms
                 )
             except KafkaError as error:
-                return ProduceResult(error.code, message=error.message)
+                return _refused(log, error.code, error.message)
             if len(batches.headers) != 1:  # as Kafka: one batch per partition from v3 on
-                return ProduceResult(
-                    ErrorCode.INVALID_RECORD, message="a produce request carries one batch per partition"
-                )
+                return _refused(log, ErrorCode.INVALID_RECORD, "a produce request carries one batch per partition")
             one = batches.buffer, batches.headers[0][1]
         buffer, header = one
         attributes = header.attributes
         if attributes & 0x20:  # a control batch
-            return ProduceResult(ErrorCode.INVALID_RECORD, message="clients may not produce control batches")
+            return _refused(log, ErrorCode.INVALID_RECORD, "clients may not produce control batches")
         if attributes & 0x10:  # transactional
             if transactional_id is None:  # a batch the first-batch check above did not see
                 return _NO_TRANSACTIONAL_ID
@@ -335,23 +350,23 @@ class ReplicaManager:
             try:
                 largest = records_max_timestamp(buffer, self._decompress)
             except KafkaError as error:
-                return ProduceResult(error.code, message=error.message)
+                return _refused(log, error.code, error.message)
             if largest != header.max_timestamp:
                 header = set_max_timestamp(buffer, header, largest, self._checksum)
         if route.compacted:
             try:
                 keyless = keyless_record_indexes(buffer, self._decompress)
             except KafkaError as error:
-                return ProduceResult(error.code, message=error.message)
+                return _refused(log, error.code, error.message)
             if keyless:
-                return _keyless_refusal(tp, keyless)
+                return _keyless_refusal(tp, keyless, log.log_start_offset)
         if route.schema_validation is not None:
             try:
                 refusal = self._schema_refusal(route.schema_validation, buffer)
             except KafkaError as error:
-                return ProduceResult(error.code, message=error.message)
+                return _refused(log, error.code, error.message)
             if refusal is not None:
-                return ProduceResult(ErrorCode.INVALID_RECORD, message=refusal)
+                return _refused(log, ErrorCode.INVALID_RECORD, refusal)
         return _new(_Admitted, (log, buffer, header, route.log_append_time))
 
     def _starts_empty(self, tp: TopicPartition, log: PartitionLog) -> None:
@@ -370,7 +385,7 @@ class ReplicaManager:
             try:
                 duplicate = self._producer_state(tp, log).check(header)
             except KafkaError as error:
-                return ProduceResult(error.code, message=error.message)
+                return _refused(log, error.code, error.message)
             if duplicate is not None:  # a retry of a batch already appended: its original offsets
                 return ProduceResult(
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
@@ -462,18 +477,15 @@ class ReplicaManager:
         stable = self.last_stable_offset(tp, log)
         if offset < start or offset > end:
             return FetchResult(ErrorCode.OFFSET_OUT_OF_RANGE, end, stable, start)
-        limit = stable if read_committed else end
-        records = log.read(offset, max_bytes, min_one_batch) if offset < limit else b""
         if not read_committed:
+            records = log.read(offset, max_bytes, min_one_batch) if offset < end else b""
             return FetchResult(ErrorCode.NONE, end, stable, start, records)
-        cut = 0
-        last = offset
-        for pos, header in iter_batches(records):
-            if header.base_offset >= stable:
-                break
-            cut = pos + header.size
-            last = header.last_offset
-        records = records[:cut]
+        # The batches below the last stable offset (the first offset of the oldest open transaction, from
+        # the producer state), cut by the log where it knows that offset's batch starts, and the aborted
+        # transactions they overlap (from the transaction index): no batch header is read here (ADR 90).
+        if offset >= stable:
+            return FetchResult(ErrorCode.NONE, end, stable, start, b"", ())
+        records, last = log.read_below(offset, max_bytes, min_one_batch, stable)
         aborted = tuple(log.aborted_transactions(offset, last)) if records else ()
         return FetchResult(ErrorCode.NONE, end, stable, start, records, aborted)
 

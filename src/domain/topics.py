@@ -20,23 +20,24 @@ _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 ZERO_UUID = uuid.UUID(int=0)
 
 
+def _invalid_topic_name(name: str | None) -> str | None:
+    """Why Kafka's `Topic.validate` refuses `name`, in its words, or None."""
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    if not _LEGAL_NAME.fullmatch(name):
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
 def validate_topic_name(name: str | None) -> str:
     """Return `name` if Kafka would accept it as a topic name, else raise INVALID_TOPIC_EXCEPTION."""
-    if not name:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."')
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
-        )
-    if not _LEGAL_NAME.fullmatch(name):
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f'Topic name "{name}" is illegal, it contains a character other than ASCII '
-            "alphanumerics, '.', '_' and '-'",
-        )
+    reason = _invalid_topic_name(name)
+    if reason is not None or name is None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
     return name
 
 

@@ -31,20 +31,33 @@ def open_log(tmp_path, configs: dict[str, str], clock: Clock):
     return store.create(TP, Topic("t", uuid.UUID(int=3), 1, configs))
 
 
-def append(log, n: int = 1) -> None:
-    validated = validate_batches(make_batch([(0, None, b"x")] * n), crc32c.crc32c, 1 << 20)
+def append(log, n: int = 1, timestamp: int = 0) -> None:
+    validated = validate_batches(make_batch([(timestamp, None, b"x")] * n), crc32c.crc32c, 1 << 20)
     log.append(validated.buffer, assign_offsets(validated, log.log_end_offset, 0, crc32c.crc32c))
 
 
-def test_segment_ms_rolls_the_active_segment(tmp_path):
+def test_segment_ms_counts_from_the_first_batchs_timestamp(tmp_path):
+    """Kafka's LogSegment.timeWaitedForRoll: the newest timestamp appended minus the segment's first
+    batch's, whatever the broker's clock says; the segment rolls once that exceeds segment.ms."""
     clock = Clock()
     log = open_log(tmp_path, {"segment.ms": "1000"}, clock)
-    append(log)
-    clock.now += 999
-    append(log)
+    append(log, timestamp=5_000)
+    clock.now += 10_000  # the clock does not count when the records have timestamps
+    append(log, timestamp=6_000)
+    assert len(log.segment_infos()) == 1
+    append(log, timestamp=6_001)
+    assert [s.base_offset for s in log.segment_infos()] == [0, 2]
+
+
+def test_segment_ms_counts_by_the_clock_when_the_first_batch_has_no_timestamp(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path, {"segment.ms": "1000"}, clock)
+    append(log, timestamp=-1)
+    clock.now += 1000
+    append(log, timestamp=-1)
     assert len(log.segment_infos()) == 1
     clock.now += 1
-    append(log)
+    append(log, timestamp=-1)
     assert [s.base_offset for s in log.segment_infos()] == [0, 2]
 
 

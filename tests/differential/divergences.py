@@ -16,11 +16,6 @@ STREAMS_GROUPS = "Streams groups (KIP-1071, APIs 88/89, streams.version) are not
 
 # (scenario pattern, field path pattern) -> reason
 DIVERGENCES: dict[tuple[str, str], str] = {
-    ("ApiVersions *", "api_keys[api_key=0].min_version"): (
-        "Kafka 4.x advertises Produce v0-2 that it no longer serves (KAFKA-18659, a workaround for old "
-        "librdkafka); trafka advertises the 3-13 it serves. To fix with issue 36's follow-up: advertise 0 "
-        "when pinned to 4.x and answer v0-2 as Kafka does"
-    ),
     ("ApiVersions *", "api_keys[api_key=38]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=39]"): "delegation tokens (KIP-48) are not implemented",
     ("ApiVersions *", "api_keys[api_key=40]"): "delegation tokens (KIP-48) are not implemented",
@@ -47,55 +42,13 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     ("ApiVersions *", "finalized_features[name=streams.version]"): STREAMS_GROUPS,
     ("ApiVersions *", "supported_features[name=streams.version]"): STREAMS_GROUPS,
     # Found by tests/differential/test_topics.py; each is trafka's to fix (issue 36 follow-up)
-    ("CreateTopics *", "topics[name=*].configs"): (
-        "a refused topic: Kafka answers an empty configs array, trafka a null one (to fix)"
-    ),
-    ("CreateTopics *", "topics[name=*].error_message"): (
-        "config validation messages: Kafka appends its validator's detail ('Not a number of type LONG', "
-        "'String must be one of: compact, delete'), partition counts are worded differently (to fix)"
-    ),
     ("CreateTopics *", "topics[name=*].configs[name=*"): (
         "the configs a created topic reports: Kafka lists tiered-storage, throttling and compression-level "
         "keys trafka does not know, trafka lists its schema-validation keys (Confluent's and Redpanda's) "
         "that Kafka does not; config sources differ: the reference sets log.retention.hours and log.segment.bytes in server.properties (STATIC_BROKER_CONFIG), trafka is not given them, and Kafka 4.2 keeps min.insync.replicas as a cluster-level dynamic default"
     ),
     # Found by tests/differential/test_apis.py; each is trafka's to fix (issue 36 follow-up) unless said
-    **{
-        (scenario, "*error_message"): (
-            "Kafka answers an empty string where it has no message in these APIs; trafka a null (to fix)"
-        )
-        for scenario in (
-            "DescribeAcls *",
-            "DescribeClientQuotas *",
-            "DescribeUserScramCredentials *",
-            "FindCoordinator *",
-            "DescribeConfigs *",
-        )
-    },
-    **{
-        (scenario, "*error_message"): (
-            "unknown topics: Kafka's message is the error code's default (or none), trafka names the topic (to fix)"
-        )
-        for scenario in ("CreatePartitions *", "DeleteTopics *", "DescribeProducers *")
-    },
-    ("DescribeTopicPartitions *", "topics[name=*].topic_authorized_operations"): (
-        "an unknown topic: Kafka computes the authorized operations (the authorizer is on), trafka answers "
-        "the 'not requested' sentinel (to fix)"
-    ),
-    ("DescribeTransactions *", "transaction_states[transactional_id=*].producer_*"): (
-        "an unknown transactional id: Kafka answers producer id and epoch 0, trafka -1 (to fix)"
-    ),
-    ("DescribeTransactions *", "transaction_states[transactional_id=*].transaction_start_time_ms"): (
-        "an unknown transactional id: Kafka answers start time 0, trafka -1 (to fix)"
-    ),
-    ("Metadata of __consumer_offsets", "topics[name=__consumer_offsets]*"): (
-        "trafka keeps its internal topics out of Metadata (one partition, ADR 64); Kafka lists them, "
-        "is_internal, with offsets.topic.num.partitions partitions"
-    ),
     # Found by tests/differential/test_flows.py
-    ("Produce key-less to compacted", "responses[name=*].partition_responses[0].log_start_offset"): (
-        "a refused batch: Kafka answers the partition's log start offset, trafka -1 (to fix)"
-    ),
     ("Produce over max.message.bytes", "responses[name=*].partition_responses[0].error_message"): (
         "MESSAGE_TOO_LARGE: Kafka sends no message, trafka says the batch's size and the limit (kept: "
         "the message helps and no client reads it)"
@@ -104,10 +57,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
         "Kafka 4 refuses segment.bytes under 1 MiB (1048576); trafka accepts any positive size, and its own "
         "tests roll segments with small sizes (Kafka's tests use the internal internal.segment.bytes). To fix "
         "with a follow-up that moves those tests to an internal key"
-    ),
-    ("Classic group: OffsetCommit unknown topic, wrong generation", "topics[name=t].partitions[*].error_code"): (
-        "a commit for a topic that does not exist: Kafka answers UNKNOWN_TOPIC_OR_PARTITION before looking "
-        "at the group, trafka checks the generation first (to fix)"
     ),
     ("ApiVersions *", "api_keys[api_key=88]"): STREAMS_GROUPS,
     ("ApiVersions *", "api_keys[api_key=89]"): STREAMS_GROUPS,

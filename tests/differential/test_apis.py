@@ -17,6 +17,7 @@ from trafka.adapters.kafka.wire import messages
 pytestmark = pytest.mark.timeout(900)
 
 MISSING = f"missing-{uuid.uuid4().hex[:8]}"  # a topic, group and transactional id neither broker has
+AUTO_CREATED = f"auto-created-{uuid.uuid4().hex[:8]}"  # a topic each broker creates when asked for it
 BROKER_RESOURCE, TOPIC_RESOURCE, GROUP_RESOURCE = 4, 2, 32
 
 
@@ -27,6 +28,14 @@ def _scenarios() -> dict[str, tuple[Callable[[], Any], Any, int]]:
             lambda: metadata.MetadataRequest[12](
                 topics=[metadata.MetadataRequest.MetadataRequestTopic(name="__consumer_offsets", topic_id=None)],
                 allow_auto_topic_creation=False,
+            ),
+            metadata.MetadataResponse,
+            12,
+        ),
+        "Metadata auto-creating a topic": (  # answered UNKNOWN_TOPIC_OR_PARTITION by the request that creates it
+            lambda: metadata.MetadataRequest[12](
+                topics=[metadata.MetadataRequest.MetadataRequestTopic(name=AUTO_CREATED, topic_id=None)],
+                allow_auto_topic_creation=True,
             ),
             metadata.MetadataResponse,
             12,

@@ -238,3 +238,24 @@ def test_segment_bytes_under_a_mebibyte(pair):
 def _send(node, make):
     with Wire(node.bootstrap) as wire:
         return wire.request(make(), CreateTopicsResponse, 7)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_produce_before_v3(pair, version):
+    """Kafka 4 serves Produce from v3 but advertises v0 (KAFKA-18659, for librdkafka's sake): v0-2 are
+    not served: the connection closes, on both."""
+    name = f"old-produce-{uuid.uuid4().hex[:8]}"
+    _create(pair, name)
+    batch = make_batch([(_now(), b"k", b"v")])
+
+    def make():
+        data = ProduceRequest.TopicProduceData
+        return ProduceRequest[version](
+            acks=-1,
+            timeout_ms=5000,
+            topic_data=[data(name=name, partition_data=[data.PartitionProduceData(index=0, records=batch)])],
+        )
+
+    for node in (pair.kafka, pair.trafka):  # Kafka closes the connection: no answer to compare
+        with Wire(node.bootstrap) as wire, pytest.raises(ConnectionError):
+            wire.request(make(), ProduceResponse, version)

@@ -168,7 +168,10 @@ def test_auto_creation_needs_create_and_authorized_operations_are_real(bootstrap
     assert bob["alice-auto"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert set(bob["orders"].authorized_operations) == {AclOperation.READ.value, AclOperation.DESCRIBE.value}
     with sasl_wire(bootstrap, "alice") as client:
+        creating = {t.name: t for t in client.request(request, MetadataResponse, 10).topics}
         alice = client.request(request, MetadataResponse, 10)
+    # alice may create alice-* topics: auto-created, the creating request answered as Kafka 4.2 answers it
+    assert creating["alice-auto"].error_code == KafkaError.UNKNOWN_TOPIC_OR_PART
     found = {t.name: t for t in alice.topics}
     assert found["alice-auto"].error_code == 0, "alice may create alice-* topics: auto-created"
     assert found["bob-auto"].error_code == KafkaError.TOPIC_AUTHORIZATION_FAILED

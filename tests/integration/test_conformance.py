@@ -4,7 +4,9 @@ The full run (both suites, Apache Kafka beside trafka and its pins) is `python -
 whose last results are docs/CONFORMANCE.md. Here a chosen subset of kgo's integration tests, with few
 records, runs against `trafka serve` (filesystem store, defaults) as franz-go's CI runs them, from
 the module version tests/conformance/go.mod pins: every one must pass. The subset covers what the
-full runs found broken once (SCRAM after an ApiVersions retry, a share group's own lock duration)
+full runs found broken once (SCRAM after an ApiVersions retry, a share group's own lock duration,
+`__consumer_offsets` in Metadata; TestTxnEtl, fixed for KIP-848 members' transactional commits, is left
+out: its classic subtests still lose their sessions now and then on a loaded machine)
 and one test of each area: produce, consume, groups (classic and KIP-848), share groups, admin
 requests.
 """
@@ -31,6 +33,8 @@ SUBSET = (
     "TestGroupSimple",
     "TestUnknownGroupOffsetFetchPinned",
     "TestIssue1034",
+    "TestConsumeRegex",  # __consumer_offsets in Metadata (issue 41)
+    "TestConsumeRegexShareSkipsInternal",
 )
 RECORDS = 500
 

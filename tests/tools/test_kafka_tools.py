@@ -61,7 +61,7 @@ class Trafka:
         self.process.wait(30)
 
 
-def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
+def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int) -> dict[str, str]:
     """The operator's steps, in order, with each tool's output by step name."""
     b = ["--bootstrap-server", bootstrap]
     topic, copied = f"{prefix}-a", f"{prefix}-copied"
@@ -182,7 +182,16 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path) -> dict[str
         "--add-config",
         "log.flush.interval.ms=9223372036854775807",
     )
-    described = run(*configs, "--entity-type", "brokers", "--entity-name", "1", "--describe")
+    # Kafka's broker applies a dynamic config when it reads it from the metadata log, a moment later
+    described = eventually(
+        lambda: _with(
+            run(*configs, "--entity-type", "brokers", "--entity-name", "1", "--describe"),
+            "log.flush.interval.ms=9223372036854775807 ",
+        ),
+        30,
+        what="the broker's dynamic config",
+        interval=0.5,
+    )
     out["configs broker describe"] = "\n".join(
         line for line in described.splitlines() if "log.flush.interval.ms" in line or line.startswith("Dynamic")
     )
@@ -263,6 +272,7 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path) -> dict[str
     step("share-groups describe", *shares, "--describe", "--group", share)
     step("share-groups describe state", *shares, "--describe", "--group", share, "--state")
     step(
+        "share-groups reset",
         *shares,
         "--reset-offsets",
         "--group",
@@ -315,7 +325,114 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path) -> dict[str
     step("metadata-quorum status", "kafka-metadata-quorum", *b, "describe", "--status")
     step("metadata-quorum replication", "kafka-metadata-quorum", *b, "describe", "--replication")
     step("log-dirs", "kafka-log-dirs", *b, "--describe", "--topic-list", topic)
+
+    # The same batches, byte for byte, produced to both brokers: Kafka's log readers must then print
+    # the same of each broker's files.
+    dumped = f"{prefix}-dumped"
+    # segment.ms=1: each produce rolls the segment, so the first is closed (its indexes trimmed, its
+    # time index given its largest timestamp, a producer snapshot written) before it is dumped
+    rolled = ("--config", "segment.ms=1", "--config", "index.interval.bytes=1")
+    run(*topics, "--create", "--topic", dumped, "--partitions", "1", "--replication-factor", "1", *rolled, check=True)
+    _produce_fixed(bootstrap, dumped, now_ms)
+    segment = log_dir / f"{dumped}-0" / "00000000000000000000.log"
+    step("dump-log segment", "kafka-dump-log", "--files", str(segment), "--print-data-log")
+    step("dump-log index", "kafka-dump-log", "--files", str(segment.with_suffix(".index")))
+    step("dump-log time index", "kafka-dump-log", "--files", str(segment.with_suffix(".timeindex")))
+    for name in ("00000000000000000003", "00000000000000000005"):  # after the idempotent batch: its producer
+        step(f"dump-log snapshot {name}", "kafka-dump-log", "--files", str(segment.parent / f"{name}.snapshot"))
+    step("dump-log segment 3", "kafka-dump-log", "--files", str(segment.parent / "00000000000000000003.log"))
+    out["files"] = "\n".join(sorted(path.name for path in segment.parent.iterdir() if not path.name.endswith(".tmp")))
+    offsets = work / "delete-records.json"
+    offsets.write_text(json.dumps({"partitions": [{"topic": dumped, "partition": 0, "offset": 2}], "version": 1}))
+    step("delete-records", "kafka-delete-records", *b, "--offset-json-file", str(offsets))
+    step("get-offsets after delete", "kafka-get-offsets", *b, "--topic", dumped, "--time", "-2")
+    step(
+        "leader-election",
+        "kafka-leader-election",
+        *b,
+        "--election-type",
+        "preferred",
+        "--topic",
+        topic,
+        "--partition",
+        "0",
+    )
+    sent = run(
+        "kafka-producer-perf-test",
+        "--topic",
+        dumped,
+        "--num-records",
+        "50",
+        "--record-size",
+        "20",
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={bootstrap}",
+        "acks=all",
+    )
+    out["producer-perf-test"] = "\n".join(re.findall(r"^(\d+ records sent)", sent, re.MULTILINE)[-1:])
+    read = run("kafka-consumer-perf-test", *b, "--topic", dumped, "--messages", "50", "--timeout", "60000")
+    out["consumer-perf-test"] = _perf_summary(read)
     return out
+
+
+def _produce_fixed(bootstrap: str, topic: str, now_ms: int) -> None:
+    """Four batches (plain; gzip with headers; lz4 from an idempotent producer; plain), fixed keys and
+    values, timestamps 10 ms apart: with segment.ms=1 each one after the first rolls the segment."""
+    from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+
+    from tests.batches import make_batch
+    from tests.differential.compare import Wire
+
+    data = ProduceRequest.TopicProduceData
+    with Wire(bootstrap) as wire:
+        init = InitProducerIdRequest[4](
+            transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1
+        )
+        # retried as clients do: Kafka answers COORDINATOR_LOAD_IN_PROGRESS until its first block of ids
+        producer = eventually(
+            lambda: _ok(wire.request(init, InitProducerIdResponse, 4)), 30, what="a producer id", interval=0.2
+        )
+        batches = [
+            make_batch([(now_ms, b"k1", b"v1"), (now_ms, b"k2", b"v2")]),
+            make_batch([(now_ms + 10, b"k3", b"v3")], compression=1, headers=[("h", b"x")]),
+            make_batch(
+                [(now_ms + 20, None, b"v4"), (now_ms + 20, b"k1", None)],
+                compression=3,
+                producer_id=producer.producer_id,
+                producer_epoch=producer.producer_epoch,
+                base_sequence=0,
+            ),
+            make_batch([(now_ms + 30, b"k5", b"v5")]),
+        ]
+        for batch in batches:
+            request = ProduceRequest[11](
+                transactional_id=None,
+                acks=-1,
+                timeout_ms=10000,
+                topic_data=[data(name=topic, partition_data=[data.PartitionProduceData(index=0, records=batch)])],
+            )
+            answer = wire.request(request, ProduceResponse, 11)
+            assert answer.responses[0].partition_responses[0].error_code == 0, answer
+
+
+def _ok(answer):
+    return answer if answer.error_code == 0 else None
+
+
+def _perf_summary(text: str) -> str:
+    """ConsumerPerformance's CSV: its header, and the records it consumed (the rest are rates)."""
+    lines = [line for line in text.splitlines() if "," in line]
+    if len(lines) < 2:
+        return text
+    header = [cell.strip() for cell in lines[0].split(",")]
+    row = [cell.strip() for cell in lines[1].split(",")]
+    return f"{lines[0]}\nconsumed: {row[header.index('data.consumed.in.nMsg')]}"
+
+
+def _with(text: str, part: str) -> str | None:
+    return text if part in text else None
 
 
 def _consumer_summary(events: str) -> str:
@@ -339,7 +456,8 @@ def _consumer_summary(events: str) -> str:
                 committed[f"{offset['topic']}-{offset['partition']}"] = offset["offset"]
         if event["name"] == "partitions_assigned":
             assigned.update(f"{p['topic']}-{p['partition']}" for p in event["partitions"])
-    return json.dumps({"events": kinds, "assigned": sorted(assigned), "consumed": consumed, "committed": committed})
+    summary = {"events": kinds, "assigned": sorted(assigned), "consumed": consumed, "committed": committed}
+    return json.dumps(summary, sort_keys=True)
 
 
 @pytest.fixture(scope="module")
@@ -350,6 +468,7 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
     try:
         runs = {}
         began = time.monotonic()
+        now_ms = int(time.time() * 1000)  # the fixed records' timestamp, the same on both brokers
         with ThreadPoolExecutor(2) as pool:
             for name, bootstrap, log_dir in (
                 ("kafka", apache_kafka.bootstrap, apache_kafka.log_dir),
@@ -358,7 +477,7 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
                 prefix = f"tools-{uuid.uuid4().hex[:8]}"
                 work = tmp_path_factory.mktemp(f"tools-{name}")
                 replacements = {bootstrap: "BOOTSTRAP", prefix: "P", str(log_dir): "LOGDIR"}
-                runs[name] = (pool.submit(scenario, bootstrap, log_dir, prefix, work), replacements)
+                runs[name] = (pool.submit(scenario, bootstrap, log_dir, prefix, work, now_ms), replacements)
             results = {name: (future.result(), replacements) for name, (future, replacements) in runs.items()}
         print(f"Kafka's tools against both brokers: {time.monotonic() - began:.1f}s")
         kafka, trafka_out = results["kafka"], results["trafka"]
@@ -370,6 +489,7 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
             for step in kafka[0]
         }
     finally:
+        kafka_tools.close_runners()
         trafka.stop()
 
 
@@ -393,10 +513,37 @@ def _metadata_offsets(text: str) -> str:
     listener, so its voter's endpoint is its broker listener (deliberate: one node)."""
     text = re.sub(r"(HighWatermark: |Epoch: )\d+", r"\1N", text)
     text = re.sub(r"^(\d+ <id> )\d+", r"\1N", text, flags=re.MULTILINE)
-    return text.replace("CONTROLLER://", "PLAINTEXT://")
+    return re.sub(r"CONTROLLER://[^\"\s,\]]+", "PLAINTEXT://BOOTSTRAP", text)
+
+
+def _rows_sorted(text: str) -> str:
+    """A table whose rows Kafka prints in hash-map order: its header first, then its rows sorted."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return "\n".join(lines[: first + 1] + sorted(lines[first + 1 :]))
+
+
+def _log_dirs(text: str) -> str:
+    """LogDirsCommand's JSON: partitions in the order the broker's map gives them, and each one's
+    size, which is how the producer's batches happened to fall (a batch's overhead is per batch)."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            answer = json.loads(line)
+            for broker in answer.get("brokers", []):
+                for log_dir in broker.get("logDirs", []):
+                    log_dir["partitions"] = sorted(log_dir.get("partitions", []), key=lambda p: p["partition"])
+                    for partition in log_dir["partitions"]:
+                        partition["size"] = "N"
+            line = json.dumps(answer, sort_keys=True)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 NORMALISE: dict[str, Callable[[str], str]] = {
+    "share-groups reset": _rows_sorted,
+    "consumer-groups reset": _rows_sorted,
+    "log-dirs": _log_dirs,
     "topics describe": _topic_configs,
     "features describe": _metadata_offsets,
     "metadata-quorum status": _metadata_offsets,
@@ -448,12 +595,32 @@ STEPS = [
     "metadata-quorum status",
     "metadata-quorum replication",
     "log-dirs",
+    "dump-log segment",
+    "dump-log index",
+    "dump-log time index",
+    "files",
+    "dump-log snapshot 00000000000000000003",
+    "dump-log snapshot 00000000000000000005",
+    "dump-log segment 3",
+    "delete-records",
+    "get-offsets after delete",
+    "leader-election",
+    "producer-perf-test",
+    "consumer-perf-test",
 ]
 
 
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
+_SNAPSHOTS_ON_ROLL = (
+    "Kafka writes a producer snapshot each time a segment rolls (UnifiedLog.roll's takeSnapshot, named by the new "
+    "segment's base offset); trafka writes them at shutdown and at its periodic checkpoint only, so a rolled log "
+    "dir lacks the snapshot files Kafka would have (recovery still starts from the newest snapshot)."
+)
 DIFFERENT = {
+    "files": _SNAPSHOTS_ON_ROLL,
+    "dump-log snapshot 00000000000000000003": _SNAPSHOTS_ON_ROLL,
+    "dump-log snapshot 00000000000000000005": _SNAPSHOTS_ON_ROLL,
     "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
     "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "

@@ -158,7 +158,7 @@ class FilePartitionLog:
         now_ms = self._clock_ms()
         if active.size > 0 and (
             active.size + len(batches) > config.segment_bytes
-            or now_ms - (active.created_ms or 0) >= config.segment_ms
+            or _time_waited_for_roll(active, headers, now_ms) > config.segment_ms
             # Kafka's canConvertToRelativeOffset
             or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
         ):
@@ -213,6 +213,13 @@ class FilePartitionLog:
             if found is not None:
                 return segment.read_from(found, max_bytes, min_one_batch)
         return b""
+
+    def read_below(self, offset: int, max_bytes: int, min_one_batch: bool, stop_offset: int) -> tuple[bytes, int]:
+        for segment in self._segments[self._segment_for(offset) :]:
+            found = segment.position_of(offset)
+            if found is not None:
+                return segment.read_below(found, max_bytes, min_one_batch, stop_offset)
+        return b"", -1
 
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
         started = False
@@ -511,3 +518,13 @@ def _replay_into(txn_replay: TransactionIndexRebuild, segment: Segment) -> Calla
         txn_replay.replay(header, lambda: segment.control_type_at(pos, header))
 
     return replay
+
+
+def _time_waited_for_roll(active: Segment, headers: Sequence[BatchHeader], now_ms: int) -> int:
+    """How long the active segment has been filling, as Kafka's LogSegment.timeWaitedForRoll counts
+    it: from its first batch's timestamp to the newest timestamp appended, or, when the first batch has
+    none, from the segment's creation to now by the broker's clock."""
+    first = active.rolling_timestamp()
+    if first >= 0:
+        return max(header.max_timestamp for header in headers) - first
+    return now_ms - (active.created_ms or 0)

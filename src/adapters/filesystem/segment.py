@@ -11,7 +11,9 @@
   Recovery rebuilds it from the control records (txn_recovery.py).
 
 Reads look the fetch offset up in the offset index and walk batch headers from that position; the
-bytes are served as stored. Nothing here decodes records.
+bytes are served as stored. Where a read ends is found the same way, from the last batch start the
+index or the tail knows before the end of the bytes read, never by walking the whole range (ADR 90).
+Nothing here decodes records.
 
 The active segment also keeps its tail in memory (ADR 57): the last offset and position of every batch
 appended since the last offset index entry (at most `TAIL_LIMIT`), so a consumer reading at the end of
@@ -37,6 +39,10 @@ TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first offset, last 
 _LENGTH_AND_DELTA = struct.Struct(">qiibIhi")  # base offset .. last offset delta (27 bytes)
 _LENGTH = struct.Struct(">i")
 TAIL_LIMIT = 1024  # batches remembered past the last index entry (16 bytes each); past it, reads scan
+
+
+def _position(entry: tuple[int, int]) -> int:
+    return entry[1]
 
 
 def file_stem(base_offset: int) -> str:
@@ -68,6 +74,7 @@ class Segment:
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
         self.created_ms: int | None = None
+        self._rolling_timestamp: int | None = None  # the first batch's max timestamp, read when first asked
         self._index: list[tuple[int, int]] = []  # (relative offset, position)
         self._time_index: list[tuple[int, int]] = []  # (timestamp, relative offset)
         self._bytes_since_index = 0
@@ -152,6 +159,7 @@ class Segment:
     ) -> int:
         self._index, self._time_index = [], []
         self._bytes_since_index = 0
+        self._rolling_timestamp = None
         self._clear_tail()
         self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = self.base_offset, -1, -1
         valid_end = 0
@@ -329,6 +337,8 @@ class Segment:
         del self._index[index_entries:]
         del self._time_index[time_entries:]
         self.size = size
+        if size == 0:
+            self._rolling_timestamp = None
         files.ftruncate(self._log_fd, size)  # nothing half-written stays behind
         if self._index_fd is not None:
             files.ftruncate(self._index_fd, index_entries * INDEX_ENTRY.size)
@@ -397,19 +407,97 @@ class Segment:
 
     def read_from(self, pos: int, max_bytes: int, min_one_batch: bool) -> bytes:
         """Whole batches from `pos`, up to max_bytes (at least one with min_one_batch)."""
-        chunk = os.pread(self._log_fd, min(max(max_bytes, LOG_OVERHEAD), self.size - pos), pos)
-        if len(chunk) < LOG_OVERHEAD:
-            return b""
+        return self._read(pos, max_bytes, min_one_batch, self.size)[0]
+
+    def read_below(self, pos: int, max_bytes: int, min_one_batch: bool, stop_offset: int) -> tuple[bytes, int]:
+        """`read_from`, less the batches from the first whose base offset is `stop_offset` or more; and
+        the last offset of the last batch returned (-1 if none).
+
+        The cut is found as Kafka finds the last stable offset's position, through the offset index
+        and the tail, so reading below an open transaction walks no batch of the range read."""
+        limit = self.size if stop_offset >= self.next_offset else self._first_batch_from(stop_offset)
+        data, last_start = self._read(pos, max_bytes, min_one_batch, limit)
+        if not data:
+            return b"", -1
+        end = pos + len(data)
+        if end == self.size:
+            return data, self.next_offset - 1
+        if last_start < 0:
+            last_start = self._last_batch_before(end)
+        if last_start >= pos:
+            base, _, _, _, _, _, delta = _LENGTH_AND_DELTA.unpack_from(data, last_start - pos)
+        else:  # cannot happen: the last batch returned starts at `pos` or after; read it all the same
+            base, _, _, _, _, _, delta = _LENGTH_AND_DELTA.unpack(os.pread(self._log_fd, 27, last_start))
+        return data, base + delta
+
+    def _read(self, pos: int, max_bytes: int, min_one_batch: bool, limit: int) -> tuple[bytes, int]:
+        """Whole batches from `pos`, up to max_bytes (at least one with min_one_batch) and not past
+        `limit` (where a batch starts, or the segment's end); and where the last one starts, when the
+        read learnt it on the way (-1 otherwise).
+
+        The end is found without walking the range: a read that reaches `limit` ends there, and
+        otherwise the lengths are walked from the last batch start the offset index or the tail knows
+        at or before the end of the bytes read (at most `index.interval.bytes` of batches, as Kafka's
+        own lookups walk from an index entry)."""
+        available = limit - pos
+        if available < LOG_OVERHEAD:
+            return b"", -1
+        chunk = os.pread(self._log_fd, min(max(max_bytes, LOG_OVERHEAD), available), pos)
+        length = len(chunk)
+        if length < LOG_OVERHEAD:
+            return b"", -1
         first_size = LOG_OVERHEAD + _LENGTH.unpack_from(chunk, 8)[0]
         if first_size > max_bytes:
-            return os.pread(self._log_fd, first_size, pos) if min_one_batch else b""
-        end = 0
-        while len(chunk) - end >= LOG_OVERHEAD:
+            return (os.pread(self._log_fd, first_size, pos), pos) if min_one_batch else (b"", -1)
+        if length == available:
+            return chunk, -1
+        end = self._batch_start_at_or_before(pos + length) - pos
+        if end < 0:
+            end = 0
+        last = -1
+        while length - end >= LOG_OVERHEAD:
             size = LOG_OVERHEAD + _LENGTH.unpack_from(chunk, end + 8)[0]
-            if end + size > len(chunk):
+            if end + size > length:
                 break
+            last = end
             end += size
-        return chunk[:end]
+        return chunk[:end], -1 if last < 0 else pos + last
+
+    def _batch_start_at_or_before(self, pos: int) -> int:
+        """The last batch start at or before `pos` that the tail or the offset index knows (0 if none)."""
+        tail = self._tail_positions
+        if tail and tail[0] <= pos:
+            return tail[bisect.bisect_right(tail, pos) - 1]
+        i = bisect.bisect_right(self._index, pos, key=_position) - 1
+        return self._index[i][1] if i >= 0 else 0
+
+    def _last_batch_before(self, end: int) -> int:
+        """Where the batch that ends at `end` (a batch boundary past 0) starts: a walk of the lengths
+        from the last batch start known before `end`."""
+        pos = self._batch_start_at_or_before(end - 1)
+        while True:
+            size = LOG_OVERHEAD + _LENGTH.unpack(os.pread(self._log_fd, 4, pos + 8))[0]
+            if pos + size >= end:
+                return pos
+            pos += size
+
+    def _first_batch_from(self, offset: int) -> int:
+        """Where the first batch whose base offset is `offset` or more starts (the size if none)."""
+        pos = self.position_of(offset)
+        if pos is None:
+            return self.size
+        base, length, _, _, _, _, _ = _LENGTH_AND_DELTA.unpack(os.pread(self._log_fd, 27, pos))
+        return pos if base >= offset else pos + LOG_OVERHEAD + length
+
+    def rolling_timestamp(self) -> int:
+        """The first batch's max timestamp, from which `segment.ms` counts (Kafka's LogSegment
+        rollingBasedTimestamp); -1 for an empty segment or a first batch without a timestamp."""
+        if self._rolling_timestamp is None:
+            if self.size == 0:
+                return -1
+            first = next(self._scan(0), None)
+            self._rolling_timestamp = -1 if first is None else first[1].max_timestamp
+        return self._rolling_timestamp
 
     def headers(self, start: int = 0) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each batch from `start`, reading headers only."""

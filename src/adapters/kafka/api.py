@@ -250,6 +250,9 @@ class KafkaApi:
     cluster: ClusterCheck | None = None
     unsupported_version: Callable[[KafkaApi], tuple[Any, int]] | None = None  # (response, its version)
     fault_injectable: bool = True  # False: `fail_next` refuses it (ApiVersions: every connection opens with it)
+    # The lowest version ApiVersions advertises when it is below the lowest served (Produce: Kafka 4 serves
+    # v3+ yet advertises v0, KAFKA-18659, since librdkafka will not produce to a broker without v0-2).
+    advertised_min_version: int | None = None
     api_key: int = attrs.field(init=False)
     name: str = attrs.field(init=False)  # "Produce": what logs and metrics call the API, read per request
 
@@ -302,4 +305,11 @@ class HandlerRegistry:
 
     def supported(self) -> list[tuple[int, int, int]]:
         """(api_key, min_version, max_version) for every served API, by key."""
-        return [(api.api_key, api.min_version, api.max_version) for api in self.apis()]
+        return [
+            (
+                api.api_key,
+                api.min_version if api.advertised_min_version is None else api.advertised_min_version,
+                api.max_version,
+            )
+            for api in self.apis()
+        ]

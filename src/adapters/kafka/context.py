@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .share_runtime import ShareRuntime
 from .api import HandlerRegistry
 from .group_runtime import GroupRuntime
+from .internal_topics import InternalTopics
 from .purgatory import Purgatory
 from .request_context import ClientInfo as ClientInfo  # re-exported: the app and tests name it here
 from .request_context import Endpoint as Endpoint
@@ -135,6 +136,7 @@ class BrokerContext:
     share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
     fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
     group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
+    internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
 
     @property
     def advertised(self) -> Endpoint:

@@ -219,6 +219,19 @@ class GroupRuntime:
             return self.offsets.commit(request, self.clock_ms(), fenced=error)
         return self.offsets.commit(request, self.clock_ms())
 
+    def txn_commit_fencing(
+        self, group_id: str, member_id: str, generation_id: int, instance_id: str | None, now: int
+    ) -> ErrorCode:
+        """TxnOffsetCommit: a consumer group's commit is checked against its member's epoch, a classic
+        group's against its generation when it names one (Kafka's validateOffsetCommit of each)."""
+        if self.consumer is not None and group_id in self.consumer.groups:
+            return self.consumer.validate_offset_commit(
+                group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
+            )
+        if generation_id < 0:
+            return ErrorCode.NONE
+        return self.coordinator.validate_offset_commit(group_id, member_id, generation_id, now, instance_id)
+
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+: a member of a consumer group must fetch with its current epoch."""
         if self.consumer is None or group_id not in self.consumer.groups:

@@ -1,15 +1,18 @@
 """Partition logs held in memory: one bytes object per batch, indexed by last offset.
 
-Reads binary-search the batch that contains the fetch offset and join whole batches; nothing looks
-inside a batch. Segments are kept as boundaries in the batch list, rolled at `segment.bytes`, so
-retention deletes the same whole segments the filesystem store deletes. Each segment remembers when
-it was last appended to, by the clock the store is given (what a file's modification time is to the
-filesystem store).
+Reads binary-search the batch that contains the fetch offset and the last batch that fits (each
+batch's end in bytes is kept as a running sum), and join whole batches; nothing looks inside a
+batch, and no read walks the batches it returns (ADR 90). Segments are kept as boundaries in the
+batch list, rolled at `segment.bytes`, so retention deletes the same whole segments the filesystem
+store deletes. Each segment remembers when it was last appended to, by the clock the store is given
+(what a file's modification time is to the filesystem store).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,6 +25,8 @@ from trafka.domain.log_dirs import LogDirUsage
 from trafka.domain.producers import ProducerSnapshotEntry
 from trafka.domain.retention import SegmentInfo
 from trafka.domain.topics import Topic, TopicPartition
+
+_BASE_OFFSET = struct.Struct(">q")
 
 
 def _segment_bytes(topic: Topic, defaults: Mapping[str, str]) -> int:
@@ -40,6 +45,7 @@ class MemoryPartitionLog:
         self._clock_ms = clock_ms
         self._batches: list[bytes] = []
         self._last_offsets: list[int] = []
+        self._ends: list[int] = []  # each batch's end: the bytes of the batches up to it (a running sum)
         self._max_timestamps: list[int] = []
         self._segment_starts: list[int] = [0]  # index into _batches where each segment begins
         self._segment_bases: list[int] = [0]  # base offset of each segment
@@ -69,8 +75,11 @@ class MemoryPartitionLog:
         self._segment_modified[-1] = self._clock_ms()
         view = memoryview(batches)
         pos = 0
+        written = self._ends[-1] if self._ends else 0
         for header in headers:
             self._batches.append(bytes(view[pos : pos + header.size]))
+            written += header.size
+            self._ends.append(written)
             self._last_offsets.append(header.last_offset)
             self._max_timestamps.append(header.max_timestamp)
             pos += header.size
@@ -82,17 +91,32 @@ class MemoryPartitionLog:
     def read(self, offset: int, max_bytes: int, min_one_batch: bool) -> bytes:
         """Whole batches from the one holding `offset`, within one segment (as Kafka reads)."""
         index = self._first_batch_at(offset)
+        return b"".join(self._batches[index : self._fitting(index, self._segment_end(index), max_bytes, min_one_batch)])
+
+    def read_below(self, offset: int, max_bytes: int, min_one_batch: bool, stop_offset: int) -> tuple[bytes, int]:
+        index = self._first_batch_at(offset)
+        end = self._segment_end(index)
+        stop = bisect.bisect_left(self._last_offsets, stop_offset, index, end)  # the batch holding it, or after
+        if stop < end and _BASE_OFFSET.unpack_from(self._batches[stop])[0] < stop_offset:
+            stop += 1  # it starts below the stop offset: it is read, as a walk of the batches would
+        fitting = self._fitting(index, stop, max_bytes, min_one_batch)
+        if fitting == index:
+            return b"", -1
+        return b"".join(self._batches[index:fitting]), self._last_offsets[fitting - 1]
+
+    def _segment_end(self, index: int) -> int:
+        """The index past the last batch of the segment holding batch `index`."""
         following = bisect.bisect_right(self._segment_starts, index)
-        segment_end = self._segment_starts[following] if following < len(self._segment_starts) else len(self._batches)
-        chosen: list[bytes] = []
-        size = 0
-        for i in range(index, segment_end):
-            batch = self._batches[i]
-            if size + len(batch) > max_bytes and (chosen or not min_one_batch):
-                break
-            chosen.append(batch)
-            size += len(batch)
-        return b"".join(chosen)
+        return self._segment_starts[following] if following < len(self._segment_starts) else len(self._batches)
+
+    def _fitting(self, index: int, end: int, max_bytes: int, min_one_batch: bool) -> int:
+        """The index past the last of the batches from `index` (before `end`) whose bytes add up to at
+        most `max_bytes` (at least one with `min_one_batch`): a bisect of the running sums."""
+        if index >= end:
+            return index
+        ends = self._ends
+        fitting = bisect.bisect_right(ends, ends[index] - len(self._batches[index]) + max_bytes, index, end)
+        return index + 1 if fitting == index and min_one_batch else fitting
 
     def batches_from_timestamp(self, timestamp: int) -> Iterator[bytes]:
         for index in range(self._first_batch_at(self._log_start_offset), len(self._batches)):
@@ -154,7 +178,7 @@ class MemoryPartitionLog:
     def _delete_segments_before(self, base_offset: int) -> None:
         while len(self._segment_bases) > 1 and self._segment_bases[1] <= base_offset:
             cut = self._segment_starts[1]
-            del self._batches[:cut], self._last_offsets[:cut], self._max_timestamps[:cut]
+            del self._batches[:cut], self._last_offsets[:cut], self._max_timestamps[:cut], self._ends[:cut]
             self._segment_starts = [s - cut for s in self._segment_starts[1:]]
             self._segment_bases.pop(0)
             self._segment_modified.pop(0)
@@ -214,6 +238,7 @@ class MemoryPartitionLog:
         self._batches[start:end] = [batch for batch, _ in cleaned.batches]
         self._last_offsets[start:end] = [header.last_offset for _, header in cleaned.batches]
         self._max_timestamps[start:end] = [header.max_timestamp for _, header in cleaned.batches]
+        self._ends = list(itertools.accumulate(len(batch) for batch in self._batches))
         shift = len(cleaned.batches) - (end - start)
         starts = self._segment_starts
         self._segment_starts = starts[:first] + [start] + [s + shift for s in starts[last + 1 :]]

@@ -11,7 +11,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -50,6 +50,7 @@ from trafka.adapters.kafka.context import (
     fetch_session_cache,
 )
 from trafka.adapters.kafka.group_runtime import GroupRuntime
+from trafka.adapters.kafka.internal_topics import InternalTopics
 from trafka.adapters.kafka.releases import pinned
 from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
@@ -145,6 +146,7 @@ class Adapters:
     cleaner_checkpoints: CleanerCheckpoints = attrs.field(factory=MemoryCheckpoints)
     cleaning: CleanerSlot = attrs.field(factory=CleanerSlot)
     compacted_internal: Callable[[], list[tuple[TopicPartition, PartitionLog, dict[str, str]]]] = list
+    internal_topic_ids: Mapping[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's internal topics
 
 
 def wall_clock_ms() -> int:
@@ -261,6 +263,7 @@ def default_adapters(settings: Settings) -> Adapters:
             )
             for internal in (offsets, txn_state)
         ],
+        internal_topic_ids={internal.log_tp.topic: internal.topic_id for internal in (offsets, txn_state, share_state)},
         **common,
     )
 
@@ -500,6 +503,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
+        internal_topics=InternalTopics.with_ids(adapters.internal_topic_ids),
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized

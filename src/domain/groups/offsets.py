@@ -70,10 +70,10 @@ class OffsetManager:
         results: dict[TopicPartition, ErrorCode] = {}
         accepted: dict[TopicPartition, CommittedOffset] = {}
         for tp, committed in request.offsets:
-            if fenced is not ErrorCode.NONE:
-                results[tp] = fenced
-            elif not self._catalog.has_partition(tp):
+            if not self._catalog.has_partition(tp):  # Kafka's KafkaApis answers these before the group
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif fenced is not ErrorCode.NONE:
+                results[tp] = fenced
             elif committed.metadata is not None and len(committed.metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
                 results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:

@@ -84,7 +84,7 @@ def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, versi
         version=version,
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
-        error_message=None,
+        error_message="",  # Kafka's answer: the field's default, not null
         resources=[
             Resource(
                 resource_type=int(rt),

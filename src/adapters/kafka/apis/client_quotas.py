@@ -43,7 +43,7 @@ def handle_describe_client_quotas(
         version=version,
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
-        error_message=None,
+        error_message="",  # Kafka's answer: the field's default, not null
         entries=[
             Entry(
                 entity=[Entry.EntityData(entity_type=kind, entity_name=name) for kind, name in entity.parts],

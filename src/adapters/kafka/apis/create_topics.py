@@ -85,7 +85,7 @@ def _create_one(
             error_message=error.message,
             num_partitions=-1,
             replication_factor=-1,
-            configs=None,
+            configs=[],
         )
     return CreateResult(
         name=topic.name,
@@ -128,7 +128,7 @@ def _refused_whole(request: CreateTopicsRequest, version: int, error: ErrorCode,
                 error_message=message,
                 num_partitions=-1,
                 replication_factor=-1,
-                configs=None,
+                configs=[],
             )
             for t in request.topics
         ],
@@ -153,7 +153,7 @@ def handle_create_topics(
                     error_message="Duplicate topic name.",
                     num_partitions=-1,
                     replication_factor=-1,
-                    configs=None,
+                    configs=[],
                 )
             )
             continue

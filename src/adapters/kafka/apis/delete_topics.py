@@ -68,7 +68,10 @@ def handle_delete_topics(
         except KafkaError as error:
             results.append(
                 DeleteResult(
-                    name=name, topic_id=topic_id or ZERO_UUID, error_code=error.code, error_message=error.message
+                    name=name,
+                    topic_id=topic_id or ZERO_UUID,
+                    error_code=error.code,
+                    error_message=error.message or error.code.message,  # Kafka's ApiError(error): the default
                 )
             )
     return DeleteTopicsResponse(version=version, throttle_time_ms=throttle_of(quota), responses=results)

@@ -73,7 +73,7 @@ def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsR
     if resource.resource_type == TOPIC_RESOURCE:
         topic = ctx.catalog.get(resource.resource_name)
         if topic is None:
-            error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.resource_name} does not exist"
+            error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ""  # Kafka's: no message
         else:
             entries = ctx.policy.describe_topic(topic.configs, keys)
     elif resource.resource_type == BROKER_RESOURCE:

@@ -44,7 +44,7 @@ def handle_describe_producers(
                 ProducersTopic.PartitionResponse(
                     partition_index=index,
                     error_code=ErrorCode.NONE if active is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    error_message=None,
+                    error_message=None if active is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message,
                     active_producers=[
                         ProducersTopic.PartitionResponse.ProducerState(
                             producer_id=p.producer_id,

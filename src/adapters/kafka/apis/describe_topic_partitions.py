@@ -52,7 +52,14 @@ def handle_describe_topic_partitions(
     for name in names:
         topic = ctx.catalog.get(name)
         if topic is None:
-            topics.append(DtpTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, partitions=[]))
+            topics.append(  # Kafka computes an unknown topic's authorized operations too
+                DtpTopic(
+                    error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    name=name,
+                    partitions=[],
+                    topic_authorized_operations=as_int32(TOPIC_OPERATIONS),
+                )
+            )
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         if remaining == 0:
@@ -120,7 +127,7 @@ def _filter(gate, handler, ctx, body, version, client):
 
     def complete(response) -> None:
         for topic in response.topics:
-            if topic.error_code == ErrorCode.NONE:
+            if topic.error_code in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                 topic.topic_authorized_operations = as_int32(frozenset(gate.operations(client, Res.TOPIC, topic.name)))
         response.topics.extend(refused)
 

@@ -39,9 +39,9 @@ def handle_describe_transactions(
                     transactional_id=txn_id,
                     transaction_state="",
                     transaction_timeout_ms=0,
-                    transaction_start_time_ms=-1,
-                    producer_id=-1,
-                    producer_epoch=-1,
+                    transaction_start_time_ms=0,  # Kafka's answer: the fields' defaults
+                    producer_id=0,
+                    producer_epoch=0,
                     topics=[],
                 )
             )

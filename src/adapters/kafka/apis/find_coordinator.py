@@ -15,6 +15,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
+from .. import internal_topics
 from ..api import Handle, KafkaApi
 from ..cluster import GROUP, TRANSACTION, ClusterMap
 from ..connection.cluster import then
@@ -36,6 +37,8 @@ TRANSACTION_KEY = 1
 def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+    # Kafka creates the coordinator's topic when it is first looked for; Metadata lists it from then on
+    ctx.internal_topics.create(internal_topics.OFFSETS if key_type == GROUP_KEY else internal_topics.TRANSACTIONS)
     return ErrorCode.NONE, None
 
 
@@ -49,7 +52,7 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
             version=version,
             throttle_time_ms=0,
             error_code=error,
-            error_message=message,
+            error_message="NONE" if ok else message,  # Kafka's Errors.NONE.message() before v4
             node_id=node if ok else -1,
             host=host if ok else "",
             port=port if ok else -1,
@@ -65,7 +68,7 @@ def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest,
                 host=host if ok else "",
                 port=port if ok else -1,
                 error_code=error,
-                error_message=message,
+                error_message=message or "",  # v4+: Kafka sets no message, the field's default ""
             )
         )
     return FindCoordinatorResponse(version=version, throttle_time_ms=0, coordinators=coordinators)
@@ -95,7 +98,7 @@ def _partial(r: Refused) -> Any:
     Coordinator = r.handler.response.Coordinator
     kept = [k for k in r.body.coordinator_keys if k not in denied]
     extra = [
-        Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message=None)
+        Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message="")
         for k in r.body.coordinator_keys
         if k in denied
     ]

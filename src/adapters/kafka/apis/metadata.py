@@ -1,5 +1,7 @@
 """Metadata (key 3): v0-13. Brokers, the controller and the topics asked for (all of them for a null
-list), auto-creating an unknown topic when `auto.create.topics.enable` (and the request) allow it.
+list, Kafka's internal topics among them once they exist, `is_internal`), auto-creating an unknown
+topic when `auto.create.topics.enable` (and the request) allow it: as Kafka 4.2, the request that
+creates it is answered UNKNOWN_TOPIC_OR_PARTITION, the next ones with its partitions.
 
 Authorization filters rather than refuses, as Kafka: a topic the principal may not DESCRIBE is left
 out (or answered TOPIC_AUTHORIZATION_FAILED when asked for by name, without its id when asked by
@@ -23,6 +25,7 @@ from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap
 from ..connection.cluster import live_brokers, place_leaders, then
 from ..context import BrokerContext
+from ..internal_topics import InternalTopics
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
@@ -42,7 +45,7 @@ def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataRe
         error_code=ErrorCode.NONE,
         name=topic.name,
         topic_id=topic.topic_id,
-        is_internal=topic.is_internal,
+        is_internal=InternalTopics.is_internal(topic.name),
         authorized_operations=as_bits(operations),
         partitions=[
             Partition(
@@ -61,38 +64,49 @@ def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataRe
 
 def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
     return MetadataResponse.MetadataResponseTopic(
-        error_code=code, name=name, topic_id=topic_id or ZERO_UUID, is_internal=False, partitions=[]
+        error_code=code,
+        name=name,
+        topic_id=topic_id or ZERO_UUID,
+        is_internal=InternalTopics.is_internal(name),
+        partitions=[],
     )
 
 
 def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create: bool, operations=None):
     if not name:
         if topic_id is not None and topic_id != ZERO_UUID:
-            topic = ctx.catalog.by_id(topic_id)
+            topic = ctx.catalog.by_id(topic_id) or ctx.internal_topics.by_id(topic_id)
             if topic is None:
                 return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
             return topic_entry(ctx, topic, operations)
         return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    topic = ctx.catalog.get(name)
+    topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
     if topic is not None:
         return topic_entry(ctx, topic, operations)
     try:
         validate_topic_name(name)
     except KafkaError as error:
         return error_entry(name, error.code)
-    if not auto_create or not ctx.policy.auto_create_topics_enable or is_internal_topic(name):
+    if not auto_create or not ctx.policy.auto_create_topics_enable:
         return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    try:
-        return topic_entry(ctx, ctx.catalog.auto_create(name), operations)
-    except KafkaError as error:
-        return error_entry(name, error.code)
+    # Created now, and answered as Kafka answers the request that creates a topic: UNKNOWN_TOPIC_OR_PARTITION
+    # without partitions (its AutoTopicCreationManager), the client asks again; an internal topic too.
+    if ctx.internal_topics.is_internal(name):
+        ctx.internal_topics.create(name)
+    elif not is_internal_topic(name):
+        try:
+            ctx.catalog.auto_create(name)
+        except KafkaError as error:
+            return error_entry(name, error.code)
+    return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
 def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
     requested = request.topics
     operations = TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations else None
     if requested is None or (version == 0 and not requested):
-        topics = [topic_entry(ctx, t, operations) for t in ctx.catalog.topics()]
+        existing = ctx.catalog.topics() + ctx.internal_topics.existing()
+        topics = [topic_entry(ctx, t, operations) for t in existing]
     else:
         auto_create = request.allow_auto_topic_creation if version >= 4 else True
         topics = [_requested_topic(ctx, t.name, t.topic_id, auto_create, operations) for t in requested]

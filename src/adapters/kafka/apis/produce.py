@@ -295,4 +295,5 @@ API = KafkaApi(
     fast_decoder=FastDecoder((PRODUCE_MIN_VERSION, PRODUCE_MAX_VERSION), decode_produce, ProduceProtocolError),
     cluster=refuse_unless_leader(_produced_partitions),
     quota=_quota_use,
+    advertised_min_version=0,  # v0-2 advertised, not served: the connection closes, as Kafka 4's
 )

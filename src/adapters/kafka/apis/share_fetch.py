@@ -28,6 +28,7 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
+from .. import internal_topics
 from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..context import BrokerContext
@@ -86,20 +87,21 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
             where = target(ctx, client, topic.topic_id, part.partition_index)
             targets[(topic.topic_id, part.partition_index)] = where
             if where.tp is not None:
-                session.partitions[where.tp] = None
-    for forgotten in request.forgotten_topics_data:
-        found = ctx.catalog.by_id(forgotten.topic_id)
-        if found is not None:
-            for p in forgotten.partitions:
-                session.partitions.pop(TopicPartition(found.name, p), None)
+                session.add(topic.topic_id, where.tp)
+    for forgotten in request.forgotten_topics_data:  # by id: a deleted topic's partitions are forgotten too
+        for p in forgotten.partitions:
+            session.forget(forgotten.topic_id, p)
     for key, where in targets.items():
         if where.error is not ErrorCode.NONE:
             entries.setdefault(key, {})["error_code"] = where.error
     if epoch == INITIAL_EPOCH:  # a full answer names every partition of the new session
         for key in targets:
             entries.setdefault(key, {})
+    live, stale = share.groups.live_partitions(session)
+    for key in stale:  # deleted, or created again under a new id the client has not asked for yet
+        entries.setdefault(key, {})["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
     partitions = []
-    for tp in session.partitions:
+    for tp in live:
         if may_read(ctx, client, tp.topic):
             partitions.append(tp)
         elif (found := ctx.catalog.get(tp.topic)) is not None:
@@ -145,6 +147,8 @@ def _acquire(
     budget = min(max_bytes, ctx.policy.fetch_max_bytes) if max_bytes > 0 else ctx.policy.fetch_max_bytes
     result: dict[TopicPartition, PartitionFetch] = {}
     created = {tp for tp in partitions if ctx.share.groups.initialize(group_id, tp, now)}
+    if created:  # Kafka's share coordinator creates its state topic on the first share-partition's state
+        ctx.internal_topics.create(internal_topics.SHARE_STATE)
     for tp in sorted(partitions, key=lambda tp: tp in created):  # stable: the session's order otherwise
         if max_records <= 0 or budget <= 0 or (tp in created and any(f.acquired for f in result.values())):
             break

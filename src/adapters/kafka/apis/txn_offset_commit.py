@@ -67,11 +67,16 @@ def handle_txn_offset_commit(
         if t.name
         for p in t.partitions
     }
-    fencing = ErrorCode.NONE
-    if version >= 3 and request.generation_id >= 0:  # a group member's commit: its generation must be current
-        fencing = ctx.groups.coordinator.validate_offset_commit(
-            request.group_id, request.member_id, request.generation_id, ctx.clock_ms(), request.group_instance_id
-        )
+    # a group member's commit (v3+ names it): its generation, or its member epoch in a KIP-848 group, must
+    # be current; a consumer group's was checked against the classic groups, which did not know it
+    named = version >= 3
+    fencing = ctx.groups.txn_commit_fencing(
+        request.group_id,
+        request.member_id if named else "",
+        request.generation_id if named else -1,
+        request.group_instance_id if named else None,
+        ctx.clock_ms(),
+    )
     errors: dict[TopicPartition, ErrorCode]
     if fencing is not ErrorCode.NONE:
         errors = dict.fromkeys(offsets, fencing)

@@ -51,7 +51,7 @@ def handle_describe_user_scram_credentials(
         version=version,
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
-        error_message=None,
+        error_message="",  # Kafka's answer: the field's default, not null
         results=[
             Result(
                 user=r.user,

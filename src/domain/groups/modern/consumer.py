@@ -242,7 +242,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             self._may_describe[(group.group_id, member.member_id)] = request.may_describe
             if member.subscribed_topic_regex is not None:
                 self._subscribed.pop(group.group_id, None)
-        previous_assigned = dict(member.assigned)
+        previous_assigned = member.assignment_by_id()
         self._update_group(group, member, new_member, before, request.owned, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
         full = request.member_epoch == 0 or (
@@ -254,7 +254,8 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             member_id=member.member_id,
             member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
-            assignment=dict(member.assigned) if full or member.assigned != previous_assigned else None,
+            # sent when it changed, topic ids included (Kafka keys it by topic id)
+            assignment=dict(member.assigned) if full or member.assignment_by_id() != previous_assigned else None,
         )
 
     def _update_group(
@@ -519,6 +520,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         member.state = result.state
         member.member_epoch = result.member_epoch
         member.assigned = result.assigned
+        member.take_topic_ids(group.subscription_metadata)
         member.pending_revocation = result.pending_revocation
         group.claim_partitions(member)
         if member.classic is not None:
@@ -594,6 +596,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             group.assignor = self._preferred_assignor(group)
             self._refresh_subscription_metadata(group, now)
             for member in group.members.values():
+                member.take_topic_ids(group.subscription_metadata)
                 member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
                 if member.classic is not None:
                     member.session_deadline_ms = now + member.classic.session_timeout_ms
@@ -621,15 +624,26 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
 
     # -- offsets, admin ------------------------------------------------------------------------
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int, version: int) -> ErrorCode:
-        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one)."""
+    def validate_offset_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        version: int,
+        transactional: bool = False,
+        instance_id: str | None = None,
+    ) -> ErrorCode:
+        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one), of an
+        OffsetCommit or (`transactional`) a TxnOffsetCommit, which need not name a member."""
         group = self.groups[group_id]
         if member_epoch < 0 and not group.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if version < 9 and member.classic is None:
+        if not transactional and version < 9 and member.classic is None:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
             return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH

@@ -57,6 +57,9 @@ class ConsumerMember:
     previous_member_epoch: int = 0
     state: MemberState = MemberState.STABLE
     assigned: dict[str, frozenset[int]] = attrs.field(factory=dict)
+    # the ids of the assigned topics when they were assigned: Kafka keys an assignment by topic id,
+    # so a topic deleted and created again under its name is a new assignment the member is sent
+    assigned_topic_ids: dict[str, str] = attrs.field(factory=dict)
     pending_revocation: dict[str, frozenset[int]] = attrs.field(factory=dict)
     session_deadline_ms: int | None = None
     rebalance_deadline_ms: int | None = None  # while it must revoke partitions (UNREVOKED_PARTITIONS)
@@ -67,6 +70,14 @@ class ConsumerMember:
 
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return self.subscribed_topic_names, self.subscribed_topic_regex
+
+    def assignment_by_id(self) -> tuple[dict[str, frozenset[int]], dict[str, str]]:
+        """The assignment as the member was given it: partitions and their topics' ids."""
+        return dict(self.assigned), dict(self.assigned_topic_ids)
+
+    def take_topic_ids(self, metadata: dict[str, tuple[str, int]]) -> None:
+        """Record the ids of the assigned topics (from the group's subscription metadata)."""
+        self.assigned_topic_ids = {name: metadata[name][0] for name in self.assigned if name in metadata}
 
 
 @attrs.define

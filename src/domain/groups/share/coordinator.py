@@ -153,11 +153,12 @@ class ShareGroupCoordinator:
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group)
-        previous = dict(member.assigned)
+        previous = member.assignment_by_id()
         if member.member_epoch != group.assignment_epoch:
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = group.assignment_epoch
             member.assigned = dict(group.target.get(member.member_id, {}))
+            member.take_topic_ids(group.subscription_metadata)
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
         self._dirty.add((group.group_id, None))
         self._dirty.add((group.group_id, member.member_id))
@@ -166,7 +167,9 @@ class ShareGroupCoordinator:
             member_id=member.member_id,
             member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
-            assignment=dict(member.assigned) if full or member.assigned != previous else None,
+            # sent when it changed, topic ids included (Kafka's hasAssignedPartitionsChanged on a map
+            # keyed by topic id): a topic created again under its name is a new assignment
+            assignment=dict(member.assigned) if full or member.assignment_by_id() != previous else None,
         )
 
     def _leave(self, request: ShareHeartbeat) -> HeartbeatAnswer:
@@ -314,6 +317,7 @@ class ShareGroupCoordinator:
         for group in self.groups.values():
             self._refresh_metadata(group)
             for member in group.members.values():
+                member.take_topic_ids(group.subscription_metadata)
                 member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
             self._written.update(share_records.current_values(group, None, self._topic_id))
             for mid in group.members:

@@ -46,11 +46,21 @@ SHARE_GROUP_CONFIGS = group_configs.DEFAULTS
 
 @attrs.define
 class ShareSession:
+    """A share session's epoch and partitions, keyed by (topic id, partition) as Kafka's
+    CachedSharePartition: a topic deleted and created again under its name is another entry, so
+    records of the new topic are only answered to a client that asked for them under the new id."""
+
     epoch: int  # the epoch the next request must carry
-    partitions: dict[TopicPartition, None] = attrs.field(factory=dict)  # ordered set
+    partitions: dict[tuple[uuid.UUID, int], TopicPartition] = attrs.field(factory=dict)  # in the order added
 
     def bump(self) -> None:
         self.epoch = 1 if self.epoch >= 2**31 - 1 else self.epoch + 1
+
+    def add(self, topic_id: uuid.UUID, tp: TopicPartition) -> None:
+        self.partitions[(topic_id, tp.partition)] = tp
+
+    def forget(self, topic_id: uuid.UUID, partition: int) -> None:
+        self.partitions.pop((topic_id, partition), None)
 
 
 @attrs.frozen
@@ -190,10 +200,24 @@ class ShareGroups:
         self._unbind((group_id, member_id))
         if session is None:
             return
-        for tp in session.partitions:
+        for tp in session.partitions.values():
             sp = self.partitions.get((group_id, tp))
             if sp is not None and sp.release_member(member_id):
                 self._touched(group_id, tp, released=True)
+
+    def live_partitions(self, session: ShareSession) -> tuple[list[TopicPartition], list[tuple[uuid.UUID, int]]]:
+        """The session's partitions whose topic is still the one the client named by id, in order,
+        and (topic id, partition) of those whose topic is gone or was created again under a new id:
+        UNKNOWN_TOPIC_ID until the client forgets them (Kafka answers a cached partition whose topic
+        id no longer resolves so)."""
+        live: list[TopicPartition] = []
+        stale: list[tuple[uuid.UUID, int]] = []
+        for (topic_id, partition), tp in session.partitions.items():
+            if self.coordinator.topic_id(tp.topic) == topic_id:
+                live.append(tp)
+            else:
+                stale.append((topic_id, partition))
+        return live, stale
 
     # -- fetch and acknowledge ---------------------------------------------------------------------
 

@@ -90,9 +90,6 @@ KAFKA_42 = {
 """Kafka 4.2's broker: api key -> (min, max) advertised."""
 
 DIFFERENT = {
-    # Kafka 4 rejects Produce v0-2 (KIP-896) but still advertises them, for librdkafka before 2.x
-    # (KAFKA-18659); trafka advertises what it serves.
-    0: (3, 13),
     # Kafka 4.3 and 4.4's versions (ADR 76): DescribeLogDirs v5, TxnOffsetCommit v6, DeleteGroups v3.
     35: (1, 5),
     28: (0, 6),

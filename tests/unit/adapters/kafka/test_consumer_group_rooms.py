@@ -30,9 +30,14 @@ from trafka.adapters.kafka.apis import (
     offset_commit,
     offset_fetch,
 )
+from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.group_runtime import GroupAnswer
-from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+from trafka.adapters.kafka.wire.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    TxnOffsetCommitRequest,
+)
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -355,3 +360,67 @@ def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_grou
 def rejoined_id(group) -> str:
     (classic,) = [m for m in group.members.values() if m.classic is not None]
     return classic.member_id
+
+
+def test_a_topic_created_again_under_its_name_is_a_new_assignment_by_topic_id(ctx):
+    """Kafka keys a consumer group member's assignment by topic id: when a subscribed topic is deleted
+    and created again with as many partitions, the next heartbeat carries the assignment with the new id
+    (by name it looks unchanged, and the client would keep fetching the old id)."""
+    joined = heartbeat(ctx)
+    old_id = ctx.catalog.get("t").topic_id
+    stable = heartbeat(ctx, epoch=joined.member_epoch, owned=[0, 1, 2, 3])
+    assert stable.assignment is None
+    ctx.catalog.delete("t")
+    ctx.catalog.create("t", 4, 1)
+    new_id = ctx.catalog.get("t").topic_id
+    Tp = ConsumerGroupHeartbeatRequest.TopicPartitions
+    request = ConsumerGroupHeartbeatRequest[1](
+        group_id="g",
+        member_id="m1",
+        member_epoch=joined.member_epoch,
+        topic_partitions=[Tp(topic_id=old_id, partitions=[0, 1, 2, 3])],
+    )
+    answer = consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
+    assert answer.error_code == ErrorCode.NONE and answer.member_epoch > joined.member_epoch
+    assert answer.assignment is not None
+    assert [(t.topic_id, t.partitions) for t in answer.assignment.topic_partitions] == [(new_id, [0, 1, 2, 3])]
+    assert heartbeat(ctx, epoch=answer.member_epoch, owned=[0, 1, 2, 3]).assignment is None
+
+
+def txn_offset_commit(ctx, pid, epoch, member_id, member_epoch, instance_id=None):
+    Topic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+    Partition = Topic.TxnOffsetCommitRequestPartition
+    request = TxnOffsetCommitRequest[4](
+        transactional_id="tid",
+        group_id="g",
+        producer_id=pid,
+        producer_epoch=epoch,
+        generation_id=member_epoch,
+        member_id=member_id,
+        group_instance_id=instance_id,
+        topics=[
+            Topic(
+                name="t",
+                partitions=[
+                    Partition(partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata="")
+                ],
+            )
+        ],
+    )
+    answer = txn_offset_commit_room.API.handle(ctx, request, 4, CLIENT)
+    return answer.topics[0].partitions[0].error_code
+
+
+def test_a_consumer_group_members_txn_offset_commit_is_checked_against_its_member_epoch(ctx):
+    """franz-go's TestTxnEtl with KIP-848 groups: a GroupTransactSession commits with TxnOffsetCommit
+    carrying its member id and member epoch. Kafka checks them against the consumer group (its
+    validateOffsetCommit); trafka checked them against the classic groups, which answered
+    ILLEGAL_GENERATION, so every transaction aborted and the test circled forever."""
+    joined = heartbeat(ctx)
+    txn = ctx.transactions.init_producer_id("tid", 60_000, ctx.clock_ms())
+    pid, epoch = txn.producer_id, txn.producer_epoch
+    assert ctx.transactions.add_offsets("tid", pid, epoch, "g", ctx.clock_ms()) is ErrorCode.NONE
+    assert txn_offset_commit(ctx, pid, epoch, "m1", joined.member_epoch) == ErrorCode.NONE
+    assert txn_offset_commit(ctx, pid, epoch, "m1", joined.member_epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
+    assert txn_offset_commit(ctx, pid, epoch, "nobody", joined.member_epoch) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert txn_offset_commit(ctx, pid, epoch, "", -1) == ErrorCode.NONE  # a producer outside the group

@@ -63,7 +63,8 @@ def test_a_pinned_registry_is_the_intersection_capped_at_what_trafka_serves():
         for key, low, high in narrowed.supported():
             served = full.get(key)
             assert served is not None and key in table
-            assert (low, high) == (max(served.min_version, table[key][0]), min(served.max_version, table[key][1]))
+            lowest = served.min_version if served.advertised_min_version is None else served.advertised_min_version
+            assert (low, high) == (max(lowest, table[key][0]), min(served.max_version, table[key][1]))
         assert {k for k, _, _ in narrowed.supported()} <= set(table)
     # a version above what trafka serves is capped at trafka's
     assert pinned(full, "4.2").get(0).max_version == full.get(0).max_version

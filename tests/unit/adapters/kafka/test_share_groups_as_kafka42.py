@@ -156,7 +156,8 @@ def test_a_recreated_topic_starts_with_fresh_share_partition_state(through_the_a
     recreate(ctx, through_the_api)
     assert ctx.catalog.get("t").topic_id != old_id
     produce(ctx, 2)
-    got = fetch(ctx, epoch=1).responses[0].partitions[0].acquired_records
+    new_id = ctx.catalog.get("t").topic_id
+    (got,) = [t.partitions[0].acquired_records for t in fetch(ctx, epoch=1).responses if t.topic_id == new_id]
     assert [(a.first_offset, a.last_offset, a.delivery_count) for a in got] == [(0, 1, 1)]
     tp = TopicPartition("t", 0)
     assert ctx.share.groups.topic_ids[("g", tp)] == ctx.catalog.get("t").topic_id
@@ -175,3 +176,63 @@ def test_deleting_a_topic_deletes_its_share_state_from_the_store():
     assert answer.responses[0].error_code == 0
     assert written == [([], [("g", old_id, 0)])]
     assert ("g", TopicPartition("t", 0)) not in ctx.share.groups.partitions
+
+
+def test_a_heartbeat_after_the_topic_is_created_again_sends_the_assignment_with_the_new_id():
+    """librdkafka's 0184: a producer creates the deleted topic again with as many partitions. Kafka keys
+    the assignment by topic id, so the member's next heartbeat carries it again with the new id."""
+    ctx = broker()
+    joined = heartbeat(ctx)
+    assert joined.assignment.topic_partitions[0].topic_id == ctx.catalog.get("t").topic_id
+    recreate(ctx, through_the_api=True)
+    again = heartbeat(ctx, epoch=joined.member_epoch)
+    assert again.error_code == 0 and again.member_epoch > joined.member_epoch
+    assert again.assignment is not None
+    assert [(t.topic_id, t.partitions) for t in again.assignment.topic_partitions] == [
+        (ctx.catalog.get("t").topic_id, [0])
+    ]
+    assert heartbeat(ctx, epoch=again.member_epoch).assignment is None  # sent once
+
+
+def session_fetch(ctx, epoch, add=None, forget=None):
+    """A ShareFetch in the open session of m1, adding and forgetting partition 0 of the given topic ids."""
+    T = ShareFetchRequest.FetchTopic
+    F = ShareFetchRequest.ForgottenTopic
+    request = ShareFetchRequest[1](
+        group_id="g",
+        member_id="m1",
+        share_session_epoch=epoch,
+        max_wait_ms=0,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        max_records=10,
+        batch_size=10,
+        topics=[T(topic_id=add, partitions=[T.FetchPartition(partition_index=0)])] if add else [],
+        forgotten_topics_data=[F(topic_id=forget, partitions=[0])] if forget else [],
+    )
+    answer = share_fetch.API.handle(ctx, request, 1, CLIENT)
+    return {
+        (t.topic_id, p.partition_index): (
+            p.error_code,
+            [(a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records],
+        )
+        for t in answer.responses
+        for p in t.partitions
+    }
+
+
+def test_the_share_session_keys_partitions_by_topic_id():
+    """librdkafka's 0184: the session holds the partition under the id the client named. After the topic
+    is created again, the old id's entry answers UNKNOWN_TOPIC_ID (the new topic's records are not handed
+    to it), the new topic's records come once the client adds its id, and the old id can be forgotten."""
+    ctx = broker()
+    heartbeat(ctx)
+    produce(ctx, 3)
+    old_id = ctx.catalog.get("t").topic_id
+    assert session_fetch(ctx, 0, add=old_id) == {(old_id, 0): (0, [(0, 2, 1)])}
+    recreate(ctx, through_the_api=True)
+    new_id = ctx.catalog.get("t").topic_id
+    produce(ctx, 2)
+    assert session_fetch(ctx, 1) == {(old_id, 0): (ErrorCode.UNKNOWN_TOPIC_ID, [])}
+    assert session_fetch(ctx, 2, add=new_id, forget=old_id) == {(new_id, 0): (0, [(0, 1, 1)])}
+    assert session_fetch(ctx, 3) == {}

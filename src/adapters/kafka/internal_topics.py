@@ -1,0 +1,58 @@
+"""Kafka's internal topics as its Metadata shows them (issue 41).
+
+Kafka creates `__consumer_offsets` when a group coordinator is first looked for (FindCoordinator for
+a group, or a Metadata request naming it that may auto-create), `__transaction_state` likewise for
+a transactional id; from then on Metadata lists them, `is_internal`, with their partitions. trafka
+keeps them outside its topic catalog (one partition each, ADR 64); this says which of them a
+client has caused to exist, and their ids (the log dir's, on the filesystem store).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+import attrs
+
+from trafka.domain.topics import Topic
+
+OFFSETS = "__consumer_offsets"
+TRANSACTIONS = "__transaction_state"
+SHARE_STATE = "__share_group_state"
+# Kafka's Topic.INTERNAL_TOPICS: what Metadata marks `is_internal`, existing or not
+NAMES = (OFFSETS, TRANSACTIONS, SHARE_STATE)
+
+
+@attrs.define
+class InternalTopics:
+    ids: dict[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's ids; others made here
+    created: set[str] = attrs.field(factory=set)
+
+    def __attrs_post_init__(self) -> None:
+        self.ids = {name: self.ids.get(name) or uuid.uuid4() for name in NAMES}
+
+    @classmethod
+    def with_ids(cls, ids: Mapping[str, uuid.UUID]) -> InternalTopics:
+        return cls(dict(ids))
+
+    @staticmethod
+    def is_internal(name: str | None) -> bool:
+        return name in NAMES
+
+    def create(self, name: str) -> None:
+        """The topic exists from now on (as Kafka creates it on first use)."""
+        if name in NAMES:
+            self.created.add(name)
+
+    def get(self, name: str) -> Topic | None:
+        """The internal topic named `name` if it exists."""
+        return self._topic(name) if name in self.created else None
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return next((t for t in self.existing() if t.topic_id == topic_id), None)
+
+    def existing(self) -> list[Topic]:
+        return [self._topic(name) for name in NAMES if name in self.created]
+
+    def _topic(self, name: str) -> Topic:
+        return Topic(name, self.ids[name], 1)
