@@ -249,7 +249,7 @@ class RunningBroker:
                     with trio.move_on_after(0.05):  # also notices a topic created meanwhile
                         await event.wait()
                 finally:
-                    self.ctx.appends.forget(event, partitions)
+                    self.ctx.appends.forget_waiter(event, partitions)
         raise TimeoutError(f"{len(seen)} of {count} records in {topic} after {timeout} s")
 
     # -- faults ---------------------------------------------------------------------------------

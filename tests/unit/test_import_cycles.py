@@ -1,9 +1,11 @@
 """No import cycles among the modules of the domain, the adapters and the app.
 
-Two graphs are checked. The runtime one: module-level imports only, as they run when a module is
+Three graphs are checked. The runtime one: module-level imports only, as they run when a module is
 loaded (those inside functions run later, and those under `if TYPE_CHECKING:` never run). The type
 one (issue 40): the same with `if TYPE_CHECKING:` imports counted, since a circle of types is a
-circle of ideas even when Python never runs it. `from package import name` depends on the submodule when
+circle of ideas even when Python never runs it. The whole one (issue 40): every import anywhere in a
+module, inside functions too (a lazy import is still a dependency), over all of `src` with the
+`trafka` package and its top-level modules, as the project's before-stop review counts them. `from package import name` depends on the submodule when
 `name` is one and on the package otherwise; a module's own parent packages are not counted (Python
 loads them first, and a package's `__init__` importing its submodules is no cycle)."""
 
@@ -46,15 +48,24 @@ def _module_level_imports(statements: list[ast.stmt], type_only: bool = False) -
     return found
 
 
-def import_graph(src: pathlib.Path, top: tuple[str, ...] = CHECKED, type_only: bool = False) -> dict[str, set[str]]:
+def _every_import(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+
+
+def import_graph(
+    src: pathlib.Path, top: tuple[str, ...] | None = CHECKED, type_only: bool = False, everywhere: bool = False
+) -> dict[str, set[str]]:
     """Each module under src/<top> -> the modules under src/<top> it imports at module level (with
-    `type_only`, those under `if TYPE_CHECKING:` too)."""
-    paths = {_module_name(src, p): p for folder in top for p in (src / folder).rglob("*.py")}
+    `type_only`, those under `if TYPE_CHECKING:` too; with `everywhere`, every import in it). `top`
+    None: every module under `src`, the package itself included."""
+    files = src.rglob("*.py") if top is None else (p for folder in top for p in (src / folder).rglob("*.py"))
+    paths = {_module_name(src, p): p for p in files}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         targets: set[str] = set()
-        for node in _module_level_imports(ast.parse(path.read_text()).body, type_only):
+        tree = ast.parse(path.read_text())
+        for node in _every_import(tree) if everywhere else _module_level_imports(tree.body, type_only):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
                 continue
@@ -125,6 +136,18 @@ def test_no_import_cycles_anywhere_with_type_only_imports_counted():
     )
 
 
+def test_no_import_cycles_anywhere_with_every_import_counted():
+    """Function-level (lazy) imports and the `trafka` package's own modules counted: the embedded broker
+    reaching `trafka.testing` through the wiring, or two cleaner modules importing each other lazily,
+    are circles too."""
+    graph = import_graph(SRC, None, everywhere=True)
+    assert "trafka" in graph and "trafka.testing" in graph
+    found = cycles(graph)
+    assert not found, "import cycles (every import counted):\n" + "\n".join(
+        f"  {' <-> '.join(c)}: " + "; ".join(f"{a} -> {b}" for a in c for b in sorted(graph[a] & set(c))) for c in found
+    )
+
+
 def test_the_check_finds_a_cycle_and_skips_type_checking_and_function_imports(tmp_path):
     package = tmp_path / "domain"
     package.mkdir()
@@ -143,3 +166,10 @@ def test_the_check_finds_a_cycle_and_skips_type_checking_and_function_imports(tm
     typed = import_graph(tmp_path, ("domain",), type_only=True)
     assert typed["trafka.domain.d"] == {"trafka.domain.e"}  # counted: d -> e -> d is a circle of types
     assert ["trafka.domain.d", "trafka.domain.e"] in cycles(typed)
+    (package / "f.py").write_text("def lazy():\n    from .g import G\n")
+    (package / "g.py").write_text("from .f import lazy\nG = 4\n")
+    (tmp_path / "__init__.py").write_text("def __getattr__(name):\n    from .domain import a\n")
+    whole = import_graph(tmp_path, None, everywhere=True)
+    assert whole["trafka.domain.f"] == {"trafka.domain.g"}  # a function-level import counted
+    assert whole["trafka"] == {"trafka.domain.a"}  # the package itself is a module of the graph
+    assert ["trafka.domain.f", "trafka.domain.g"] in cycles(whole)

@@ -215,3 +215,32 @@ def test_the_room_check_sees_a_named_api(tmp_path):
     module.write_text('from kafka.protocol.producer import ProduceRequest\nif api.name == "Fetch":\n    pass\n')
     assert _named_apis(module, names, classes) == {"ProduceRequest", "'Fetch'"}
     assert all((KAFKA / allowed).exists() for allowed in NAMING_AN_API_ALLOWED)
+
+
+# -- rooms wait through the purgatory (ADR 80, issue 40): a room imports no event loop ----------------
+
+ROOMS = sorted((SRC / "adapters" / "kafka" / "apis").glob("*.py"))
+
+
+def _event_loops(path: pathlib.Path) -> list[str]:
+    return [
+        f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}"
+        for line, target in _imports(path)
+        if target[0] in ("trio", "asyncio", "anyio", "outcome")
+    ]
+
+
+@pytest.mark.parametrize("path", ROOMS, ids=[p.name for p in ROOMS])
+def test_a_room_imports_no_event_loop(path):
+    """A request that must wait returns `Parked` (or a `Deferred` for off-loop work) and the purgatory
+    and the connection do the waiting: hypercorn's `protocol/` never imports its event loop either."""
+    assert _event_loops(path) == []
+
+
+def test_the_event_loop_check_sees_a_function_level_import(tmp_path, monkeypatch):
+    module = tmp_path / "adapters" / "kafka" / "apis" / "room.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("def handle():\n    import trio\n    from trio import sleep\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    assert len(_event_loops(module)) == 2
+    assert len(ROOMS) > 50

@@ -25,12 +25,15 @@ editing to serve it:
 - optionally how a version it does not serve is answered (`unsupported_version`; ApiVersions only:
   Kafka closes the connection for any other).
 
+The handler a room gives is kept composed with the broker's unit of work (`committing`, ADR 79): what
+the call decided is written and what it released woken before its answer leaves, whoever calls it.
+
 `registry.register(api)` adds one; `apis.build_registry()` registers every room.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
@@ -72,27 +75,29 @@ class Held(Deferred):
         return cls(wait, seconds, then=then)
 
 
-class Delivery:
-    """Where a deferred response can be written the moment it is complete, from whichever task completes
-    it (a produce that satisfies a parked Fetch, ADR 58). The connection sets `deliver` when it queues
-    the response; None while nobody may."""
-
-    __slots__ = ("deliver",)
-
-    def __init__(self) -> None:
-        self.deliver: Callable[[Any], None] | None = None
-
-
 @attrs.frozen
-class EarlyDeferred(Deferred):
-    """A Deferred that may deliver its response itself through `delivery`; its `wait` then returns
-    `DELIVERED`. Only a handler's own Deferred is offered that (a layer that wraps it, to change the
-    response once it is there, makes a plain Deferred of its own, which waits as before)."""
+class Parked:
+    """A request that waits (Kafka's DelayedOperation, ADR 80): park it on `keys` (the partitions a
+    fetch reads, a group's answer token) for at most `max_wait_ms` (None: until a key's notify answers
+    it). The purgatory calls `complete(expired)` at each notify of a key, in the notifying task, and
+    once at the deadline with `expired` true: the answer, or None to stay parked (never None when
+    expired). The room tried once already, so `complete` is not called at parking. A room that parks
+    returns this and waits for nothing itself."""
 
-    delivery: Delivery = attrs.field(factory=Delivery)
+    keys: Collection[Hashable]
+    max_wait_ms: float | None
+    complete: Callable[[bool], Any]
 
+    def then(self, change: Callable[[Any], Any]) -> Parked:
+        """The same wait, its answer passed through `change` (a layer's change to the response)."""
+        complete = self.complete
 
-DELIVERED = object()  # what an EarlyDeferred's wait returns once it delivered its response itself
+        def changed(expired: bool) -> Any:
+            answer = complete(expired)
+            return None if answer is None else change(answer)
+
+        return Parked(self.keys, self.max_wait_ms, changed)
+
 
 NO_RESPONSE = object()
 """Returned by a handler when Kafka sends nothing back (Produce with acks=0)."""
@@ -113,6 +118,33 @@ class Handle(Protocol):
     one, or `NO_RESPONSE`."""
 
     def __call__(self, ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any: ...
+
+
+def committing(handle: Handle) -> Handle:
+    """`handle`, then the unit of work's commit (`ctx.unit_of_work`, `unit_of_work.py`): at once, and
+    for a `Deferred` again when its wait ends. A `Parked` answer is committed by the purgatory after it
+    completes it (ADR 80)."""
+    if getattr(handle, "commits", False):  # already composed (an `attrs.evolve`d API)
+        return handle
+
+    def handle_and_commit(ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any:
+        outcome = handle(ctx, request, version, client)
+        uow = ctx.unit_of_work
+        uow.commit()
+        if type(outcome) is not Deferred:
+            return outcome
+        wait = outcome.wait
+
+        async def wait_and_commit() -> Any:
+            answer = await wait()
+            uow.commit()
+            return answer
+
+        return Deferred(wait_and_commit)
+
+    handle_and_commit.__wrapped__ = handle  # type: ignore[attr-defined]
+    handle_and_commit.commits = True  # type: ignore[attr-defined]
+    return handle_and_commit
 
 
 class Refusal(Protocol):
@@ -208,7 +240,7 @@ class KafkaApi:
     request: Any  # the kafka-python request class (its API_KEY and schemas)
     response: Any
     versions: tuple[int, int]
-    handle: Handle
+    handle: Handle = attrs.field(converter=committing)  # the room's handler, followed by the commit
     authorization: Authorization | None
     refusal: Refusal
     read_only: bool

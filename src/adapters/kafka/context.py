@@ -2,18 +2,16 @@
 
 The composition root builds one `BrokerContext` per broker, frozen: nothing assigns into it afterwards.
 What changes once the broker runs is per-listener state (`Listening`: the listeners as bound, the
-bootstrap address), set by the server when it binds. `AppendNotifier` is how a long-poll Fetch
-learns that data arrived on one of its partitions: it registers an event for those partitions before
-reading, and produce sets the events of the partitions it appended to, so a parked fetch wakes only
-for its own partitions (as Kafka's delayed-fetch purgatory is keyed by partition). `notify_all` wakes
-every parked fetch (transaction markers moving last stable offsets, shutdown).
+bootstrap address), set by the server when it binds. `appends` is the purgatory (`purgatory.py`, ADR
+80): where waiting requests are parked by key, and what an append, a release of share records or a
+group's decision notifies.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -30,7 +28,6 @@ from trafka.domain.quotas import QuotaSensors
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TransactionService
 
 from .connection.faults import Faults
@@ -46,8 +43,10 @@ if TYPE_CHECKING:
 from .api import HandlerRegistry
 from .group_runtime import GroupRuntime
 from .internal_topics import InternalTopics
+from .purgatory import Purgatory
 from .request_context import ClientInfo as ClientInfo  # re-exported: the app and tests name it here
 from .request_context import Endpoint as Endpoint
+from .unit_of_work import UnitOfWork
 
 
 class ClockSignal:
@@ -66,68 +65,7 @@ class ClockSignal:
             await self._moved.wait()
 
 
-class Waiter(Protocol):
-    def set(self) -> None: ...
-
-
-class AppendNotifier:
-    """Who waits for the next append to a partition: Trio events (a parked task wakes in a later
-    scheduler pass), or completers, whose `set()` runs at once in the appending task, after the
-    events are set (a parked Fetch that reads and answers right there, ADR 58)."""
-
-    def __init__(self) -> None:
-        self._waiters: dict[TopicPartition, set[Waiter]] = {}
-        self.woken = 0  # how many times a notify woke a parked fetch's task (the reader answers those first)
-
-    def waiter(self, partitions: Iterable[TopicPartition]) -> trio.Event:
-        """An event set by the next append to any of `partitions` (take it before reading the logs)."""
-        event = trio.Event()
-        self.add(event, partitions)
-        return event
-
-    def add(self, waiter: Waiter, partitions: Iterable[TopicPartition]) -> None:
-        """`waiter.set()` at the next append to any of `partitions` (once: it is then forgotten there)."""
-        for tp in partitions:
-            self._waiters.setdefault(tp, set()).add(waiter)
-
-    def forget(self, event: Waiter, partitions: Iterable[TopicPartition]) -> None:
-        for tp in partitions:
-            waiting = self._waiters.get(tp)
-            if waiting is not None:
-                waiting.discard(event)
-                if not waiting:
-                    del self._waiters[tp]
-
-    def notify(self, partitions: Iterable[TopicPartition]) -> None:
-        if not self._waiters:  # no fetch is waiting: the common case while producers are busy
-            return
-        completers: set[Waiter] = set()
-        for tp in partitions:
-            waiting = self._waiters.pop(tp, None)
-            if waiting:
-                self._set(waiting, completers)
-        for completer in completers:
-            completer.set()
-
-    def notify_all(self) -> None:
-        waiters, self._waiters = self._waiters, {}
-        completers: set[Waiter] = set()
-        for waiting in waiters.values():
-            self._set(waiting, completers)
-        for completer in completers:
-            completer.set()
-
-    def _set(self, waiting: set[Waiter], completers: set[Waiter]) -> None:
-        """Set the events among `waiting`; gather its completers (each runs once per notify)."""
-        woke = False
-        for waiter in waiting:
-            if type(waiter) is trio.Event:
-                waiter.set()
-                woke = True
-            else:
-                completers.add(waiter)
-        if woke:
-            self.woken += 1
+AppendNotifier = Purgatory  # the name the wiring and the stores know it by: what an append notifies
 
 
 def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
@@ -177,6 +115,7 @@ class BrokerContext:
     policy: BrokerPolicy
     registry: HandlerRegistry
     groups: GroupRuntime
+    unit_of_work: UnitOfWork  # writes what a call decided and wakes what it released (ADR 79)
     producer_ids: ProducerIdAllocator
     transactions: TransactionService
     clock_ms: Callable[[], int]
@@ -186,7 +125,7 @@ class BrokerContext:
     tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
     authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
     listening: Listening = attrs.field(factory=lambda: Listening(Endpoint("localhost", 9092)))
-    appends: AppendNotifier = attrs.field(factory=AppendNotifier)
+    appends: Purgatory = attrs.field(factory=Purgatory)  # parked requests, woken by appends (ADR 80)
     clock_signal: ClockSignal = attrs.field(factory=ClockSignal)  # the manual clock's moves
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)

@@ -1,13 +1,17 @@
 """Drives the sans-I/O group coordinator from Trio: waiting requests and the coordinator's clock.
 
-A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `_Waiter` as its token;
-when a later call (or a timeout in `run`) decides its answer, the waiter is woken and the request's
-deferred task writes the response. `run` sleeps until the coordinator's next deadline, or until a call
-changes the deadlines, and then feeds it the time. After every call the group metadata the
-coordinator queued is written to `__consumer_offsets` before any answer is delivered.
+A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `GroupAnswer` as its
+token, which the room parks in the broker's purgatory (ADR 80); when a later call (or a timeout in
+`run`) decides its answer, the commit after that call sets it and notifies the purgatory, which
+answers the parked request right there. `run` sleeps until the coordinator's next deadline, or until a call
+changes the deadlines, and then feeds it the time. The runtime is a participant of the broker's unit of
+work (ADR 79): each call enlists it and queues what it released; the commit that follows every call
+(the room's, or the timer's own) writes the group metadata and KIP-848 records the coordinators queued
+to `__consumer_offsets`, then delivers the released answers and re-arms the timer.
 
 A call that releases other members' waiting requests (the JoinGroup that completes a round, the
-leader's SyncGroup) is answered the way they are, from its own deferred task, not ahead of them: Kafka
+leader's SyncGroup) is answered after them, not ahead: the commit that follows it writes their answers
+first (from the purgatory, in the calling task), and its own answer is queued only after that. Kafka
 sends every member's answer at once when a round completes. Answered first, the leader could sync,
 revoke partitions and rejoin (KIP-429) before a follower even had its JoinGroup answer, whose SyncGroup
 for that generation then finds the next rebalance under way (REBALANCE_IN_PROGRESS) and which never
@@ -27,7 +31,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Protocol
 
 import trio
 
@@ -46,17 +51,25 @@ from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartb
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
+from .unit_of_work import UnitOfWork
 
 log = logging.getLogger("trafka.groups")
 
 
-class _Waiter:
-    __slots__ = ("event", "result", "answer_type")
+class GroupAnswer:
+    """A join or sync the coordinator will answer later: the key it is parked on in the purgatory."""
+
+    __slots__ = ("result", "answer_type")
 
     def __init__(self, answer_type: type[JoinResult] | type[SyncResult]) -> None:
-        self.event = trio.Event()
         self.result: JoinResult | SyncResult | None = None
         self.answer_type = answer_type
+
+
+class Wakes(Protocol):
+    """What the runtime needs of the broker's purgatory: to wake the requests parked on keys."""
+
+    def notify(self, keys: Iterable[Hashable]) -> None: ...
 
 
 class GroupRuntime:
@@ -65,6 +78,8 @@ class GroupRuntime:
         coordinator: GroupCoordinator,
         offsets: OffsetManager,
         clock_ms: Callable[[], int],
+        unit_of_work: UnitOfWork,
+        parked: Wakes,
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
     ) -> None:
@@ -77,52 +92,85 @@ class GroupRuntime:
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
         self._deadlines_changed = trio.Event()
-        self._waiting: set[_Waiter] = set()
+        self._waiting: set[GroupAnswer] = set()
+        self._parked = parked
         self.regexes = TopicRegexes()
         self._regex_work = trio.Event()
+        self._uow = unit_of_work
+        self._released: list[Completion] = []  # answers decided by a call, delivered by `wake`
+        self._forgotten: list[str] = []  # deleted consumer groups whose offsets go after their tombstones
+        self._regexes_asked = False
 
     def _deliver(self, completions: Iterable[Completion]) -> None:
+        """Queue answers a call decided: delivered by `wake`, once the commit has written the records."""
+        self._uow.seen(self)
+        self._released.extend(completions)
+
+    def write(self) -> None:
+        """The unit of work's write: the classic coordinator's group metadata, then the KIP-848
+        coordinator's records (and the offsets of the consumer groups deleted, after their tombstones)."""
         records = self.coordinator.take_metadata_records()
-        try:
-            self.offsets.store_group_metadata(records)
-        except OSError as exc:
-            # As Kafka when it cannot write an empty group's metadata: the group goes on in memory, and
-            # a restart before its next generation brings back the previous one, whose members rejoin.
-            log.warning("group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc)
+        if records:
+            try:
+                self.offsets.store_group_metadata(records)
+            except OSError as exc:
+                # As Kafka when it cannot write an empty group's metadata: the group goes on in memory, and
+                # a restart before its next generation brings back the previous one, whose members rejoin.
+                log.warning(
+                    "group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc
+                )
+        if self.consumer is None:
+            return
+        consumer_records = self.consumer.take_records()
+        if consumer_records:
+            try:
+                self.offsets.store_consumer_group_records(consumer_records)
+            except OSError as exc:
+                log.warning("consumer group records could not be written: %s", exc)
+        forgotten, self._forgotten = self._forgotten, []
+        for group_id in forgotten:
+            self.offsets.forget_group(group_id)
+
+    def wake(self) -> None:
+        """The unit of work's wake: the answers the call released, then the timer (and the regex task)."""
+        completions, self._released = self._released, []
+        if self.consumer is not None:
+            completions += self.consumer.take_completions()  # an upgrade answers the classic group's waiters
+        answered = []
         for completion in completions:
             waiter = completion.token
-            assert isinstance(waiter, _Waiter)
+            assert isinstance(waiter, GroupAnswer)
             waiter.result = completion.result
-            waiter.event.set()
             self._waiting.discard(waiter)
+            answered.append(waiter)
+        if answered:
+            self._parked.notify(answered)
         self._deadlines_changed.set()
+        if self._regexes_asked:
+            self._regexes_asked = False
+            self._regex_work.set()
 
-    def _call(self, answer_type, call: Callable[[_Waiter], list[Completion]]):
-        """Run a coordinator call; its result now if it released no other request, else an awaitable."""
-        waiter = _Waiter(answer_type)
+    def _call(self, answer_type, call: Callable[[GroupAnswer], list[Completion]]):
+        """Run a coordinator call: its result if the coordinator decided it (the other answers it
+        released are written by the commit that follows, before this one), else the `GroupAnswer` to
+        park on."""
+        waiter = GroupAnswer(answer_type)
         completions = call(waiter)
-        self._deliver(completions)
-        if waiter.event.is_set():
-            if all(c.token is waiter for c in completions):
-                return waiter.result
-        else:
-            self._waiting.add(waiter)
+        own = [c for c in completions if c.token is waiter]
+        self._deliver([c for c in completions if c.token is not waiter])
+        if own:
+            return own[0].result
+        self._waiting.add(waiter)
+        return waiter
 
-        async def wait() -> JoinResult | SyncResult | None:
-            await waiter.event.wait()
-            return waiter.result
-
-        return wait
-
-    def join(self, request: JoinRequest) -> JoinResult | Callable[[], Awaitable[JoinResult]]:
+    def join(self, request: JoinRequest) -> JoinResult | GroupAnswer:
         if self.consumer is not None:
             if self.consumer.hosts_classic_join(request.group_id):
                 return self._classic_in_consumer(lambda c, now: c.classic_join(request, now))
             self.consumer.give_way_to_classic(request.group_id)
-            self._write_consumer_records()
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
-    def sync(self, request: SyncRequest) -> SyncResult | Callable[[], Awaitable[SyncResult]]:
+    def sync(self, request: SyncRequest) -> SyncResult | GroupAnswer:
         if self.is_consumer_group(request.group_id):
             return self._classic_in_consumer(lambda c, now: c.classic_sync(request, now))
         return self._call(SyncResult, lambda waiter: self.coordinator.sync(request, self.clock_ms(), waiter))
@@ -133,7 +181,7 @@ class GroupRuntime:
                 lambda c, now: c.classic_heartbeat(group_id, member_id, generation_id, now, instance_id)
             )
         error = self.coordinator.heartbeat(group_id, member_id, generation_id, self.clock_ms(), instance_id)
-        self._deadlines_changed.set()
+        self._uow.seen(self)
         return error
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]):
@@ -148,34 +196,22 @@ class GroupRuntime:
         (and a downgrade's classic group) written first."""
         assert self.consumer is not None
         result = call(self.consumer, self.clock_ms())
-        self._write_consumer_records()
-        self._deliver(self.consumer.take_completions())
+        self._uow.seen(self)
         return result
 
     def consumer_heartbeat(self, request: ConsumerHeartbeat) -> HeartbeatAnswer:
         assert self.consumer is not None
         answer = self.consumer.heartbeat(request, self.clock_ms())
-        self._write_consumer_records()
-        self._regex_work.set()
-        self._deliver(self.consumer.take_completions())  # an upgrade answers the classic group's waiters
+        self._regexes_asked = True
+        self._uow.seen(self)
         return answer
-
-    def _write_consumer_records(self) -> None:
-        """What the KIP-848 coordinator changed goes to `__consumer_offsets` before anyone is answered."""
-        assert self.consumer is not None
-        records = self.consumer.take_records()
-        if not records:
-            return
-        try:
-            self.offsets.store_consumer_group_records(records)
-        except OSError as exc:
-            log.warning("consumer group records could not be written: %s", exc)
 
     def is_consumer_group(self, group_id: str) -> bool:
         return self.consumer is not None and group_id in self.consumer.groups
 
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
+        self._uow.seen(self)  # a commit heartbeats: member deadlines move
         if self.consumer is not None and request.group_id in self.consumer.groups:
             error = self.consumer.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
@@ -207,17 +243,17 @@ class GroupRuntime:
         if self.consumer is not None and group_id in self.consumer.groups:
             error = self.consumer.delete(group_id)
             if error is ErrorCode.NONE:
-                self._write_consumer_records()
-                self.offsets.forget_group(group_id)
+                self._forgotten.append(group_id)
+                self._uow.seen(self)
             return error
         return self.offsets.delete_group(group_id)
 
     def shutdown(self) -> None:
         """Answer every waiting join and sync with NOT_COORDINATOR, as Kafka does when it unloads a group."""
-        for waiter in list(self._waiting):
+        waiting, self._waiting = list(self._waiting), set()
+        for waiter in waiting:
             waiter.result = waiter.answer_type(ErrorCode.NOT_COORDINATOR)
-            waiter.event.set()
-        self._waiting.clear()
+        self._parked.notify(waiting)
 
     def touched(self) -> None:
         """A call outside this class changed member deadlines (an offset commit heartbeats)."""
@@ -239,7 +275,8 @@ class GroupRuntime:
                 continue
             matches = await self.regexes.resolve(*work)
             consumer.regexes_resolved(matches, self.clock_ms())
-            self._write_consumer_records()
+            self._uow.seen(self)
+            self._uow.commit()
             self._regex_work.set()  # anything asked for meanwhile
 
     async def _tick_forever(self) -> None:
@@ -260,6 +297,5 @@ class GroupRuntime:
             if self.consumer is not None:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
-                self._write_consumer_records()
-                self._deliver(self.consumer.take_completions())
-                self._regex_work.set()
+                self._regexes_asked = True
+            self._uow.commit()

@@ -11,7 +11,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -52,6 +52,7 @@ from trafka.adapters.kafka.context import (
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.internal_topics import InternalTopics
 from trafka.adapters.kafka.releases import pinned, release_name
+from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
     MemoryAclStore,
@@ -69,7 +70,6 @@ from trafka.domain.batch_records import Decompress
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
-from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.features import (
     KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
@@ -109,12 +109,13 @@ from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .clock import Clock, WallClock, clock_from
 from .log_cleaner import CleanerSlot
+from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
 from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
-    from trafka.adapters.schema_registry.service import RegistryService
+    pass
 
 log = logging.getLogger("trafka")
 
@@ -447,7 +448,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if adapters.cluster_id is not None:
         policy = attrs.evolve(policy, cluster_id=adapters.cluster_id)
     catalog = TopicCatalog(adapters.catalog_store, adapters.logs, policy, adapters.new_topic_id)
-    appends = AppendNotifier()
+    unit_of_work = UnitOfWork()
+    appends = AppendNotifier(unit_of_work)  # the purgatory (ADR 80)
     # Broker-side schema validation checks ids against the broker's registry, with or without --http-port.
     registry = SchemaRegistryOnFirstUse(lambda: build_schema_registry(catalog, replicas, adapters.clock_ms, appends))
     replicas = ReplicaManager(catalog, adapters.logs, policy, adapters.checksum, adapters.decompress, registry)
@@ -485,7 +487,13 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
     groups = GroupRuntime(
-        coordinator, offsets, adapters.clock_ms, adapters.clock.seconds_until, consumer=consumer_groups
+        coordinator,
+        offsets,
+        adapters.clock_ms,
+        unit_of_work,
+        appends,
+        adapters.clock.seconds_until,
+        consumer=consumer_groups,
     )
     adapters.clock.listen(groups.touched)
     ctx = BrokerContext(
@@ -494,6 +502,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         policy=policy,
         registry=_registry(settings),
         groups=groups,
+        unit_of_work=unit_of_work,
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
@@ -510,7 +519,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
         features=FeatureControl(adapters.catalog_store, settings.broker.node_id, bootstrap_features(settings)),
         share=share_groups_from(
-            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
+            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
@@ -567,41 +576,3 @@ def _registry(settings: Settings) -> HandlerRegistry:
     if settings.broker.kafka_version is not None:
         registry = pinned(registry, settings.broker.kafka_version)
     return registry
-
-
-@attrs.define
-class SchemaRegistryOnFirstUse:
-    """The broker's Schema Registry, built the first time a topic with schema validation is produced to
-    (or the HTTP listener serves it), so a broker that uses neither never imports its libraries
-    (Avro, JSON Schema, protoc): they would add tens of MiB to every broker's memory. Made once per
-    broker by `bootstrap`; the REST routes and broker-side validation share it."""
-
-    _build: Callable[[], RegistryService]
-    _service: RegistryService | None = None
-
-    def service(self) -> RegistryService:
-        if self._service is None:
-            self._service = self._build()
-        return self._service
-
-    def schema_ids(self, subject: str) -> Collection[int]:
-        """The subject's schema ids. Without the registry extra (a topic configured for validation by a
-        full install, served by a light one), INVALID_RECORD with what to install, as Confluent Server
-        refuses a record it cannot validate, instead of failing inside the produce path."""
-        try:
-            service = self.service()
-        except (extras.MissingExtra, ImportError) as exc:
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"Broker-side schema validation of subject {subject} needs the Schema Registry, which this "
-                f"broker was installed without: pip install 'trafka[registry]' ({exc})",
-            ) from None
-        return service.schema_ids(subject)
-
-
-def build_schema_registry(
-    catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
-) -> RegistryService:
-    from .http import new_schema_registry  # the registry's libraries load with the registry, not the broker
-
-    return new_schema_registry(catalog, replicas, clock_ms, appends)

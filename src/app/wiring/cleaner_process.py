@@ -97,7 +97,7 @@ def _lowest_priority(pid: int) -> None:
 
 def _serve(conn: Connection) -> None:
     """The cleaner process: cleanings, one at a time, until the broker closes its end."""
-    from .log_cleaner import Throttler
+    from .cleaner_throttle import Throttler
 
     signal.signal(signal.SIGTERM, _terminate)
     with contextlib.suppress(OSError):  # started by something other than CleanerProcess

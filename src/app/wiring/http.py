@@ -18,24 +18,22 @@ import attrs
 import trio
 from starlette.routing import BaseRoute
 
-from trafka import __version__
+from trafka._version import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, HttpOptions, run_listener
 from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.apis import delete_groups
-from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
-from trafka.domain.catalog import TopicCatalog
-from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.schema_registry import SchemaFormat, SchemaRegistry, SchemaType
+from trafka.adapters.kafka.context import BrokerContext
+from trafka.adapters.kafka.unit_of_work import committed
 
 from .. import extras
 
 if TYPE_CHECKING:
-    from trafka.adapters.schema_registry import RegistryService
+    pass
 from trafka.domain.security import PasswordCheck, ScramMechanism
 
 from ..config.settings import Settings, host_patterns
-from .bootstrap import SchemaRegistryOnFirstUse
+from .schema_registry import schema_formats, schema_registry
 from .tls import http_ssl_context
 
 log = logging.getLogger("trafka.http")
@@ -70,7 +68,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         share=ctx.share.groups if ctx.share is not None else None,
         quotas=ctx.quotas,
         telemetry=ctx.telemetry,
-        delete_group=partial(delete_groups.delete_group, ctx),
+        delete_group=committed(ctx.unit_of_work, partial(delete_groups.delete_group, ctx)),
         share_changed=ctx.share.settled if ctx.share is not None else lambda: None,
         group_configs=partial(group_configs.describe, ctx),
     )
@@ -97,57 +95,6 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
     )
 
 
-def _avro_format() -> SchemaFormat:
-    from trafka.adapters.schema_registry.avro import AvroFormat  # the registry's libraries, on first use
-
-    return AvroFormat()
-
-
-def _json_schema_format() -> SchemaFormat:
-    from trafka.adapters.schema_registry.json_schema import JsonSchemaFormat
-
-    return JsonSchemaFormat()
-
-
-def _protobuf_format() -> SchemaFormat:
-    from trafka.adapters.schema_registry.protobuf import (
-        ProtobufFormat,  # protoc is loaded with the registry, not the broker
-    )
-
-    return ProtobufFormat()
-
-
-SCHEMA_FORMATS: dict[SchemaType, Callable[[], SchemaFormat]] = {
-    SchemaType.AVRO: _avro_format,
-    SchemaType.JSON: _json_schema_format,
-    SchemaType.PROTOBUF: _protobuf_format,
-}
-
-
-def schema_registry(ctx: BrokerContext) -> RegistryService:
-    """The broker's registry over its `_schemas` topic (read on first use), made once per broker by
-    `bootstrap`: the REST API and broker-side schema validation (the replica manager's `schema_ids`)
-    share it."""
-    registry = ctx.replicas.schema_ids
-    if not isinstance(registry, SchemaRegistryOnFirstUse):
-        raise TypeError("this broker was not wired with a schema registry")
-    return registry.service()
-
-
-def new_schema_registry(
-    catalog: TopicCatalog, replicas: ReplicaManager, clock_ms: Callable[[], int], appends: AppendNotifier
-) -> RegistryService:
-    """A registry over the broker's `_schemas` topic, with every schema format."""
-    from trafka.adapters.schema_registry import RegistryService, SchemasTopic
-    from trafka.adapters.schema_registry.offloop import SHARED_WORKER, OffLoopFormat
-
-    extras.require("registry", "the Schema Registry")
-    formats = [OffLoopFormat(new(), new) for new in SCHEMA_FORMATS.values()]  # parsing in a worker process
-    topic = SchemasTopic(catalog, replicas, clock_ms, lambda tp: appends.notify([tp]))
-    registry = SchemaRegistry({fmt.schema_type: fmt for fmt in formats})
-    return RegistryService(registry, topic, formats, SHARED_WORKER)
-
-
 def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
     """Confluent's Schema Registry API over this broker's `_schemas` topic; without the registry
     extra, its paths answer 501 with the extra to install."""
@@ -155,7 +102,7 @@ def schema_registry_routes(ctx: BrokerContext) -> list[BaseRoute]:
         return _registry_missing_routes()
     from trafka.adapters.schema_registry.rest import registry_routes
 
-    return registry_routes(schema_registry(ctx), [schema_type.value for schema_type in SCHEMA_FORMATS])
+    return registry_routes(schema_registry(ctx), [schema_type.value for schema_type in schema_formats()])
 
 
 def _registry_missing_routes() -> list[BaseRoute]:

@@ -15,7 +15,6 @@ dirty ratio and compaction lags (the embedded broker's `broker.compact`).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -36,6 +35,7 @@ from trafka.domain.producers import PartitionProducerState
 from trafka.domain.topics import TopicPartition
 
 from ..config.settings import LogCleanerSettings
+from .cleaner_throttle import Throttler
 
 if TYPE_CHECKING:
     from .cleaner_process import CleanerProcess
@@ -47,37 +47,6 @@ GIL_SLICE_S = 0.001  # how long the cleaner's worker runs before it offers the G
 
 class CleaningAborted(Exception):
     """The broker is stopping: the cleaning in progress stops at its next read (Kafka's checkDone)."""
-
-
-class Throttler:
-    """Kafka's Throttler: at most `rate` bytes per second over windows of `check_ms`, shared by the
-    cleaner threads; it sleeps the calling (worker) thread."""
-
-    def __init__(
-        self,
-        rate: float,
-        check_ms: float = 300.0,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.rate = rate
-        self._check = check_ms / 1000
-        self._clock = clock
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        self._start = clock()
-        self._observed = 0.0
-
-    def maybe_throttle(self, observed: int) -> None:
-        with self._lock:
-            self._observed += observed
-            elapsed = self._clock() - self._start
-            if elapsed < self._check:
-                return
-            if self._observed / elapsed > self.rate:
-                self._sleep(self._observed / self.rate - elapsed)
-            self._start = self._clock()
-            self._observed = 0.0
 
 
 @attrs.define

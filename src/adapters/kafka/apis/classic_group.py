@@ -23,9 +23,10 @@ from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest,
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import Deferred, KafkaApi, top_level_error
+from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
+from ..group_runtime import GroupAnswer
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 
@@ -51,12 +52,9 @@ def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
 
 
 def _deferred(outcome, respond):
-    if callable(outcome):
-
-        async def wait():
-            return respond(await outcome())
-
-        return Deferred(wait)
+    """The answer now, or parked until the coordinator decides it (a round completes, a timeout)."""
+    if isinstance(outcome, GroupAnswer):
+        return Parked((outcome,), None, lambda expired: None if outcome.result is None else respond(outcome.result))
     return respond(outcome)
 
 

@@ -2,6 +2,10 @@
 through `max_wait_ms`/`min_bytes`, topic ids from v13, read_committed up to the last stable offset.
 v18 only adds a follower's high watermark to the request, which consumers never send.
 
+A Fetch without enough bytes is parked in the broker's purgatory on its partitions (ADR 80): the append
+that brings enough answers it from the appending task, before the producer's answer (ADR 58), and
+`max_wait_ms` answers it with what there is.
+
 Fetch sessions (KIP-227, ADR 56) from v7: the domain's `FetchSessionCache` picks what a request reads
 (its own partitions, or its session's with the request's changes) and which partitions its answer
 holds (records, a new high watermark or log start offset, an error); the answer carries the session
@@ -15,11 +19,9 @@ the fetch context.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
-import trio
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from trafka.domain.errors import ErrorCode
@@ -30,7 +32,7 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
 
-from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, QuotaCharge, top_level_error
+from ..api import KafkaApi, Parked, QuotaCharge, top_level_error
 from ..connection.cluster import fail_partitions
 from ..context import BrokerContext
 from ..request_context import ClientInfo
@@ -42,8 +44,6 @@ from ..security.partial import (
     topic_lists,
 )
 from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
-
-log = logging.getLogger(__name__)
 
 VERSIONS = (4, 18)
 SESSIONS_FROM = 7
@@ -208,102 +208,19 @@ def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client
     targets = _targets(ctx, wanted, by_id, client, incremental and ctx.authorization is not None)
     partitions = [TopicPartition(name, key[1]) for key, name, error, _, _ in targets if name is not None and not error]
     cap = _quota_cap(ctx, client)
-    wake = ctx.appends.waiter(partitions)
     results, gathered, errors, tally = _read(ctx, request, targets, cap)
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not targets:
-        ctx.appends.forget(wake, partitions)
         return _answer(ctx, targets, results, tally, context, by_id)
 
-    delivery = Delivery()
+    def complete(expired: bool) -> FetchAnswer | None:
+        """Kafka's DelayedFetch.tryComplete, run by the task that appended to one of its partitions
+        (or at `max_wait_ms`, or as the broker shuts down): read again, answer if there is enough."""
+        results, gathered, errors, tally = _read(ctx, request, targets, cap)
+        if gathered < request.min_bytes and not errors and not expired and not ctx.shutting_down.is_set():
+            return None
+        return _answer(ctx, targets, results, tally, context, by_id)
 
-    async def long_poll() -> Any:
-        nonlocal wake
-        try:
-            if delivery.deliver is not None and not wake.is_set() and not ctx.shutting_down.is_set():
-                # answered from the appending task
-                ctx.appends.forget(wake, partitions)
-                return await _ParkedFetch(ctx, request, targets, partitions, cap, context, by_id, delivery).wait()
-            with trio.move_on_after(request.max_wait_ms / 1000):
-                while not ctx.shutting_down.is_set():
-                    await wake.wait()
-                    results, gathered, errors, tally = _read(ctx, request, targets, cap)
-                    if gathered >= request.min_bytes or errors:
-                        return _answer(ctx, targets, results, tally, context, by_id)
-                    # no await since the read: no append can have come between it and this
-                    ctx.appends.forget(wake, partitions)  # still registered on the partitions that were quiet
-                    wake = ctx.appends.waiter(partitions)
-            results, _, _, tally = _read(ctx, request, targets, cap)
-            return _answer(ctx, targets, results, tally, context, by_id)
-        finally:
-            ctx.appends.forget(wake, partitions)
-
-    return EarlyDeferred(long_poll, delivery)
-
-
-class _ParkedFetch:
-    """A long-poll Fetch answered by the append that satisfies it (Kafka's DelayedFetch.tryComplete,
-    which runs on the appending request's thread): the notifier calls `set()` in the appending task,
-    which reads, and if there is enough, writes the answer through the connection's `Delivery` right
-    there, before that task's own answers (ADR 58). No scheduler pass between the append and the
-    consumer's answer. Its own task only waits for that, or for `max_wait_ms`, and then answers."""
-
-    __slots__ = ("ctx", "request", "targets", "partitions", "cap", "context", "by_id", "delivery", "state", "finished")
-
-    def __init__(
-        self,
-        ctx: BrokerContext,
-        request: FetchRequest,
-        targets: list[Target],
-        partitions: list[TopicPartition],
-        cap: int | None,
-        context: FetchContext | None,
-        by_id: bool,
-        delivery: Delivery,
-    ) -> None:
-        self.ctx, self.request, self.targets, self.partitions = ctx, request, targets, partitions
-        self.cap, self.context, self.by_id, self.delivery = cap, context, by_id, delivery
-        self.state: object = None  # None while parked; then DELIVERED, or the exception the read raised
-        self.finished = trio.Event()
-
-    def set(self) -> None:
-        """An append to one of its partitions (or the broker shutting down): read, and answer if enough."""
-        if self.state is not None:
-            return
-        ctx, request = self.ctx, self.request
-        try:
-            results, gathered, errors, tally = _read(ctx, request, self.targets, self.cap)
-            if gathered < request.min_bytes and not errors and not ctx.shutting_down.is_set():
-                ctx.appends.add(self, self.partitions)  # not enough yet: the next append
-                return
-            answer = _answer(ctx, self.targets, results, tally, self.context, self.by_id)
-        except Exception as exc:  # raised again in the Fetch's own task, which ends that connection
-            self.state = exc
-        else:
-            self.state = DELIVERED
-            deliver = self.delivery.deliver
-            assert deliver is not None
-            try:
-                deliver(answer)  # encoding failures end the Fetch's connection there, not this one
-            except Exception:
-                log.exception("writing a Fetch answer from the appending task failed")
-        ctx.appends.forget(self, self.partitions)
-        self.finished.set()
-
-    async def wait(self) -> Any:
-        ctx = self.ctx
-        ctx.appends.add(self, self.partitions)
-        try:
-            with trio.move_on_after(self.request.max_wait_ms / 1000):
-                await self.finished.wait()
-        finally:
-            ctx.appends.forget(self, self.partitions)
-        if isinstance(self.state, Exception):
-            raise self.state
-        if self.state is DELIVERED:
-            return DELIVERED
-        self.state = False  # timed out: answered here, whatever an append would have found
-        results, _, _, tally = _read(ctx, self.request, self.targets, self.cap)
-        return _answer(ctx, self.targets, results, tally, self.context, self.by_id)
+    return Parked(partitions, request.max_wait_ms, complete)
 
 
 def _topic_names(request, version, ctx) -> list[str]:

@@ -7,8 +7,9 @@ and IsRenewAck (a request that only renews locks: no fetch).
 
 Share session epochs (the domain's ShareGroups): 0 opens a session with the request's partitions,
 then 1, 2, ... add partitions and forget `ForgottenTopicsData`; -1 applies the acknowledgements and
-closes it, releasing what the member still holds there. A fetch that acquires nothing waits up to
-MaxWaitMs for new or released records on its partitions, as Fetch long-polls.
+closes it, releasing what the member still holds there. A fetch that acquires nothing is parked in the
+broker's purgatory on its partitions for up to MaxWaitMs (ADR 80), as Fetch long-polls: new or
+released records there answer it from the task that appended or released them.
 
 Authorization: READ on the group (the whole request); READ on each topic, per partition
 (TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest: on every
@@ -20,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share import PartitionFetch
 from trafka.domain.groups.share.service import ACQUIRE_MODES, BATCH_OPTIMIZED, FINAL_EPOCH, INITIAL_EPOCH
@@ -30,7 +29,7 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
 from .. import internal_topics
-from ..api import Deferred, KafkaApi, top_level_error
+from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..context import BrokerContext
 from ..request_context import ClientInfo
@@ -81,7 +80,6 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     if epoch == FINAL_EPOCH or renew:
         if epoch == FINAL_EPOCH:
             share.groups.close_session(group_id, member_id)
-        share.settled()
         return _response(ctx, version, lock_ms, entries)
     targets: dict[tuple[Any, int], Target] = {}
     for topic in request.topics:
@@ -110,32 +108,22 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
             entries.setdefault((found.topic_id, tp.partition), {})["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     if request.max_bytes == 0:  # Kafka's processShareFetch: no data requested, answered at once without records
-        share.settled()
         return _response(ctx, version, lock_ms, entries)
-    wake = ctx.appends.waiter(partitions)
     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
-    share.settled()
     if fetched or request.max_wait_ms <= 0 or not partitions:
-        ctx.appends.forget(wake, partitions)
         return _response(ctx, version, lock_ms, entries, fetched)
 
-    async def long_poll() -> ShareFetchResponse:
-        nonlocal wake
-        fetched: dict[TopicPartition, PartitionFetch] = {}
-        try:
-            with trio.move_on_after(request.max_wait_ms / 1000):
-                while not ctx.shutting_down.is_set():
-                    await wake.wait()
-                    wake = ctx.appends.waiter(partitions)
-                    fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
-                    share.settled()
-                    if fetched:
-                        break
-        finally:
-            ctx.appends.forget(wake, partitions)
+    def complete(expired: bool) -> ShareFetchResponse | None:
+        """New or released records on a partition (in the task that appended or released them), the
+        broker shutting down, or `max_wait_ms` (answered empty, as before any acquisition)."""
+        if expired:
+            return _response(ctx, version, lock_ms, entries)
+        fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
+        if not fetched and not ctx.shutting_down.is_set():
+            return None
         return _response(ctx, version, lock_ms, entries, fetched)
 
-    return Deferred(long_poll)
+    return Parked(partitions, request.max_wait_ms, complete)
 
 
 def _acquire(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
 
-from ..api import ClusterCheck, Deferred, Handle, KafkaApi
+from ..api import ClusterCheck, Deferred, Handle, KafkaApi, Parked
 from ..cluster import GROUP, TRANSACTION, ClusterMap
 from .faults import error_response, serve_then_fail
 
@@ -53,7 +53,9 @@ def layer(cluster: ClusterMap, api: KafkaApi, serve: Handle) -> Handle:
 
 
 def then(outcome: Any, change: Callable[[Any], Any]) -> Any:
-    """`change(response)` now, or once a deferred response is ready."""
+    """`change(response)` now, or once a deferred or parked response is ready."""
+    if type(outcome) is Parked:
+        return outcome.then(change)
     if isinstance(outcome, Deferred):
         wait = outcome.wait
 

@@ -27,7 +27,7 @@ import attrs
 import trio
 from kafka.protocol.data_container import DataContainer
 
-from ..api import CloseConnection, Deferred, Handle, Held, KafkaApi, top_level_error
+from ..api import CloseConnection, Deferred, Handle, Held, KafkaApi, Parked, top_level_error
 
 log = logging.getLogger("trafka.faults")
 
@@ -284,6 +284,8 @@ def error_response(api: KafkaApi, serve: Handle, ctx: Any, body: Any, version: i
 def serve_then_fail(serve: Handle, ctx: Any, body: Any, version: int, client: Any, error: int) -> Any:
     """A read-only request served, then every error code of its answer set to `error`."""
     outcome = serve(ctx, body, version, client)
+    if type(outcome) is Parked:
+        return outcome.then(lambda answer: _failed(answer, error, version))
     if isinstance(outcome, Deferred):
         return Deferred(_failing(outcome.wait, error, version))
     return _failed(outcome, error, version)

@@ -89,6 +89,11 @@ class Outbox:
         return bool(self._slots)
 
     @property
+    def head_ready(self) -> bool:
+        """Whether the response at the head is ready to be written (or failed) and no flush is writing."""
+        return bool(self._slots) and self._slots[0].ready and not self._writing
+
+    @property
     def full(self) -> bool:
         return len(self._slots) >= self._max_inflight or self.queued_bytes >= self._max_queued_bytes
 

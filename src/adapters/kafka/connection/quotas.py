@@ -31,7 +31,7 @@ import trio
 
 from trafka.domain.quotas import QuotaType
 
-from ..api import NO_RESPONSE, Deferred, Handle, KafkaApi, QuotaUse
+from ..api import NO_RESPONSE, Deferred, Handle, KafkaApi, Parked, QuotaUse
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 
@@ -58,6 +58,8 @@ def layer(api: KafkaApi, serve: Handle) -> Handle:
         started = perf_counter()
         outcome = serve(ctx, request, version, client)
         busy = perf_counter() - started
+        if type(outcome) is Parked:
+            return outcome.then(lambda answer: _account(ctx, use, request, answer, client, busy))
         if isinstance(outcome, Deferred):
             wait = outcome.wait
 

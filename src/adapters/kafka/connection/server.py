@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from functools import partial
 from time import perf_counter
 
 import attrs
@@ -43,17 +42,18 @@ from trafka.domain.security.acls import kafka_host
 from trafka.domain.security.ssl_mapping import NoMatchingRule
 
 from ..api import (
-    DELIVERED,
     NO_RESPONSE,
     CloseConnection,
     Deferred,
-    EarlyDeferred,
     HandlerRegistry,
     Held,
     KafkaApi,
+    Parked,
     never,
 )
 from ..context import BrokerContext
+from ..purgatory import Failed as ParkedFailed
+from ..purgatory import Operation
 from ..request_context import ClientInfo, Endpoint
 from ..security.authentication import Failed, Reply
 from ..wire.codec import (
@@ -111,6 +111,7 @@ async def serve(
     ctx.listening.bound(tuple(bound))
     async with trio.open_nursery() as background:
         background.start_soon(ctx.groups.run)
+        background.start_soon(ctx.appends.run)  # the purgatory's expiry timer (ADR 80)
         if ctx.share is not None:
             background.start_soon(ctx.share.run)
         async with trio.open_nursery() as connections:
@@ -185,6 +186,7 @@ async def handle_connection(
     if ctx.cluster is not None and not ctx.cluster.accepts(listener.name):  # a stopped simulated broker
         await stream.aclose()
         return
+    parked: set[Operation] = set()  # this connection's parked requests, forgotten when it ends
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection, listener.name)
         ctx.observer.connection_opened(listener.name)
@@ -215,6 +217,7 @@ async def handle_connection(
                     nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
                     reader = _Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, peer, principal)
                     reader.connection = connection
+                    reader.parked = parked
                     if limits.connections.max_idle_ms >= 0:
                         nursery.start_soon(_close_when_idle, ctx, reader, reading, limits.connections.max_idle_ms)
                     await reader.read_requests()
@@ -224,6 +227,8 @@ async def handle_connection(
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionAborted):
             log.debug("connection %s closed", peer)
         finally:
+            for op in parked:
+                ctx.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
             ctx.observer.connection_closed(listener.name)
             if ctx.share is not None:  # KIP-932: the share sessions opened on it close
@@ -325,6 +330,7 @@ class _Reader:
         self.read_at_ms = ctx.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
         self._bound_frames()
         self.muted_until = 0.0  # a client quota's throttle (KIP-219): no request is served before (trio time)
+        self.parked: set[Operation] = set()  # requests waiting in the purgatory
 
     async def read_requests(self) -> None:
         ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
@@ -549,12 +555,13 @@ class _Reader:
             _observe(ctx, request, started)
             return None
         outbox = self.outbox
+        if type(outcome) is Parked:  # answered by whichever task completes it (ADR 80)
+            self._park(outcome, outbox.slot(), request, started)
+            return None
         if isinstance(outcome, Deferred):
             if isinstance(outcome, Held):
                 return outcome
             slot = outbox.slot()
-            if type(outcome) is EarlyDeferred:  # it may be completed by another task: written from there
-                outcome.delivery.deliver = partial(_deliver_early, outbox, slot, request, peer, ctx, started)
             self.nursery.start_soon(
                 _complete_deferred, outbox, slot, outcome.wait, request, peer, ctx, started, self.mute
             )
@@ -562,6 +569,37 @@ class _Reader:
             outbox.add(_encode(outcome, request, peer))
             ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
         return None
+
+    def _park(self, parked: Parked, slot: Slot, request: DecodedRequest, started: float) -> None:
+        """Hand a waiting request to the purgatory with the function that answers it into `slot`, from
+        whichever task completes it: an append's, the group runtime's, or the purgatory's timer."""
+        parked_ops, outbox, peer, ctx, nursery = self.parked, self.outbox, self.peer, self.ctx, self.nursery
+        op: Operation
+
+        def deliver(answer: object) -> None:
+            parked_ops.discard(op)
+            if type(answer) is ParkedFailed:
+                error = answer.error
+                log.error(
+                    "%s v%d from %s failed",
+                    request.handler.name,
+                    request.api_version,
+                    peer,
+                    exc_info=(type(error), error, error.__traceback__),
+                )
+                slot.fill(None)
+            else:
+                if type(answer) is Throttled:
+                    self.mute(answer.throttle_ms)
+                    answer = answer.response
+                slot.fill(_encode(answer, request, peer))
+                _observe(ctx, request, started)
+            outbox.flush_nowait()
+            if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task
+                nursery.start_soon(outbox.flush)
+
+        op = ctx.appends.park(parked, deliver)
+        parked_ops.add(op)
 
     async def _hold(self, held: Held, request: DecodedRequest) -> object | None:
         """A delayed request: earlier answers leave, nothing more is read, and then it is served."""
@@ -597,9 +635,6 @@ async def _complete_deferred(
 ) -> None:
     try:
         response = await wait()
-        if response is DELIVERED:  # `_deliver_early` wrote it (or queued what the socket did not take)
-            await outbox.flush()
-            return
         if type(response) is Throttled:
             mute(response.throttle_ms)
             response = response.response
@@ -610,16 +645,6 @@ async def _complete_deferred(
         slot.fill(_encode(response, request, peer))
         _observe(ctx, request, started)
     await outbox.flush()
-
-
-def _deliver_early(
-    outbox: Outbox, slot: Slot, request: DecodedRequest, peer: str, ctx: BrokerContext, started: float, response: object
-) -> None:
-    """A deferred response completed by another task (an append that satisfied a parked Fetch): its
-    slot filled and, if it is at the head, written at once, without waiting for its own task."""
-    slot.fill(_encode(response, request, peer))
-    _observe(ctx, request, started)
-    outbox.flush_nowait()
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:

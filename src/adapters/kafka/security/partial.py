@@ -19,7 +19,7 @@ from typing import Any
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import NO_RESPONSE, Deferred
+from ..api import NO_RESPONSE, Deferred, Parked
 from .checks import Answer as Answer  # re-exported: the rooms name them here
 from .checks import PartialAnswer as PartialAnswer
 from .checks import Refused as Refused
@@ -38,6 +38,13 @@ def merged(outcome: Any, add: Callable[[Any], None]) -> Any:
     """`outcome` (a response, or a Deferred one) with `add` applied to it once it is there."""
     if outcome is NO_RESPONSE:
         return outcome
+    if type(outcome) is Parked:
+
+        def added(response: Any) -> Any:
+            add(response)
+            return response
+
+        return outcome.then(added)
     if isinstance(outcome, Deferred):
         wait = outcome.wait
 
@@ -74,6 +81,8 @@ def extended(outcome: Any, answered: str, extra: list, version: int) -> Any:
 
     if outcome is NO_RESPONSE:
         return outcome
+    if type(outcome) is Parked:
+        return outcome.then(add)
     if isinstance(outcome, Deferred):
         wait = outcome.wait
 

@@ -35,6 +35,7 @@ from ..model import Completion
 from .assignors import ASSIGNORS, Assignment, AssignmentMember
 from .classic_members import ClassicMemberRequests
 from .group_configs import ConsumerGroupConfigs
+from .member_identity import dynamic_member, replace_static_member, static_member
 from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, to_classic_group, to_consumer_group
 from .model import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -216,9 +217,9 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
                 f"The consumer group has reached its maximum capacity of {self.settings.max_size} members.",
             )
         if request.instance_id is None:
-            member = self._dynamic_member(group, member_id, request)
+            member = dynamic_member(group, member_id, request)
         else:
-            member = self._static_member(group, member_id, request.instance_id, request)
+            member = static_member(group, member_id, request.instance_id, request, self._dirty)
         new_member = member.member_id not in group.members
         before = (member.subscription(), member.server_assignor)
         if request.instance_id is not None:
@@ -283,86 +284,8 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             self._update_target(group)
         self._reconcile(group, member, owned, now)
 
-    def _dynamic_member(self, group: ConsumerGroup, member_id: str, request: ConsumerHeartbeat) -> ConsumerMember:
-        member = group.members.get(member_id)
-        if member is None:
-            if request.member_epoch != 0:
-                raise KafkaError(
-                    ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
-                )
-            return ConsumerMember(member_id)
-        if request.member_epoch == 0:
-            # A member rejoining under its id (after it was fenced, or lost its state) starts over,
-            # owning nothing; its target stays, so it gets its partitions back if nobody took them.
-            group.release_partitions(member)
-            member.assigned, member.pending_revocation = {}, {}
-            member.member_epoch = member.previous_member_epoch = 0
-            member.state = MemberState.STABLE
-            member.rebalance_deadline_ms = None
-            return member
-        self._check_epoch(member, request)
-        return member
-
-    def _static_member(
-        self, group: ConsumerGroup, member_id: str, instance_id: str, request: ConsumerHeartbeat
-    ) -> ConsumerMember:
-        existing_id = group.static_members.get(instance_id)
-        existing = group.members.get(existing_id) if existing_id is not None else None
-        if request.member_epoch == 0:
-            if existing is None:
-                return self._dynamic_member(group, member_id, request)
-            if existing.member_id == member_id:
-                return self._dynamic_member(group, member_id, request)
-            # A classic static member is replaced at once (it never leaves with -2), as in Kafka.
-            if existing.classic is None and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                raise KafkaError(
-                    ErrorCode.UNRELEASED_INSTANCE_ID,
-                    f"Static member {member_id} with instance id {instance_id} cannot join the group because "
-                    f"the instance id is owned by {existing.member_id} member.",
-                )
-            return self._replace_static_member(group, existing, member_id)
-        if existing is None:
-            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise KafkaError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {existing.member_id}.",
-            )
-        self._check_epoch(existing, request)
-        return existing
-
     def _replace_static_member(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str) -> ConsumerMember:
-        """The instance comes back under a new member id: it takes the place, and the partitions, of
-        the one that left (Kafka's replaceMember), without a new group epoch."""
-        replacement = attrs.evolve(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-        group.release_partitions(existing)
-        self._dirty.add((group.group_id, existing.member_id))
-        del group.members[existing.member_id]
-        group.target[member_id] = group.target.pop(existing.member_id, {})
-        group.members[member_id] = replacement
-        if existing.instance_id is not None:
-            group.static_members[existing.instance_id] = member_id
-        group.claim_partitions(replacement)
-        return replacement
-
-    @staticmethod
-    def _check_epoch(member: ConsumerMember, request: ConsumerHeartbeat) -> None:
-        epoch = request.member_epoch
-        if epoch > member.member_epoch:
-            raise KafkaError(
-                ErrorCode.FENCED_MEMBER_EPOCH,
-                f"The consumer group member has a greater member epoch ({epoch}) than the one known by the group "
-                f"coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.",
-            )
-        if epoch < member.member_epoch:
-            # The previous epoch with a subset of the current assignment: the answer that bumped its
-            # epoch may have been lost.
-            if epoch != member.previous_member_epoch or not _is_subset(request.owned, member.assigned):
-                raise KafkaError(
-                    ErrorCode.FENCED_MEMBER_EPOCH,
-                    f"The consumer group member has a smaller member epoch ({epoch}) than the one known by the "
-                    f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.",
-                )
+        return replace_static_member(group, existing, member_id, self._dirty)
 
     def _leave(self, request: ConsumerHeartbeat, now: int) -> HeartbeatAnswer:
         group = self.groups.get(request.group_id)
@@ -770,12 +693,6 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
     def subscribed_topics(self, group_id: str) -> set[str]:
         group = self.groups.get(group_id)
         return set(group.subscription_metadata) if group is not None else set()
-
-
-def _is_subset(owned: Assignment | None, assigned: Mapping[str, frozenset[int]]) -> bool:
-    if owned is None:
-        return False
-    return all(ps <= assigned.get(topic, frozenset()) for topic, ps in owned.items() if ps)
 
 
 def owners(groups: Iterable[ConsumerGroup]) -> dict[tuple[str, str, int], str]:

@@ -21,7 +21,7 @@ async def test_an_append_wakes_only_fetches_waiting_on_that_partition():
 async def test_forgotten_waiters_leave_no_registration():
     notifier = AppendNotifier()
     event = notifier.waiter([A, B])
-    notifier.forget(event, [A, B])
+    notifier.forget_waiter(event, [A, B])
     assert notifier._waiters == {}
     notifier.notify([A])
     assert not event.is_set()

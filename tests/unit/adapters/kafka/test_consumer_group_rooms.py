@@ -18,6 +18,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
+from trafka.adapters.kafka.api import Parked
 from trafka.adapters.kafka.apis import (
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -31,6 +32,7 @@ from trafka.adapters.kafka.apis import (
 )
 from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
 from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.group_runtime import GroupAnswer
 from trafka.adapters.kafka.wire.messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -340,16 +342,15 @@ def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_grou
         "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
     )
 
-    async def main():
-        parked = ctx.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
-        assert callable(parked)
-        assert heartbeat(ctx, member_id="c1").error_code == ErrorCode.NONE  # upgrades the classic group
-        result = await parked()
-        assert result.error == ErrorCode.REBALANCE_IN_PROGRESS  # its member joins again, inside the consumer group
-        rejoined = ctx.groups.join(attrs.evolve(join, member_id=result.member_id))
-        assert rejoined.error == ErrorCode.NONE and rejoined.protocol_name == "range"
-
-    trio.run(main)
+    waiting = ctx.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
+    assert isinstance(waiting, GroupAnswer)
+    answered = []
+    ctx.appends.park(Parked((waiting,), None, lambda expired: waiting.result), answered.append)
+    assert heartbeat(ctx, member_id="c1").error_code == ErrorCode.NONE  # upgrades the classic group
+    (result,) = answered  # answered by the heartbeat's commit, from its task
+    assert result.error == ErrorCode.REBALANCE_IN_PROGRESS  # its member joins again, inside the consumer group
+    rejoined = ctx.groups.join(attrs.evolve(join, member_id=result.member_id))
+    assert rejoined.error == ErrorCode.NONE and rejoined.protocol_name == "range"
     group = ctx.groups.consumer.groups["g"]
     assert set(group.members) == {"c1", rejoined_id(group)}
     assert ctx.groups.coordinator.group("g") is None

@@ -1,7 +1,7 @@
-"""A parked Fetch answered from the appending task (ADR 58): the append that brings enough records
-writes the answer through the connection's delivery at once, before the notify returns; one that
-brings too little leaves it parked; `max_wait_ms` still answers it from its own task; a failing read
-is raised in the Fetch's own task; a layer's wrapped Deferred is never offered early delivery."""
+"""A parked Fetch answered from the appending task (ADR 58, ADR 80): the append that brings enough
+records writes the answer through the connection's delivery at once, before the notify returns; one
+that brings too little leaves it parked; `max_wait_ms` answers it from the purgatory's timer; a failing
+read fails the Fetch, not the appending task; a layer's change keeps it parked and answered early."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import trio.testing
 from kafka.protocol.consumer import FetchRequest
 
 from tests.batches import make_batch
-from trafka.adapters.kafka.api import DELIVERED, EarlyDeferred
+from trafka.adapters.kafka.api import Parked
 from trafka.adapters.kafka.apis.fetch import handle_fetch
 from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.purgatory import Failed
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
@@ -64,75 +65,74 @@ def records(answer) -> int:
     return sum(len(p[7] or b"") for _, _, partitions in answer.topics for p in partitions)
 
 
-async def parked(ctx, fetch, delivered, result):
+def parked(ctx, fetch, delivered):
     outcome = handle_fetch(ctx, fetch, 12, CLIENT)
-    assert type(outcome) is EarlyDeferred
-    outcome.delivery.deliver = delivered.append
-
-    async def run():
-        try:
-            result.append(await outcome.wait())
-        except Exception as exc:
-            result.append(exc)
-
-    return run
+    assert type(outcome) is Parked
+    return ctx.appends.park(outcome, delivered.append)
 
 
 async def test_the_append_that_satisfies_a_parked_fetch_answers_it_before_notify_returns(ctx):
-    delivered, result = [], []
-    run = await parked(ctx, request(), delivered, result)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.testing.wait_all_tasks_blocked()
-        append(ctx)
-        assert len(delivered) == 1 and records(delivered[0]) > 0  # already written, no task ran
-    assert result == [DELIVERED]
+    delivered = []
+    parked(ctx, request(), delivered)
+    append(ctx)
+    assert len(delivered) == 1 and records(delivered[0]) > 0  # already written, no task ran
     assert ctx.appends._waiters == {}
 
 
 async def test_too_little_leaves_it_parked_until_enough_has_come(ctx):
-    delivered, result = [], []
-    run = await parked(ctx, request(min_bytes=200), delivered, result)
+    delivered = []
+    parked(ctx, request(min_bytes=200), delivered)
+    append(ctx)  # one batch of ~120 bytes
+    assert delivered == []
+    append(ctx)
+    assert len(delivered) == 1 and records(delivered[0]) >= 200
+
+
+async def test_max_wait_answers_it_from_the_purgatorys_timer(ctx, autojump_clock):
+    delivered = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.testing.wait_all_tasks_blocked()
-        append(ctx)  # one batch of ~120 bytes
+        nursery.start_soon(ctx.appends.run)
+        parked(ctx, request(max_wait_ms=100), delivered)
+        await trio.sleep(0.099)
         assert delivered == []
-        append(ctx)
-        assert len(delivered) == 1 and records(delivered[0]) >= 200
-    assert result == [DELIVERED]
+        await trio.sleep(0.002)
+        assert len(delivered) == 1 and records(delivered[0]) == 0
+        append(ctx)  # a late append finds nothing parked
+        assert len(delivered) == 1 and ctx.appends._waiters == {}
+        nursery.cancel_scope.cancel()
 
 
-async def test_max_wait_answers_it_from_its_own_task(ctx, autojump_clock):
-    delivered, result = [], []
-    run = await parked(ctx, request(max_wait_ms=100), delivered, result)
-    await run()
-    assert delivered == [] and records(result[0]) == 0
-    append(ctx)  # a late append finds nothing parked
-    assert delivered == [] and ctx.appends._waiters == {}
+async def test_a_failing_read_fails_the_fetch_not_the_appending_task(ctx, monkeypatch):
+    delivered = []
+    parked(ctx, request(), delivered)
+    monkeypatch.setattr(ctx.replicas, "fetch", lambda *a, **k: 1 / 0)
+    append(ctx)  # the appending task is not hurt
+    assert len(delivered) == 1 and type(delivered[0]) is Failed and isinstance(delivered[0].error, ZeroDivisionError)
+    assert ctx.appends._waiters == {}
 
 
-async def test_a_failing_read_is_raised_in_the_fetchs_own_task(ctx, monkeypatch):
-    delivered, result = [], []
-    run = await parked(ctx, request(), delivered, result)
+async def test_a_layer_that_changes_the_answer_keeps_it_parked_and_answered_by_the_append(ctx):
+    outcome = handle_fetch(ctx, request(), 12, CLIENT).then(lambda answer: ("changed", answer))
+    delivered = []
+    ctx.appends.park(outcome, delivered.append)
+    append(ctx)
+    assert len(delivered) == 1 and delivered[0][0] == "changed" and records(delivered[0][1]) > 0
+
+
+async def test_a_forgotten_fetch_is_never_answered(ctx, autojump_clock):
+    delivered = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.testing.wait_all_tasks_blocked()
-        monkeypatch.setattr(ctx.replicas, "fetch", lambda *a, **k: 1 / 0)
-        append(ctx)  # the appending task is not hurt
-    assert delivered == [] and isinstance(result[0], ZeroDivisionError)
-
-
-async def test_without_a_delivery_it_waits_in_its_task_as_before(ctx):
-    outcome = handle_fetch(ctx, request(), 12, CLIENT)  # a layer wrapped it: nobody set `deliver`
-    result = []
-
-    async def run():
-        result.append(await outcome.wait())
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(ctx.appends.run)
+        ctx.appends.forget(parked(ctx, request(max_wait_ms=100), delivered))  # its connection closed
         append(ctx)
-        assert result == []  # the task answers, in a later pass
-    assert records(result[0]) > 0
+        await trio.sleep(1)
+        assert delivered == [] and ctx.appends._waiters == {}
+        nursery.cancel_scope.cancel()
+
+
+async def test_shutdown_answers_every_parked_fetch(ctx):
+    delivered = []
+    parked(ctx, request(), delivered)
+    ctx.shutting_down.set()
+    ctx.appends.notify_all()
+    assert len(delivered) == 1 and records(delivered[0]) == 0

@@ -1,12 +1,13 @@
 """GroupRuntime answers the request that completes a round together with the requests it released,
-not ahead of them, as Kafka sends every member's JoinGroup answer at once."""
+not ahead of them, as Kafka sends every member's JoinGroup answer at once: the commit after the call
+answers the parked ones from the purgatory (ADR 80) before the call's own answer is queued."""
 
 from __future__ import annotations
 
-import trio
-import trio.testing
-
-from trafka.adapters.kafka.group_runtime import GroupRuntime
+from trafka.adapters.kafka.api import Parked
+from trafka.adapters.kafka.group_runtime import GroupAnswer, GroupRuntime
+from trafka.adapters.kafka.purgatory import Purgatory
+from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import (
@@ -20,10 +21,24 @@ from trafka.domain.groups import (
 )
 
 
-def _runtime() -> GroupRuntime:
+class _Served:
+    """The runtime as a room reaches it: every call followed by the unit of work's commit (ADR 79)."""
+
+    def __init__(self, runtime: GroupRuntime, uow: UnitOfWork, purgatory: Purgatory) -> None:
+        self.runtime, self.uow, self.purgatory = runtime, uow, purgatory
+
+    def __getattr__(self, name: str):
+        found = getattr(self.runtime, name)
+        return committed(self.uow, found) if callable(found) else found
+
+
+def _runtime() -> _Served:
     ids = iter(range(1, 100))
     coordinator = GroupCoordinator(GroupSettings(initial_rebalance_delay_ms=0), lambda client: f"{client}-{next(ids)}")
-    return GroupRuntime(coordinator, OffsetManager(coordinator, MemoryOffsetStore(), catalog=None, now=0), lambda: 0)
+    uow = UnitOfWork()
+    purgatory = Purgatory(uow)
+    offsets = OffsetManager(coordinator, MemoryOffsetStore(), catalog=None, now=0)
+    return _Served(GroupRuntime(coordinator, offsets, lambda: 0, uow, purgatory), uow, purgatory)
 
 
 def _join(member_id: str = "", client: str = "c") -> JoinRequest:
@@ -32,9 +47,11 @@ def _join(member_id: str = "", client: str = "c") -> JoinRequest:
     )
 
 
-async def _answer(outcome, name: str, order: list[tuple[str, object]]) -> None:
-    result = await outcome() if callable(outcome) else outcome
-    order.append((name, result))
+def _parked(runtime: _Served, outcome, name: str, order: list[tuple[str, object]]) -> None:
+    """As the JoinGroup room parks a waiting answer in the purgatory."""
+    assert isinstance(outcome, GroupAnswer)
+    parked = Parked((outcome,), None, lambda expired: outcome.result)
+    runtime.purgatory.park(parked, lambda result: order.append((name, result)))
 
 
 async def test_the_join_that_completes_a_round_is_answered_after_the_joins_it_released():
@@ -48,22 +65,27 @@ async def test_the_join_that_completes_a_round_is_answered_after_the_joins_it_re
 
     b = runtime.join(_join(client="b")).member_id
     order: list[tuple[str, object]] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_answer, runtime.join(_join(b)), "b", order)  # waits for a
-        await trio.testing.wait_all_tasks_blocked()
-        assert order == []
-        completing = runtime.join(_join(a))
-        assert callable(completing), "a's answer must not go out ahead of b's"
-        nursery.start_soon(_answer, completing, "a", order)
+    _parked(runtime, runtime.join(_join(b)), "b", order)  # waits for a
+    assert order == []
+    completing = runtime.join(_join(a))  # the commit after it answered b first, from this task
+    order.append(("a", completing))
     assert [name for name, _ in order] == ["b", "a"]
     assert {result.generation_id for _, result in order} == {2}
 
     # The leader's SyncGroup releases b's waiting one: b's assignment leaves first too.
     order.clear()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_answer, runtime.sync(SyncRequest("g", b, 2)), "b", order)
-        await trio.testing.wait_all_tasks_blocked()
-        leader = runtime.sync(SyncRequest("g", a, 2, ((a, b"p1"), (b, b""))))
-        assert callable(leader)
-        nursery.start_soon(_answer, leader, "a", order)
+    _parked(runtime, runtime.sync(SyncRequest("g", b, 2)), "b", order)
+    leader = runtime.sync(SyncRequest("g", a, 2, ((a, b"p1"), (b, b""))))
+    order.append(("a", leader))
     assert [(name, result.assignment) for name, result in order] == [("b", b""), ("a", b"p1")]
+
+
+def test_shutdown_answers_every_waiting_join_with_not_coordinator():
+    runtime = _runtime()
+    a = runtime.join(_join(client="a")).member_id
+    runtime.join(_join(a))
+    b = runtime.join(_join(client="b")).member_id
+    order: list[tuple[str, object]] = []
+    _parked(runtime, runtime.join(_join(b)), "b", order)
+    runtime.shutdown()
+    assert [(name, result.error) for name, result in order] == [("b", ErrorCode.NOT_COORDINATOR)]

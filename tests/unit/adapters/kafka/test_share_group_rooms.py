@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kafka.protocol.admin import DeleteGroupsRequest, ListGroupsRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
-from trafka.adapters.kafka.api import Deferred
+from trafka.adapters.kafka.api import Parked
 from trafka.adapters.kafka.apis import (
     delete_groups,
     list_groups,
@@ -592,6 +592,24 @@ def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_park
     assert acquired(fetch(ctx, "m2", epoch=1, max_records=4)) == [(4, 6, 1)]
 
 
+async def test_a_parked_fetch_is_answered_by_the_acknowledgement_that_releases_records(ctx):
+    """The purgatory (ADR 80): m2's parked ShareFetch acquires in the acknowledging request's task, and
+    the share-partition state it changed is written by the same commit, before either answer leaves."""
+    heartbeat(ctx)
+    heartbeat(ctx, "m2")
+    produce(ctx, 2)
+    assert acquired(fetch(ctx, max_records=2)) == [(0, 1, 1)]
+    outcome = fetch(ctx, "m2", max_records=2, max_wait_ms=30_000)
+    assert isinstance(outcome, Parked)
+    answered = []
+    ctx.appends.park(outcome, answered.append)
+    written = []
+    ctx.share.writes = attrs.evolve(ctx.share.writes, state=lambda groups: written.append(groups.take_dirty()))
+    acknowledge(ctx, acks=[(0, 1, 2)])  # RELEASE
+    assert [acquired(a) for a in answered] == [[(0, 1, 2)]]
+    assert written and not ctx.share.groups.unpersisted
+
+
 def test_a_fetch_carrying_acknowledgements_waits_for_records_like_any_fetch(ctx):
     """Kafka's DelayedShareFetch: the piggybacked acknowledgements are applied at once, and a fetch that
     can acquire nothing waits up to MaxWaitMs (answering it at once only because it carried
@@ -601,7 +619,7 @@ def test_a_fetch_carrying_acknowledgements_waits_for_records_like_any_fetch(ctx)
     produce(ctx, 2)
     assert acquired(fetch(ctx, max_records=2)) == [(0, 1, 1)]
     answer = fetch(ctx, epoch=1, acks=[(0, 1, 1)], max_wait_ms=500)
-    assert isinstance(answer, Deferred)  # parked: nothing to acquire past offset 1
+    assert isinstance(answer, Parked)  # parked: nothing to acquire past offset 1
     produce(ctx, 1)  # the acknowledgement was applied before the wait: offset 2 is the next to go
     assert acquired(fetch(ctx, "m2", max_records=2)) == [(2, 2, 1)]
 

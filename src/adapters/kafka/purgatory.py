@@ -1,0 +1,213 @@
+"""One way to wait (Kafka's `DelayedOperationPurgatory`, ADR 80): a request that cannot be answered yet
+is parked on keys until a deadline, and this one runtime wakes, completes, forgets and expires it.
+
+A room returns `Parked(keys, max_wait_ms, complete)` (api.py) instead of waiting itself: keys are the
+partitions a Fetch or ShareFetch reads, or the token of a join or sync the group coordinator will
+answer. The connection parks it here with the function that writes its answer into the connection's
+outbox slot (`park`). Then:
+- **waking**: `notify(keys)` (the replica manager after an append, the share groups after releasing
+  records, the group runtime after deciding a join or sync) tries each operation parked on those keys
+  right there, in the notifying task: `complete(False)` reads and gives the answer, which is written to
+  the consumer at once, before the notifying request's own answer (ADR 58, now for every parked
+  request), or None, and the operation stays parked on its keys for the next notify;
+- **expiry**: one timer task (`run`) sleeps until the earliest deadline and completes what expired
+  with `complete(True)`, which always answers;
+- **forgetting**: an operation completed is removed from every key and, when it is the next to expire,
+  from the timer; one whose connection closed is dropped (`forget`);
+- **early completion**: `notify_all` (transaction markers moving last stable offsets, shutdown)
+  tries every parked operation.
+After each round of completions the broker's unit of work commits (ADR 79): a ShareFetch that acquired
+records in the appending task has its share state written before its answer is on the wire.
+
+Trio events may still be registered on partitions (`waiter`): the embedded broker's record waits
+use them; they are set before the operations are tried, and `woken` counts the notifies that set one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import math
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Protocol
+
+import trio
+
+from .api import Parked
+from .unit_of_work import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+
+class Waiter(Protocol):
+    def set(self) -> None: ...
+
+
+class Operation:
+    """A parked request: tried at every notify of one of its keys until it answers, or expires."""
+
+    __slots__ = ("parked", "deliver", "purgatory", "finished")
+
+    def __init__(self, parked: Parked, deliver: Callable[[Any], None], purgatory: Purgatory) -> None:
+        self.parked = parked
+        self.deliver = deliver
+        self.purgatory = purgatory
+        self.finished = False
+
+    def set(self) -> None:
+        """One of its keys was notified: try it; still parked there if it has no answer yet."""
+        if not self.finished:
+            self.purgatory._try(self, expired=False)
+
+
+class Purgatory:
+    def __init__(self, unit_of_work: UnitOfWork | None = None) -> None:
+        self._waiters: dict[Hashable, set[Waiter]] = {}
+        self._deadlines: list[tuple[float, int, Operation]] = []  # (trio time, order, operation)
+        self._order = itertools.count()
+        self._timer: trio.CancelScope | None = None  # the timer's sleep, its deadline the earliest live one
+        self.unit_of_work = unit_of_work or UnitOfWork()
+        self.woken = 0  # how many notifies set an event (the reader lets those tasks answer first)
+
+    # -- parking ------------------------------------------------------------------------------------
+
+    def park(self, parked: Parked, deliver: Callable[[Any], None]) -> Operation:
+        """Watch `parked`'s keys; `deliver(answer)` once it completes or expires (never twice). The room
+        tried it once already (it returned `Parked` because it had no answer), so it is not tried here."""
+        op = Operation(parked, deliver, self)
+        for key in parked.keys:
+            self._waiters.setdefault(key, set()).add(op)
+        if parked.max_wait_ms is not None:
+            deadline = trio.current_time() + parked.max_wait_ms / 1000
+            heapq.heappush(self._deadlines, (deadline, next(self._order), op))
+            timer = self._timer
+            if timer is not None and deadline < timer.deadline:
+                timer.deadline = deadline  # moved, not woken
+        return op
+
+    def forget(self, op: Operation) -> None:
+        """Drop a parked operation unanswered (its connection closed)."""
+        if not op.finished:
+            self._finish(op)
+
+    def _finish(self, op: Operation) -> None:
+        """Answered or dropped: off its keys, and off the timer if it was the next to expire (the
+        timer's deadline moves to the next live operation, so it never wakes for a finished one)."""
+        op.finished = True
+        self._unwatch(op, op.parked.keys)
+        deadlines = self._deadlines
+        if deadlines and deadlines[0][2] is op:
+            while deadlines and deadlines[0][2].finished:
+                heapq.heappop(deadlines)
+            if self._timer is not None:
+                self._timer.deadline = deadlines[0][0] if deadlines else math.inf
+
+    def _unwatch(self, waiter: Waiter, keys: Iterable[Hashable]) -> None:
+        for key in keys:
+            waiting = self._waiters.get(key)
+            if waiting is not None:
+                waiting.discard(waiter)
+                if not waiting:
+                    del self._waiters[key]
+
+    # -- Trio events (the embedded broker's waits) --------------------------------------------------
+
+    def waiter(self, partitions: Iterable[Hashable]) -> trio.Event:
+        """An event set by the next notify of any of `partitions` (take it before reading the logs)."""
+        event = trio.Event()
+        self.add(event, partitions)
+        return event
+
+    def add(self, waiter: Waiter, keys: Iterable[Hashable]) -> None:
+        """`waiter.set()` at the next notify of any of `keys` (once: it is then forgotten there)."""
+        for key in keys:
+            self._waiters.setdefault(key, set()).add(waiter)
+
+    def forget_waiter(self, waiter: Waiter, keys: Iterable[Hashable]) -> None:
+        self._unwatch(waiter, keys)
+
+    # -- waking -------------------------------------------------------------------------------------
+
+    def notify(self, keys: Iterable[Hashable]) -> None:
+        """Something happened on `keys` (records appended or released, a group's answer decided): set
+        their events, then try their operations, here in the notifying task."""
+        if not self._waiters:  # nothing parked: the common case while producers are busy
+            return
+        operations: dict[Waiter, None] = {}
+        for key in keys:
+            waiting = self._waiters.pop(key, None)
+            if waiting:
+                self._set(waiting, operations)
+        if operations:
+            self._run(operations)
+
+    def notify_all(self) -> None:
+        waiters, self._waiters = self._waiters, {}
+        operations: dict[Waiter, None] = {}
+        for waiting in waiters.values():
+            self._set(waiting, operations)
+        if operations:
+            self._run(operations)
+
+    def _set(self, waiting: set[Waiter], operations: dict[Waiter, None]) -> None:
+        woke = False
+        for waiter in waiting:
+            if type(waiter) is trio.Event:
+                waiter.set()
+                woke = True
+            else:
+                operations[waiter] = None
+        if woke:
+            self.woken += 1
+
+    def _run(self, operations: Iterable[Waiter]) -> None:
+        for op in operations:
+            op.set()
+        self.unit_of_work.commit()
+
+    def _try(self, op: Operation, expired: bool) -> None:
+        parked = op.parked
+        try:
+            answer = parked.complete(expired)
+            if answer is None and expired:
+                raise AssertionError("a parked request gave no answer at its deadline")
+        except Exception as exc:  # this request's connection ends, not the notifying one's (or the timer)
+            self._finish(op)
+            op.deliver(Failed(exc))
+            return
+        if answer is None:
+            self.add(op, parked.keys)  # the keys notified dropped it: watched again for the next notify
+            return
+        self._finish(op)
+        op.deliver(answer)
+
+    # -- expiry -------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The purgatory's timer: complete each operation whose deadline passed (`complete(True)`). It
+        sleeps in a cancel scope whose deadline is the earliest live operation's: a park moves it
+        earlier, an answer later, and neither wakes it; it wakes only when an operation expires."""
+        deadlines = self._deadlines
+        while True:
+            while deadlines and deadlines[0][2].finished:
+                heapq.heappop(deadlines)
+            with trio.CancelScope(deadline=deadlines[0][0] if deadlines else math.inf) as timer:
+                self._timer = timer
+                await trio.sleep_forever()
+            self._timer = None
+            now = trio.current_time()
+            while deadlines and deadlines[0][0] <= now:
+                _, _, op = heapq.heappop(deadlines)
+                if not op.finished:
+                    self._try(op, expired=True)
+            self.unit_of_work.commit()
+
+
+class Failed:
+    """What a parked operation's `complete` raised: its connection is closed after the answers before it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error

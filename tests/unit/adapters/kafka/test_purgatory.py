@@ -1,0 +1,150 @@
+"""The purgatory (ADR 80): operations parked on keys are tried in the notifying task, stay parked while
+they have no answer, expire on one timer that no answer or park wakes, and are never answered twice;
+the unit of work commits after every round of completions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import trio
+import trio.testing
+
+from trafka.adapters.kafka.api import Parked
+from trafka.adapters.kafka.purgatory import Failed, Purgatory
+from trafka.adapters.kafka.unit_of_work import UnitOfWork
+
+
+@pytest.fixture
+def autojump_clock():
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
+class Ready:
+    """A parked request's `complete`: no answer until `ready`, then its name (always at the deadline)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.ready, self.tries = name, False, 0
+
+    def __call__(self, expired: bool) -> str | None:
+        self.tries += 1
+        if expired:
+            return f"{self.name} expired"
+        return self.name if self.ready else None
+
+
+async def test_a_notify_tries_only_the_operations_on_its_keys_and_answers_once():
+    purgatory = Purgatory()
+    a, b = Ready("a"), Ready("b")
+    answers: list[str] = []
+    purgatory.park(Parked(("p0", "p1"), None, a), answers.append)
+    purgatory.park(Parked(("p1",), None, b), answers.append)
+    purgatory.notify(["p0"])
+    assert a.tries == 1 and b.tries == 0 and answers == []  # tried, no answer: still parked
+    a.ready = b.ready = True
+    purgatory.notify(["p0", "p1"])
+    assert sorted(answers) == ["a", "b"]
+    purgatory.notify(["p0", "p1"])
+    assert sorted(answers) == ["a", "b"] and purgatory._waiters == {}
+
+
+async def test_expiry_answers_at_the_deadline_and_an_answer_moves_the_timer_without_waking_it(autojump_clock):
+    purgatory = Purgatory()
+    answers: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first, second = Ready("first"), Ready("second")
+        purgatory.park(Parked(("k",), 100, first), answers.append)
+        purgatory.park(Parked(("k",), 500, second), answers.append)
+        assert purgatory._timer is not None and purgatory._timer.deadline == pytest.approx(trio.current_time() + 0.1)
+        first.ready = True
+        purgatory.notify(["k"])  # answered: the timer now waits for the second only
+        assert answers == ["first"]
+        assert purgatory._timer.deadline == pytest.approx(trio.current_time() + 0.5)
+        await trio.sleep(0.499)
+        assert answers == ["first"]
+        await trio.sleep(0.002)
+        assert answers == ["first", "second expired"]
+        assert purgatory._timer.deadline == math.inf and purgatory._waiters == {}
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_failing_completion_is_that_requests_failure_only():
+    purgatory = Purgatory()
+    answers: list[object] = []
+
+    def broken(expired: bool) -> str:
+        raise ZeroDivisionError
+
+    purgatory.park(Parked(("k",), None, broken), answers.append)
+    healthy = Ready("healthy")
+    healthy.ready = True
+    purgatory.park(Parked(("k",), None, healthy), answers.append)
+    purgatory.notify(["k"])  # the notifying task is not hurt
+    assert "healthy" in answers and len(answers) == 2
+    (failed,) = [a for a in answers if isinstance(a, Failed)]
+    assert isinstance(failed.error, ZeroDivisionError)
+
+
+async def test_the_unit_of_work_commits_after_a_round_of_completions():
+    said: list[str] = []
+
+    class Journal:
+        def write(self) -> None:
+            said.append("written")
+
+        def wake(self) -> None:
+            said.append("woken")
+
+    uow = UnitOfWork()
+    purgatory = Purgatory(uow)
+    journal = Journal()
+
+    def acquire(expired: bool) -> str:
+        uow.seen(journal)  # a ShareFetch that acquired records in the appending task
+        said.append("answered")
+        return "records"
+
+    purgatory.park(Parked(("k",), None, acquire), lambda answer: None)
+    purgatory.notify(["k"])
+    assert said == ["answered", "written", "woken"]
+
+
+async def test_a_forgotten_operation_is_never_tried():
+    purgatory = Purgatory()
+    never = Ready("never")
+    never.ready = True
+    answers: list[str] = []
+    purgatory.forget(purgatory.park(Parked(("k",), None, never), answers.append))
+    purgatory.notify(["k"])
+    purgatory.notify_all()
+    assert never.tries == 0 and answers == []
+
+
+async def test_events_are_set_before_operations_are_tried_and_counted_as_woken():
+    purgatory = Purgatory()
+    order: list[str] = []
+    event = purgatory.waiter(["k"])
+
+    def complete(expired: bool) -> str:
+        order.append(f"tried, event set: {event.is_set()}")
+        return "done"
+
+    purgatory.park(Parked(("k",), None, complete), order.append)
+    purgatory.notify(["k"])
+    assert order == ["tried, event set: True", "done"] and purgatory.woken == 1
+
+
+async def test_a_completion_without_an_answer_at_its_deadline_fails_that_request_and_the_timer_goes_on(autojump_clock):
+    purgatory = Purgatory()
+    answers: list[object] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.testing.wait_all_tasks_blocked()
+        purgatory.park(Parked(("k",), 100, lambda expired: None), answers.append)
+        later = Ready("later")
+        purgatory.park(Parked(("k",), 200, later), answers.append)
+        await trio.sleep(0.3)
+        assert type(answers[0]) is Failed and answers[1:] == ["later expired"]
+        nursery.cancel_scope.cancel()
