@@ -43,6 +43,7 @@ from trafka.domain.groups import (
     SyncResult,
 )
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
+from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator, StreamsHeartbeat
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
@@ -67,6 +68,7 @@ class GroupRuntime:
         clock_ms: Callable[[], int],
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
+        streams: StreamsGroupCoordinator | None = None,
     ) -> None:
         """`seconds_until(deadline_ms)`: how long to sleep for a deadline (a manual clock says 0 or
         forever, and calls `touched` when it moves); by default the wall-clock difference. `consumer`:
@@ -76,6 +78,7 @@ class GroupRuntime:
         self.clock_ms = clock_ms
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
+        self.streams = streams  # KIP-1071 streams groups
         self._deadlines_changed = trio.Event()
         self._waiting: set[_Waiter] = set()
         self.regexes = TopicRegexes()
@@ -160,6 +163,15 @@ class GroupRuntime:
         self._deliver(self.consumer.take_completions())  # an upgrade answers the classic group's waiters
         return answer
 
+    def streams_heartbeat(self, request: StreamsHeartbeat) -> StreamsAnswer:
+        assert self.streams is not None
+        answer = self.streams.heartbeat(request, self.clock_ms())
+        self._deadlines_changed.set()
+        return answer
+
+    def is_streams_group(self, group_id: str) -> bool:
+        return self.streams is not None and group_id in self.streams.groups
+
     def _write_consumer_records(self) -> None:
         """What the KIP-848 coordinator changed goes to `__consumer_offsets` before anyone is answered."""
         assert self.consumer is not None
@@ -176,6 +188,11 @@ class GroupRuntime:
 
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
+        if self.streams is not None and request.group_id in self.streams.groups:
+            error = self.streams.validate_offset_commit(
+                request.group_id, request.member_id, request.generation_id, version
+            )
+            return self.offsets.commit(request, self.clock_ms(), fenced=error)
         if self.consumer is not None and request.group_id in self.consumer.groups:
             error = self.consumer.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
@@ -184,13 +201,20 @@ class GroupRuntime:
         return self.offsets.commit(request, self.clock_ms())
 
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """OffsetFetch v9+: a member of a consumer group must fetch with its current epoch."""
+        """OffsetFetch v9+: a member of a consumer or streams group must fetch with its current epoch."""
+        if self.streams is not None and group_id in self.streams.groups:
+            return self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
         if self.consumer is None or group_id not in self.consumer.groups:
             return ErrorCode.NONE
         return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def delete_group(self, group_id: str) -> ErrorCode:
-        """DeleteGroups: an empty group of either protocol, and its committed offsets."""
+        """DeleteGroups: an empty group of any protocol, and its committed offsets."""
+        if self.streams is not None and group_id in self.streams.groups:
+            error = self.streams.delete(group_id)
+            if error is ErrorCode.NONE:
+                self.offsets.forget_group(group_id)
+            return error
         if self.consumer is not None and group_id in self.consumer.groups:
             error = self.consumer.delete(group_id)
             if error is ErrorCode.NONE:
@@ -235,6 +259,8 @@ class GroupRuntime:
             deadlines = [self.coordinator.next_deadline()]
             if self.consumer is not None:
                 deadlines.append(self.consumer.next_deadline())
+            if self.streams is not None:
+                deadlines.append(self.streams.next_deadline())
             deadline = min((d for d in deadlines if d is not None), default=None)
             delay = math.inf if deadline is None else self._seconds_until(deadline)
             if delay > 0:
@@ -250,3 +276,6 @@ class GroupRuntime:
                 self._write_consumer_records()
                 self._deliver(self.consumer.take_completions())
                 self._regex_work.set()
+            if self.streams is not None:
+                for group_id, member_id in self.streams.tick(now):
+                    log.info("streams group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)

@@ -95,3 +95,16 @@ with warnings.catch_warnings():
 
     class DeleteGroupsResponse(_Message, load_json=_here):
         pass
+
+    # Streams groups (KIP-1071, Kafka 4.2): StreamsGroupHeartbeat, StreamsGroupDescribe.
+    class StreamsGroupHeartbeatRequest(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupHeartbeatResponse(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupDescribeRequest(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupDescribeResponse(_Message, load_json=_here):
+        pass
