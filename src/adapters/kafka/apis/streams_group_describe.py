@@ -114,12 +114,15 @@ def _topic_info(t: TopicInfo) -> Any:
         name=t.name,
         partitions=t.partitions,
         replication_factor=t.replication_factor,
-        topic_configs=[Described.Topology.Subtopology.TopicInfo.KeyValue(key=k, value=v) for k, v in t.configs],
+        topic_configs=[Described.Member.KeyValue(key=k, value=v) for k, v in t.configs],
     )
 
 
 def _task_ids(tasks: Mapping[str, frozenset[int]]) -> list[Any]:
-    return [Described.Member.TaskIds(subtopology_id=sid, partitions=sorted(ps)) for sid, ps in sorted(tasks.items())]
+    return [
+        Described.Member.Assignment.TaskIds(subtopology_id=sid, partitions=sorted(ps))
+        for sid, ps in sorted(tasks.items())
+    ]
 
 
 def _assignment(tasks: TasksTuple) -> Any:

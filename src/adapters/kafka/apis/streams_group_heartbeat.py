@@ -185,8 +185,8 @@ def _answer(version: int, answer: StreamsAnswer) -> StreamsGroupHeartbeatRespons
         Entry = Response.EndpointToPartitions
         endpoints = [
             Entry(
-                user_endpoint=Response.Endpoint(host=e.endpoint.host, port=e.endpoint.port),
-                active_partitions=[Response.TopicPartition(topic=t, partitions=list(ps)) for t, ps in e.active.items()],
+                user_endpoint=Entry.Endpoint(host=e.endpoint.host, port=e.endpoint.port),
+                active_partitions=[Entry.TopicPartition(topic=t, partitions=list(ps)) for t, ps in e.active.items()],
                 standby_partitions=[
                     Response.TopicPartition(topic=t, partitions=list(ps)) for t, ps in e.standby.items()
                 ],
