@@ -341,6 +341,7 @@ class StreamsGroupCoordinator:
         if request.shutdown_application:
             group.shutdown_requested = True
         self._update_target(group)
+        before = member.assigned
         self._reconcile(group, member, request.owned, now)
         member.session_deadline_ms = now + self.settings.session_timeout_ms
 
@@ -363,7 +364,9 @@ class StreamsGroupCoordinator:
             acceptable_recovery_lag=self.settings.acceptable_recovery_lag,
             task_offset_interval_ms=self.settings.task_offset_interval_ms,
             statuses=tuple(statuses),
-            assignment=member.assigned,
+            # as Kafka: the tasks when they changed, on join, and to a full request (a member that
+            # lost track of its state sends every field)
+            assignment=member.assigned if joining or _is_full(request) or member.assigned != before else None,
             endpoint_information_epoch=group.endpoint_information_epoch,
             partitions_by_endpoint=endpoints,
             to_create=to_create,
@@ -570,6 +573,15 @@ def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:
                 f"The streams group member has a smaller member epoch ({request.member_epoch}) than the one known "
                 f"by the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
             )
+
+
+def _is_full(request: StreamsHeartbeat) -> bool:
+    return (
+        request.rebalance_timeout_ms != -1
+        and request.owned is not None
+        and request.client_tags is not None
+        and request.process_id is not None
+    )
 
 
 def _is_subset(owned: TasksTuple, assigned: TasksTuple) -> bool:
