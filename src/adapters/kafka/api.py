@@ -25,6 +25,9 @@ editing to serve it:
 - optionally how a version it does not serve is answered (`unsupported_version`; ApiVersions only:
   Kafka closes the connection for any other).
 
+The handler a room gives is kept composed with the broker's unit of work (`committing`, ADR 79): what
+the call decided is written and what it released woken before its answer leaves, whoever calls it.
+
 `registry.register(api)` adds one; `apis.build_registry()` registers every room.
 """
 
@@ -113,6 +116,33 @@ class Handle(Protocol):
     one, or `NO_RESPONSE`."""
 
     def __call__(self, ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any: ...
+
+
+def committing(handle: Handle) -> Handle:
+    """`handle`, then the unit of work's commit (`ctx.unit_of_work`, `unit_of_work.py`): at once, and
+    for a plain `Deferred` again when its wait ends. An `EarlyDeferred` (Fetch, ADR 58) answers from the
+    task that completes it and is left as it is: what completes it reaches no participant."""
+    if getattr(handle, "commits", False):  # already composed (an `attrs.evolve`d API)
+        return handle
+
+    def handle_and_commit(ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any:
+        outcome = handle(ctx, request, version, client)
+        uow = ctx.unit_of_work
+        uow.commit()
+        if type(outcome) is not Deferred:
+            return outcome
+        wait = outcome.wait
+
+        async def wait_and_commit() -> Any:
+            answer = await wait()
+            uow.commit()
+            return answer
+
+        return Deferred(wait_and_commit)
+
+    handle_and_commit.__wrapped__ = handle  # type: ignore[attr-defined]
+    handle_and_commit.commits = True  # type: ignore[attr-defined]
+    return handle_and_commit
 
 
 class Refusal(Protocol):
@@ -208,7 +238,7 @@ class KafkaApi:
     request: Any  # the kafka-python request class (its API_KEY and schemas)
     response: Any
     versions: tuple[int, int]
-    handle: Handle
+    handle: Handle = attrs.field(converter=committing)  # the room's handler, followed by the commit
     authorization: Authorization | None
     refusal: Refusal
     read_only: bool

@@ -47,6 +47,7 @@ from .api import HandlerRegistry
 from .group_runtime import GroupRuntime
 from .request_context import ClientInfo as ClientInfo  # re-exported: the app and tests name it here
 from .request_context import Endpoint as Endpoint
+from .unit_of_work import UnitOfWork
 
 
 class ClockSignal:
@@ -176,6 +177,7 @@ class BrokerContext:
     policy: BrokerPolicy
     registry: HandlerRegistry
     groups: GroupRuntime
+    unit_of_work: UnitOfWork  # writes what a call decided and wakes what it released (ADR 79)
     producer_ids: ProducerIdAllocator
     transactions: TransactionService
     clock_ms: Callable[[], int]

@@ -5,7 +5,9 @@ broker starts.
 
 The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values.
 This module records a change once they have validated it and before they apply it, then records again
-any key whose served value differs (a number normalised), so a value is stored as it is served. As in
+any key whose served value differs (a number normalised), so a value is stored as it is served. These
+writes go through the port at once, not through the unit of work: Kafka's controller writes the record
+before the change is applied, and a change that could not be written is not applied (ADR 79). As in
 Kafka, the configs belong to the group id: they may be set before the group exists and DeleteGroups
 leaves them (Kafka's DeleteGroups only writes the group's tombstones; its GroupConfigManager forgets a
 group only when its overrides are removed).

@@ -3,8 +3,10 @@
 A JoinGroup or SyncGroup that the coordinator cannot answer at once carries a `_Waiter` as its token;
 when a later call (or a timeout in `run`) decides its answer, the waiter is woken and the request's
 deferred task writes the response. `run` sleeps until the coordinator's next deadline, or until a call
-changes the deadlines, and then feeds it the time. After every call the group metadata the
-coordinator queued is written to `__consumer_offsets` before any answer is delivered.
+changes the deadlines, and then feeds it the time. The runtime is a participant of the broker's unit of
+work (ADR 79): each call enlists it and queues what it released; the commit that follows every call
+(the room's, or the timer's own) writes the group metadata and KIP-848 records the coordinators queued
+to `__consumer_offsets`, then delivers the released answers and re-arms the timer.
 
 A call that releases other members' waiting requests (the JoinGroup that completes a round, the
 leader's SyncGroup) is answered the way they are, from its own deferred task, not ahead of them: Kafka
@@ -47,6 +49,7 @@ from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator,
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
+from .unit_of_work import UnitOfWork
 
 log = logging.getLogger("trafka.groups")
 
@@ -66,6 +69,7 @@ class GroupRuntime:
         coordinator: GroupCoordinator,
         offsets: OffsetManager,
         clock_ms: Callable[[], int],
+        unit_of_work: UnitOfWork,
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
         streams: StreamsGroupCoordinator | None = None,
@@ -83,15 +87,44 @@ class GroupRuntime:
         self._waiting: set[_Waiter] = set()
         self.regexes = TopicRegexes()
         self._regex_work = trio.Event()
+        self._uow = unit_of_work
+        self._released: list[Completion] = []  # answers decided by a call, delivered by `wake`
+        self._forgotten: list[str] = []  # deleted consumer groups whose offsets go after their tombstones
+        self._regexes_asked = False
 
     def _deliver(self, completions: Iterable[Completion]) -> None:
+        """Queue answers a call decided: delivered by `wake`, once the commit has written the records."""
+        self._uow.seen(self)
+        self._released.extend(completions)
+
+    def write(self) -> None:
+        """The unit of work's write: the classic coordinator's group metadata, then the KIP-848
+        coordinator's records (and the offsets of the consumer groups deleted, after their tombstones)."""
         records = self.coordinator.take_metadata_records()
-        try:
-            self.offsets.store_group_metadata(records)
-        except OSError as exc:
-            # As Kafka when it cannot write an empty group's metadata: the group goes on in memory, and
-            # a restart before its next generation brings back the previous one, whose members rejoin.
-            log.warning("group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc)
+        if records:
+            try:
+                self.offsets.store_group_metadata(records)
+            except OSError as exc:
+                # As Kafka when it cannot write an empty group's metadata: the group goes on in memory, and
+                # a restart before its next generation brings back the previous one, whose members rejoin.
+                log.warning(
+                    "group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc
+                )
+        consumer_records = self.consumer.take_records() if self.consumer is not None else None
+        if consumer_records:
+            try:
+                self.offsets.store_consumer_group_records(consumer_records)
+            except OSError as exc:
+                log.warning("consumer group records could not be written: %s", exc)
+        forgotten, self._forgotten = self._forgotten, []
+        for group_id in forgotten:
+            self.offsets.forget_group(group_id)
+
+    def wake(self) -> None:
+        """The unit of work's wake: the answers the call released, then the timer (and the regex task)."""
+        completions, self._released = self._released, []
+        if self.consumer is not None:
+            completions += self.consumer.take_completions()  # an upgrade answers the classic group's waiters
         for completion in completions:
             waiter = completion.token
             assert isinstance(waiter, _Waiter)
@@ -99,16 +132,20 @@ class GroupRuntime:
             waiter.event.set()
             self._waiting.discard(waiter)
         self._deadlines_changed.set()
+        if self._regexes_asked:
+            self._regexes_asked = False
+            self._regex_work.set()
 
     def _call(self, answer_type, call: Callable[[_Waiter], list[Completion]]):
-        """Run a coordinator call; its result now if it released no other request, else an awaitable."""
+        """Run a coordinator call; its result now if it released no other request, else an awaitable
+        (the released answers, its own among them, are delivered by the commit that follows)."""
         waiter = _Waiter(answer_type)
         completions = call(waiter)
         self._deliver(completions)
-        if waiter.event.is_set():
-            if all(c.token is waiter for c in completions):
-                return waiter.result
-        else:
+        own = [c for c in completions if c.token is waiter]
+        if own and len(own) == len(completions):
+            return own[0].result
+        if not own:
             self._waiting.add(waiter)
 
         async def wait() -> JoinResult | SyncResult | None:
@@ -122,7 +159,6 @@ class GroupRuntime:
             if self.consumer.hosts_classic_join(request.group_id):
                 return self._classic_in_consumer(lambda c, now: c.classic_join(request, now))
             self.consumer.give_way_to_classic(request.group_id)
-            self._write_consumer_records()
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
     def sync(self, request: SyncRequest) -> SyncResult | Callable[[], Awaitable[SyncResult]]:
@@ -136,7 +172,7 @@ class GroupRuntime:
                 lambda c, now: c.classic_heartbeat(group_id, member_id, generation_id, now, instance_id)
             )
         error = self.coordinator.heartbeat(group_id, member_id, generation_id, self.clock_ms(), instance_id)
-        self._deadlines_changed.set()
+        self._uow.seen(self)
         return error
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]):
@@ -151,43 +187,31 @@ class GroupRuntime:
         (and a downgrade's classic group) written first."""
         assert self.consumer is not None
         result = call(self.consumer, self.clock_ms())
-        self._write_consumer_records()
-        self._deliver(self.consumer.take_completions())
+        self._uow.seen(self)
         return result
 
     def consumer_heartbeat(self, request: ConsumerHeartbeat) -> HeartbeatAnswer:
         assert self.consumer is not None
         answer = self.consumer.heartbeat(request, self.clock_ms())
-        self._write_consumer_records()
-        self._regex_work.set()
-        self._deliver(self.consumer.take_completions())  # an upgrade answers the classic group's waiters
+        self._regexes_asked = True
+        self._uow.seen(self)
         return answer
 
     def streams_heartbeat(self, request: StreamsHeartbeat) -> StreamsAnswer:
         assert self.streams is not None
         answer = self.streams.heartbeat(request, self.clock_ms())
-        self._deadlines_changed.set()
+        self._uow.seen(self)
         return answer
 
     def is_streams_group(self, group_id: str) -> bool:
         return self.streams is not None and group_id in self.streams.groups
-
-    def _write_consumer_records(self) -> None:
-        """What the KIP-848 coordinator changed goes to `__consumer_offsets` before anyone is answered."""
-        assert self.consumer is not None
-        records = self.consumer.take_records()
-        if not records:
-            return
-        try:
-            self.offsets.store_consumer_group_records(records)
-        except OSError as exc:
-            log.warning("consumer group records could not be written: %s", exc)
 
     def is_consumer_group(self, group_id: str) -> bool:
         return self.consumer is not None and group_id in self.consumer.groups
 
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
+        self._uow.seen(self)  # a commit heartbeats: member deadlines move
         if self.streams is not None and request.group_id in self.streams.groups:
             error = self.streams.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
@@ -213,13 +237,14 @@ class GroupRuntime:
         if self.streams is not None and group_id in self.streams.groups:
             error = self.streams.delete(group_id)
             if error is ErrorCode.NONE:
-                self.offsets.forget_group(group_id)
+                self._forgotten.append(group_id)
+                self._uow.seen(self)
             return error
         if self.consumer is not None and group_id in self.consumer.groups:
             error = self.consumer.delete(group_id)
             if error is ErrorCode.NONE:
-                self._write_consumer_records()
-                self.offsets.forget_group(group_id)
+                self._forgotten.append(group_id)
+                self._uow.seen(self)
             return error
         return self.offsets.delete_group(group_id)
 
@@ -250,7 +275,8 @@ class GroupRuntime:
                 continue
             matches = await self.regexes.resolve(*work)
             consumer.regexes_resolved(matches, self.clock_ms())
-            self._write_consumer_records()
+            self._uow.seen(self)
+            self._uow.commit()
             self._regex_work.set()  # anything asked for meanwhile
 
     async def _tick_forever(self) -> None:
@@ -273,9 +299,8 @@ class GroupRuntime:
             if self.consumer is not None:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
-                self._write_consumer_records()
-                self._deliver(self.consumer.take_completions())
-                self._regex_work.set()
+                self._regexes_asked = True
             if self.streams is not None:
                 for group_id, member_id in self.streams.tick(now):
                     log.info("streams group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
+            self._uow.commit()

@@ -51,6 +51,7 @@ from trafka.adapters.kafka.context import (
 )
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.releases import pinned
+from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
     MemoryAclStore,
@@ -461,6 +462,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     consumer_groups = consumer_groups_from(settings, catalog, group_ids)
+    unit_of_work = UnitOfWork()
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
         group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
@@ -490,6 +492,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         coordinator,
         offsets,
         adapters.clock_ms,
+        unit_of_work,
         adapters.clock.seconds_until,
         consumer=consumer_groups,
         streams=streams_groups,
@@ -501,6 +504,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         policy=policy,
         registry=_registry(settings),
         groups=groups,
+        unit_of_work=unit_of_work,
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
@@ -517,7 +521,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
         features=FeatureControl(adapters.catalog_store, settings.broker.node_id),
         share=share_groups_from(
-            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, group_ids
+            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,

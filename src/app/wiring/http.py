@@ -24,6 +24,7 @@ from trafka.adapters.http.metrics import BrokerMetrics
 from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.apis import delete_groups
 from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
+from trafka.adapters.kafka.unit_of_work import committed
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.schema_registry import SchemaFormat, SchemaRegistry, SchemaType
@@ -70,7 +71,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         share=ctx.share.groups if ctx.share is not None else None,
         quotas=ctx.quotas,
         telemetry=ctx.telemetry,
-        delete_group=partial(delete_groups.delete_group, ctx),
+        delete_group=committed(ctx.unit_of_work, partial(delete_groups.delete_group, ctx)),
         share_changed=ctx.share.settled if ctx.share is not None else lambda: None,
         group_configs=partial(group_configs.describe, ctx),
     )

@@ -10,7 +10,8 @@ from typing import Protocol
 
 from trafka.adapters.kafka.context import AppendNotifier
 from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
-from trafka.adapters.kafka.share_runtime import ShareRuntime
+from trafka.adapters.kafka.share_runtime import ShareRuntime, ShareWrites
+from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups import GroupCoordinator
 from trafka.domain.groups.group_ids import ClassicOrShareGroupIds as ClassicOrShareGroupIds  # bootstrap names it here
@@ -49,6 +50,7 @@ def share_groups_from(
     consumer: ConsumerGroupCoordinator | None,
     adapters: ShareAdapters,
     appends: AppendNotifier,
+    unit_of_work: UnitOfWork,
     group_ids: ClassicOrShareGroupIds | None = None,
 ) -> ShareRuntime | None:
     groups = settings.groups
@@ -95,14 +97,16 @@ def share_groups_from(
                 snapshot.start_offset,
                 snapshot.batches,
             )
-    runtime = ShareRuntime(share, adapters.clock_ms, appends, adapters.clock.seconds_until)
-    adapters.clock.listen(runtime.touched)
-    runtime.persist = lambda groups: persist(groups, store)
     topic_id = _topic_id(catalog)
-    runtime.write_records = lambda groups: offsets.store_share_group_records(groups.take_records(topic_id))
     prefix = groups.share_dead_letter_topic_prefix
-    runtime.dead_letters = dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms, prefix)
-    runtime.dead_letter_prefix = prefix
+    writes = ShareWrites(
+        records=lambda groups: offsets.store_share_group_records(groups.take_records(topic_id)),
+        state=lambda groups: persist(groups, store),
+        dead_letters=dead_letter_writer(catalog, replicas, share.config, adapters.clock_ms, prefix),
+        dead_letter_prefix=prefix,
+    )
+    runtime = ShareRuntime(share, adapters.clock_ms, appends, unit_of_work, writes, adapters.clock.seconds_until)
+    adapters.clock.listen(runtime.touched)
     return runtime
 
 

@@ -30,12 +30,10 @@ MESSAGES_FROM = 3
 
 def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
     """A share group (and its share-partitions' state) if it is one, else a classic or consumer group; also
-    the console's delete action."""
+    the console's delete action (which commits it itself)."""
     share = ctx.share
     if share is not None and group_id in share.groups.coordinator.groups:
-        error = share.groups.delete(group_id)  # its GROUP configs stay, as Kafka keeps them
-        share.settled()
-        return error
+        return share.groups.delete(group_id)  # its GROUP configs stay, as Kafka keeps them
     return ctx.groups.delete_group(group_id)
 
 

@@ -62,8 +62,8 @@ def handle_delete_topics(
                     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Internal topic {name} cannot be deleted")
                 topic = ctx.catalog.delete(name)
             ctx.groups.offsets.forget_topic(topic.name)
-            if ctx.share is not None and ctx.share.groups.topic_deleted(topic.topic_id):
-                ctx.share.settled()  # the tombstones of its share-group state, written now
+            if ctx.share is not None:
+                ctx.share.groups.topic_deleted(topic.topic_id)  # its share-group state's tombstones, at the commit
             results.append(DeleteResult(name=topic.name, topic_id=topic.topic_id, error_code=0, error_message=None))
         except KafkaError as error:
             results.append(

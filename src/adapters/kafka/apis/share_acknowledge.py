@@ -73,7 +73,6 @@ def handle_share_acknowledge(
     results = acknowledge(ctx, client, group_id, member_id, request.topics, allow_renew=renew)
     if epoch == FINAL_EPOCH:
         share.groups.close_session(group_id, member_id)
-    share.settled()
     return _answer(version, ErrorCode.NONE, lock_ms, results)
 
 

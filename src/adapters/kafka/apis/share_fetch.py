@@ -80,7 +80,6 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
     if epoch == FINAL_EPOCH or renew:
         if epoch == FINAL_EPOCH:
             share.groups.close_session(group_id, member_id)
-        share.settled()
         return _response(ctx, version, lock_ms, entries)
     targets: dict[tuple[Any, int], Target] = {}
     for topic in request.topics:
@@ -108,11 +107,9 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
             entries.setdefault((found.topic_id, tp.partition), {})["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     if request.max_bytes == 0:  # Kafka's processShareFetch: no data requested, answered at once without records
-        share.settled()
         return _response(ctx, version, lock_ms, entries)
     wake = ctx.appends.waiter(partitions)
     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
-    share.settled()
     if fetched or request.max_wait_ms <= 0 or not partitions:
         ctx.appends.forget(wake, partitions)
         return _response(ctx, version, lock_ms, entries, fetched)
@@ -126,7 +123,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
                     await wake.wait()
                     wake = ctx.appends.waiter(partitions)
                     fetched = _acquire(ctx, group_id, member_id, partitions, max_records, request.max_bytes, mode)
-                    share.settled()
+                    ctx.unit_of_work.commit()
                     if fetched:
                         break
         finally:

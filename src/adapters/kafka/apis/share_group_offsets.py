@@ -159,7 +159,6 @@ def handle_alter_share_group_offsets(
             partitions.append(APartition(partition_index=p.partition_index, error_code=error, error_message=None))
         topics.append(ATopic(topic_name=t.topic_name, topic_id=_topic_id(ctx, t.topic_name), partitions=partitions))
     error = share.groups.alter_offsets(request.group_id, offsets)
-    share.settled()
     if error is not ErrorCode.NONE:
         return answer(error, error.message)
     return answer(ErrorCode.NONE, None, topics)
@@ -204,7 +203,6 @@ def handle_delete_share_group_offsets(
             XTopic(topic_name=t.topic_name, topic_id=_topic_id(ctx, t.topic_name), error_code=error, error_message=None)
         )
     error = share.groups.delete_offsets(request.group_id, names)
-    share.settled()
     if error is not ErrorCode.NONE:
         return answer(error, error.message)
     return answer(ErrorCode.NONE, None, topics)

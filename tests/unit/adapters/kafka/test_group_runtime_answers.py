@@ -7,6 +7,7 @@ import trio
 import trio.testing
 
 from trafka.adapters.kafka.group_runtime import GroupRuntime
+from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import (
@@ -20,10 +21,25 @@ from trafka.domain.groups import (
 )
 
 
-def _runtime() -> GroupRuntime:
+class _Served:
+    """The runtime as a room reaches it: every call followed by the unit of work's commit (ADR 79)."""
+
+    def __init__(self, runtime: GroupRuntime, uow: UnitOfWork) -> None:
+        self.runtime, self.uow = runtime, uow
+
+    def __getattr__(self, name: str):
+        found = getattr(self.runtime, name)
+        return committed(self.uow, found) if callable(found) else found
+
+
+def _runtime() -> _Served:
     ids = iter(range(1, 100))
     coordinator = GroupCoordinator(GroupSettings(initial_rebalance_delay_ms=0), lambda client: f"{client}-{next(ids)}")
-    return GroupRuntime(coordinator, OffsetManager(coordinator, MemoryOffsetStore(), catalog=None, now=0), lambda: 0)
+    uow = UnitOfWork()
+    return _Served(
+        GroupRuntime(coordinator, OffsetManager(coordinator, MemoryOffsetStore(), catalog=None, now=0), lambda: 0, uow),
+        uow,
+    )
 
 
 def _join(member_id: str = "", client: str = "c") -> JoinRequest:

@@ -7,6 +7,7 @@ import errno
 import logging
 
 from trafka.adapters.kafka.group_runtime import GroupRuntime
+from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, JoinRequest, OffsetManager, Protocol, SyncRequest
@@ -17,12 +18,26 @@ class FullDisk(MemoryOffsetStore):
         raise OSError(errno.ENOSPC, "No space left on device")
 
 
-def _runtime(store) -> GroupRuntime:
+class _Served:
+    """The runtime as a room reaches it: every call followed by the unit of work's commit (ADR 79)."""
+
+    def __init__(self, runtime: GroupRuntime, uow: UnitOfWork) -> None:
+        self.runtime, self.uow = runtime, uow
+
+    def __getattr__(self, name: str):
+        found = getattr(self.runtime, name)
+        return committed(self.uow, found) if callable(found) else found
+
+
+def _runtime(store) -> _Served:
     coordinator = GroupCoordinator(GroupSettings(initial_rebalance_delay_ms=0), lambda client: f"{client}-1")
-    return GroupRuntime(coordinator, OffsetManager(coordinator, store, catalog=None, now=0), lambda: 1_000)
+    uow = UnitOfWork()
+    return _Served(
+        GroupRuntime(coordinator, OffsetManager(coordinator, store, catalog=None, now=0), lambda: 1_000, uow), uow
+    )
 
 
-def _join_and_sync(runtime: GroupRuntime):
+def _join_and_sync(runtime: _Served):
     join = JoinRequest(
         "g", "", "consumer", (Protocol("range", b"s"),), 10_000, 10_000, client_id="c", require_known_member_id=False
     )

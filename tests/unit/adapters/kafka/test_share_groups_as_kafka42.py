@@ -4,6 +4,7 @@ with MaxBytes 0 (0180), the first fetch of a two-partition group (0179), on a me
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from kafka.protocol.admin import DeleteTopicsRequest
 
@@ -169,7 +170,7 @@ def test_deleting_a_topic_deletes_its_share_state_from_the_store():
     ctx.share.settled()
     old_id = ctx.catalog.get("t").topic_id
     written = []
-    ctx.share.persist = lambda groups: written.append(groups.take_dirty())
+    ctx.share.writes = attrs.evolve(ctx.share.writes, state=lambda groups: written.append(groups.take_dirty()))
     answer = delete_topics.API.handle(ctx, DeleteTopicsRequest[4](topic_names=["t"], timeout_ms=1000), 4, CLIENT)
     assert answer.responses[0].error_code == 0
     assert written == [([], [("g", old_id, 0)])]
