@@ -99,7 +99,8 @@ class GroupRuntime:
 
     def write(self) -> None:
         """The unit of work's write: the classic coordinator's group metadata, then the KIP-848
-        coordinator's records (and the offsets of the consumer groups deleted, after their tombstones)."""
+        coordinator's records, the streams coordinator's (and the offsets of the consumer and streams
+        groups deleted, after their tombstones)."""
         records = self.coordinator.take_metadata_records()
         if records:
             try:
@@ -116,6 +117,12 @@ class GroupRuntime:
                 self.offsets.store_consumer_group_records(consumer_records)
             except OSError as exc:
                 log.warning("consumer group records could not be written: %s", exc)
+        streams_records = self.streams.take_records() if self.streams is not None else None
+        if streams_records:
+            try:
+                self.offsets.store_streams_group_records(streams_records)
+            except OSError as exc:
+                log.warning("streams group records could not be written: %s", exc)
         forgotten, self._forgotten = self._forgotten, []
         for group_id in forgotten:
             self.offsets.forget_group(group_id)

@@ -488,6 +488,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
     streams_groups = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+    streams_groups.load(offsets.streams_group_records(), adapters.clock_ms())
+    members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
+    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or streams_groups.has_members(group_id)
     groups = GroupRuntime(
         coordinator,
         offsets,

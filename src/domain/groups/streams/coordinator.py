@@ -24,6 +24,21 @@ import attrs
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
 from .assignor import MemberSpec, assign
+from .records import (
+    GROUP_KINDS,
+    STATE_CODES,
+    STATES_BY_CODE,
+    AssignmentEpoch,
+    CurrentAssignment,
+    GroupEpoch,
+    MemberMetadata,
+    StreamsGroupRecord,
+    StreamsRecordKey,
+    StreamsRecordKind,
+    StreamsRecordValue,
+    TargetTasks,
+    changes,
+)
 from .tasks import EMPTY, MemberState, Owners, TasksTuple, reconcile
 from .topology import (
     ConfiguredTopology,
@@ -237,6 +252,9 @@ class StreamsGroupCoordinator:
         self._classic = classic or NoOtherGroups()
         self._is_consumer_group = is_consumer_group
         self.groups: dict[str, StreamsGroup] = {}
+        # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
+        self._written: dict[StreamsRecordKey, StreamsRecordValue] = {}
+        self._dirty: set[tuple[str, str | None]] = set()
 
     # -- StreamsGroupHeartbeat -------------------------------------------------------------------
 
@@ -344,6 +362,8 @@ class StreamsGroupCoordinator:
         before = member.assigned
         self._reconcile(group, member, request.owned, now)
         member.session_deadline_ms = now + self.settings.session_timeout_ms
+        self._dirty.add((group.group_id, None))
+        self._dirty.update((group.group_id, m) for m in group.members)  # a new target moves every member's
 
         configured = group.configured
         to_create: tuple[TopicInfo, ...] = ()
@@ -484,6 +504,7 @@ class StreamsGroupCoordinator:
         return StreamsAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
     def remove_member(self, group: StreamsGroup, member: StreamsMember) -> None:
+        self._dirty.update({(group.group_id, None), (group.group_id, member.member_id)})
         group.release(member)
         del group.members[member.member_id]
         group.target.pop(member.member_id, None)
@@ -549,11 +570,107 @@ class StreamsGroupCoordinator:
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
+        self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
         return ErrorCode.NONE
+
+    # -- `__consumer_offsets` -------------------------------------------------------------------
+
+    def take_records(self) -> list[StreamsGroupRecord]:
+        """What the calls since the last take changed, as records to write (tombstones for keys gone)."""
+        dirty, self._dirty = self._dirty, set()
+        wanted = {}
+        for gid, mid in dirty:
+            group = self.groups.get(gid)
+            wanted[(gid, mid)] = _values(group, mid) if group is not None else {}
+        return changes(self._written, dirty, wanted)
+
+    def load(self, records: Iterable[StreamsGroupRecord], now: int) -> None:
+        """Rebuild the groups from their records (the last value of each key, in log order)."""
+        last: dict[StreamsRecordKey, StreamsRecordValue] = {}
+        for record in records:
+            if record.value is None:
+                last.pop(record.key, None)
+            else:
+                last[record.key] = record.value
+        self._written = dict(last)
+        for (_kind, gid, mid), value in sorted(last.items(), key=lambda kv: (kv[0][0] not in GROUP_KINDS, kv[0][0])):
+            group = self.groups.setdefault(gid, StreamsGroup(gid))
+            if isinstance(value, GroupEpoch):
+                group.group_epoch = value.epoch
+            elif isinstance(value, AssignmentEpoch):
+                group.assignment_epoch = value.epoch
+            elif isinstance(value, Topology):
+                group.topology = value
+            elif mid is not None:
+                member = group.members.setdefault(mid, StreamsMember(mid))
+                member.session_deadline_ms = now + self.settings.session_timeout_ms
+                if isinstance(value, MemberMetadata):
+                    member.instance_id, member.rack_id = value.instance_id, value.rack_id
+                    member.client_id, member.client_host = value.client_id, value.client_host
+                    member.rebalance_timeout_ms, member.topology_epoch = (
+                        value.rebalance_timeout_ms,
+                        value.topology_epoch,
+                    )
+                    member.process_id, member.client_tags = value.process_id, value.client_tags
+                    member.user_endpoint = Endpoint(*value.user_endpoint) if value.user_endpoint else None
+                elif isinstance(value, TargetTasks):
+                    group.target[mid] = value.tasks
+                elif isinstance(value, CurrentAssignment):
+                    member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
+                    member.state = STATES_BY_CODE.get(value.state, MemberState.STABLE)
+                    member.assigned, member.pending_revocation = value.assigned, value.pending_revocation
+        for group in self.groups.values():
+            for member in group.members.values():
+                group.claim(member)
+            self._refresh_configuration(group)
+
+    def has_members(self, group_id: str) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and bool(group.members)
 
     def state(self, group_id: str) -> StreamsGroupState:
         group = self.groups.get(group_id)
         return StreamsGroupState.DEAD if group is None else group.state
+
+
+def _values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRecordKey, StreamsRecordValue]:
+    """The values the group's keys (or one member's) should hold now."""
+    gid = group.group_id
+    if member_id is None:
+        values: dict[StreamsRecordKey, StreamsRecordValue] = {
+            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch),
+            (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
+        }
+        if group.topology is not None:
+            values[(StreamsRecordKind.TOPOLOGY, gid, None)] = group.topology
+        return values
+    member = group.members.get(member_id)
+    if member is None:
+        return {}
+    endpoint = member.user_endpoint
+    values = {
+        (StreamsRecordKind.MEMBER_METADATA, gid, member_id): MemberMetadata(
+            member.instance_id,
+            member.rack_id,
+            member.client_id,
+            member.client_host,
+            member.rebalance_timeout_ms,
+            member.topology_epoch,
+            member.process_id,
+            (endpoint.host, endpoint.port) if endpoint is not None else None,
+            member.client_tags,
+        ),
+        (StreamsRecordKind.CURRENT_ASSIGNMENT, gid, member_id): CurrentAssignment(
+            member.member_epoch,
+            member.previous_member_epoch,
+            STATE_CODES[member.state],
+            member.assigned,
+            member.pending_revocation,
+        ),
+    }
+    if member_id in group.target:
+        values[(StreamsRecordKind.TARGET_ASSIGNMENT_MEMBER, gid, member_id)] = TargetTasks(group.target[member_id])
+    return values
 
 
 def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:

@@ -173,3 +173,31 @@ def test_list_groups_offsets_and_delete_see_the_streams_group(ctx):
     heartbeat(ctx, epoch=-1)
     deleted = delete_groups.API.handle(ctx, DeleteGroupsRequest[2](groups_names=["app"]), 2, CLIENT)
     assert deleted.results[0].error_code == ErrorCode.NONE
+
+
+def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
+    """The streams group records in `__consumer_offsets` (Kafka's StreamsGroup* keys 17-23) bring the
+    group back: topology, epochs, members and their tasks; the member heartbeats on at its epoch."""
+    settings = load_settings(overrides={"storage": {"kind": "filesystem", "data_dir": str(tmp_path)}})
+    adapters = default_adapters(settings)
+    ctx = bootstrap(settings, adapters)
+    ctx.catalog.create("lines", 3, 1)
+    heartbeat(ctx)
+    before = heartbeat(ctx, epoch=1, active={})
+    adapters.stop()
+
+    adapters = default_adapters(settings)
+    again = bootstrap(settings, adapters)
+    try:
+        group = again.groups.streams.groups["app"]
+        assert (group.group_epoch, group.assignment_epoch) == (2, 2)
+        assert group.topology is not None and [s.subtopology_id for s in group.topology.subtopologies] == ["0", "1"]
+        (member,) = group.members.values()
+        assert (member.member_id, member.member_epoch, member.process_id) == ("m1", 2, "p1")
+        assert {sid: sorted(ps) for sid, ps in member.assigned.active.items()} == tasks(before)
+        on = heartbeat(again, epoch=2, active=tasks(before))
+        assert (on.error_code, on.member_epoch, on.status) == (ErrorCode.NONE, 2, [])
+        listed = list_groups.API.handle(again, ListGroupsRequest[5](states_filter=[], types_filter=[]), 5, CLIENT)
+        assert [(g.group_id, g.group_type) for g in listed.groups] == [("app", "streams")]
+    finally:
+        adapters.stop()
