@@ -4,6 +4,8 @@ a word count's topology (a repartition after `groupBy`, a changelog for `count`)
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 from kafka.protocol.admin import DeleteGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
@@ -19,6 +21,7 @@ from trafka.adapters.kafka.apis import (
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.messages import StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
+from trafka.app.ops.dump_log import add_dump_log_parser, dump_segment
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.streams import StreamsStatus
@@ -185,6 +188,20 @@ def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
     heartbeat(ctx)
     before = heartbeat(ctx, epoch=1, active={})
     adapters.stop()
+    # `trafka dump-log --offsets-decoder` prints them as Kafka's tools do
+    parser = argparse.ArgumentParser()
+    add_dump_log_parser(parser.add_subparsers())
+    records = []
+    for segment in sorted((tmp_path / "__consumer_offsets-0").glob("*.log")):
+        args = parser.parse_args(["dump-log", str(segment), "--print-data-log", "--offsets-decoder"])
+        records += [r for b in dump_segment(str(segment), args)["batches"] for r in b.get("records", [])]
+    by_type = {r["key"]["type"]: r for r in records}
+    assert {"17", "19", "20", "21", "22", "23"} <= by_type.keys()
+    assert (
+        by_type["23"]["payload"]["data"]["subtopologies"][1]["state_changelog_topics"][0]["name"]
+        == "app-counts-changelog"
+    )
+    assert by_type["19"]["payload"]["data"]["process_id"] == "p1"
 
     adapters = default_adapters(settings)
     again = bootstrap(settings, adapters)
