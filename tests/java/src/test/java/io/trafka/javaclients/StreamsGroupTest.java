@@ -84,6 +84,70 @@ class StreamsGroupTest {
         return latest;
     }
 
+    private static void produceLines(String input, List<String> lines, Map<String, Long> expected) {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Brokers.producerConfig())) {
+            for (int i = 0; i < lines.size(); i++) {
+                producer.send(new ProducerRecord<>(input, "line" + i, lines.get(i)));
+                for (String word : lines.get(i).toLowerCase().split("\\s+")) {
+                    expected.merge(word, 1L, Long::sum);
+                }
+            }
+            producer.flush();
+        }
+    }
+
+    /** Waits until the group has `members` members, Stable, every one running `tasksEach` active tasks. */
+    private static StreamsGroupDescription awaitBalanced(Admin admin, String appId, int members, int tasksEach)
+            throws Exception {
+        long deadline = System.nanoTime() + Poll.DEADLINE.toNanos();
+        StreamsGroupDescription group = null;
+        while (System.nanoTime() < deadline) {
+            group = admin.describeStreamsGroups(List.of(appId)).all().get().get(appId);
+            boolean balanced = group.groupState() == GroupState.STABLE && group.members().size() == members
+                    && group.members().stream().allMatch(m -> m.assignment().activeTasks().stream()
+                            .mapToInt(t -> t.partitions().size()).sum() == tasksEach);
+            if (balanced) {
+                return group;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("the group never had " + members + " members of " + tasksEach + " tasks: " + group);
+    }
+
+    @Test
+    void threeInstancesShareTheTasksAndOneTakesThemAllBack() throws Exception {
+        String appId = Brokers.unique("wordcount-scale");
+        String input = Brokers.unique("lines");
+        String output = Brokers.unique("counts");
+        Brokers.createTopic(input, PARTITIONS);
+        Brokers.createTopic(output, PARTITIONS);
+        Map<String, Long> expected = new TreeMap<>();
+        produceLines(input, List.of("one two three", "two three", "three"), expected);
+        List<KafkaStreams> instances = new ArrayList<>();
+        try (Admin admin = Brokers.admin()) {
+            for (int i = 0; i < 3; i++) {
+                KafkaStreams instance = wordCount(appId, input, output, Files.createTempDirectory("trafka-streams-"));
+                instances.add(instance);
+                instance.start();
+                if (i == 0) {
+                    readCounts(output, expected);
+                }
+            }
+            StreamsGroupDescription three = awaitBalanced(admin, appId, 3, 2);
+            assertEquals(3, three.members().stream().map(m -> m.processId()).distinct().count());
+            produceLines(input, List.of("four four four four", "one"), expected);
+            readCounts(output, expected);
+
+            instances.remove(2).close();
+            instances.remove(1).close();
+            awaitBalanced(admin, appId, 1, 2 * PARTITIONS);
+            produceLines(input, List.of("five five five five five", "one two"), expected);
+            assertEquals(expected, readCounts(output, expected));
+        } finally {
+            instances.forEach(KafkaStreams::close);
+        }
+    }
+
     @Test
     void aWordCountCountsExactlyWithTheBrokerAssigningItsTasks() throws Exception {
         String appId = Brokers.unique("wordcount");
