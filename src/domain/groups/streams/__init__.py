@@ -1,12 +1,12 @@
 """Streams groups (KIP-1071): the group Kafka Streams applications join with `group.protocol=streams`."""
 
 from .assignor import MemberSpec, assign
-from .coordinator import (
+from .coordinator import StreamsGroupCoordinator
+from .model import (
     Endpoint,
     EndpointPartitions,
     StreamsAnswer,
     StreamsGroup,
-    StreamsGroupCoordinator,
     StreamsGroupSettings,
     StreamsGroupState,
     StreamsHeartbeat,

@@ -15,37 +15,34 @@ answers carry the statuses, the assignment and the internal topics for the broke
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
-
-import attrs
 
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
 from .assignor import MemberSpec, assign
+from .model import (
+    EndpointPartitions,
+    StreamsAnswer,
+    StreamsGroup,
+    StreamsGroupSettings,
+    StreamsGroupState,
+    StreamsHeartbeat,
+    StreamsMember,
+)
 from .records import (
-    GROUP_KINDS,
-    STATE_CODES,
-    STATES_BY_CODE,
-    AssignmentEpoch,
-    CurrentAssignment,
-    GroupEpoch,
-    MemberMetadata,
     StreamsGroupRecord,
     StreamsRecordKey,
-    StreamsRecordKind,
     StreamsRecordValue,
-    TargetTasks,
     changes,
+    current_values,
+    restore,
 )
-from .tasks import EMPTY, MemberState, Owners, TasksTuple, reconcile
+from .tasks import EMPTY, MemberState, TasksTuple, reconcile
 from .topology import (
-    ConfiguredTopology,
     Status,
     StreamsStatus,
     TopicInfo,
-    Topology,
     configure,
     invalid_topology,
     task_ids,
@@ -78,163 +75,6 @@ class NoOtherGroups:
 
     def delete(self, group_id: str) -> ErrorCode:
         return ErrorCode.GROUP_ID_NOT_FOUND
-
-
-@attrs.frozen
-class StreamsGroupSettings:
-    """Kafka's `group.streams.*` broker configs (4.2 defaults)."""
-
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 5_000
-    num_standby_replicas: int = 0
-    max_standby_replicas: int = 2
-    max_size: int = 2**31 - 1
-    acceptable_recovery_lag: int = 10_000
-    task_offset_interval_ms: int = 60_000
-
-
-class StreamsGroupState(enum.Enum):
-    EMPTY = "Empty"
-    NOT_READY = "NotReady"
-    ASSIGNING = "Assigning"
-    RECONCILING = "Reconciling"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
-
-@attrs.frozen
-class Endpoint:
-    host: str
-    port: int
-
-
-@attrs.frozen
-class StreamsHeartbeat:
-    """A StreamsGroupHeartbeat request; None means "unchanged since the last heartbeat", as Kafka's."""
-
-    group_id: str
-    member_id: str
-    member_epoch: int
-    endpoint_information_epoch: int = 0
-    instance_id: str | None = None
-    rack_id: str | None = None
-    rebalance_timeout_ms: int = -1
-    topology: Topology | None = None
-    owned: TasksTuple | None = None
-    process_id: str | None = None
-    user_endpoint: Endpoint | None = None
-    client_tags: tuple[tuple[str, str], ...] | None = None
-    shutdown_application: bool = False
-    client_id: str = ""
-    client_host: str = ""
-
-
-@attrs.frozen
-class EndpointPartitions:
-    endpoint: Endpoint
-    active: Mapping[str, tuple[int, ...]]  # topic -> partitions
-    standby: Mapping[str, tuple[int, ...]]
-
-
-@attrs.frozen
-class StreamsAnswer:
-    error: ErrorCode = ErrorCode.NONE
-    message: str | None = None
-    member_id: str = ""
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    acceptable_recovery_lag: int = 0
-    task_offset_interval_ms: int = 0
-    statuses: tuple[Status, ...] = ()
-    assignment: TasksTuple | None = None
-    endpoint_information_epoch: int = 0
-    partitions_by_endpoint: tuple[EndpointPartitions, ...] | None = None
-    to_create: tuple[TopicInfo, ...] = ()  # internal topics the broker creates before answering
-
-
-@attrs.define
-class StreamsMember:
-    member_id: str
-    process_id: str = ""
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    rebalance_timeout_ms: int = -1
-    topology_epoch: int = 0
-    user_endpoint: Endpoint | None = None
-    client_tags: tuple[tuple[str, str], ...] = ()
-    member_epoch: int = 0
-    previous_member_epoch: int = -1
-    state: MemberState = MemberState.STABLE
-    assigned: TasksTuple = EMPTY
-    pending_revocation: TasksTuple = EMPTY
-    session_deadline_ms: int | None = None
-    rebalance_deadline_ms: int | None = None
-
-
-@attrs.define
-class StreamsGroup:
-    group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    topology: Topology | None = None
-    configured: ConfiguredTopology | None = None
-    partition_counts: dict[str, int | None] = attrs.field(factory=dict)  # what `configured` was computed from
-    members: dict[str, StreamsMember] = attrs.field(factory=dict)
-    target: dict[str, TasksTuple] = attrs.field(factory=dict)
-    endpoint_information_epoch: int = 0
-    shutdown_requested: bool = False
-    # who holds each task now (assigned or pending revocation): member ids
-    active_owner: dict[tuple[str, int], str] = attrs.field(factory=dict)
-    standby_owners: dict[tuple[str, int], set[str]] = attrs.field(factory=dict)
-    warmup_owners: dict[tuple[str, int], set[str]] = attrs.field(factory=dict)
-
-    @property
-    def state(self) -> StreamsGroupState:
-        if not self.members:
-            return StreamsGroupState.EMPTY
-        if self.configured is None or not self.configured.ready:
-            return StreamsGroupState.NOT_READY
-        if self.group_epoch != self.assignment_epoch:
-            return StreamsGroupState.ASSIGNING
-        for m in self.members.values():
-            if m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE:
-                return StreamsGroupState.RECONCILING
-        return StreamsGroupState.STABLE
-
-    def owners(self) -> Owners:
-        def active(sid: str, p: int) -> str | None:
-            owner = self.active_owner.get((sid, p))
-            return None if owner is None else self.members[owner].process_id
-
-        def processes(table: dict[tuple[str, int], set[str]]) -> Callable[[str, int], frozenset[str]]:
-            return lambda sid, p: frozenset(self.members[m].process_id for m in table.get((sid, p), ()))
-
-        return Owners(active, processes(self.standby_owners), processes(self.warmup_owners))
-
-    def release(self, member: StreamsMember) -> None:
-        for tasks in (member.assigned, member.pending_revocation):
-            for role, sid, p in tasks.roles():
-                if role == "active":
-                    if self.active_owner.get((sid, p)) == member.member_id:
-                        del self.active_owner[(sid, p)]
-                else:
-                    table = self.standby_owners if role == "standby" else self.warmup_owners
-                    holders = table.get((sid, p))
-                    if holders is not None:
-                        holders.discard(member.member_id)
-                        if not holders:
-                            del table[(sid, p)]
-
-    def claim(self, member: StreamsMember) -> None:
-        for tasks in (member.assigned, member.pending_revocation):
-            for role, sid, p in tasks.roles():
-                if role == "active":
-                    self.active_owner[(sid, p)] = member.member_id
-                else:
-                    table = self.standby_owners if role == "standby" else self.warmup_owners
-                    table.setdefault((sid, p), set()).add(member.member_id)
 
 
 class StreamsGroupCoordinator:
@@ -446,8 +286,9 @@ class StreamsGroupCoordinator:
         group.endpoint_information_epoch += 1
 
     def _reconcile(self, group: StreamsGroup, member: StreamsMember, owned: TasksTuple | None, now: int) -> bool:
+        # Computed against the books as they are, the member's own tasks included (as Kafka): a task it
+        # still runs in one role is not handed to it in another in the same answer.
         target = group.target.get(member.member_id, EMPTY)
-        group.release(member)
         result = reconcile(
             member.state,
             member.member_epoch,
@@ -460,6 +301,7 @@ class StreamsGroupCoordinator:
             group.owners(),
         )
         changed = False
+        group.release(member)
         if result is not None:
             changed = result.assigned != member.assigned or result.pending_revocation != member.pending_revocation
             if result.member_epoch != member.member_epoch:
@@ -581,47 +423,14 @@ class StreamsGroupCoordinator:
         wanted = {}
         for gid, mid in dirty:
             group = self.groups.get(gid)
-            wanted[(gid, mid)] = _values(group, mid) if group is not None else {}
+            wanted[(gid, mid)] = current_values(group, mid) if group is not None else {}
         return changes(self._written, dirty, wanted)
 
     def load(self, records: Iterable[StreamsGroupRecord], now: int) -> None:
         """Rebuild the groups from their records (the last value of each key, in log order)."""
-        last: dict[StreamsRecordKey, StreamsRecordValue] = {}
-        for record in records:
-            if record.value is None:
-                last.pop(record.key, None)
-            else:
-                last[record.key] = record.value
-        self._written = dict(last)
-        for (_kind, gid, mid), value in sorted(last.items(), key=lambda kv: (kv[0][0] not in GROUP_KINDS, kv[0][0])):
-            group = self.groups.setdefault(gid, StreamsGroup(gid))
-            if isinstance(value, GroupEpoch):
-                group.group_epoch = value.epoch
-            elif isinstance(value, AssignmentEpoch):
-                group.assignment_epoch = value.epoch
-            elif isinstance(value, Topology):
-                group.topology = value
-            elif mid is not None:
-                member = group.members.setdefault(mid, StreamsMember(mid))
-                member.session_deadline_ms = now + self.settings.session_timeout_ms
-                if isinstance(value, MemberMetadata):
-                    member.instance_id, member.rack_id = value.instance_id, value.rack_id
-                    member.client_id, member.client_host = value.client_id, value.client_host
-                    member.rebalance_timeout_ms, member.topology_epoch = (
-                        value.rebalance_timeout_ms,
-                        value.topology_epoch,
-                    )
-                    member.process_id, member.client_tags = value.process_id, value.client_tags
-                    member.user_endpoint = Endpoint(*value.user_endpoint) if value.user_endpoint else None
-                elif isinstance(value, TargetTasks):
-                    group.target[mid] = value.tasks
-                elif isinstance(value, CurrentAssignment):
-                    member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
-                    member.state = STATES_BY_CODE.get(value.state, MemberState.STABLE)
-                    member.assigned, member.pending_revocation = value.assigned, value.pending_revocation
-        for group in self.groups.values():
-            for member in group.members.values():
-                group.claim(member)
+        self._written, groups = restore(records, now + self.settings.session_timeout_ms)
+        self.groups.update(groups)
+        for group in groups.values():
             self._refresh_configuration(group)
 
     def has_members(self, group_id: str) -> bool:
@@ -631,46 +440,6 @@ class StreamsGroupCoordinator:
     def state(self, group_id: str) -> StreamsGroupState:
         group = self.groups.get(group_id)
         return StreamsGroupState.DEAD if group is None else group.state
-
-
-def _values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRecordKey, StreamsRecordValue]:
-    """The values the group's keys (or one member's) should hold now."""
-    gid = group.group_id
-    if member_id is None:
-        values: dict[StreamsRecordKey, StreamsRecordValue] = {
-            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch),
-            (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
-        }
-        if group.topology is not None:
-            values[(StreamsRecordKind.TOPOLOGY, gid, None)] = group.topology
-        return values
-    member = group.members.get(member_id)
-    if member is None:
-        return {}
-    endpoint = member.user_endpoint
-    values = {
-        (StreamsRecordKind.MEMBER_METADATA, gid, member_id): MemberMetadata(
-            member.instance_id,
-            member.rack_id,
-            member.client_id,
-            member.client_host,
-            member.rebalance_timeout_ms,
-            member.topology_epoch,
-            member.process_id,
-            (endpoint.host, endpoint.port) if endpoint is not None else None,
-            member.client_tags,
-        ),
-        (StreamsRecordKind.CURRENT_ASSIGNMENT, gid, member_id): CurrentAssignment(
-            member.member_epoch,
-            member.previous_member_epoch,
-            STATE_CODES[member.state],
-            member.assigned,
-            member.pending_revocation,
-        ),
-    }
-    if member_id in group.target:
-        values[(StreamsRecordKind.TARGET_ASSIGNMENT_MEMBER, gid, member_id)] = TargetTasks(group.target[member_id])
-    return values
 
 
 def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from .model import Endpoint, StreamsGroup, StreamsMember
 from .tasks import MemberState, TasksTuple
 from .topology import Topology
 
@@ -118,3 +119,84 @@ def changes(
                 written[key] = value
                 records.append(StreamsGroupRecord(kind, gid, mid, value))
     return records
+
+
+def current_values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRecordKey, StreamsRecordValue]:
+    """The values the group's keys (or one member's) should hold now."""
+    gid = group.group_id
+    if member_id is None:
+        values: dict[StreamsRecordKey, StreamsRecordValue] = {
+            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch),
+            (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
+        }
+        if group.topology is not None:
+            values[(StreamsRecordKind.TOPOLOGY, gid, None)] = group.topology
+        return values
+    member = group.members.get(member_id)
+    if member is None:
+        return {}
+    endpoint = member.user_endpoint
+    values = {
+        (StreamsRecordKind.MEMBER_METADATA, gid, member_id): MemberMetadata(
+            member.instance_id,
+            member.rack_id,
+            member.client_id,
+            member.client_host,
+            member.rebalance_timeout_ms,
+            member.topology_epoch,
+            member.process_id,
+            (endpoint.host, endpoint.port) if endpoint is not None else None,
+            member.client_tags,
+        ),
+        (StreamsRecordKind.CURRENT_ASSIGNMENT, gid, member_id): CurrentAssignment(
+            member.member_epoch,
+            member.previous_member_epoch,
+            STATE_CODES[member.state],
+            member.assigned,
+            member.pending_revocation,
+        ),
+    }
+    if member_id in group.target:
+        values[(StreamsRecordKind.TARGET_ASSIGNMENT_MEMBER, gid, member_id)] = TargetTasks(group.target[member_id])
+    return values
+
+
+def restore(
+    records: Iterable[StreamsGroupRecord], session_deadline_ms: int
+) -> tuple[dict[StreamsRecordKey, StreamsRecordValue], dict[str, StreamsGroup]]:
+    """The last value of every key (records in log order), and the groups they describe; members'
+    sessions start again (`session_deadline_ms`)."""
+    last: dict[StreamsRecordKey, StreamsRecordValue] = {}
+    for record in records:
+        if record.value is None:
+            last.pop(record.key, None)
+        else:
+            last[record.key] = record.value
+    groups: dict[str, StreamsGroup] = {}
+    for (_kind, gid, mid), value in sorted(last.items(), key=lambda kv: (kv[0][0] not in GROUP_KINDS, kv[0][0])):
+        group = groups.setdefault(gid, StreamsGroup(gid))
+        if isinstance(value, GroupEpoch):
+            group.group_epoch = value.epoch
+        elif isinstance(value, AssignmentEpoch):
+            group.assignment_epoch = value.epoch
+        elif isinstance(value, Topology):
+            group.topology = value
+        elif mid is not None:
+            member = group.members.setdefault(mid, StreamsMember(mid))
+            member.session_deadline_ms = session_deadline_ms
+            if isinstance(value, MemberMetadata):
+                member.instance_id, member.rack_id = value.instance_id, value.rack_id
+                member.client_id, member.client_host = value.client_id, value.client_host
+                member.rebalance_timeout_ms, member.topology_epoch = value.rebalance_timeout_ms, value.topology_epoch
+                member.process_id, member.client_tags = value.process_id, value.client_tags
+                member.user_endpoint = Endpoint(*value.user_endpoint) if value.user_endpoint else None
+            elif isinstance(value, TargetTasks):
+                group.target[mid] = value.tasks
+            elif isinstance(value, CurrentAssignment):
+                member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
+                member.state = STATES_BY_CODE.get(value.state, MemberState.STABLE)
+                member.assigned, member.pending_revocation = value.assigned, value.pending_revocation
+    for group in groups.values():
+        for member in group.members.values():
+            group.claim(member)
+    return last, groups

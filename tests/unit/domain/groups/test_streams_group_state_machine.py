@@ -4,8 +4,8 @@ and the source topic grows under them; the broker creates the internal topics it
 
 Invariants: no task ever has two active owners (assigned or being revoked), by the coordinator's books
 and by what the live clients believe they run; no process holds one task in two roles; a member's
-tasks only change by giving some up before getting others (no answer takes tasks away and adds
-others at once); the group epoch never goes
+tasks only change by giving some up before getting others (no answer adds tasks while taking
+away one the member still reports running); the group epoch never goes
 back. And once every member heartbeats promptly, every task is active somewhere.
 """
 
@@ -116,7 +116,9 @@ class StreamsGroupMachine(RuleBasedStateMachine):
         if answer.assignment is not None:
             client.told = answer.assignment
             now = held(answer.assignment)
-            assert now <= assigned or assigned <= now, "an answer never takes tasks away and adds others at once"
+            running = held(request.owned if request.owned is not None else client.running)
+            if now - assigned:  # tasks added: none taken away that the member still reports running
+                assert not (assigned - now) & running, "revocations first"
 
     def _heartbeat(self, client: Client, prompt: bool) -> None:
         if prompt and client.told is not None:
