@@ -129,6 +129,9 @@ class ErrorCode(enum.IntEnum):
     INVALID_SHARE_SESSION_EPOCH = 123, True, "The share session epoch is invalid."
     INVALID_REGULAR_EXPRESSION = 128, False, "The regular expression is not valid."
     REBOOTSTRAP_REQUIRED = 129, False, "Client metadata is stale. The client should rebootstrap to obtain new metadata."
+    STREAMS_INVALID_TOPOLOGY = 130, False, "The supplied topology is invalid."
+    STREAMS_INVALID_TOPOLOGY_EPOCH = 131, False, "The supplied topology epoch is invalid."
+    STREAMS_TOPOLOGY_FENCED = 132, False, "The supplied topology epoch is outdated."
     SHARE_SESSION_LIMIT_REACHED = 133, True, "The limit of share sessions has been reached."
     # fmt: on
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .groups.group_metadata import CommittedOffset, GroupMetadata
     from .groups.modern.records import ConsumerGroupRecord
     from .groups.share.records import ShareGroupRecord
+    from .groups.streams.records import StreamsGroupRecord
     from .transactions.coordinator import TxnMetadata
 
 
@@ -219,6 +220,12 @@ class OffsetStore(Protocol):
 
     def consumer_group_records(self) -> Sequence[ConsumerGroupRecord]:
         """The last record of every consumer group key not deleted since."""
+
+    def store_streams_group_records(self, records: Iterable[StreamsGroupRecord]) -> None:
+        """KIP-1071 streams group records (tombstones when the value is None), in order."""
+
+    def streams_group_records(self) -> Sequence[StreamsGroupRecord]:
+        """The last record of every streams group key not deleted since."""
 
     def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
         """KIP-932 share group records (tombstones when the value is None), in order."""

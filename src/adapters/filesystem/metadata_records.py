@@ -233,3 +233,40 @@ with warnings.catch_warnings():
 
     class ShareUpdateValue(_Record, load_json=schemas):
         pass
+
+    # KIP-1071 streams groups' records
+    class StreamsGroupMetadataKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupMetadataValue(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupMemberMetadataKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupMemberMetadataValue(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTargetAssignmentMetadataKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTargetAssignmentMetadataValue(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTargetAssignmentMemberKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTargetAssignmentMemberValue(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupCurrentMemberAssignmentKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupCurrentMemberAssignmentValue(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTopologyKey(_Record, load_json=schemas):
+        pass
+
+    class StreamsGroupTopologyValue(_Record, load_json=schemas):
+        pass

@@ -19,9 +19,10 @@ from trafka.domain.control import COMMIT, control_type
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata, MemberMetadata
 from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
 from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
+from trafka.domain.groups.streams.records import StreamsGroupRecord, StreamsRecordKey
 from trafka.domain.topics import TopicPartition
 
-from . import consumer_group_records, share_group_records
+from . import consumer_group_records, share_group_records, streams_group_records
 from .internal_log import InternalLog
 from .metadata_records import (
     GroupMetadataKey,
@@ -65,6 +66,7 @@ class FileOffsetStore:
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}  # KIP-848 groups: last value per key
         self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}  # KIP-932 groups: last value per key
+        self._streams_groups: dict[StreamsRecordKey, StreamsGroupRecord] = {}  # KIP-1071 groups: likewise
         for header, batch in offsets_log.batches():
             if header.is_control:
                 if header.is_transactional:
@@ -83,6 +85,9 @@ class FileOffsetStore:
                     continue
                 if key_version in consumer_group_records.KEY_VERSIONS:
                     self._replay_consumer_group(consumer_group_records.decode(key, value))
+                    continue
+                if key_version in streams_group_records.KEY_VERSIONS:
+                    self._replay_streams_group(streams_group_records.decode(key, value))
                     continue
                 if key_version in share_group_records.KEY_VERSIONS:
                     self._replay_share_group(share_group_records.decode(key, value))
@@ -123,6 +128,27 @@ class FileOffsetStore:
 
     def consumer_group_records(self) -> list[ConsumerGroupRecord]:
         return list(self._consumer_groups.values())
+
+    def _replay_streams_group(self, record: StreamsGroupRecord | None) -> None:
+        if record is None:
+            return
+        if record.value is None:
+            self._streams_groups.pop(record.key, None)
+        else:
+            self._streams_groups[record.key] = record
+
+    def store_streams_group_records(self, records: Iterable[StreamsGroupRecord]) -> None:
+        written = list(records)
+        if not written:
+            return
+        self._log.append(
+            [(streams_group_records.encode_key(r), streams_group_records.encode_value(r)) for r in written]
+        )
+        for record in written:
+            self._replay_streams_group(record)
+
+    def streams_group_records(self) -> list[StreamsGroupRecord]:
+        return list(self._streams_groups.values())
 
     def _replay_share_group(self, record: ShareGroupRecord | None) -> None:
         if record is None:

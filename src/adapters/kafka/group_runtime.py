@@ -48,6 +48,7 @@ from trafka.domain.groups import (
     SyncResult,
 )
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
+from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator, StreamsHeartbeat
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
@@ -82,6 +83,7 @@ class GroupRuntime:
         parked: Wakes,
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
+        streams: StreamsGroupCoordinator | None = None,
     ) -> None:
         """`seconds_until(deadline_ms)`: how long to sleep for a deadline (a manual clock says 0 or
         forever, and calls `touched` when it moves); by default the wall-clock difference. `consumer`:
@@ -91,6 +93,7 @@ class GroupRuntime:
         self.clock_ms = clock_ms
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
+        self.streams = streams  # KIP-1071 streams groups
         self._deadlines_changed = trio.Event()
         self._waiting: set[GroupAnswer] = set()
         self._parked = parked
@@ -108,7 +111,8 @@ class GroupRuntime:
 
     def write(self) -> None:
         """The unit of work's write: the classic coordinator's group metadata, then the KIP-848
-        coordinator's records (and the offsets of the consumer groups deleted, after their tombstones)."""
+        coordinator's records, the streams coordinator's (and the offsets of the consumer and streams
+        groups deleted, after their tombstones)."""
         records = self.coordinator.take_metadata_records()
         if records:
             try:
@@ -119,14 +123,18 @@ class GroupRuntime:
                 log.warning(
                     "group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc
                 )
-        if self.consumer is None:
-            return
-        consumer_records = self.consumer.take_records()
+        consumer_records = self.consumer.take_records() if self.consumer is not None else None
         if consumer_records:
             try:
                 self.offsets.store_consumer_group_records(consumer_records)
             except OSError as exc:
                 log.warning("consumer group records could not be written: %s", exc)
+        streams_records = self.streams.take_records() if self.streams is not None else None
+        if streams_records:
+            try:
+                self.offsets.store_streams_group_records(streams_records)
+            except OSError as exc:
+                log.warning("streams group records could not be written: %s", exc)
         forgotten, self._forgotten = self._forgotten, []
         for group_id in forgotten:
             self.offsets.forget_group(group_id)
@@ -206,12 +214,26 @@ class GroupRuntime:
         self._uow.seen(self)
         return answer
 
+    def streams_heartbeat(self, request: StreamsHeartbeat) -> StreamsAnswer:
+        assert self.streams is not None
+        answer = self.streams.heartbeat(request, self.clock_ms())
+        self._uow.seen(self)
+        return answer
+
+    def is_streams_group(self, group_id: str) -> bool:
+        return self.streams is not None and group_id in self.streams.groups
+
     def is_consumer_group(self, group_id: str) -> bool:
         return self.consumer is not None and group_id in self.consumer.groups
 
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
         self._uow.seen(self)  # a commit heartbeats: member deadlines move
+        if self.streams is not None and request.group_id in self.streams.groups:
+            error = self.streams.validate_offset_commit(
+                request.group_id, request.member_id, request.generation_id, version
+            )
+            return self.offsets.commit(request, self.clock_ms(), fenced=error)
         if self.consumer is not None and request.group_id in self.consumer.groups:
             error = self.consumer.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
@@ -233,13 +255,21 @@ class GroupRuntime:
         return self.coordinator.validate_offset_commit(group_id, member_id, generation_id, now, instance_id)
 
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """OffsetFetch v9+: a member of a consumer group must fetch with its current epoch."""
+        """OffsetFetch v9+: a member of a consumer or streams group must fetch with its current epoch."""
+        if self.streams is not None and group_id in self.streams.groups:
+            return self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
         if self.consumer is None or group_id not in self.consumer.groups:
             return ErrorCode.NONE
         return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def delete_group(self, group_id: str) -> ErrorCode:
-        """DeleteGroups: an empty group of either protocol, and its committed offsets."""
+        """DeleteGroups: an empty group of any protocol, and its committed offsets."""
+        if self.streams is not None and group_id in self.streams.groups:
+            error = self.streams.delete(group_id)
+            if error is ErrorCode.NONE:
+                self._forgotten.append(group_id)
+                self._uow.seen(self)
+            return error
         if self.consumer is not None and group_id in self.consumer.groups:
             error = self.consumer.delete(group_id)
             if error is ErrorCode.NONE:
@@ -285,6 +315,8 @@ class GroupRuntime:
             deadlines = [self.coordinator.next_deadline()]
             if self.consumer is not None:
                 deadlines.append(self.consumer.next_deadline())
+            if self.streams is not None:
+                deadlines.append(self.streams.next_deadline())
             deadline = min((d for d in deadlines if d is not None), default=None)
             delay = math.inf if deadline is None else self._seconds_until(deadline)
             if delay > 0:
@@ -298,4 +330,7 @@ class GroupRuntime:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
                 self._regexes_asked = True
+            if self.streams is not None:
+                for group_id, member_id in self.streams.tick(now):
+                    log.info("streams group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
             self._uow.commit()

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata
 from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
 from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
+from trafka.domain.groups.streams.records import StreamsGroupRecord, StreamsRecordKey
 from trafka.domain.topics import TopicPartition
 
 
@@ -17,6 +18,7 @@ class MemoryOffsetStore:
         self._metadata: dict[str, GroupMetadata] = {}
         self._consumer_groups: dict[RecordKey, ConsumerGroupRecord] = {}
         self._share_groups: dict[ShareRecordKey, ShareGroupRecord] = {}
+        self._streams_groups: dict[StreamsRecordKey, StreamsGroupRecord] = {}
 
     def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
         self._groups.setdefault(group_id, {}).update(offsets)
@@ -51,6 +53,16 @@ class MemoryOffsetStore:
 
     def consumer_group_records(self) -> list[ConsumerGroupRecord]:
         return list(self._consumer_groups.values())
+
+    def store_streams_group_records(self, records: Iterable[StreamsGroupRecord]) -> None:
+        for record in records:
+            if record.value is None:
+                self._streams_groups.pop(record.key, None)
+            else:
+                self._streams_groups[record.key] = record
+
+    def streams_group_records(self) -> list[StreamsGroupRecord]:
+        return list(self._streams_groups.values())
 
     def store_share_group_records(self, records: Iterable[ShareGroupRecord]) -> None:
         for record in records:

@@ -114,6 +114,12 @@ class GroupCoordinatorSettings:
     consumer_assignors: str = "uniform,range"
     consumer_migration_policy: str = "bidirectional"
     rebalance_protocols: str = "classic,consumer"
+    # KIP-1071 streams groups (group.streams.*), Kafka 4.2's defaults
+    streams_session_timeout_ms: int = 45000
+    streams_heartbeat_interval_ms: int = 5000
+    streams_num_standby_replicas: int = 0
+    streams_max_standby_replicas: int = 2
+    streams_max_size: int = 2147483647
     # KIP-932 share groups (group.share.*), Kafka 4.2's defaults
     share_enable: bool = True
     share_session_timeout_ms: int = 45000

@@ -94,6 +94,7 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
         CONSUMER_GROUP_RECORDS,
         METADATA_TYPES,
         SHARE_GROUP_RECORDS,
+        STREAMS_GROUP_RECORDS,
         GroupMetadataKey,
         GroupMetadataValue,
         OffsetCommitKey,
@@ -144,6 +145,8 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
             key_class, value_class = CONSUMER_GROUP_RECORDS[version]
         if which == "offsets" and version in SHARE_GROUP_RECORDS:  # KIP-932 share groups
             key_class, value_class = SHARE_GROUP_RECORDS[version]
+        if which == "offsets" and version in STREAMS_GROUP_RECORDS:  # KIP-1071 streams groups
+            key_class, value_class = STREAMS_GROUP_RECORDS[version]
         if which == "share" and version == 1:  # ShareUpdate, between snapshots
             key_class, value_class = ShareUpdateKey, ShareUpdateValue
         if version <= key_class.max_version:

@@ -280,6 +280,65 @@ SHARE_GROUP_RECORDS: dict[int, tuple[Any, Any]] = {
 }
 
 
+class StreamsGroupMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupMemberMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupMemberMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTargetAssignmentMetadataKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTargetAssignmentMetadataValue(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTargetAssignmentMemberKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTargetAssignmentMemberValue(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupCurrentMemberAssignmentKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupCurrentMemberAssignmentValue(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTopologyKey(_Record, load_json=schemas):
+    pass
+
+
+class StreamsGroupTopologyValue(_Record, load_json=schemas):
+    pass
+
+
+# `__consumer_offsets` key versions of KIP-1071 streams groups -> (key, value) classes.
+STREAMS_GROUP_RECORDS: dict[int, tuple[Any, Any]] = {
+    17: (StreamsGroupMetadataKey, StreamsGroupMetadataValue),
+    19: (StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue),
+    20: (StreamsGroupTargetAssignmentMetadataKey, StreamsGroupTargetAssignmentMetadataValue),
+    21: (StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
+    22: (StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
+    23: (StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+}
+
+
 class ClientQuotaRecord(_Record, load_json=schemas):
     pass
 

@@ -82,6 +82,7 @@ from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups
 from trafka.domain.groups.modern.migration import MigrationPolicy
+from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import (
     AclStore,
@@ -434,6 +435,30 @@ def consumer_groups_from(
     )
 
 
+def streams_groups_from(
+    settings: Settings,
+    catalog: TopicCatalog,
+    group_ids: ClassicOrShareGroupIds,
+    consumer: ConsumerGroupCoordinator | None,
+) -> StreamsGroupCoordinator:
+    """The KIP-1071 coordinator (served while `streams.version` is finalized at 1, ADR 82)."""
+    groups = settings.groups
+    streams = StreamsGroupCoordinator(
+        StreamsGroupSettings(
+            session_timeout_ms=groups.streams_session_timeout_ms,
+            heartbeat_interval_ms=groups.streams_heartbeat_interval_ms,
+            num_standby_replicas=groups.streams_num_standby_replicas,
+            max_standby_replicas=groups.streams_max_standby_replicas,
+            max_size=groups.streams_max_size,
+        ),
+        catalog,
+        group_ids,
+        (lambda group_id: group_id in consumer.groups) if consumer is not None else (lambda group_id: False),
+    )
+    group_ids.streams = streams
+    return streams
+
+
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if settings.http.port is not None:
         extras.require("console", "the HTTP listener (--http-port, http.port)")
@@ -486,6 +511,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
+    streams_groups = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+    streams_groups.load(offsets.streams_group_records(), adapters.clock_ms())
+    members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
+    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or streams_groups.has_members(group_id)
     groups = GroupRuntime(
         coordinator,
         offsets,
@@ -494,6 +523,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         appends,
         adapters.clock.seconds_until,
         consumer=consumer_groups,
+        streams=streams_groups,
     )
     adapters.clock.listen(groups.touched)
     ctx = BrokerContext(

@@ -1,5 +1,5 @@
-"""Who owns a group id. Kafka keeps one namespace of group ids for classic, consumer and share
-groups: an id one kind holds is refused to the others (a consumer heartbeat for a share group's id
+"""Who owns a group id. Kafka keeps one namespace of group ids for classic, consumer, share and
+streams groups: an id one kind holds is refused to the others (a consumer heartbeat for a share group's id
 answers as for a classic group's, GROUP_ID_NOT_FOUND). `ClassicOrShareGroupIds` is the KIP-848
 coordinator's `ClassicGroups` port over the classic coordinator, answering for share groups too.
 """
@@ -14,6 +14,7 @@ from .model import Completion, Group
 
 if TYPE_CHECKING:
     from .share import ShareGroupCoordinator
+    from .streams import StreamsGroupCoordinator
 
 
 class ClassicOrShareGroupIds:
@@ -23,9 +24,13 @@ class ClassicOrShareGroupIds:
     def __init__(self, classic: GroupCoordinator) -> None:
         self.classic = classic
         self.share: ShareGroupCoordinator | None = None  # set once share groups are wired
+        self.streams: StreamsGroupCoordinator | None = None  # set once streams groups are wired
 
     def _is_share(self, group_id: str) -> bool:
-        return self.share is not None and group_id in self.share.groups
+        """A share or streams group's id: refused to the consumer coordinator as a classic group's is."""
+        return (self.share is not None and group_id in self.share.groups) or (
+            self.streams is not None and group_id in self.streams.groups
+        )
 
     def is_classic_group(self, group_id: str) -> bool:
         return self.classic.is_classic_group(group_id) or self._is_share(group_id)

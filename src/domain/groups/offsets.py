@@ -21,6 +21,7 @@ from .coordinator import GroupCoordinator
 from .group_metadata import CommittedOffset, GroupMetadataRecord
 from .modern.records import ConsumerGroupRecord
 from .state import GroupState
+from .streams.records import StreamsGroupRecord
 
 OFFSET_METADATA_MAX_BYTES = 4096
 CONSUMER_PROTOCOL = "consumer"
@@ -58,6 +59,13 @@ class OffsetManager:
 
     def consumer_group_records(self) -> Sequence[ConsumerGroupRecord]:
         return self._store.consumer_group_records()
+
+    def store_streams_group_records(self, records: Iterable[StreamsGroupRecord]) -> None:
+        """Write what the KIP-1071 coordinator queued (`take_records`)."""
+        self._store.store_streams_group_records(records)
+
+    def streams_group_records(self) -> Sequence[StreamsGroupRecord]:
+        return self._store.streams_group_records()
 
     def commit(
         self, request: CommitRequest, now: int, fenced: ErrorCode | None = None

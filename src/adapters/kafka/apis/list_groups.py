@@ -1,5 +1,6 @@
 """ListGroups (key 16): v0-5. Every group with its state (v4+ filtered by state, v5 by type: classic
-groups and KIP-848 consumer groups, whose protocol type is `consumer`, and KIP-932 share groups, `share`).
+groups and KIP-848 consumer groups, whose protocol type is `consumer`, KIP-932 share groups, `share`,
+and KIP-1071 streams groups, `streams`).
 
 Authorization filters: without DESCRIBE on the cluster, only the groups the principal may DESCRIBE.
 """
@@ -41,6 +42,15 @@ def handle_list_groups(
                 group_id=group_id, protocol_type="consumer", group_state=group.state.value, group_type="consumer"
             )
             for group_id, group in sorted(consumer.groups.items())
+            if states is None or group.state.value.lower() in states
+        ]
+    streams = ctx.groups.streams
+    if streams is not None and (types is None or "streams" in types):
+        groups += [
+            ListGroupsResponse.ListedGroup(
+                group_id=group_id, protocol_type="streams", group_state=group.state.value, group_type="streams"
+            )
+            for group_id, group in sorted(streams.groups.items())
             if states is None or group.state.value.lower() in states
         ]
     share = ctx.share

@@ -125,8 +125,7 @@ def test_every_served_api_has_kafka_42s_range():
 
 def test_the_apis_not_served_yet():
     """What a Kafka 4.2 broker serves and trafka does not (yet): delegation tokens, the telemetry APIs
-    (served only with the HTTP listener, ADR 47), the KIP-1071 streams group protocol, the raft voter
-    APIs."""
+    (served only with the HTTP listener, ADR 47), the raft voter APIs."""
     assert set(KAFKA_42) - set(_advertised()) == {
         38,
         39,
@@ -137,8 +136,6 @@ def test_the_apis_not_served_yet():
         72,
         80,
         81,
-        88,
-        89,
     }
 
 

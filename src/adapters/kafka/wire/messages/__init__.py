@@ -125,3 +125,16 @@ with warnings.catch_warnings():
 
         def encode_header(self, flexible: bool = False) -> Any:
             return super().encode_header(flexible=False)
+
+    # Streams groups (KIP-1071, Kafka 4.2): StreamsGroupHeartbeat, StreamsGroupDescribe.
+    class StreamsGroupHeartbeatRequest(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupHeartbeatResponse(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupDescribeRequest(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupDescribeResponse(_Message, load_json=_here):
+        pass

@@ -1,0 +1,492 @@
+"""The streams group coordinator (KIP-1071): Kafka's GroupMetadataManager.streamsGroupHeartbeat, sans I/O.
+
+A Kafka Streams member heartbeats (StreamsGroupHeartbeat) with its topology on join, its process id
+and the tasks it owns; the coordinator keeps the group's topology (the first member's; a member with
+another topology epoch is told STALE_TOPOLOGY), configures it against the topics that exist
+(`topology.configure`: internal topic partition counts, the internal topics the broker must create,
+NOT_READY while a problem remains), computes the target assignment with the sticky task assignor
+whenever the group epoch moves past the assignment epoch (a member joins, leaves or changes process,
+the topology or its topics change), and moves each member towards its target with KIP-848's
+epochs (`tasks.reconcile`: revocations first, a task handed over only once released).
+
+Time comes in as `now`; `tick` fences members whose session or revocation deadline passed. The
+answers carry the statuses, the assignment and the internal topics for the broker to create.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+from ...errors import ErrorCode, KafkaError
+from ...topics import Topic
+from .assignor import MemberSpec, assign
+from .model import (
+    EndpointPartitions,
+    StreamsAnswer,
+    StreamsGroup,
+    StreamsGroupSettings,
+    StreamsGroupState,
+    StreamsHeartbeat,
+    StreamsMember,
+)
+from .records import (
+    StreamsGroupRecord,
+    StreamsRecordKey,
+    StreamsRecordValue,
+    changes,
+    current_values,
+    restore,
+)
+from .tasks import EMPTY, MemberState, TasksTuple, reconcile
+from .topology import (
+    Status,
+    StreamsStatus,
+    TopicInfo,
+    configure,
+    invalid_topology,
+    task_ids,
+)
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+
+class TopicLookup(Protocol):
+    def get(self, name: str) -> Topic | None: ...
+
+
+class ClassicGroupIds(Protocol):
+    """The classic coordinator's group ids (and the share groups' it answers for): one namespace."""
+
+    def is_classic_group(self, group_id: str) -> bool: ...
+
+    def is_empty_classic_group(self, group_id: str) -> bool: ...
+
+    def delete(self, group_id: str) -> ErrorCode: ...
+
+
+class NoOtherGroups:
+    def is_classic_group(self, group_id: str) -> bool:
+        return False
+
+    def is_empty_classic_group(self, group_id: str) -> bool:
+        return False
+
+    def delete(self, group_id: str) -> ErrorCode:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+
+
+class StreamsGroupCoordinator:
+    def __init__(
+        self,
+        settings: StreamsGroupSettings,
+        topics: TopicLookup,
+        classic: ClassicGroupIds | None = None,
+        is_consumer_group: Callable[[str], bool] = lambda group_id: False,
+    ) -> None:
+        """`classic` and `is_consumer_group`: the ids other kinds of group hold (one namespace; an empty
+        classic group gives way to a streams group, as in Kafka)."""
+        self.settings = settings
+        self._topics = topics
+        self._classic = classic or NoOtherGroups()
+        self._is_consumer_group = is_consumer_group
+        self.groups: dict[str, StreamsGroup] = {}
+        # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
+        self._written: dict[StreamsRecordKey, StreamsRecordValue] = {}
+        self._dirty: set[tuple[str, str | None]] = set()
+
+    # -- StreamsGroupHeartbeat -------------------------------------------------------------------
+
+    def heartbeat(self, request: StreamsHeartbeat, now: int) -> StreamsAnswer:
+        try:
+            self._validate(request)
+            if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._leave(request)
+            return self._heartbeat(request, now)
+        except KafkaError as error:
+            return StreamsAnswer(error.code, error.message, member_id=request.member_id)
+
+    def _validate(self, request: StreamsHeartbeat) -> None:
+        def invalid(message: str) -> KafkaError:
+            return KafkaError(ErrorCode.INVALID_REQUEST, message)
+
+        if not request.group_id.strip():
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID, "GroupId can't be empty.")
+        if not request.member_id.strip():
+            raise invalid("MemberId can't be empty.")
+        if request.instance_id is not None:
+            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "Static membership is not yet supported.")
+        if request.member_epoch == 0:
+            if request.rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided when joining.")
+            if request.topology is None:
+                raise invalid("Topology must be non-null when joining.")
+            if request.process_id is None:
+                raise invalid("ProcessId must be provided when joining.")
+            if request.owned is None:
+                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when joining.")
+            if not request.owned.is_empty():
+                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
+            problem = invalid_topology(request.topology)
+            if problem is not None:
+                raise KafkaError(ErrorCode.STREAMS_INVALID_TOPOLOGY, problem)
+        elif request.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise invalid(f"MemberEpoch is {request.member_epoch}, but must be greater than or equal to -2.")
+        elif request.topology is not None and request.member_epoch > 0:
+            raise invalid("Topology can only be provided when (re-)joining.")
+
+    def _group(self, group_id: str, create: bool) -> StreamsGroup:
+        group = self.groups.get(group_id)
+        if group is not None:
+            return group
+        if self._classic.is_classic_group(group_id) and create and self._classic.is_empty_classic_group(group_id):
+            self._classic.delete(group_id)  # an empty classic group gives way, as in Kafka
+        elif self._classic.is_classic_group(group_id) or self._is_consumer_group(group_id):
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+        if not create:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+        group = self.groups[group_id] = StreamsGroup(group_id)
+        return group
+
+    def _heartbeat(self, request: StreamsHeartbeat, now: int) -> StreamsAnswer:
+        joining = request.member_epoch == 0
+        group = self._group(request.group_id, create=joining)
+        member = group.members.get(request.member_id)
+        if member is None:
+            if not joining:
+                raise KafkaError(
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    f"Member {request.member_id} is not a member of group {group.group_id}.",
+                )
+            if len(group.members) >= self.settings.max_size:
+                raise KafkaError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"The streams group has reached its maximum capacity of {self.settings.max_size} members.",
+                )
+            member = StreamsMember(request.member_id)
+            bump = True
+        else:
+            _check_epoch(member, request)
+            bump = False
+            if joining:  # a member coming back with epoch 0 gives up what it had
+                group.release(member)
+                member.assigned = member.pending_revocation = EMPTY
+                member.state = MemberState.STABLE
+                member.member_epoch = 0
+
+        statuses: list[Status] = []
+        if joining and request.topology is not None:
+            if group.topology is None or not group.members or (set(group.members) == {member.member_id}):
+                if group.topology != request.topology:
+                    group.topology = request.topology
+                    group.configured = None
+                    bump = True
+        bump = self._update_member(member, request) or bump
+        if member.topology_epoch != (group.topology.epoch if group.topology else 0):
+            statuses.append(
+                Status(
+                    StreamsStatus.STALE_TOPOLOGY,
+                    f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
+                    f"{group.topology.epoch if group.topology else 0}.",
+                )
+            )
+        group.members[member.member_id] = member
+        if self._refresh_configuration(group):
+            bump = True
+        if bump:
+            group.group_epoch += 1
+        if request.shutdown_application:
+            group.shutdown_requested = True
+        self._update_target(group)
+        before = member.assigned
+        self._reconcile(group, member, request.owned, now)
+        member.session_deadline_ms = now + self.settings.session_timeout_ms
+        self._dirty.add((group.group_id, None))
+        self._dirty.update((group.group_id, m) for m in group.members)  # a new target moves every member's
+
+        configured = group.configured
+        to_create: tuple[TopicInfo, ...] = ()
+        if configured is not None and configured.problem is not None:
+            statuses.append(configured.problem)
+            to_create = configured.to_create
+        if group.shutdown_requested:
+            statuses.append(
+                Status(StreamsStatus.SHUTDOWN_APPLICATION, "The application has been requested to shutdown.")
+            )
+        endpoints = None
+        if request.endpoint_information_epoch != group.endpoint_information_epoch:
+            endpoints = self._partitions_by_endpoint(group)
+        return StreamsAnswer(
+            member_id=member.member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.settings.heartbeat_interval_ms,
+            acceptable_recovery_lag=self.settings.acceptable_recovery_lag,
+            task_offset_interval_ms=self.settings.task_offset_interval_ms,
+            statuses=tuple(statuses),
+            # as Kafka: the tasks when they changed, on join, and to a full request (a member that
+            # lost track of its state sends every field)
+            assignment=member.assigned if joining or _is_full(request) or member.assigned != before else None,
+            endpoint_information_epoch=group.endpoint_information_epoch,
+            partitions_by_endpoint=endpoints,
+            to_create=to_create,
+        )
+
+    @staticmethod
+    def _update_member(member: StreamsMember, request: StreamsHeartbeat) -> bool:
+        """Take what the request changed; True if it changes what the assignor sees."""
+        changed = False
+        if request.process_id is not None and request.process_id != member.process_id:
+            member.process_id = request.process_id
+            changed = True
+        if request.rack_id is not None and request.rack_id != member.rack_id:
+            member.rack_id = request.rack_id
+            changed = True
+        if request.client_tags is not None and request.client_tags != member.client_tags:
+            member.client_tags = request.client_tags
+            changed = True
+        if request.topology is not None and request.topology.epoch != member.topology_epoch:
+            member.topology_epoch = request.topology.epoch
+            changed = True
+        if request.user_endpoint is not None:
+            member.user_endpoint = request.user_endpoint
+        if request.rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.client_id = request.client_id
+        member.client_host = request.client_host
+        return changed
+
+    def _refresh_configuration(self, group: StreamsGroup) -> bool:
+        """Configure the topology again if it or its topics changed; True if the configuration changed."""
+        if group.topology is None:
+            return False
+        counts = {}
+        for name in group.topology.required_topics():
+            topic = self._topics.get(name)
+            counts[name] = None if topic is None else topic.partition_count
+        if group.configured is not None and counts == group.partition_counts:
+            return False
+        group.partition_counts = counts
+        configured = configure(group.topology, counts.get)
+        changed = group.configured != configured
+        group.configured = configured
+        return changed
+
+    def _update_target(self, group: StreamsGroup) -> None:
+        if group.assignment_epoch == group.group_epoch:
+            return
+        configured = group.configured
+        if configured is None or not configured.ready or configured.task_counts is None:
+            group.target = dict.fromkeys(group.members, EMPTY)
+        else:
+            specs = {m: MemberSpec(member.process_id, member.assigned) for m, member in group.members.items()}
+            standbys = min(self.settings.num_standby_replicas, self.settings.max_standby_replicas)
+            group.target = assign(specs, task_ids(configured.task_counts), standbys)
+        group.assignment_epoch = group.group_epoch
+        group.endpoint_information_epoch += 1
+
+    def _reconcile(self, group: StreamsGroup, member: StreamsMember, owned: TasksTuple | None, now: int) -> bool:
+        # Computed against the books as they are, the member's own tasks included (as Kafka): a task it
+        # still runs in one role is not handed to it in another in the same answer.
+        target = group.target.get(member.member_id, EMPTY)
+        result = reconcile(
+            member.state,
+            member.member_epoch,
+            member.process_id,
+            member.assigned,
+            member.pending_revocation,
+            group.assignment_epoch,
+            target,
+            owned,
+            group.owners(),
+        )
+        changed = False
+        group.release(member)
+        if result is not None:
+            changed = result.assigned != member.assigned or result.pending_revocation != member.pending_revocation
+            if result.member_epoch != member.member_epoch:
+                member.previous_member_epoch = member.member_epoch
+            member.state = result.state
+            member.member_epoch = result.member_epoch
+            member.assigned = result.assigned
+            member.pending_revocation = result.pending_revocation
+        group.claim(member)
+        if member.state is MemberState.UNREVOKED_TASKS:
+            if member.rebalance_deadline_ms is None:
+                member.rebalance_deadline_ms = now + max(member.rebalance_timeout_ms, 0)
+        else:
+            member.rebalance_deadline_ms = None
+        return changed
+
+    def _partitions_by_endpoint(self, group: StreamsGroup) -> tuple[EndpointPartitions, ...] | None:
+        if group.topology is None or not any(m.user_endpoint for m in group.members.values()):
+            return None
+        sources = {s.subtopology_id: s.all_source_topics() for s in group.topology.subtopologies}
+        answer = []
+        for m in sorted(group.members.values(), key=lambda m: m.member_id):
+            if m.user_endpoint is None:
+                continue
+            answer.append(
+                EndpointPartitions(
+                    m.user_endpoint,
+                    _topic_partitions(m.assigned.active, sources),
+                    _topic_partitions(m.assigned.standby, sources),
+                )
+            )
+        return tuple(answer)
+
+    def _leave(self, request: StreamsHeartbeat) -> StreamsAnswer:
+        group = self._group(request.group_id, create=False)
+        member = group.members.get(request.member_id)
+        if member is None:
+            raise KafkaError(
+                ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group.group_id}."
+            )
+        self.remove_member(group, member)
+        return StreamsAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
+
+    def remove_member(self, group: StreamsGroup, member: StreamsMember) -> None:
+        self._dirty.update({(group.group_id, None), (group.group_id, member.member_id)})
+        group.release(member)
+        del group.members[member.member_id]
+        group.target.pop(member.member_id, None)
+        group.group_epoch += 1
+        if not group.members:
+            group.shutdown_requested = False
+
+    # -- time ----------------------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        deadlines = [
+            d
+            for g in self.groups.values()
+            for m in g.members.values()
+            for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
+            if d is not None
+        ]
+        return min(deadlines, default=None)
+
+    def tick(self, now: int) -> list[tuple[str, str]]:
+        """Fence the members whose session expired or who did not revoke in time; (group, member) each."""
+        fenced = []
+        for group in self.groups.values():
+            for member in list(group.members.values()):
+                expired = member.session_deadline_ms is not None and member.session_deadline_ms <= now
+                late = member.rebalance_deadline_ms is not None and member.rebalance_deadline_ms <= now
+                if expired or late:
+                    self.remove_member(group, member)
+                    fenced.append((group.group_id, member.member_id))
+        return fenced
+
+    # -- the other APIs ------------------------------------------------------------------------
+
+    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int, version: int) -> ErrorCode:
+        """Kafka's StreamsGroup.validateOffsetCommit (`group_id` must be a streams group's)."""
+        group = self.groups[group_id]
+        if member_epoch < 0 and not member_id and not group.members:
+            return ErrorCode.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if member_epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        group = self.groups[group_id]
+        if member_epoch < 0 and member_id is None:
+            return ErrorCode.NONE
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+    def delete(self, group_id: str) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        del self.groups[group_id]
+        self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
+        return ErrorCode.NONE
+
+    # -- `__consumer_offsets` -------------------------------------------------------------------
+
+    def take_records(self) -> list[StreamsGroupRecord]:
+        """What the calls since the last take changed, as records to write (tombstones for keys gone)."""
+        dirty, self._dirty = self._dirty, set()
+        wanted = {}
+        for gid, mid in dirty:
+            group = self.groups.get(gid)
+            wanted[(gid, mid)] = current_values(group, mid) if group is not None else {}
+        return changes(self._written, dirty, wanted)
+
+    def load(self, records: Iterable[StreamsGroupRecord], now: int) -> None:
+        """Rebuild the groups from their records (the last value of each key, in log order)."""
+        self._written, groups = restore(records, now + self.settings.session_timeout_ms)
+        self.groups.update(groups)
+        for group in groups.values():
+            self._refresh_configuration(group)
+
+    def has_members(self, group_id: str) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and bool(group.members)
+
+    def state(self, group_id: str) -> StreamsGroupState:
+        group = self.groups.get(group_id)
+        return StreamsGroupState.DEAD if group is None else group.state
+
+
+def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:
+    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
+    if request.member_epoch > member.member_epoch:
+        raise KafkaError(
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The streams group member has a greater member epoch ({request.member_epoch}) than the one known by "
+            f"the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
+        )
+    if request.member_epoch < member.member_epoch:
+        if request.member_epoch != member.previous_member_epoch or (
+            request.owned is not None and not _is_subset(request.owned, member.assigned)
+        ):
+            raise KafkaError(
+                ErrorCode.FENCED_MEMBER_EPOCH,
+                f"The streams group member has a smaller member epoch ({request.member_epoch}) than the one known "
+                f"by the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
+            )
+
+
+def _is_full(request: StreamsHeartbeat) -> bool:
+    return (
+        request.rebalance_timeout_ms != -1
+        and request.owned is not None
+        and request.client_tags is not None
+        and request.process_id is not None
+    )
+
+
+def _is_subset(owned: TasksTuple, assigned: TasksTuple) -> bool:
+    return all(
+        ps <= mine.get(sid, frozenset())
+        for theirs, mine in (
+            (owned.active, assigned.active),
+            (owned.standby, assigned.standby),
+            (owned.warmup, assigned.warmup),
+        )
+        for sid, ps in theirs.items()
+    )
+
+
+def _topic_partitions(
+    tasks: Mapping[str, frozenset[int]], sources: Mapping[str, Iterable[str]]
+) -> dict[str, tuple[int, ...]]:
+    by_topic: dict[str, set[int]] = {}
+    for sid, ps in tasks.items():
+        for topic in sources.get(sid, ()):
+            by_topic.setdefault(topic, set()).update(ps)
+    return {t: tuple(sorted(ps)) for t, ps in sorted(by_topic.items())}
