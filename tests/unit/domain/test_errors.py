@@ -28,10 +28,13 @@ KAFKA_PYTHON_RETRIABLE_DIFFERS = {
 }
 
 # Codes Kafka added after kafka-python 3.0.12's table (KIP-848's regex subscriptions, Kafka 4.0; the
-# share session limit, Kafka 4.1).
+# share session limit, Kafka 4.1; KIP-1071's streams groups, Kafka 4.2).
 KAFKA_PYTHON_LACKS = {
     128: "INVALID_REGULAR_EXPRESSION",
     129: "REBOOTSTRAP_REQUIRED",
+    130: "STREAMS_INVALID_TOPOLOGY",
+    131: "STREAMS_INVALID_TOPOLOGY_EPOCH",
+    132: "STREAMS_TOPOLOGY_FENCED",
     133: "SHARE_SESSION_LIMIT_REACHED",
 }
 
