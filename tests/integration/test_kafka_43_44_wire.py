@@ -16,7 +16,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
     TxnOffsetCommitRequest,

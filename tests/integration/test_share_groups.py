@@ -17,8 +17,7 @@ from confluent_kafka import AcknowledgeType, Consumer, KafkaException, Producer,
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 import trafka
-from tests.waiting import throughout
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     ShareFetchRequest,
     ShareFetchResponse,
     ShareGroupDescribeRequest,
@@ -26,6 +25,7 @@ from trafka.adapters.kafka.wire.messages import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
+from tests.waiting import throughout
 
 from .broker import BrokerProcess, running
 from .clients import client_log_fixture, confluent_admin, create_topic, unique

@@ -11,7 +11,7 @@ import socket
 import struct
 import sys
 
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 CHECK_VERSION = 3
 

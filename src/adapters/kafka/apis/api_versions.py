@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import re
 
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
     ELIGIBLE_LEADER_REPLICAS_VERSION,
@@ -30,6 +28,7 @@ from trafka.domain.features import (
     STREAMS_VERSION,
     TRANSACTION_VERSION,
 )
+from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 from ..api import HandlerRegistry, KafkaApi, top_level_error
 from ..context import BrokerContext

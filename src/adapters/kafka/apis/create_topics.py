@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, TypeAlias
 
-from kafka.protocol.admin import (
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-)
-
 from trafka.domain.catalog import EXCESSIVELY_LARGE_BATCH, MAX_RECORDS_PER_USER_OP
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
+from trafka.schema_codec.messages import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
 
 from ..api import KafkaApi
 from ..context import BrokerContext

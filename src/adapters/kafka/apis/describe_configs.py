@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from kafka.protocol.admin import (
-    DescribeConfigsRequest,
-    DescribeConfigsResponse,
-)
-
 from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 
 from ..api import KafkaApi
 from ..context import BrokerContext

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import trio
-from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
@@ -29,6 +28,7 @@ from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
+from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
 from ..api import DELIVERED, Delivery, EarlyDeferred, KafkaApi, QuotaCharge, top_level_error
 from ..connection.cluster import fail_partitions

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.metadata import MetadataRequest, MetadataResponse
-
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
+from trafka.schema_codec.messages import MetadataRequest, MetadataResponse
 
 from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap

@@ -8,15 +8,6 @@ import uuid
 import attrs
 import pytest
 import trio
-from kafka.protocol.admin import (
-    DeleteGroupsRequest,
-    DescribeConfigsRequest,
-    DescribeGroupsRequest,
-    IncrementalAlterConfigsRequest,
-    ListGroupsRequest,
-)
-from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
-from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
 from trafka.adapters.kafka.apis import (
     consumer_group_describe,
@@ -30,7 +21,6 @@ from trafka.adapters.kafka.apis import (
     offset_fetch,
 )
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -38,6 +28,18 @@ from trafka.domain.groups import JoinRequest, Protocol, SyncRequest
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerProtocolSubscription,
+    DeleteGroupsRequest,
+    DescribeConfigsRequest,
+    DescribeGroupsRequest,
+    IncrementalAlterConfigsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+)
 
 CLIENT = ClientInfo("client-1", "127.0.0.1")
 

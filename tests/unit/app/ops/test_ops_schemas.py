@@ -26,7 +26,7 @@ def test_the_schema_package_is_a_leaf_that_imports_nothing():
 
 
 def test_the_operator_commands_and_the_broker_compile_the_same_files():
-    from trafka.adapters.kafka.wire import messages
     from trafka.app.ops import consumer_groups
+    from trafka.schema_codec import messages
 
     assert consumer_groups.ConsumerGroupDescribeRequest.json == messages.ConsumerGroupDescribeRequest.json
