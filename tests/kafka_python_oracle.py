@@ -26,6 +26,7 @@ def kafka_python_class(name: str) -> Any:
 
 def kafka_python_frame(message: Any, version: int, correlation_id: int) -> bytes:
     theirs = kafka_python_class(type(message).__name__).decode(message.encode(version), version=version)
+    theirs._header = None  # a decoded message has no header slot set
     theirs.API_VERSION = version
     theirs.with_header(correlation_id=correlation_id)
     return bytes(theirs.encode(header=True, framed=True))

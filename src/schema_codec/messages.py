@@ -20,11 +20,14 @@ import re
 import struct
 import uuid
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import trafka.kafka_schemas as kafka_schemas
 
 from . import Field, Schema
+
+if TYPE_CHECKING:
+    from ._declared import *  # noqa: F403  (every schema's class, as mypy sees them)
 
 SCHEMAS = Path(kafka_schemas.__file__).parent
 _SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
@@ -318,8 +321,9 @@ def _struct_class(
 
 
 @functools.cache
-def compiled(name: str) -> type[Message]:
-    """The class of schema `name` (a file of `trafka.kafka_schemas`)."""
+def compiled(name: str) -> Any:
+    """The class of schema `name` (a file of `trafka.kafka_schemas`): a `Message` subclass built at run
+    time from data, so Any to mypy (as kafka-python's classes were)."""
     path = SCHEMAS / f"{name}.json"
     if not path.is_file():
         raise AttributeError(f"no Kafka schema {name}")

@@ -14,7 +14,53 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trafka.domain.varint import encode_uvarint, read_uvarint
-from trafka.schema_codec.messages import Message, compiled
+from trafka.schema_codec.messages import (  # noqa: F401  (re-exported to the stores)
+    AccessControlEntryRecord,
+    ClientQuotaRecord,
+    ConfigRecord,
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    FeatureLevelRecord,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    Message,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    PartitionRecord,
+    ProducerIdsRecord,
+    ProducerSnapshot,
+    RemoveAccessControlEntryRecord,
+    RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
+    ShareGroupCurrentMemberAssignmentKey,
+    ShareGroupCurrentMemberAssignmentValue,
+    ShareGroupMemberMetadataKey,
+    ShareGroupMemberMetadataValue,
+    ShareGroupMetadataKey,
+    ShareGroupMetadataValue,
+    ShareGroupStatePartitionMetadataKey,
+    ShareGroupStatePartitionMetadataValue,
+    ShareGroupTargetAssignmentMemberKey,
+    ShareGroupTargetAssignmentMemberValue,
+    ShareGroupTargetAssignmentMetadataKey,
+    ShareGroupTargetAssignmentMetadataValue,
+    ShareSnapshotKey,
+    ShareSnapshotValue,
+    ShareUpdateKey,
+    ShareUpdateValue,
+    TopicRecord,
+    TransactionLogKey,
+    TransactionLogValue,
+    UserScramCredentialRecord,
+)
 
 _VERSION = struct.Struct(">h")
 
@@ -31,42 +77,6 @@ def _kafka_records() -> Any:
 
     return default_records
 
-
-TopicRecord = compiled("TopicRecord")
-
-PartitionRecord = compiled("PartitionRecord")
-
-RemoveTopicRecord = compiled("RemoveTopicRecord")
-
-FeatureLevelRecord = compiled("FeatureLevelRecord")
-
-ConfigRecord = compiled("ConfigRecord")
-
-ProducerIdsRecord = compiled("ProducerIdsRecord")
-
-OffsetCommitKey = compiled("OffsetCommitKey")
-
-TransactionLogKey = compiled("TransactionLogKey")
-
-ProducerSnapshot = compiled("ProducerSnapshot")
-
-TransactionLogValue = compiled("TransactionLogValue")
-
-OffsetCommitValue = compiled("OffsetCommitValue")
-
-GroupMetadataKey = compiled("GroupMetadataKey")
-
-GroupMetadataValue = compiled("GroupMetadataValue")
-
-UserScramCredentialRecord = compiled("UserScramCredentialRecord")
-
-RemoveUserScramCredentialRecord = compiled("RemoveUserScramCredentialRecord")
-
-AccessControlEntryRecord = compiled("AccessControlEntryRecord")
-
-RemoveAccessControlEntryRecord = compiled("RemoveAccessControlEntryRecord")
-
-ClientQuotaRecord = compiled("ClientQuotaRecord")
 
 # KRaft record types (Kafka's MetadataRecordType)
 METADATA_TYPES: dict[int, type[Message]] = {
@@ -145,56 +155,7 @@ def iter_records(batch: bytes) -> Iterator[tuple[int, bytes | None, bytes | None
 
 
 # KIP-848 consumer groups in `__consumer_offsets` (Kafka's group coordinator record schemas)
-ConsumerGroupMetadataKey = compiled("ConsumerGroupMetadataKey")
 
-ConsumerGroupMetadataValue = compiled("ConsumerGroupMetadataValue")
-
-ConsumerGroupMemberMetadataKey = compiled("ConsumerGroupMemberMetadataKey")
-
-ConsumerGroupMemberMetadataValue = compiled("ConsumerGroupMemberMetadataValue")
-
-ConsumerGroupTargetAssignmentMetadataKey = compiled("ConsumerGroupTargetAssignmentMetadataKey")
-
-ConsumerGroupTargetAssignmentMetadataValue = compiled("ConsumerGroupTargetAssignmentMetadataValue")
-
-ConsumerGroupTargetAssignmentMemberKey = compiled("ConsumerGroupTargetAssignmentMemberKey")
-
-ConsumerGroupTargetAssignmentMemberValue = compiled("ConsumerGroupTargetAssignmentMemberValue")
-
-ConsumerGroupCurrentMemberAssignmentKey = compiled("ConsumerGroupCurrentMemberAssignmentKey")
-
-ConsumerGroupCurrentMemberAssignmentValue = compiled("ConsumerGroupCurrentMemberAssignmentValue")
-
-ShareSnapshotKey = compiled("ShareSnapshotKey")
-
-ShareSnapshotValue = compiled("ShareSnapshotValue")
 
 # KIP-932 share groups in `__consumer_offsets` and `__share_group_state` (Kafka 4.2's group and share
 # coordinator record schemas)
-ShareGroupMemberMetadataKey = compiled("ShareGroupMemberMetadataKey")
-
-ShareGroupMemberMetadataValue = compiled("ShareGroupMemberMetadataValue")
-
-ShareGroupMetadataKey = compiled("ShareGroupMetadataKey")
-
-ShareGroupMetadataValue = compiled("ShareGroupMetadataValue")
-
-ShareGroupTargetAssignmentMetadataKey = compiled("ShareGroupTargetAssignmentMetadataKey")
-
-ShareGroupTargetAssignmentMetadataValue = compiled("ShareGroupTargetAssignmentMetadataValue")
-
-ShareGroupTargetAssignmentMemberKey = compiled("ShareGroupTargetAssignmentMemberKey")
-
-ShareGroupTargetAssignmentMemberValue = compiled("ShareGroupTargetAssignmentMemberValue")
-
-ShareGroupCurrentMemberAssignmentKey = compiled("ShareGroupCurrentMemberAssignmentKey")
-
-ShareGroupCurrentMemberAssignmentValue = compiled("ShareGroupCurrentMemberAssignmentValue")
-
-ShareGroupStatePartitionMetadataKey = compiled("ShareGroupStatePartitionMetadataKey")
-
-ShareGroupStatePartitionMetadataValue = compiled("ShareGroupStatePartitionMetadataValue")
-
-ShareUpdateKey = compiled("ShareUpdateKey")
-
-ShareUpdateValue = compiled("ShareUpdateValue")

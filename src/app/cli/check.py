@@ -18,7 +18,9 @@ CHECK_VERSION = 3
 
 def api_versions_round_trip(host: str, port: int, timeout: float) -> int:
     """The number of APIs the broker advertises; raises OSError or ValueError on failure."""
-    request = ApiVersionsRequest[CHECK_VERSION](client_software_name="trafka-check", client_software_version="1")
+    request = ApiVersionsRequest(
+        version=CHECK_VERSION, client_software_name="trafka-check", client_software_version="1"
+    )
     request.with_header(correlation_id=1, client_id="trafka-check")
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.sendall(bytes(request.encode(header=True, framed=True)))

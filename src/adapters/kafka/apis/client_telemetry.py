@@ -23,17 +23,17 @@ from typing import Any
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import ZERO, TelemetryPoint
-from trafka.schema_codec.messages import compiled
+from trafka.schema_codec.messages import (
+    GetTelemetrySubscriptionsRequest,
+    GetTelemetrySubscriptionsResponse,
+    PushTelemetryRequest,
+    PushTelemetryResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Checks
-
-GetTelemetrySubscriptionsRequest = compiled("GetTelemetrySubscriptionsRequest")
-GetTelemetrySubscriptionsResponse = compiled("GetTelemetrySubscriptionsResponse")
-PushTelemetryRequest = compiled("PushTelemetryRequest")
-PushTelemetryResponse = compiled("PushTelemetryResponse")
 
 
 def handle_get_telemetry_subscriptions(

@@ -8,7 +8,7 @@ each group for group ones.
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
@@ -40,10 +40,10 @@ from .config_resources import (
     whole_refusal,
 )
 
-ConfigsResult: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult
+ConfigsResult: TypeAlias = Any  # DescribeConfigsResponse.DescribeConfigsResult
 
 
-ConfigValue: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
+ConfigValue: TypeAlias = Any  # DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
 
 
 def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:

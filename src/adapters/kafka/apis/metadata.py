@@ -35,7 +35,7 @@ LEADER_EPOCH = 0
 Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
 
 
-def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataResponse.MetadataResponseTopic:
+def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
     node = ctx.policy.node_id
     return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
@@ -58,7 +58,7 @@ def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataRe
     )
 
 
-def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
+def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
     return MetadataResponse.MetadataResponseTopic(
         error_code=code, name=name, topic_id=topic_id or ZERO_UUID, is_internal=False, partitions=[]
     )

@@ -8,6 +8,7 @@ import uuid
 import attrs
 import pytest
 import trio
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription  # the client's side
 
 from trafka.adapters.kafka.apis import (
     consumer_group_describe,
@@ -31,7 +32,6 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.schema_codec.messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
-    ConsumerProtocolSubscription,
     DeleteGroupsRequest,
     DescribeConfigsRequest,
     DescribeGroupsRequest,

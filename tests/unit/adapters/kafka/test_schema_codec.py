@@ -186,6 +186,13 @@ def _within(theirs: object, mine: object) -> object:
     return theirs
 
 
+def test_every_schema_has_its_class_declared_for_mypy():
+    from trafka.schema_codec import _declared
+
+    declared = {name for name, value in vars(_declared).items() if isinstance(value, type) and name != "Any"}
+    assert declared == {p.stem for p in MESSAGES.glob("*.json")}
+
+
 def test_every_api_kafka_python_ships_is_covered():
     assert len(KAFKA_PYTHON_SCHEMAS) >= 100  # every request and response, both directions
 
