@@ -219,9 +219,7 @@ def _is_default(field: Field, item: Any) -> bool:
 
 def _write_field(out: bytearray, field: Field, item: Any, version: int, flexible: bool) -> None:
     if field.is_array:
-        if item is None:
-            if version not in field.nullable:
-                raise SchemaError(f"{field.name} is not nullable in version {version}")
+        if item is None:  # null even where the schema says non-nullable, as kafka-python wrote it
             _uvarint(out, 0) if flexible else out.extend(_INT["int32"].pack(-1))
             return
         _uvarint(out, len(item) + 1) if flexible else out.extend(_INT["int32"].pack(len(item)))
@@ -239,8 +237,6 @@ def _write_field(out: bytearray, field: Field, item: Any, version: int, flexible
             out.extend(_INT["int8"].pack(1))
         _write_struct(out, field.fields, item or {}, version, flexible)
         return
-    if item is None and field.type in ("string", "bytes", "records") and version not in field.nullable:
-        raise SchemaError(f"{field.name} is not nullable in version {version}")
     _write_scalar(out, field.type, item, flexible, field.name)
 
 
