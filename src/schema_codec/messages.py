@@ -236,6 +236,8 @@ class Message(metaclass=_MessageType):
         correlation_id, client_id = self.__dict__.get("_header", (0, "trafka"))
         # flexible versions add a tagged-field section (empty); ApiVersions' response header never does
         tagged = b"\x00" if self.flexible_version_q(version) and not (self.API_KEY == 18 and self._is_response) else b""
+        if self.API_KEY is None:  # a record's or a data schema's header: its int16 version
+            return struct.pack(">h", version)
         if not self._is_response:
             client = (
                 b"\xff\xff" if client_id is None else struct.pack(">h", len(client_id.encode())) + client_id.encode()
@@ -244,12 +246,18 @@ class Message(metaclass=_MessageType):
         return struct.pack(">i", correlation_id) + tagged
 
     @classmethod
-    def decode(cls, data: Any, version: int, exact: bool = True, header: bool = False) -> Any:
+    def decode(cls, data: Any, version: int | None = None, exact: bool = True, header: bool = False) -> Any:
         """A body decoded at `version`; with `exact` False, bytes after the last field are ignored."""
         schema = cls._schema
         assert schema is not None
         if hasattr(data, "read"):
             data = data.read()
+        if header and cls.API_KEY is None:  # a data schema's int16 version; a newer one is read as the highest
+            (written,) = struct.unpack_from(">h", data)
+            version = written if version is None else version
+            return cls.decode(memoryview(data)[2:], min(version, cls.max_version), exact=False)
+        if version is None:
+            raise ValueError(f"{cls.__name__}: a version is needed to decode")
         if header:  # a response's header (the correlation id, and an empty tagged-field section)
             tagged = cls.flexible_version_q(version) and cls.API_KEY != 18
             correlation_id = struct.unpack_from(">i", data)[0]
