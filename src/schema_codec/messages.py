@@ -277,6 +277,8 @@ def _to_value(message: Any) -> dict[str, Any]:
             item = [_to_value(e) for e in item] if view.field.is_array else _to_value(item)
         elif view.bitfield:
             item = _int32(item)
+        elif item is None and view.field.type == "uuid":
+            item = _ZERO_UUID  # read as None, written as zeros (a tagged one then stays left out)
         out[view.field.name] = item
     return out
 
