@@ -30,3 +30,18 @@ def kafka_python_frame(message: Any, version: int, correlation_id: int) -> bytes
     theirs.API_VERSION = version
     theirs.with_header(correlation_id=correlation_id)
     return bytes(theirs.encode(header=True, framed=True))
+
+
+@functools.cache
+def kafka_python_class_from_trafkas_schema(name: str) -> Any:
+    """kafka-python's compiler over trafka's schema file `name` (the schema the broker serves): a client
+    class for a test that builds requests with kafka-python's machinery (its loader warns on 3.11+)."""
+    import warnings
+
+    from kafka.protocol.api_message import ApiMessage
+
+    import trafka.kafka_schemas as kafka_schemas
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return type(name, (ApiMessage,), {}, load_json=kafka_schemas)
