@@ -39,9 +39,9 @@ import time
 
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
-from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.schema_codec.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 
 CLIENT = ClientInfo("bench", "127.0.0.1")
 _correlation = itertools.count(1)

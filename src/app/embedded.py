@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Self
 
@@ -169,7 +170,9 @@ class RunningBroker:
             fetched = self.ctx.replicas.fetch(tp, offset, _FETCH_BYTES, True)
             if fetched.error is not ErrorCode.NONE or not fetched.records:
                 return
-            from kafka.record import MemoryRecords  # the client's batch reader, for the records helpers only
+            with warnings.catch_warnings():  # kafka-python 3.0.12 warns on import (ADR 92)
+                warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
+                from kafka.record import MemoryRecords  # the client's batch reader, for the records helpers only
 
             batches = MemoryRecords(bytes(fetched.records))
             last = offset

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from trafka.adapters.kafka.wire import messages
+from tests import kafka_python_messages as messages
 
 # The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
 pytestmark = pytest.mark.timeout(900)

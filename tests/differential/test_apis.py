@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kafka.protocol import admin, consumer, metadata, producer
 
-from trafka.adapters.kafka.wire import messages
+from tests import kafka_python_messages as messages
 
 # The first test to ask for `apache_kafka` waits for Maven and Kafka's start (ADR 63).
 pytestmark = pytest.mark.timeout(900)

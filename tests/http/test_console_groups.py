@@ -12,17 +12,17 @@ import trio
 from kafka.record.memory_records import MemoryRecordsBuilder
 
 from tests.http.test_console import _http
-from trafka.adapters.http import run_listener
-from trafka.adapters.http.actions import ConsoleError, delete_group, plan_reset, reset_offsets
-from trafka.adapters.http.pages import group_row, group_rows
-from trafka.adapters.kafka.apis import consumer_group_heartbeat, share_acknowledge, share_fetch, share_group_heartbeat
-from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     ConsumerGroupHeartbeatRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
     ShareGroupHeartbeatRequest,
 )
+from trafka.adapters.http import run_listener
+from trafka.adapters.http.actions import ConsoleError, delete_group, plan_reset, reset_offsets
+from trafka.adapters.http.pages import group_row, group_rows
+from trafka.adapters.kafka.apis import consumer_group_heartbeat, share_acknowledge, share_fetch, share_group_heartbeat
+from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.memory import MemoryShareStateStore
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters

@@ -51,7 +51,7 @@ def heartbeat_interval(bootstrap: str, group: str, topic: str) -> int:
 
     from kafka import KafkaAdminClient
 
-    from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest
+    from tests.kafka_python_messages import ConsumerGroupHeartbeatRequest
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+from tests.kafka_python_oracle import kafka_python_class_from_trafkas_schema
 from trafka.adapters.kafka.apis import build_registry
 
 from .broker import BrokerProcess
@@ -82,7 +83,8 @@ def _struct(field, version: int, depth: int) -> st.SearchStrategy:
 
 def request_frames(api, version: int) -> st.SearchStrategy[bytes]:
     """A framed request (header v1/v2 with correlation id 7): schema-built, maybe with a count overwritten."""
-    request_class = api.request
+    # kafka-python's compiler over the broker's schema file: the fuzzer builds requests as a client would
+    request_class = kafka_python_class_from_trafkas_schema(api.request.__name__)
     fields = {name: _value(f, version, 0) for name, f in _present(request_class._struct, version)}
 
     def frame(values: dict) -> bytes:

@@ -24,7 +24,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from tests.batches import make_batch
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ShareAcknowledgeRequest,
@@ -216,7 +216,7 @@ def test_a_batch_holding_more_than_its_declared_record_count_is_invalid_record(b
 
 def test_a_null_in_a_non_nullable_array_closes_the_connection_without_a_traceback(broker):
     """Finding 14: Kafka's generated parser refuses it; the handler never sees None."""
-    from trafka.adapters.kafka.wire.messages import ConsumerGroupDescribeRequest
+    from tests.kafka_python_messages import ConsumerGroupDescribeRequest
 
     since = len(broker.output)
     with WireClient(broker.bootstrap) as client, WireClient(broker.bootstrap) as bystander:

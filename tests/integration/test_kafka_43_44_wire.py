@@ -22,8 +22,8 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from trafka.adapters.kafka.wire import messages
-from trafka.adapters.kafka.wire.messages import (
+from tests import kafka_python_messages as messages
+from tests.kafka_python_messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
     TxnOffsetCommitRequest,

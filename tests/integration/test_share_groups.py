@@ -18,8 +18,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 import trafka
-from tests.waiting import throughout
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     ShareFetchRequest,
     ShareFetchResponse,
     ShareGroupDescribeRequest,
@@ -27,6 +26,7 @@ from trafka.adapters.kafka.wire.messages import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
+from tests.waiting import throughout
 
 from .broker import BrokerProcess, running
 from .clients import client_log_fixture, confluent_admin, create_topic, unique

@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 
-from trafka.adapters.kafka.wire.messages import (
+from tests.kafka_python_messages import (
     ShareFetchRequest,
     ShareFetchResponse,
     ShareGroupHeartbeatRequest,

@@ -1,8 +1,8 @@
 """Inflating compressed record batches, for the domain's `Decompress` port, and deflating the batches
 the log cleaner rebuilds (`compress`), with the batch's own codec.
 
-Kafka's codecs (snappy raw and xerial-framed, LZ4 frame, gzip, zstd), as kafka-python's `kafka.codec`
-uses their libraries. Only record-level lookups inflate; produce and fetch store and serve compressed
+Kafka's codecs (snappy raw and xerial-framed, LZ4 frame, gzip, zstd) over their libraries, as Kafka's
+clients frame them. Only record-level lookups inflate; produce and fetch store and serve compressed
 batches as they came.
 
 Inflation is bounded (issue 42, ADR 69): a 16 KB zstd batch can declare 512 MiB. Each codec is read
@@ -22,7 +22,6 @@ from collections.abc import Callable
 import lz4.frame
 import snappy
 import zstandard
-from kafka import codec
 
 from trafka.domain.batch import Compression
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -30,7 +29,10 @@ from trafka.domain.varint import read_uvarint
 
 MAX_INFLATED = 64 << 20
 _CHUNK = 64 << 10
-_XERIAL_HEADER = 16
+# Xerial's snappy-java stream header (Kafka's SnappyOutputStream): a magic, version 1, compatible version 1.
+_XERIAL_MAGIC = struct.pack(">b6sBii", -126, b"SNAPPY", 0, 1, 1)
+_XERIAL_HEADER = len(_XERIAL_MAGIC)
+_XERIAL_BLOCK = 32 << 10  # snappy-java's default block size
 _ZSTD_STEP = 64
 
 
@@ -95,7 +97,7 @@ def _unlz4(payload: bytes, limit: int) -> bytes:
 
 
 def _unsnappy(payload: bytes, limit: int) -> bytes:
-    if not codec._detect_xerial_stream(payload):
+    if not (len(payload) > _XERIAL_HEADER and payload[:_XERIAL_HEADER] == _XERIAL_MAGIC):
         _declared(payload, 0, limit)
         return snappy.decompress(payload)
     out = bytearray()
@@ -138,13 +140,26 @@ def decompress(compression: int, payload: bytes, limit: int = MAX_INFLATED) -> b
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"cannot decompress batch: {exc}") from exc
 
 
-# The encoders kafka-python's DefaultRecordBatchBuilder uses: snappy in the xerial framing Kafka's
-# SnappyOutputStream writes, LZ4 frames, gzip, zstd.
+def _gzip(data: bytes) -> bytes:
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # a gzip member, level 9
+    return deflater.compress(data) + deflater.flush()
+
+
+def _snappy_xerial(data: bytes) -> bytes:
+    """Snappy in the xerial framing Kafka's SnappyOutputStream writes: the header, then each 32 KiB
+    block compressed, after its int32 length."""
+    out = bytearray(_XERIAL_MAGIC)
+    for start in range(0, len(data), _XERIAL_BLOCK):
+        block = snappy.compress(data[start : start + _XERIAL_BLOCK])
+        out += struct.pack(">i", len(block)) + block
+    return bytes(out)
+
+
 _ENCODERS: dict[int, Callable[[bytes], bytes]] = {
-    Compression.GZIP: codec.gzip_encode,
-    Compression.SNAPPY: lambda data: codec.snappy_encode(data, xerial_compatible=True),
-    Compression.LZ4: codec.lz4_encode,
-    Compression.ZSTD: codec.zstd_encode,
+    Compression.GZIP: _gzip,
+    Compression.SNAPPY: _snappy_xerial,
+    Compression.LZ4: lambda data: bytes(lz4.frame.compress(data)),
+    Compression.ZSTD: lambda data: bytes(zstandard.ZstdCompressor().compress(data)),
 }
 
 

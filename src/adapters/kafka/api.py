@@ -4,7 +4,7 @@ Each module under `apis/` is one API's room (or a tight family's, as JoinGroup/S
 LeaveGroup): it declares a `KafkaApi` with everything that is that API's, and nothing else needs
 editing to serve it:
 
-- the kafka-python request and response classes and the version range it honours (ApiVersions is
+- the request and response classes (compiled from Kafka's schemas, ADR 92) and the version range it honours (ApiVersions is
   computed from the registry, so the broker never advertises what it cannot serve);
 - its handler;
 - what it needs authorized (`authorization`): the checks in the order Kafka's KafkaApis makes them,
@@ -237,7 +237,7 @@ class ClusterCheck(Protocol):
 
 @attrs.frozen
 class KafkaApi:
-    request: Any  # the kafka-python request class (its API_KEY and schemas)
+    request: Any  # the request class `trafka.schema_codec` compiled (its API_KEY and schema)
     response: Any
     versions: tuple[int, int]
     handle: Handle = attrs.field(converter=committing)  # the room's handler, followed by the commit

@@ -19,12 +19,11 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kafka.protocol.admin import IncrementalAlterConfigsRequest
-
 from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
+from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
 from .apis import share_group_configs
 from .apis.config_resources import GROUP_RESOURCE

@@ -27,9 +27,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from kafka.record.default_records import DefaultRecordBatchBuilder
-from kafka.record.memory_records import MemoryRecords
-
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.share import Archived
@@ -124,6 +121,15 @@ def dead_letter_writer(
 def _copies(
     group_id: str, tp: TopicPartition, a: Archived, replicas: ReplicaManager, copy_record: bool, now_ms: int
 ) -> bytes | None:
+    # kafka-python's record batch reader and builder (2.x and 3.x alike), imported on the first copy
+    # only: `import kafka` loads its whole client, which a broker's start should not pay for.
+    import warnings
+
+    with warnings.catch_warnings():  # kafka-python 3.0.12 warns on import (its schema loader), ADR 92
+        warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
+        from kafka.record.default_records import DefaultRecordBatchBuilder
+        from kafka.record.memory_records import MemoryRecords
+
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=0,

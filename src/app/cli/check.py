@@ -11,14 +11,16 @@ import socket
 import struct
 import sys
 
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 CHECK_VERSION = 3
 
 
 def api_versions_round_trip(host: str, port: int, timeout: float) -> int:
     """The number of APIs the broker advertises; raises OSError or ValueError on failure."""
-    request = ApiVersionsRequest[CHECK_VERSION](client_software_name="trafka-check", client_software_version="1")
+    request = ApiVersionsRequest(
+        version=CHECK_VERSION, client_software_name="trafka-check", client_software_version="1"
+    )
     request.with_header(correlation_id=1, client_id="trafka-check")
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.sendall(bytes(request.encode(header=True, framed=True)))

@@ -13,9 +13,11 @@ from trafka.app.cli import users
 from trafka.domain.security import ScramMechanism
 from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
 
-# Libraries of features a memory broker without them never uses (and pytest, which trio.testing imports).
+# Libraries of features a memory broker without them never uses (and pytest, which trio.testing imports);
+# kafka-python is a client, not the broker's codec (ADR 92).
 FEATURES = (
     "pytest",
+    "kafka",
     "trio.testing",
     "starlette",
     "hypercorn",

@@ -9,15 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    CreateAclsRequest,
-    CreateAclsResponse,
-    DeleteAclsRequest,
-    DeleteAclsResponse,
-    DescribeAclsRequest,
-    DescribeAclsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import (
     AclBinding,
@@ -29,6 +20,14 @@ from trafka.domain.security.acls import (
 )
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -6,13 +6,12 @@ Authorization: WRITE on the transactional id, READ on the group.
 
 from __future__ import annotations
 
-from kafka.protocol.producer import (
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
 )
-
-from trafka.domain.security.acls import AclOperation as Op
-from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_coordinator, transactional_id

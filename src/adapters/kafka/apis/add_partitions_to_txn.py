@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.producer import (
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
 
 from ..api import KafkaApi
 from ..cluster import TRANSACTION

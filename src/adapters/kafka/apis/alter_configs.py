@@ -9,14 +9,13 @@ broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerA
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    AlterConfigsRequest,
-    AlterConfigsResponse,
-)
-
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+)
 
 from .. import group_configs
 from ..api import KafkaApi

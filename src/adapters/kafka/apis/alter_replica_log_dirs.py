@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 from ..api import KafkaApi
 from ..context import BrokerContext

@@ -36,11 +36,11 @@ from trafka.domain.features import (
     STREAMS_VERSION,
     TRANSACTION_VERSION,
 )
+from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 from ..api import HandlerRegistry, KafkaApi, top_level_error
 from ..context import BrokerContext
 from ..request_context import ClientInfo
-from ..wire.messages import ApiVersionsRequest, ApiVersionsResponse
 
 VERSIONS = (0, 5)
 

@@ -7,7 +7,11 @@ Authorization: READ on the group, for each of the four.
 
 from __future__ import annotations
 
-from kafka.protocol.consumer import (
+from trafka.domain.errors import ErrorCode
+from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -17,11 +21,6 @@ from kafka.protocol.consumer import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-
-from trafka.domain.errors import ErrorCode
-from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
-from trafka.domain.security.acls import AclOperation as Op
-from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator

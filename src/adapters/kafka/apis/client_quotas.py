@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
+from trafka.domain.errors import ErrorCode
+from trafka.domain.quotas import DescribeFilter, QuotaEntity, QuotaError
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
     AlterClientQuotasRequest,
     AlterClientQuotasResponse,
     DescribeClientQuotasRequest,
     DescribeClientQuotasResponse,
 )
-
-from trafka.domain.errors import ErrorCode
-from trafka.domain.quotas import DescribeFilter, QuotaEntity, QuotaError
-from trafka.domain.security.acls import AclOperation as Op
-from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi
 from ..context import BrokerContext

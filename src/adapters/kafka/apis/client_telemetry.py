@@ -19,44 +19,21 @@ in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes ar
 from __future__ import annotations
 
 import uuid
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kafka.protocol.api_message import ApiMessage
-
-import trafka.kafka_schemas as schemas
 from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import ZERO, TelemetryPoint
+from trafka.schema_codec.messages import (
+    GetTelemetrySubscriptionsRequest,
+    GetTelemetrySubscriptionsResponse,
+    PushTelemetryRequest,
+    PushTelemetryResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Checks
-
-if TYPE_CHECKING:
-
-    class _Message(ApiMessage):
-        def __init_subclass__(cls, *, load_json: Any = None, **kwargs: Any) -> None: ...
-else:
-    _Message = ApiMessage
-
-
-# kafka-python 3.0.12's schema loader uses importlib.resources' legacy read_text, which warns on
-# 3.11+: ignored around these classes only, so a user's `-W error` suite is not failed by it.
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
-
-    class GetTelemetrySubscriptionsRequest(_Message, load_json=schemas):
-        pass
-
-    class GetTelemetrySubscriptionsResponse(_Message, load_json=schemas):
-        pass
-
-    class PushTelemetryRequest(_Message, load_json=schemas):
-        pass
-
-    class PushTelemetryResponse(_Message, load_json=schemas):
-        pass
 
 
 def handle_get_telemetry_subscriptions(

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from ..wire.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from .authorized_operations import GROUP_OPERATIONS, as_int32
 from .modern_groups import describe_filter, describe_refusal, described_assignment, not_described
 

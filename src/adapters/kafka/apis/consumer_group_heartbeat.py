@@ -22,13 +22,13 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.modern import ConsumerHeartbeat, HeartbeatAnswer
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 
 from ..api import Deferred, KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from ..wire.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .modern_groups import heartbeat_response
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from kafka.protocol.admin import (
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-)
-
 from trafka.domain.catalog import EXCESSIVELY_LARGE_BATCH, MAX_RECORDS_PER_USER_OP
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
 
 from ..api import KafkaApi
 from ..context import BrokerContext

@@ -12,6 +12,7 @@ from typing import Any
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import DeleteGroupsRequest, DeleteGroupsResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
@@ -23,7 +24,6 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
-from ..wire.messages import DeleteGroupsRequest, DeleteGroupsResponse
 
 MESSAGES_FROM = 3
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    DeleteRecordsRequest,
-    DeleteRecordsResponse,
-)
-
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+)
 
 from ..api import KafkaApi
 from ..connection.cluster import refuse_unless_leader

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    DeleteTopicsRequest,
-    DeleteTopicsResponse,
-)
-
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
+from trafka.schema_codec.messages import (
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 
 from ..api import KafkaApi
 from ..context import BrokerContext

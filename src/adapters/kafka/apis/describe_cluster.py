@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    DescribeClusterRequest,
-    DescribeClusterResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+)
 
 from ..api import Handle, KafkaApi, top_level_error
 from ..cluster import ClusterMap

@@ -8,17 +8,16 @@ each group for group ones.
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
-from kafka.protocol.admin import (
-    DescribeConfigsRequest,
-    DescribeConfigsResponse,
-)
+from typing import Any
 
 from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 
 from ..api import KafkaApi
 from ..context import BrokerContext
@@ -41,13 +40,13 @@ from .config_resources import (
     whole_refusal,
 )
 
-ConfigsResult: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult
+ConfigsResult = DescribeConfigsResponse.DescribeConfigsResult  # classes built at run time: Any to mypy
 
 
-ConfigValue: TypeAlias = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
+ConfigValue = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
 
 
-def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:
+def _config_value(entry: ConfigEntry, synonyms: bool) -> Any:  # a ConfigValue
     return ConfigValue(
         name=entry.name,
         value=entry.value,
@@ -67,7 +66,7 @@ def _config_value(entry: ConfigEntry, synonyms: bool) -> ConfigValue:
     )
 
 
-def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> ConfigsResult:
+def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> Any:  # a ConfigsResult
     keys = None if resource.configuration_keys is None else list(resource.configuration_keys)
     error, message, entries = ErrorCode.NONE, None, []
     if resource.resource_type == TOPIC_RESOURCE:

@@ -8,15 +8,14 @@ with nothing of it; the authorized operations are filled from the ACLs.
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.state import GroupState
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, refuse_unless_coordinator

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from ..api import KafkaApi
 from ..context import BrokerContext

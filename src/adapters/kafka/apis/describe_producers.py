@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    DescribeProducersRequest,
-    DescribeProducersResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

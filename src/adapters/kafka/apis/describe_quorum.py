@@ -11,12 +11,11 @@ Authorization: DESCRIBE on the cluster (ControllerApis); refused, the top-level 
 
 from __future__ import annotations
 
-from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.log_dirs import METADATA_PARTITION
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import DescribeQuorumRequest, DescribeQuorumResponse
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
-    DescribeTopicPartitionsRequest,
-    DescribeTopicPartitionsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID
+from trafka.schema_codec.messages import (
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
+)
 
 from ..api import Handle, KafkaApi, top_level_error
 from ..cluster import ClusterMap

@@ -6,14 +6,13 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED; its partitions leave out topics it may no
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

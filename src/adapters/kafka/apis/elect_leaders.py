@@ -9,12 +9,11 @@ Authorization: ALTER on the cluster; refused, the top-level error (v1+) and ever
 
 from __future__ import annotations
 
-from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ElectLeadersRequest, ElectLeadersResponse
 
 from ..api import KafkaApi
 from ..context import BrokerContext

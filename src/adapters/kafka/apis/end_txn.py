@@ -9,12 +9,11 @@ Authorization: WRITE on the transactional id.
 
 from __future__ import annotations
 
-from kafka.protocol.producer import (
+from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import (
     EndTxnRequest,
     EndTxnResponse,
 )
-
-from trafka.domain.errors import ErrorCode
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_coordinator, transactional_id

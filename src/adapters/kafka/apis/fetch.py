@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kafka.protocol.consumer import FetchRequest, FetchResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
 from trafka.domain.quotas import QuotaSensors, QuotaType
@@ -31,6 +29,7 @@ from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
+from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
 from ..api import KafkaApi, Parked, QuotaCharge, top_level_error
 from ..connection.cluster import fail_partitions

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import FindCoordinatorRequest, FindCoordinatorResponse
 
 from .. import internal_topics
 from ..api import Handle, KafkaApi

@@ -10,15 +10,14 @@ for topic ones, on each group for group ones.
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse,
-)
-
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 
 from .. import group_configs
 from ..api import KafkaApi

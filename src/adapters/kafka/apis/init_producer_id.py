@@ -6,12 +6,11 @@ cluster or WRITE on any topic (Kafka's authorizeByResourceType).
 
 from __future__ import annotations
 
-from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse
-
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import InitProducerIdRequest, InitProducerIdResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_coordinator, transactional_id

@@ -10,12 +10,11 @@ Authorization: DESCRIBE_CONFIGS on the cluster; refused, the top-level error.
 
 from __future__ import annotations
 
-from kafka.protocol.admin import ListConfigResourcesRequest, ListConfigResourcesResponse
-
 from trafka.domain.configs import ConfigResourceType as Type
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import ListConfigResourcesRequest, ListConfigResourcesResponse
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -7,15 +7,14 @@ Authorization filters: without DESCRIBE on the cluster, only the groups the prin
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    ListGroupsRequest,
-    ListGroupsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

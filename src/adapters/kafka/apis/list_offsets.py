@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import OffsetResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ListOffsetsRequest, ListOffsetsResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import fail_partitions

@@ -11,15 +11,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from kafka.protocol.admin import (
-    ListTransactionsRequest,
-    ListTransactionsResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.transactions import TxnState as TxnStates
+from trafka.schema_codec.messages import (
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.metadata import MetadataRequest, MetadataResponse
-
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, Topic, is_internal_topic, validate_topic_name
+from trafka.schema_codec.messages import MetadataRequest, MetadataResponse
 
 from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap
@@ -39,7 +38,7 @@ LEADER_EPOCH = 0
 Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
 
 
-def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataResponse.MetadataResponseTopic:
+def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
     node = ctx.policy.node_id
     return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
@@ -62,7 +61,7 @@ def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> MetadataRe
     )
 
 
-def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> MetadataResponse.MetadataResponseTopic:
+def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
     return MetadataResponse.MetadataResponseTopic(
         error_code=code,
         name=name,

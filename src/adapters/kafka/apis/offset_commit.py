@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.consumer import (
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommitRequest, CommittedOffset
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
 
 from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator

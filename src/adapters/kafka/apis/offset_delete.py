@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.consumer import (
-    OffsetDeleteRequest,
-    OffsetDeleteResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator

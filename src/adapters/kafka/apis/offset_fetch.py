@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafka.protocol.consumer import (
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-)
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommittedOffset
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, refuse_unless_coordinator

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap

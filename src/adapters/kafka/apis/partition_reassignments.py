@@ -6,17 +6,16 @@ Authorization: ALTER on the cluster to reassign, DESCRIBE to list.
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-
-from trafka.domain.errors import ErrorCode
-from trafka.domain.security.acls import AclOperation as Op
-from trafka.domain.security.acls import ResourceType as Res
-from trafka.domain.topics import TopicPartition
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

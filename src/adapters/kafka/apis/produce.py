@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kafka.protocol.producer import ProduceRequest, ProduceResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaType
 from trafka.domain.replica_manager import ProduceResult, first_batch_is_transactional
@@ -26,6 +24,7 @@ from trafka.domain.security import client_text
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ProduceRequest, ProduceResponse
 
 from ..api import NO_RESPONSE, CloseConnection, FastDecoder, KafkaApi, Lane, QuotaCharge
 from ..connection.cluster import refuse_unless_leader

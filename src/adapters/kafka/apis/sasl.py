@@ -5,14 +5,13 @@ else; served elsewhere they answer as Kafka does on a listener without SASL. Una
 
 from __future__ import annotations
 
-from kafka.protocol.sasl import (
+from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
-
-from trafka.domain.errors import ErrorCode
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -15,13 +15,13 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share.service import FINAL_EPOCH, INITIAL_EPOCH
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from ..wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from .share_acks import NO_LEADER, acknowledge, identity_error, share_partitions
 
 Topic = ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse

@@ -27,6 +27,7 @@ from trafka.domain.groups.share.service import ACQUIRE_MODES, BATCH_OPTIMIZED, F
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ShareFetchRequest, ShareFetchResponse
 
 from .. import internal_topics
 from ..api import KafkaApi, Parked, top_level_error
@@ -34,7 +35,6 @@ from ..connection.cluster import refuse_unless_leader
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from ..wire.messages import ShareFetchRequest, ShareFetchResponse
 from .share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, share_partitions, target
 
 Topic = ShareFetchResponse.ShareFetchableTopicResponse

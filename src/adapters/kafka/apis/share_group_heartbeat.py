@@ -15,13 +15,13 @@ from trafka.domain.groups.modern import HeartbeatAnswer
 from trafka.domain.groups.share import ShareHeartbeat
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from ..wire.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from .modern_groups import heartbeat_response
 
 DISABLED = HeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")

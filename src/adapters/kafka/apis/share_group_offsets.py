@@ -22,13 +22,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, TopicPartition
-
-from ..api import KafkaApi, top_level_error
-from ..connection.cluster import groups_in, one_group, refuse_unless_coordinator
-from ..context import BrokerContext
-from ..request_context import ClientInfo
-from ..security.authorization import Check, Checks, Filter, request_field
-from ..wire.messages import (
+from trafka.schema_codec.messages import (
     AlterShareGroupOffsetsRequest,
     AlterShareGroupOffsetsResponse,
     DeleteShareGroupOffsetsRequest,
@@ -36,6 +30,12 @@ from ..wire.messages import (
     DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse,
 )
+
+from ..api import KafkaApi, top_level_error
+from ..connection.cluster import groups_in, one_group, refuse_unless_coordinator
+from ..context import BrokerContext
+from ..request_context import ClientInfo
+from ..security.authorization import Check, Checks, Filter, request_field
 
 DGroup = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
 DTopic = DGroup.DescribeShareGroupOffsetsResponseTopic

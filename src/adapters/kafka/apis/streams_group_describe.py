@@ -17,13 +17,13 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.streams import TasksTuple, TopicInfo
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from ..wire.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
 from .authorized_operations import GROUP_OPERATIONS, as_int32
 
 Described = StreamsGroupDescribeResponse.DescribedGroup

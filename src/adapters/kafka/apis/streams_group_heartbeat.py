@@ -36,13 +36,13 @@ from trafka.domain.groups.streams import (
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from ..wire.messages import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 from .api_versions import feature_ceilings
 
 Response = StreamsGroupHeartbeatResponse

@@ -17,6 +17,7 @@ from trafka.domain.groups import CommittedOffset
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator
@@ -29,7 +30,6 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
-from ..wire.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 CommitTopic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 

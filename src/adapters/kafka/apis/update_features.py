@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import FeatureUpdate, UpgradeType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 from ..api import KafkaApi
 from ..context import BrokerContext

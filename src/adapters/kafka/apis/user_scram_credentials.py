@@ -8,17 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.admin import (
+from trafka.domain.errors import ErrorCode
+from trafka.domain.security import ScramDeletion, ScramUpsertion
+from trafka.domain.security.acls import AclOperation as Op
+from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
 )
-
-from trafka.domain.errors import ErrorCode
-from trafka.domain.security import ScramDeletion, ScramUpsertion
-from trafka.domain.security.acls import AclOperation as Op
-from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi, top_level_error
 from ..context import BrokerContext

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka.protocol.producer.transaction import WriteTxnMarkersRequest, WriteTxnMarkersResponse
-
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import refuse_unless_leader

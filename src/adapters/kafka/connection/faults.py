@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 
 import attrs
 import trio
-from kafka.protocol.data_container import DataContainer
+
+from trafka.schema_codec.messages import Message
 
 from ..api import CloseConnection, Deferred, Handle, Held, KafkaApi, Parked, top_level_error
 
@@ -91,7 +92,7 @@ class Interceptor:
         self.removed = False
 
 
-def _set_error_codes(message: DataContainer, error: int) -> None:
+def _set_error_codes(message: Message, error: int) -> None:
     """Every `error_code` in the message tree set to `error`; a fetched partition loses its records (empty,
     never null: Kafka answers an errored partition with `MemoryRecords.EMPTY`)."""
     for name in message.fields:
@@ -102,9 +103,9 @@ def _set_error_codes(message: DataContainer, error: int) -> None:
             setattr(message, name, b"")
         elif isinstance(value, list):
             for item in value:
-                if isinstance(item, DataContainer):
+                if isinstance(item, Message):
                     _set_error_codes(item, error)
-        elif isinstance(value, DataContainer):
+        elif isinstance(value, Message):
             _set_error_codes(value, error)
 
 

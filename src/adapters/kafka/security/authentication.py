@@ -36,14 +36,6 @@ import struct
 from collections.abc import Callable, Mapping
 
 import attrs
-from kafka.protocol.api_key import ApiKey
-from kafka.protocol.metadata import ApiVersionsRequest
-from kafka.protocol.sasl import (
-    SaslAuthenticateRequest,
-    SaslAuthenticateResponse,
-    SaslHandshakeRequest,
-    SaslHandshakeResponse,
-)
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import (
@@ -58,6 +50,13 @@ from trafka.domain.security import (
     client_message,
     client_text,
 )
+from trafka.schema_codec.messages import (
+    ApiVersionsRequest,
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 from ..api import HandlerRegistry
 from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
@@ -66,7 +65,9 @@ _API_KEY = struct.Struct(">h")
 _API_VERSION = struct.Struct(">h")  # after the api key
 _HEADER_SIZE = 8  # api key, api version, correlation id: what Kafka reads before the client id
 _SIZE = struct.Struct(">i")
-_KAFKA_API_KEYS = frozenset(int(key) for key in ApiKey)  # the keys whose header Kafka can parse
+# The ids of Kafka's ApiKeys (0-92, contiguous, as kafka-python 3.0.12's ApiKey lists them): the keys whose
+# header Kafka can parse.
+_KAFKA_API_KEYS = range(93)
 
 
 @attrs.frozen

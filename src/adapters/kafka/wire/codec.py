@@ -1,21 +1,18 @@
-"""Request and response codec on top of kafka-python's schema-generated message classes.
+"""Request and response codec on top of trafka's schema-compiled message classes (`wire/messages`).
 
-Headers and bodies go through `kafka.protocol` (pinned to kafka-python 3.0.x, whose classes are
-compiled from Kafka's JSON schemas), except where a room declares a measured `FastDecoder` for some
-versions (Produce's `fast_produce`, proven equal to kafka-python's by differential tests, ADR 9); a
-response that encodes itself (a fast-path answer) does so. This module only picks the class and
-version, checks that a body was consumed exactly, and turns every decoding failure into a
-`ProtocolError` for the connection to report.
+Bodies go through the classes `schema_codec` compiles from Kafka's JSON schemas (ADRs 71, 92), except
+where a room declares a measured `FastDecoder` for some versions (Produce's `fast_produce`, proven
+equal to the schema's encoding by differential tests, ADR 9); a response that encodes itself (a
+fast-path answer) does so. This module reads the request header, picks the class and version, and
+turns every decoding failure into a `ProtocolError` for the connection to report.
 """
 
 from __future__ import annotations
 
-import functools
 import struct
 from typing import NamedTuple
 
 import attrs
-from kafka.protocol.api_header import RequestHeader
 
 from ..api import HandlerRegistry, KafkaApi
 from .non_null import null_field
@@ -24,6 +21,7 @@ _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
 # Kafka 3.x-4.x's APIs (DescribeCluster on: KIP-848, KIP-932, KIP-714, ...) refuse a null in a non-nullable
 # field as Kafka's generated parsers do (issue 42); the older ones keep kafka-python's leniency.
 _NULL_CHECKED_FROM = 60
+_API_VERSIONS = 18
 
 
 class ProtocolError(Exception):
@@ -47,15 +45,45 @@ class DecodedRequest(NamedTuple):
     body: object
 
 
-@functools.cache
-def _header_decoder(flexible: bool):
-    """kafka.protocol's compiled decoder for request header v2 (flexible) or v1.
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
 
-    The client id is a non-compact nullable string in both, as Kafka keeps it.
+
+def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        if pos >= len(frame) or shift > 28:
+            raise ValueError("a bad varint in the request header")
+        byte = frame[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _header_end(frame: bytes, flexible: bool) -> tuple[str | None, int]:
+    """The client id of request header v1 or v2 (flexible) and where the body starts.
+
+    The client id is a non-compact nullable string in both, as Kafka keeps it; v2 adds tagged fields.
     """
-    return RequestHeader._struct.compiled_decode_from(
-        2 if flexible else 1, compact=False, tagged=flexible, data_class=RequestHeader
-    )
+    (size,) = _I16.unpack_from(frame, _KEY_VERSION_CORRELATION.size)
+    pos = _KEY_VERSION_CORRELATION.size + 2
+    client_id = None
+    if size >= 0:
+        if pos + size > len(frame):
+            raise ValueError("the client id runs past the frame")
+        client_id = frame[pos : pos + size].decode()
+        pos += size
+    if flexible:
+        count, pos = _uvarint(frame, pos)
+        for _ in range(count):
+            _, pos = _uvarint(frame, pos)
+            length, pos = _uvarint(frame, pos)
+            pos += length
+        if pos > len(frame):
+            raise ValueError("the header's tagged fields run past the frame")
+    return client_id, pos
 
 
 def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
@@ -82,23 +110,17 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
     request_class = handler.request
     flexible = request_class.flexible_version_q(api_version)
     try:
-        view = memoryview(frame)
-        header, pos = _header_decoder(flexible)(view, 0)
-        decode_from = request_class._struct.compiled_decode_from(
-            api_version, compact=flexible, tagged=flexible, data_class=request_class[None]
-        )
-        body, end = decode_from(view, pos)
+        client_id, pos = _header_end(frame, flexible)
+        # Bytes after the last field are ignored, as Kafka's generated parsers ignore them (librdkafka's
+        # all-topics Metadata v13 request carries three).
+        body = request_class.decode(memoryview(frame)[pos:], api_version, exact=False)
     except Exception as exc:
         raise ProtocolError(f"malformed {request_class.__name__} v{api_version}: {exc!r}") from exc
-    if end > len(frame):
-        raise ProtocolError(f"truncated {request_class.__name__} v{api_version}")
     if api_key >= _NULL_CHECKED_FROM:
-        null = null_field(request_class._struct, body, api_version)
+        null = null_field(request_class, body, api_version)
         if null is not None:
             raise ProtocolError(f"non-nullable field {null} of {request_class.__name__} v{api_version} was null")
-    # Bytes after the last field are ignored, as Kafka's generated parsers ignore them (librdkafka's
-    # all-topics Metadata v13 request carries three).
-    return DecodedRequest(handler, api_version, correlation_id, header.client_id, body)
+    return DecodedRequest(handler, api_version, correlation_id, client_id, body)
 
 
 def encode_response_pieces(response: object, api_version: int, correlation_id: int) -> list[bytes]:
@@ -114,6 +136,9 @@ def encode_response(response: object, api_version: int, correlation_id: int) -> 
     encode_frame = getattr(response, "encode_frame", None)  # a fast-path response encodes itself
     if encode_frame is not None:
         return encode_frame(api_version, correlation_id)
-    response.API_VERSION = api_version  # type: ignore[attr-defined]
-    response.with_header(correlation_id=correlation_id)  # type: ignore[attr-defined]
-    return bytes(response.encode(header=True, framed=True))  # type: ignore[attr-defined]
+    body = response.encode(api_version)  # type: ignore[attr-defined]
+    # Response header v1 (a tagged-field count after the correlation id) for flexible versions, but
+    # ApiVersions' (key 18), which stays v0 so that a client can read it before knowing the versions.
+    tagged = response.flexible_version_q(api_version) and response.API_KEY != _API_VERSIONS  # type: ignore[attr-defined]
+    header = _I32.pack(correlation_id) + (b"\x00" if tagged else b"")
+    return _I32.pack(len(header) + len(body)) + header + body

@@ -1,6 +1,6 @@
 """The ConsumerProtocol bytes classic consumers embed in JoinGroup and SyncGroup, for the domain's
-online migration between the group protocols (`EmbeddedProtocol`, ADR 50): kafka-python's
-ConsumerProtocolSubscription and ConsumerProtocolAssignment (versions 0-3), as Kafka's
+online migration between the group protocols (`EmbeddedProtocol`, ADR 50): Kafka's
+ConsumerProtocolSubscription and ConsumerProtocolAssignment schemas (versions 0-3), after their int16 version, as Kafka's
 ConsumerProtocol reads them: a version above 3 is read as 3, a negative one or short bytes are
 malformed (ValueError)."""
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
-
 from trafka.domain.groups.modern.migration import ClassicSubscription
+from trafka.schema_codec.messages import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 HIGHEST_VERSION = 3
 
@@ -27,15 +26,14 @@ def _version(data: bytes) -> int:
 
 def _decode(cls: Any, data: bytes) -> Any:
     version = _version(data)
-    body = version.to_bytes(2, "big") + data[2:]
     try:
-        return cls.decode(body, version=version)
-    except Exception as exc:  # kafka-python raises struct.error, ValueError, ... on short or bad bytes
+        return cls.decode(data[2:], version, exact=False)  # bytes after the struct are ignored, as Kafka does
+    except Exception as exc:  # short or bad bytes
         raise ValueError(f"malformed {cls.__name__}: {exc}") from None
 
 
 class KafkaPythonConsumerProtocol:
-    """`EmbeddedProtocol` with kafka-python's ConsumerProtocol classes."""
+    """`EmbeddedProtocol` with the ConsumerProtocol schemas' classes."""
 
     def subscription(self, metadata: bytes) -> ClassicSubscription:
         decoded = _decode(ConsumerProtocolSubscription, metadata)
@@ -66,4 +64,4 @@ class KafkaPythonConsumerProtocol:
             ],
             user_data=None,
         )
-        return bytes(assignment.encode(version=version))
+        return version.to_bytes(2, "big") + assignment.encode(version)

@@ -125,8 +125,8 @@ class FetchAnswer:
         return [self.reference(version, correlation_id)]
 
     def as_kafka_python(self, version: int):
-        """The same response as kafka-python's `FetchResponse` (the reference, and for faults)."""
-        from kafka.protocol.consumer import FetchResponse
+        """The same response as the schema's `FetchResponse` message (the reference, and for faults)."""
+        from trafka.schema_codec.messages import FetchResponse
 
         topic_class = FetchResponse.FetchableTopicResponse
         partition_class = topic_class.PartitionData
@@ -162,7 +162,6 @@ class FetchAnswer:
         )
 
     def reference(self, version: int, correlation_id: int) -> bytes:
-        response = self.as_kafka_python(version)
-        response.API_VERSION = version
-        response.with_header(correlation_id=correlation_id)
-        return bytes(response.encode(header=True, framed=True))
+        from .codec import encode_response  # the schema's encoding (codec imports the handler registry)
+
+        return encode_response(self.as_kafka_python(version), version, correlation_id)

@@ -442,14 +442,13 @@ class ProduceAnswer:
         return self._reference(version, correlation_id)  # a version this module does not cover
 
     def _reference(self, version: int, correlation_id: int) -> bytes:
-        response = self.as_kafka_python(version)
-        response.API_VERSION = version
-        response.with_header(correlation_id=correlation_id)
-        return bytes(response.encode(header=True, framed=True))
+        from .codec import encode_response  # the schema's encoding (codec imports the handler registry)
+
+        return encode_response(self.as_kafka_python(version), version, correlation_id)
 
     def as_kafka_python(self, version: int):
-        """The same response as kafka-python's `ProduceResponse` (the reference, faults, the authorizer)."""
-        from kafka.protocol.producer import ProduceResponse
+        """The same response as the schema's `ProduceResponse` message (the reference, faults, the authorizer)."""
+        from trafka.schema_codec.messages import ProduceResponse
 
         topic = ProduceResponse.TopicProduceResponse
         partition = topic.PartitionProduceResponse

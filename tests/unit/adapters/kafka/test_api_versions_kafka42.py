@@ -5,13 +5,12 @@ room added or a range changed shows up here."""
 
 from __future__ import annotations
 
-from kafka.protocol.metadata import ApiVersionsRequest
-
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.api_versions import handle_api_versions
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.schema_codec.messages import ApiVersionsRequest
 
 KAFKA_42 = {
     0: (0, 13),  # Produce

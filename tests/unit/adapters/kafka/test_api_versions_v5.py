@@ -11,9 +11,9 @@ from trafka.adapters.kafka.apis.api_versions import handle_api_versions
 from trafka.adapters.kafka.cluster import ClusterMap
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.releases import api_versions
-from trafka.adapters.kafka.wire.messages import ApiVersionsRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.schema_codec.messages import ApiVersionsRequest
 
 NONE, INVALID_REQUEST, REBOOTSTRAP_REQUIRED = 0, 42, 129
 CLIENT = ClientInfo("test", "127.0.0.1")

@@ -42,7 +42,7 @@ def test_the_registry_serves_every_room_once_in_key_order():
 
 
 def test_an_api_without_its_rules_cannot_be_declared():
-    from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+    from trafka.schema_codec.messages import MetadataRequest, MetadataResponse
 
     with pytest.raises(TypeError):
         KafkaApi(MetadataRequest, MetadataResponse, (0, 13), lambda *a: None)  # type: ignore[call-arg]

@@ -4,13 +4,13 @@ broker: entities with default names as null, validate_only, Kafka's errors for b
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.admin import AlterClientQuotasRequest, DescribeClientQuotasRequest
 
 from trafka.adapters.kafka.apis import client_quotas
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import AlterClientQuotasRequest, DescribeClientQuotasRequest
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 Entry = AlterClientQuotasRequest.EntryData

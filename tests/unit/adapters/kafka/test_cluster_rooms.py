@@ -18,7 +18,11 @@ from trafka.adapters.kafka.apis import (
 from trafka.adapters.kafka.cluster import ClusterMap
 from trafka.adapters.kafka.connection.cluster import layer
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.wire.messages import (
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.domain.errors import ErrorCode
+from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
     AlterShareGroupOffsetsRequest,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -28,10 +32,6 @@ from trafka.adapters.kafka.wire.messages import (
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
 )
-from trafka.app.config.settings import load_settings
-from trafka.app.wiring.bootstrap import bootstrap, default_adapters
-from trafka.domain.errors import ErrorCode
-from trafka.domain.topics import TopicPartition
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
 NOT_LEADER = ErrorCode.NOT_LEADER_OR_FOLLOWER

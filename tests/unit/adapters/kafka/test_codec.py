@@ -7,12 +7,11 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
-from kafka.protocol.producer import ProduceRequest
 
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
 from trafka.adapters.kafka.wire.framing import FrameError, FrameReader
+from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, ProduceRequest
 
 REGISTRY = build_registry()
 

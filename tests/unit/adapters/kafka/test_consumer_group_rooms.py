@@ -8,15 +8,7 @@ import uuid
 import attrs
 import pytest
 import trio
-from kafka.protocol.admin import (
-    DeleteGroupsRequest,
-    DescribeConfigsRequest,
-    DescribeGroupsRequest,
-    IncrementalAlterConfigsRequest,
-    ListGroupsRequest,
-)
-from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
-from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription  # the client's side
 
 from trafka.adapters.kafka.api import Parked
 from trafka.adapters.kafka.apis import (
@@ -33,11 +25,6 @@ from trafka.adapters.kafka.apis import (
 from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.group_runtime import GroupAnswer
-from trafka.adapters.kafka.wire.messages import (
-    ConsumerGroupDescribeRequest,
-    ConsumerGroupHeartbeatRequest,
-    TxnOffsetCommitRequest,
-)
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -45,6 +32,18 @@ from trafka.domain.groups import JoinRequest, Protocol, SyncRequest
 from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
+from trafka.schema_codec.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    DeleteGroupsRequest,
+    DescribeConfigsRequest,
+    DescribeGroupsRequest,
+    IncrementalAlterConfigsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+)
 
 CLIENT = ClientInfo("client-1", "127.0.0.1")
 

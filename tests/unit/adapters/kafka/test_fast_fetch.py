@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.kafka_python_oracle import kafka_python_frame
 from trafka.adapters.kafka.wire import fast_fetch
 
 VERSIONS = range(fast_fetch.MIN_VERSION, fast_fetch.MAX_VERSION + 1)
@@ -30,7 +31,8 @@ topics = st.lists(st.tuples(st.text(max_size=10), topic_ids, partitions), max_si
 @given(correlation_id=int32, answer=topics, error=int16, throttle=st.integers(0, 2**31 - 1), session=int32)
 def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, answer, error, throttle, session):
     fetch = fast_fetch.FetchAnswer(answer, error, throttle, session)
-    reference = fetch.reference(version, correlation_id)
+    reference = kafka_python_frame(fetch.as_kafka_python(version), version, correlation_id)
+    assert fetch.reference(version, correlation_id) == reference
     assert fetch.encode_frame(version, correlation_id) == reference
     pieces = fetch.encode_pieces(version, correlation_id)
     assert b"".join(pieces) == reference

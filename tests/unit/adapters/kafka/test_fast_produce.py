@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
+from tests.kafka_python_oracle import kafka_python_frame
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import decode_request
@@ -250,10 +251,7 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
 def test_a_throttled_answer_carries_its_throttle_time(version, throttle):
     topic = uuid.UUID(int=7) if version >= 13 else "t"  # v13 names topics by id
     answer = fast_produce.ProduceAnswer([(topic, [(0, 0, 42, -1, 0, None, ())])], throttle)
-    reference = answer.as_kafka_python(version)
-    reference.API_VERSION = version
-    reference.with_header(correlation_id=5)
-    assert answer.encode_frame(version, 5) == bytes(reference.encode(header=True, framed=True))
+    assert answer.encode_frame(version, 5) == kafka_python_frame(answer.as_kafka_python(version), version, 5)
     decoded = ProduceResponse.decode(answer.encode_frame(version, 5)[4:], version=version, header=True)
     assert decoded.throttle_time_ms == throttle
 

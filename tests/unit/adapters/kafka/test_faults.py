@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import trio
-from kafka.protocol.data_container import DataContainer
 
 from trafka.adapters.kafka.api import CloseConnection, Deferred
 from trafka.adapters.kafka.apis import build_registry
@@ -16,6 +15,7 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import Message as DataContainer
 
 REGISTRY = build_registry()
 CLIENT = ClientInfo("test", "127.0.0.1")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import APIS, api_versions, update_features
@@ -14,6 +12,12 @@ from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
+)
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 Update = UpdateFeaturesRequest.FeatureUpdateKey

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from kafka.protocol.consumer import FetchRequest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.api import Parked
@@ -18,6 +17,7 @@ from trafka.adapters.kafka.purgatory import Failed
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import FetchRequest
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 TP = TopicPartition("a", 0)

@@ -6,7 +6,6 @@ longer read are refused, and a simulated cluster serves without sessions."""
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.consumer import FetchRequest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.api import Deferred
@@ -20,6 +19,7 @@ from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternTy
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import FetchRequest
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 Topic = FetchRequest.FetchTopic

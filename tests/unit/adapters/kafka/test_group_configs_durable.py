@@ -11,7 +11,6 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka.protocol.admin import DeleteGroupsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest
 
 from trafka.adapters.kafka.apis import delete_groups, describe_configs, incremental_alter_configs
 from trafka.adapters.kafka.context import ClientInfo
@@ -19,6 +18,7 @@ from trafka.adapters.memory import MemoryGroupConfigStore
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
+from trafka.schema_codec.messages import DeleteGroupsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest
 
 CLIENT = ClientInfo("client-1", "127.0.0.1")
 Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
@@ -127,9 +127,8 @@ def test_a_recorded_value_the_broker_now_refuses_is_logged_and_the_rest_applied(
 
 
 def test_list_config_resources_lists_the_groups_with_configs_existing_or_not():
-    from kafka.protocol.admin import ListConfigResourcesRequest
-
     from trafka.adapters.kafka.apis import list_config_resources
+    from trafka.schema_codec.messages import ListConfigResourcesRequest
 
     store = MemoryGroupConfigStore()
     ctx = start(store)
@@ -155,8 +154,8 @@ def test_the_default_group_resource_is_refused_and_nothing_recorded():
 
 def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
     from trafka.adapters.kafka.apis import consumer_group_heartbeat
-    from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest
     from trafka.adapters.memory import MemoryOffsetStore
+    from trafka.schema_codec.messages import ConsumerGroupHeartbeatRequest
 
     store, offsets = MemoryGroupConfigStore(), MemoryOffsetStore()
 
@@ -188,9 +187,8 @@ def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
 
 
 def test_the_legacy_alter_configs_replaces_a_groups_overrides():
-    from kafka.protocol.admin import AlterConfigsRequest
-
     from trafka.adapters.kafka.apis import alter_configs
+    from trafka.schema_codec.messages import AlterConfigsRequest
 
     store = MemoryGroupConfigStore()
     ctx = start(store)

@@ -14,7 +14,6 @@ import pytest
 from trafka.adapters.kafka.apis import share_fetch, share_group_describe, share_group_heartbeat
 from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
-from trafka.adapters.kafka.wire.messages import ShareFetchRequest, ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -24,6 +23,7 @@ from trafka.domain.security.acls import AclBinding, AclPermissionType, PatternTy
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ShareFetchRequest, ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 
 from .test_share_group_rooms import acknowledge, acquired, ctx, fetch, produce  # noqa: F401 (ctx: a fixture)
 

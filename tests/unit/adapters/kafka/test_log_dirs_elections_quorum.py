@@ -5,12 +5,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from kafka.protocol.admin import (
-    AlterReplicaLogDirsRequest,
-    DescribeLogDirsRequest,
-    DescribeQuorumRequest,
-    ElectLeadersRequest,
-)
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.apis import alter_replica_log_dirs, describe_log_dirs, describe_quorum, elect_leaders
@@ -19,6 +13,12 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    AlterReplicaLogDirsRequest,
+    DescribeLogDirsRequest,
+    DescribeQuorumRequest,
+    ElectLeadersRequest,
+)
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 NOW = 1_700_000_000_000

@@ -5,11 +5,6 @@ served but throttled on older versions; the response carries the throttle."""
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.admin import (
-    CreatePartitionsRequest,
-    CreateTopicsRequest,
-    DeleteTopicsRequest,
-)
 
 from trafka.adapters.kafka.apis import create_partitions, create_topics, delete_topics
 from trafka.adapters.kafka.context import ClientInfo
@@ -17,6 +12,11 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.quotas import QuotaEntity
+from trafka.schema_codec.messages import (
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+)
 
 LIMITED = ClientInfo("limited", "127.0.0.1")
 FREE = ClientInfo("free", "127.0.0.1")

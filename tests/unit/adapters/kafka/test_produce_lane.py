@@ -14,7 +14,6 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka.protocol.producer import ProduceRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.apis import build_registry
@@ -25,6 +24,7 @@ from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ProduceRequest
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.LANE_MAX_VERSION + 1)  # v13 names topics by id
 REGISTRY = build_registry()
@@ -164,9 +164,8 @@ def test_topics_by_id_take_the_general_path():
 def test_produce_v13_resolves_topic_ids_and_answers_by_id():
     import uuid
 
-    from kafka.protocol.producer import ProduceResponse
-
     from trafka.domain.errors import ErrorCode
+    from trafka.schema_codec.messages import ProduceResponse
 
     ctx = _context()
     known, unknown = ctx.catalog.get("orders").topic_id, uuid.uuid4()

@@ -5,8 +5,6 @@ a client without a quota and ApiVersions pass untouched."""
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.consumer import FetchRequest
-from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.apis import api_versions, fetch, produce
@@ -25,6 +23,7 @@ from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.quotas import QuotaEntity
 from trafka.domain.security import KafkaPrincipal
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import ApiVersionsRequest, FetchRequest, MetadataRequest
 
 LIMITED = ClientInfo("limited", "127.0.0.1")
 FREE = ClientInfo("free", "127.0.0.1")

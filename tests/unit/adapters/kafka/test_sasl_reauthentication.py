@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest
-
 from tests.scram_client import ScramClient
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.security.authentication import Authentication, Failed, ListenerSasl, Reply, SaslAuthenticator
 from trafka.adapters.memory import MemoryScramCredentialStore
 from trafka.domain.security import ScramCredential, ScramMechanism, UserScramCredentials
+from trafka.schema_codec.messages import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest
 
 USERS = {"alice": "a-secret", "bob": "b-secret"}
 

@@ -11,7 +11,6 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka.protocol.admin import DeleteGroupsRequest, ListGroupsRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.api import Parked
@@ -24,7 +23,13 @@ from trafka.adapters.kafka.apis import (
     share_group_heartbeat,
 )
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.wire.messages import (
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+from trafka.domain.errors import ErrorCode
+from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
     ShareFetchResponse,
@@ -32,10 +37,6 @@ from trafka.adapters.kafka.wire.messages import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
-from trafka.app.config.settings import load_settings
-from trafka.app.wiring.bootstrap import bootstrap, default_adapters
-from trafka.domain.errors import ErrorCode
-from trafka.domain.topics import TopicPartition
 
 CLIENT = ClientInfo("client-1", "127.0.0.1")
 
@@ -326,7 +327,7 @@ def test_heartbeat_response_round_trips():
 
 def test_share_group_offsets_describe_alter_delete(ctx):
     from trafka.adapters.kafka.apis import share_group_offsets as rooms
-    from trafka.adapters.kafka.wire.messages import (
+    from trafka.schema_codec.messages import (
         AlterShareGroupOffsetsRequest,
         DeleteShareGroupOffsetsRequest,
         DescribeShareGroupOffsetsRequest,
@@ -405,9 +406,8 @@ def test_the_metrics_show_share_groups(ctx):
 
 
 def test_one_group_resource_sets_share_and_consumer_keys_all_or_nothing(ctx):
-    from kafka.protocol.admin import IncrementalAlterConfigsRequest
-
     from trafka.adapters.kafka.apis import incremental_alter_configs
+    from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
     Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
     Config = Resource.AlterableConfig
@@ -436,7 +436,7 @@ def test_one_group_resource_sets_share_and_consumer_keys_all_or_nothing(ctx):
 
 def test_consumer_and_share_groups_do_not_share_an_id(ctx):
     from trafka.adapters.kafka.apis import consumer_group_heartbeat
-    from trafka.adapters.kafka.wire.messages import ConsumerGroupHeartbeatRequest
+    from trafka.schema_codec.messages import ConsumerGroupHeartbeatRequest
 
     def consumer_join(group_id):
         request = ConsumerGroupHeartbeatRequest[1](

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from kafka.protocol.admin import DeleteTopicsRequest
 
 from tests.batches import make_batch
 from tests.unit.adapters.kafka.test_share_group_rooms import CLIENT, fetch, heartbeat, produce
 from trafka.adapters.kafka.apis import delete_topics, share_fetch
-from trafka.adapters.kafka.wire.messages import ShareFetchRequest
 from trafka.app.config.kafka_keys import KafkaConfigError, map_kafka_configs
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import DeleteTopicsRequest, ShareFetchRequest
 
 SET = 0
 LOCK = "share.record.lock.duration.ms"

@@ -19,12 +19,12 @@ from trafka.adapters.kafka.apis import (
     streams_group_heartbeat,
 )
 from trafka.adapters.kafka.context import ClientInfo
-from trafka.adapters.kafka.wire.messages import StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest
 from trafka.app.config.settings import load_settings
 from trafka.app.ops.dump_log import add_dump_log_parser, dump_segment
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.streams import StreamsStatus
+from trafka.schema_codec.messages import StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest
 
 CLIENT = ClientInfo("client-1", "127.0.0.1")
 Req = StreamsGroupHeartbeatRequest

@@ -4,8 +4,6 @@ batched add and verify), EndTxn v5's bumped producer epoch (transactions V2, ADR
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.producer import AddPartitionsToTxnRequest, EndTxnRequest
-from kafka.protocol.producer.transaction import WriteTxnMarkersRequest
 
 from trafka.adapters.kafka.apis import add_partitions_to_txn, end_txn, write_txn_markers
 from trafka.adapters.kafka.context import ClientInfo
@@ -13,6 +11,7 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import AddPartitionsToTxnRequest, EndTxnRequest, WriteTxnMarkersRequest
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 Txn = AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction

@@ -5,8 +5,6 @@ v2's pattern."""
 from __future__ import annotations
 
 import pytest
-from kafka.protocol.admin import DescribeGroupsRequest, ListTransactionsRequest
-from kafka.protocol.consumer import ListOffsetsRequest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.apis import describe_groups, list_offsets, list_transactions
@@ -15,6 +13,7 @@ from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.messages import DescribeGroupsRequest, ListOffsetsRequest, ListTransactionsRequest
 
 CLIENT = ClientInfo("test", "127.0.0.1")
 
@@ -100,9 +99,8 @@ def test_a_pathological_pattern_runs_in_linear_time(ctx):
 
 
 def _commit(ctx, version, topics):
-    from kafka.protocol.consumer import OffsetCommitRequest
-
     from trafka.adapters.kafka.apis import offset_commit
+    from trafka.schema_codec.messages import OffsetCommitRequest
 
     Topic = OffsetCommitRequest.OffsetCommitRequestTopic
     Partition = Topic.OffsetCommitRequestPartition
@@ -122,9 +120,8 @@ def _commit(ctx, version, topics):
 
 
 def _fetch_offsets(ctx, version, topic_ids):
-    from kafka.protocol.consumer import OffsetFetchRequest
-
     from trafka.adapters.kafka.apis import offset_fetch
+    from trafka.schema_codec.messages import OffsetFetchRequest
 
     Group = OffsetFetchRequest.OffsetFetchRequestGroup
     Topic = Group.OffsetFetchRequestTopics
@@ -140,9 +137,8 @@ def _fetch_offsets(ctx, version, topic_ids):
 def test_offset_commit_and_fetch_v10_name_topics_by_id(ctx):
     import uuid
 
-    from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
-
     from trafka.adapters.kafka.wire.codec import encode_response
+    from trafka.schema_codec.messages import OffsetCommitResponse, OffsetFetchResponse
 
     topic_id = ctx.catalog.get("t").topic_id
     unknown = uuid.uuid4()
@@ -176,9 +172,8 @@ def test_offset_commit_v9_still_by_name(ctx):
 
 
 def _list_config_resources(ctx, version, types):
-    from kafka.protocol.admin import ListConfigResourcesRequest
-
     from trafka.adapters.kafka.apis import list_config_resources
+    from trafka.schema_codec.messages import ListConfigResourcesRequest
 
     request = ListConfigResourcesRequest[version](**({"resource_types": types} if version >= 1 else {}))
     response = list_config_resources.handle_list_config_resources(ctx, request, version, CLIENT)

@@ -10,14 +10,14 @@ SRC = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyprojec
 SCHEMAS = SRC / "kafka_schemas"
 
 
-def test_the_schemas_are_one_package_with_every_message_kafka_python_lacks():
+def test_the_schemas_are_one_package_with_every_message_the_broker_and_the_commands_use():
     names = {p.stem for p in SCHEMAS.glob("*.json")}
     # the internal topics' records dump-log decodes, and the KIP-848, KIP-932 and KIP-714 messages
     assert {"TopicRecord", "OffsetCommitValue", "ShareUpdateValue", "ConsumerGroupDescribeRequest"} <= names
     assert {"ShareFetchRequest", "PushTelemetryRequest", "DescribeShareGroupOffsetsResponse"} <= names
-    assert (
-        len(names) == 88
-    )  # with 4.4's TxnOffsetCommit v6, DeleteGroups v3, ApiVersions v5 (issue 38); KIP-1071's 16 (issue 37)
+    # every request and response the broker serves (ADR 92), with Kafka 4.4's TxnOffsetCommit v6 and
+    # DeleteGroups v3 (issue 38)
+    assert len(names) == 188  # and KIP-1071's 16 (issue 37)
     assert not [p for p in SRC.rglob("*.json") if p.parent != SCHEMAS and "schemas" in p.parent.name]
 
 
@@ -28,7 +28,7 @@ def test_the_schema_package_is_a_leaf_that_imports_nothing():
 
 
 def test_the_operator_commands_and_the_broker_compile_the_same_files():
-    from trafka.adapters.kafka.wire import messages
     from trafka.app.ops import consumer_groups
+    from trafka.schema_codec import messages
 
     assert consumer_groups.ConsumerGroupDescribeRequest.json == messages.ConsumerGroupDescribeRequest.json

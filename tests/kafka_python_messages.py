@@ -1,6 +1,7 @@
-"""Kafka messages kafka-python 3.0.12 does not declare, in Kafka's JSON schema format (the layouts of
-Kafka's `clients/src/main/resources/common/message/`), compiled by kafka-python's own machinery into
-classes used exactly as its `kafka.protocol` ones are."""
+"""The Kafka messages trafka carries that kafka-python 3 does not declare (`trafka.kafka_schemas`),
+compiled by kafka-python's own machinery into classes used exactly as its `kafka.protocol` ones are:
+for tests that speak to a broker as a kafka-python client would (`tests/integration/wire.py`), and as
+the oracle of trafka's schema codec. The broker itself compiles them with its own codec (ADR 92)."""
 
 from __future__ import annotations
 

@@ -140,6 +140,7 @@ class Schema:
     valid: Versions
     flexible: Versions
     fields: tuple[Field, ...]
+    raw: dict[str, Any] = attrs.field(eq=False, repr=False, factory=dict)  # the file as read
 
     @classmethod
     def load(cls, path: Path) -> Schema:
@@ -151,6 +152,7 @@ class Schema:
             Versions.parse(raw["validVersions"]),
             Versions.parse(raw.get("flexibleVersions")),
             _fields(raw["fields"], structs),
+            raw,
         )
 
     def encode(self, value: dict[str, Any], version: int) -> bytes:
@@ -161,13 +163,17 @@ class Schema:
         return bytes(out)
 
     def decode(self, data: bytes | memoryview, version: int) -> dict[str, Any]:
+        value, end = self.decode_prefix(data, version)
+        if end != len(data):
+            raise SchemaError(f"{self.name} v{version}: {len(data) - end} bytes left over")
+        return value
+
+    def decode_prefix(self, data: bytes | memoryview, version: int) -> tuple[dict[str, Any], int]:
+        """The message at the start of `data`, and where it ends (bytes after it are the caller's)."""
         if version not in self.valid:
             raise SchemaError(f"{self.name} has no version {version}")
         reader = _Reader(memoryview(data))
-        value = _read_struct(reader, self.fields, version, version in self.flexible)
-        if reader.pos != len(reader.data):
-            raise SchemaError(f"{self.name} v{version}: {len(reader.data) - reader.pos} bytes left over")
-        return value
+        return _read_struct(reader, self.fields, version, version in self.flexible), reader.pos
 
 
 # -- encoding ----------------------------------------------------------------------------------------
@@ -213,9 +219,7 @@ def _is_default(field: Field, item: Any) -> bool:
 
 def _write_field(out: bytearray, field: Field, item: Any, version: int, flexible: bool) -> None:
     if field.is_array:
-        if item is None:
-            if version not in field.nullable:
-                raise SchemaError(f"{field.name} is not nullable in version {version}")
+        if item is None:  # null even where the schema says non-nullable, as kafka-python wrote it
             _uvarint(out, 0) if flexible else out.extend(_INT["int32"].pack(-1))
             return
         _uvarint(out, len(item) + 1) if flexible else out.extend(_INT["int32"].pack(len(item)))
@@ -233,8 +237,6 @@ def _write_field(out: bytearray, field: Field, item: Any, version: int, flexible
             out.extend(_INT["int8"].pack(1))
         _write_struct(out, field.fields, item or {}, version, flexible)
         return
-    if item is None and field.type in ("string", "bytes", "records") and version not in field.nullable:
-        raise SchemaError(f"{field.name} is not nullable in version {version}")
     _write_scalar(out, field.type, item, flexible, field.name)
 
 
