@@ -4,7 +4,7 @@ longer `kafka.codec`): each inflates back with trafka's decoder and with kafka-p
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trafka.adapters.compression import compress, decompress
@@ -14,7 +14,8 @@ CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZST
 
 
 @pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
-@settings(max_examples=25, deadline=None)
+# the 70 kB payloads are deliberate (a codec's block size): not a health problem
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.data_too_large, HealthCheck.too_slow])
 @given(
     payload=st.binary(min_size=1, max_size=3000) | st.binary(min_size=70_000, max_size=70_100)
 )  # a batch has records

@@ -22,7 +22,7 @@ CLIENT = ClientInfo("test", "127.0.0.1")
 ERROR = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 FAILABLE = [
     (h.api_key, v)
-    for key, low, high in REGISTRY.supported()
+    for key, low, high in ((h.api_key, h.min_version, h.max_version) for h in REGISTRY.apis())
     for h in [REGISTRY.get(key)]
     if can_fail(h)
     for v in range(low, high + 1)
