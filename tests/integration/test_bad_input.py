@@ -54,7 +54,9 @@ def test_unsupported_api_versions_version_gets_error_35_with_a_v0_body(broker):
         response = client.receive(ApiVersionsResponse, 0)
         assert response.header.correlation_id == 42
         assert response.error_code == 35
-        assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 4)]
+        assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
+            (18, 0, 5)
+        ]  # v5: KIP-1242, served unpinned (ADR 86)
         # The connection stays usable: the client retries with a version it now knows.
         again = client.request(
             ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), ApiVersionsResponse, 3
