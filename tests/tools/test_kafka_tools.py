@@ -626,8 +626,8 @@ DIFFERENT = {
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "
     "log.retention.hours is set in server.properties; trafka adds STATIC_BROKER_CONFIG log.retention.ms=604800000 "
     "(the hours converted) and DEFAULT_CONFIG log.retention.hours=168.",
-    "features describe": "trafka finalizes neither streams.version (no Streams groups yet) nor transaction.version "
-    "2 (no transactions V2 yet), which a fresh Kafka 4.2 node finalizes; the other features are equal.",
+    "features describe": "the tools' trafka is not pinned to 4.2, so it supports Kafka 4.4's feature levels "
+    "(metadata.version to 4.4-IV2, share.version 2: ADRs 86-87) where Kafka 4.2.2 supports 4.2's.",
 }
 
 
