@@ -13,7 +13,9 @@ importing it: the check costs a broker nothing it would not load anyway.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
+import sys
 
 from .config.settings import ConfigError
 
@@ -34,12 +36,28 @@ def missing(extra: str) -> list[str]:
     absent = []
     for module in EXTRAS[extra]:
         try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # a missing parent package; a module set to None in sys.modules
+            found = _findable(module)
+        except (ImportError, ValueError):  # a module set to None in sys.modules
             found = False
         if not found:
             absent.append(module)
     return absent
+
+
+def _findable(module: str) -> bool:
+    """Whether `module` can be imported, without importing it or its parent packages (`find_spec` of
+    a dotted name imports the parents: `google.protobuf` would import `google`)."""
+    if module in sys.modules:  # imported already, or set to None: known missing
+        return sys.modules[module] is not None
+    top, *rest = module.split(".")
+    if top in sys.modules and sys.modules[top] is None:
+        return False
+    spec = importlib.util.find_spec(top)
+    for part in rest:
+        if spec is None or not spec.submodule_search_locations:
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(part, list(spec.submodule_search_locations))
+    return spec is not None
 
 
 def installed(extra: str) -> bool:

@@ -183,15 +183,15 @@ def test_a_handshake_on_a_plaintext_listener_is_an_illegal_state(listeners):
 
 
 def test_an_api_versions_of_a_newer_version_is_refused_and_the_client_may_ask_again(sasl):
-    """franz-go asks ApiVersions v5 first (conformance, issue 41): Kafka answers UNSUPPORTED_VERSION
+    """A client asks a newer ApiVersions than served first (franz-go did with v5, issue 41): Kafka answers UNSUPPORTED_VERSION
     with a v0 body and stays ready for ApiVersions (SaslServerAuthenticator.handleApiVersionsRequest
     changes state only after a served one), so the client's retry at the version offered is served."""
     frame = bytearray(sasl.frame(ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), 3))
-    struct.pack_into(">h", frame, 6, 5)  # size (4), api key (2), then the api version
+    struct.pack_into(">h", frame, 6, 6)  # size (4), api key (2), then the api version: one past v5 (KIP-1242)
     sasl.send_raw(bytes(frame))
     refused = sasl.receive(ApiVersionsResponse, 0)
     assert refused.error_code == 35
-    assert max(k.max_version for k in refused.api_keys if k.api_key == ApiVersionsRequest.API_KEY) == 4
+    assert max(k.max_version for k in refused.api_keys if k.api_key == ApiVersionsRequest.API_KEY) == 5
     served = sasl.request(
         ApiVersionsRequest[3](client_software_name="t", client_software_version="1"), ApiVersionsResponse, 3
     )
