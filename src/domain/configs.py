@@ -213,12 +213,36 @@ def valid_config_value(topic_config: str, value: str) -> bool:
     return _invalid(topic_config, value, TOPIC_CONFIG_DEFAULTS[topic_config][1]) is None
 
 
+# The order Kafka's LogConfig defines its topic configs, which is the order ConfigDef.parse checks the
+# values in: of several invalid values, Kafka names the first in this order.
+_KAFKA_CHECK_ORDER = {
+    name: i
+    for i, name in enumerate(
+        (
+            "segment.bytes segment.ms segment.jitter.ms segment.index.bytes flush.messages flush.ms "
+            "retention.bytes retention.ms max.message.bytes index.interval.bytes delete.retention.ms "
+            "min.compaction.lag.ms max.compaction.lag.ms file.delete.delay.ms min.cleanable.dirty.ratio "
+            "cleanup.policy unclean.leader.election.enable min.insync.replicas compression.type "
+            "compression.gzip.level compression.lz4.level compression.zstd.level preallocate "
+            "message.format.version message.timestamp.type message.timestamp.difference.max.ms "
+            "message.timestamp.before.max.ms message.timestamp.after.max.ms "
+            "leader.replication.throttled.replicas follower.replication.throttled.replicas "
+            "message.downconversion.enable remote.storage.enable local.retention.ms local.retention.bytes "
+            "remote.log.copy.disable remote.log.delete.on.disable"
+        ).split()
+    )
+}
+
+
 def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
-    """Check names and values against Kafka's topic configs; return the non-null ones."""
-    out: dict[str, str] = {}
-    for name, value in configs.items():
+    """Check names, then values, against Kafka's topic configs (LogConfig.validate: validateNames, then
+    ConfigDef.parse in definition order); return the non-null ones."""
+    for name in configs:
         if name not in TOPIC_CONFIG_DEFAULTS:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    out: dict[str, str] = {}
+    for name in sorted(configs, key=lambda n: _KAFKA_CHECK_ORDER.get(n, len(_KAFKA_CHECK_ORDER))):
+        value = configs[name]
         if value is None:
             continue
         reason = _invalid(name, value, TOPIC_CONFIG_DEFAULTS[name][1])

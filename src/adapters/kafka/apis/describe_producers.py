@@ -39,6 +39,9 @@ def handle_describe_producers(
         partitions = []
         for index in topic.partition_indexes:
             active = ctx.replicas.active_producers(TopicPartition(topic.name, index))
+            internal = ctx.internal_topics.get(topic.name)
+            if active is None and internal is not None and 0 <= index < internal.partition_count:
+                active = []  # an internal topic Metadata lists: trafka keeps no producers in it (ADR 64)
             partitions.append(
                 ProducersTopic.PartitionResponse(
                     partition_index=index,

@@ -41,15 +41,15 @@ def handle_describe_topic_partitions(
     node = ctx.policy.node_id
     if request.topics:
         names = sorted({t.name for t in request.topics})
-    else:
-        names = [t.name for t in ctx.catalog.topics()]
+    else:  # Kafka's internal topics too, once they exist, as Metadata lists them (issue 41)
+        names = sorted([t.name for t in ctx.catalog.topics()] + [t.name for t in ctx.internal_topics.existing()])
     cursor = request.cursor
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
     limit = max(1, request.response_partition_limit)
     topics, next_cursor, remaining = [], None, limit
     for name in names:
-        topic = ctx.catalog.get(name)
+        topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
         if topic is None:
             topics.append(  # Kafka computes an unknown topic's authorized operations too
                 DtpTopic(
@@ -120,7 +120,8 @@ def _filter(gate, handler, ctx, body, version, client):
         body.topics = [t for t in body.topics if allowed(t.name)]
     else:
         RequestTopic = handler.request.TopicRequest
-        body.topics = [RequestTopic(name=t.name) for t in ctx.catalog.topics() if allowed(t.name)]
+        every = [*ctx.catalog.topics(), *ctx.internal_topics.existing()]
+        body.topics = [RequestTopic(name=t.name) for t in every if allowed(t.name)]
     if not body.topics:
         return handler.response(version=version, throttle_time_ms=0, topics=refused, next_cursor=None)
 
