@@ -2,6 +2,8 @@
 
     python bench/fanin.py --spawn trafka [--store filesystem] [--producers 4] [--records 20000]
     python bench/fanin.py --spawn tansu
+    python bench/fanin.py --spawn kfake                 # franz-go's kfake (bench/kfake, built with Go)
+    python bench/fanin.py --spawn kafka                 # Apache Kafka, the yardstick (tests/kafka/pom.xml)
     python bench/fanin.py --spawn trafka --profile /tmp/fanin.svg      # py-spy flame graph of the broker
 
 1. creates a topic of `--partitions` (8) partitions;
@@ -30,10 +32,11 @@ import statistics
 import subprocess
 import tempfile
 import time
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from throughput import find_tansu, machine_line, spawn_tansu, spawn_trafka
+from throughput import KafkaBroker, find_tansu, machine_line, spawn_kfake, spawn_tansu, spawn_trafka
 
 TIMEOUT = 120.0
 
@@ -121,9 +124,16 @@ def _phase(target, argsets: list[tuple], broker) -> tuple[float, float | None]:
 
 
 def run_once(args: argparse.Namespace) -> dict:
+    broker: Any
     if args.spawn == "tansu":
         broker = spawn_tansu(find_tansu(args.tansu_bin), 30)
         label = "tansu (memory)"
+    elif args.spawn == "kfake":
+        broker = spawn_kfake(30)
+        label = "kfake (memory)"
+    elif args.spawn == "kafka":  # its shipped server.properties: group.initial.rebalance.delay.ms=0
+        broker = KafkaBroker(120)
+        label = f"kafka {broker.version}"
     else:
         store = ("--memory",) if args.store == "memory" else ("--data-dir", tempfile.mkdtemp(prefix="bench-fanin-"))
         if args.rebalance_delay_ms is not None:  # as Kafka's own config/server.properties sets it (0)
@@ -187,7 +197,7 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spawn", choices=["trafka", "tansu"], required=True)
+    parser.add_argument("--spawn", choices=["trafka", "tansu", "kfake", "kafka"], required=True)
     parser.add_argument("--store", choices=["memory", "filesystem"], default="memory", help="trafka's store")
     parser.add_argument("--producers", type=int, default=4)
     parser.add_argument("--records", type=int, default=20000, help="records per producer")
