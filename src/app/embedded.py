@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Self
 
@@ -29,6 +28,7 @@ from trafka.adapters.kafka.connection.faults import can_fail
 from trafka.adapters.kafka.context import BrokerContext, Endpoint
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.records import decode_records, iter_batches
 
 from . import intercepting
 from .config.kafka_keys import is_kafka_key, overrides_from_config_names
@@ -170,17 +170,12 @@ class RunningBroker:
             fetched = self.ctx.replicas.fetch(tp, offset, _FETCH_BYTES, True)
             if fetched.error is not ErrorCode.NONE or not fetched.records:
                 return
-            with warnings.catch_warnings():  # kafka-python 3.0.12 warns on import (ADR 92)
-                warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
-                from kafka.record import MemoryRecords  # the client's batch reader, for the records helpers only
-
-            batches = MemoryRecords(bytes(fetched.records))
             last = offset
-            while (batch := batches.next_batch()) is not None:
-                last = batch.next_offset
-                if batch.is_control_batch:
+            for header, batch in iter_batches(fetched.records):
+                last = header.next_offset
+                if header.is_control:
                     continue
-                for record in batch:
+                for record in decode_records(batch, self.ctx.replicas.decompress):
                     if record.offset >= offset:
                         yield Record(
                             tp.topic,
@@ -189,7 +184,7 @@ class RunningBroker:
                             record.timestamp,
                             record.key,
                             record.value,
-                            tuple(record.headers),
+                            record.headers,
                         )
             if last <= offset:
                 return

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers, client_problem
+from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers
 from .config import add_config_parser, run_config
 from .export import add_export_parser, run_export
 from .users import add_user_parser, run_user
@@ -237,10 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         return run_config(args, _overrides(args))
     if args.command in OPERATOR_COMMANDS:
-        problem = client_problem()
-        if problem is not None:
-            print(f"trafka {args.command}: {problem}", file=sys.stderr)
-            return 2
         return OPERATOR_COMMANDS[args.command](args)
     if args.command == "user":
         return run_user(args)
