@@ -176,7 +176,7 @@ class RunningBroker:
                 last = header.next_offset
                 if header.is_control:
                     continue
-                for record in decode_records(batch, self.ctx.replicas.decompress):
+                for record in decode_records(batch, self.ctx.services.replicas.decompress):
                     if record.offset >= offset:
                         yield Record(
                             tp.topic,

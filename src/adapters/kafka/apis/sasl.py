@@ -24,7 +24,6 @@ class Uses:
     """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
 
 
-
 def handle_sasl_handshake(ctx: Uses, request: SaslHandshakeRequest, version: int, client: ClientInfo):
     return SaslHandshakeResponse(version=version, error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
 
