@@ -66,6 +66,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         security=console_security(settings, ctx),
         consumer_groups=ctx.groups.consumer,
         share=ctx.share.groups if ctx.share is not None else None,
+        streams_groups=ctx.groups.streams,
         quotas=ctx.quotas,
         telemetry=ctx.telemetry,
         delete_group=committed(ctx.unit_of_work, partial(delete_groups.delete_group, ctx)),
