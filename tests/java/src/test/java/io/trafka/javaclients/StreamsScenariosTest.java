@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.GroupProtocol;
@@ -120,10 +122,24 @@ class StreamsScenariosTest {
 
     private static StreamsGroupDescription awaitGroup(Admin admin, String appId, int members, int activeEach)
             throws Exception {
-        long deadline = System.nanoTime() + Poll.DEADLINE.toNanos();
+        return awaitGroup(admin, appId, members, activeEach, Poll.DEADLINE);
+    }
+
+    /** Waits until the group is Stable with `members` members of `activeEach` active tasks each. */
+    private static StreamsGroupDescription awaitGroup(Admin admin, String appId, int members, int activeEach,
+            Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
         StreamsGroupDescription group = null;
         while (System.nanoTime() < deadline) {
-            group = admin.describeStreamsGroups(List.of(appId)).all().get().get(appId);
+            try {
+                group = admin.describeStreamsGroups(List.of(appId)).all().get().get(appId);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof GroupIdNotFoundException)) {
+                    throw e;
+                }
+                Thread.sleep(100); // not created yet: its first member has not joined
+                continue;
+            }
             boolean done = group.groupState() == GroupState.STABLE && group.members().size() == members
                     && group.members().stream().allMatch(m -> m.assignment().activeTasks().stream()
                             .mapToInt(t -> t.partitions().size()).sum() == activeEach);
@@ -188,16 +204,7 @@ class StreamsScenariosTest {
         ProcessBuilder builder = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                 StreamsInstance.class.getName(), Brokers.bootstrap(), appId, input, output)
                 .redirectErrorStream(true).redirectOutput(log.toFile());
-        Process process = builder.start();
-        long deadline = System.nanoTime() + Poll.DEADLINE.toNanos();
-        while (!Files.readString(log).contains(StreamsInstance.RUNNING)) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                process.destroyForcibly();
-                throw new AssertionError("the instance's JVM did not start:\n" + Files.readString(log));
-            }
-            Thread.sleep(100);
-        }
-        return process;
+        return builder.start();
     }
 
     @Test
@@ -220,8 +227,13 @@ class StreamsScenariosTest {
                     readAllCounts(output, expected);
                 }
             }
-            killed = startInstanceProcess(appId, input, output, Files.createTempFile("streams-instance-", ".log"));
-            awaitGroup(admin, appId, 3, 2);
+            Path log = Files.createTempFile("streams-instance-", ".log");
+            killed = startInstanceProcess(appId, input, output, log);
+            try {
+                awaitGroup(admin, appId, 3, 2, Duration.ofSeconds(90)); // a JVM's start, on a loaded machine
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\nthe third instance's output:\n" + Files.readString(log), e);
+            }
             produceLines(input, List.of("four four four four", "one"), expected);
             readAllCounts(output, expected);
 
