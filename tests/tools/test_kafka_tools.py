@@ -560,6 +560,7 @@ def _log_dirs(text: str) -> str:
 NORMALISE: dict[str, Callable[[str], str]] = {
     "share-groups reset": _rows_sorted,
     "streams-groups list": lambda text: "\n".join(line for line in text.splitlines() if "-streams" in line),
+    "streams-groups describe": _rows_sorted,
     "streams-groups describe members": _rows_sorted,
     "consumer-groups reset": _rows_sorted,
     "log-dirs": _log_dirs,
@@ -641,7 +642,15 @@ _SNAPSHOTS_ON_ROLL = (
     "segment's base offset); trafka writes them at shutdown and at its periodic checkpoint only, so a rolled log "
     "dir lacks the snapshot files Kafka would have (recovery still starts from the newest snapshot)."
 )
+_STREAMS_DELAY = (
+    "Kafka 4.2 holds a new streams group's first assignment for group.streams.initial.rebalance.delay.ms (3 s, "
+    "ASSIGNMENT_DELAYED), so its first target has both members (group epoch 3, tasks 0 and 2 to the first, 1 to "
+    "the second); trafka assigns at once (all three to the first member, then two kept and one moved when the "
+    "second joins: group epoch 2). Goes when trafka serves the initial rebalance delay."
+)
 DIFFERENT = {
+    "streams-groups describe members": _STREAMS_DELAY,
+    "streams-groups describe state": _STREAMS_DELAY,
     "files": _SNAPSHOTS_ON_ROLL,
     "dump-log snapshot 00000000000000000003": _SNAPSHOTS_ON_ROLL,
     "dump-log snapshot 00000000000000000005": _SNAPSHOTS_ON_ROLL,
