@@ -1,7 +1,5 @@
 """StreamsGroupDescribe (key 89) from the operator commands: a streams group's (KIP-1071) epochs, its
-topology and each member's process and tasks. kafka-python's admin client has no call for it, so the
-request is declared from Kafka's JSON schema (as `consumer_groups.py` does ConsumerGroupDescribe) and
-sent to the group's coordinator.
+topology and each member's process and tasks, sent to the group's coordinator (ADR 101).
 
 A task is a subtopology's partition: task `1_2` reads partition 2 of each of subtopology 1's source
 topics (user and repartition topics). So a member "owns", for `trafka group describe`, the partitions
@@ -10,43 +8,23 @@ committed offsets, as `kafka-streams-groups.sh --describe --offsets` shows it.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from kafka.protocol.api_message import ApiMessage
-
-import trafka.kafka_schemas as schemas
-
-if TYPE_CHECKING:
-
-    class _Message(ApiMessage):
-        def __init_subclass__(cls, *, load_json: Any = None, **kwargs: Any) -> None: ...
-else:
-    _Message = ApiMessage
-
-
-class StreamsGroupDescribeRequest(_Message, load_json=schemas):
-    pass
-
-
-class StreamsGroupDescribeResponse(_Message, load_json=schemas):
-    pass
+from typing import Any
 
 
 def describe_streams_group(admin: Any, group_id: str) -> dict[str, Any] | None:
     """The group as `describe` prints it (members shaped as DescribeGroups' are, with their tasks), or
-    None if it is no streams group."""
-
-    async def describe() -> Any:
-        node = await admin._find_coordinator_id(group_id)
-        request = StreamsGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
-        return await admin._manager.send(request, node_id=node)
-
-    from kafka.errors import IncompatibleBrokerVersion
+    None if it is no streams group (or the broker, before Kafka 4.2, serves no streams groups)."""
+    from .wire import UNSUPPORTED_VERSION, BrokerError
 
     try:
-        (group,) = admin._manager.run(describe).groups
-    except IncompatibleBrokerVersion:  # a broker before Kafka 4.2 (or pinned to one) has no streams groups
+        answer = admin.to_coordinator(
+            group_id, "StreamsGroupDescribe", group_ids=[group_id], include_authorized_operations=False
+        )
+    except BrokerError as error:
+        if error.code != UNSUPPORTED_VERSION:
+            raise
         return None
+    (group,) = answer.groups
     if group.error_code:
         return None
     sources: dict[str, list[str]] = {}
