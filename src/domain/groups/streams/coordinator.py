@@ -197,7 +197,7 @@ class StreamsGroupCoordinator:
         if bump:
             group.group_epoch += 1
         if request.shutdown_application:
-            group.shutdown_requested = True
+            group.request_shutdown(member.member_id)
         self._update_target(group)
         before = member.assigned
         self._reconcile(group, member, request.owned, now)
@@ -210,9 +210,13 @@ class StreamsGroupCoordinator:
         if configured is not None and configured.problem is not None:
             statuses.append(configured.problem)
             to_create = configured.to_create
-        if group.shutdown_requested:
+        if group.shutdown_request_member_id is not None:
             statuses.append(
-                Status(StreamsStatus.SHUTDOWN_APPLICATION, "The application has been requested to shutdown.")
+                Status(
+                    StreamsStatus.SHUTDOWN_APPLICATION,
+                    f"Streams group member {group.shutdown_request_member_id} encountered a fatal error and requested"
+                    " a shutdown for the entire application.",
+                )
             )
         endpoints = None
         if request.endpoint_information_epoch != group.endpoint_information_epoch:
@@ -276,12 +280,16 @@ class StreamsGroupCoordinator:
         if group.assignment_epoch == group.group_epoch:
             return
         configured = group.configured
-        if configured is None or not configured.ready or configured.task_counts is None:
+        if configured is None or not configured.ready or configured.task_counts is None or group.topology is None:
             group.target = dict.fromkeys(group.members, EMPTY)
         else:
-            specs = {m: MemberSpec(member.process_id, member.assigned) for m, member in group.members.items()}
+            # as Kafka's TargetAssignmentBuilder: stickiness from each member's previous target
+            specs = {
+                m: MemberSpec(member.process_id, group.target.get(m, EMPTY)) for m, member in group.members.items()
+            }
             standbys = min(self.settings.num_standby_replicas, self.settings.max_standby_replicas)
-            group.target = assign(specs, task_ids(configured.task_counts), standbys)
+            stateful = [s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics]
+            group.target = assign(specs, task_ids(configured.task_counts), standbys, stateful)
         group.assignment_epoch = group.group_epoch
         group.endpoint_information_epoch += 1
 
@@ -342,6 +350,8 @@ class StreamsGroupCoordinator:
             raise KafkaError(
                 ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group.group_id}."
             )
+        if request.shutdown_application:  # a member may ask as it leaves (Kafka's streamsGroupLeave)
+            group.request_shutdown(member.member_id)
         self.remove_member(group, member)
         return StreamsAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
@@ -352,7 +362,7 @@ class StreamsGroupCoordinator:
         group.target.pop(member.member_id, None)
         group.group_epoch += 1
         if not group.members:
-            group.shutdown_requested = False
+            group.shutdown_request_member_id = None  # as Kafka: cleared when the group empties
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -380,15 +390,28 @@ class StreamsGroupCoordinator:
 
     # -- the other APIs ------------------------------------------------------------------------
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int, version: int) -> ErrorCode:
-        """Kafka's StreamsGroup.validateOffsetCommit (`group_id` must be a streams group's)."""
+    def validate_offset_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        version: int,
+        transactional: bool = False,
+        instance_id: str | None = None,
+    ) -> ErrorCode:
+        """Kafka's StreamsGroup.validateOffsetCommit (`group_id` must be a streams group's). A
+        TxnOffsetCommit (`transactional`: Kafka Streams under exactly_once_v2 commits its offsets in its
+        transaction, with its member id and epoch) is not held to OffsetCommit's version, and one that
+        names no member (epoch -1) is an admin's."""
         group = self.groups[group_id]
         if member_epoch < 0 and not member_id and not group.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if version < 9:
+        if not transactional and version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
             return ErrorCode.STALE_MEMBER_EPOCH

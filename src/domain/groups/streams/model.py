@@ -118,7 +118,7 @@ class StreamsGroup:
     members: dict[str, StreamsMember] = attrs.field(factory=dict)
     target: dict[str, TasksTuple] = attrs.field(factory=dict)
     endpoint_information_epoch: int = 0
-    shutdown_requested: bool = False
+    shutdown_request_member_id: str | None = None  # the first member that asked for ShutdownApplication (not kept)
     # who holds each task now (assigned or pending revocation): member ids
     active_owner: dict[tuple[str, int], str] = attrs.field(factory=dict)
     standby_owners: dict[tuple[str, int], set[str]] = attrs.field(factory=dict)
@@ -136,6 +136,12 @@ class StreamsGroup:
             if m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE:
                 return StreamsGroupState.RECONCILING
         return StreamsGroupState.STABLE
+
+    def request_shutdown(self, member_id: str) -> None:
+        """ShutdownApplication: every member's heartbeats carry the status until the group is empty; the
+        first member that asked is the one named (Kafka's setShutdownRequestMemberId)."""
+        if self.shutdown_request_member_id is None:
+            self.shutdown_request_member_id = member_id
 
     def owners(self) -> Owners:
         def active(sid: str, p: int) -> str | None:

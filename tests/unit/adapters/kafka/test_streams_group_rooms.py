@@ -10,6 +10,7 @@ import pytest
 from kafka.protocol.admin import DeleteGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
 
+from tests.kafka_python_messages import TxnOffsetCommitRequest
 from trafka.adapters.kafka.apis import (
     delete_groups,
     list_groups,
@@ -18,6 +19,7 @@ from trafka.adapters.kafka.apis import (
     streams_group_describe,
     streams_group_heartbeat,
 )
+from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.ops.dump_log import add_dump_log_parser, dump_segment
@@ -218,3 +220,45 @@ def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
         assert [(g.group_id, g.group_type) for g in listed.groups] == [("app", "streams")]
     finally:
         adapters.stop()
+
+
+def test_exactly_once_v2_commits_offsets_in_the_transaction_checked_against_the_member_epoch(ctx):
+    """Kafka Streams under `exactly_once_v2` commits its offsets with TxnOffsetCommit carrying its streams
+    member id and member epoch. Kafka checks them against the streams group (StreamsGroup.
+    validateOffsetCommit, transactional); trafka checked them against the classic groups, which know
+    no such member (ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID): every transaction of the application aborted."""
+    joined = heartbeat(ctx)
+    txn = ctx.services.transactions.init_producer_id("app-tid", 60_000, ctx.services.clock_ms())
+    pid, epoch = txn.producer_id, txn.producer_epoch
+    assert (
+        ctx.services.transactions.add_offsets("app-tid", pid, epoch, "app", ctx.services.clock_ms()) is ErrorCode.NONE
+    )
+
+    def commit(member_id: str, member_epoch: int) -> int:
+        Topic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+        Partition = Topic.TxnOffsetCommitRequestPartition
+        request = TxnOffsetCommitRequest[4](
+            transactional_id="app-tid",
+            group_id="app",
+            producer_id=pid,
+            producer_epoch=epoch,
+            generation_id=member_epoch,
+            member_id=member_id,
+            group_instance_id=None,
+            topics=[
+                Topic(
+                    name="lines",
+                    partitions=[
+                        Partition(
+                            partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata=""
+                        )
+                    ],
+                )
+            ],
+        )
+        return txn_offset_commit_room.API.handle(ctx, request, 4, CLIENT).topics[0].partitions[0].error_code
+
+    assert commit("m1", joined.member_epoch) == ErrorCode.NONE
+    assert commit("m1", joined.member_epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
+    assert commit("nobody", joined.member_epoch) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert commit("", -1) == ErrorCode.NONE  # a producer outside the group
