@@ -65,6 +65,9 @@ def handle_streams_group_heartbeat(
 ) -> StreamsGroupHeartbeatResponse:
     if ctx.groups.streams is None or not ctx.features.finalized(feature_ceilings(ctx.registry)).get(STREAMS_VERSION):
         return _answer(version, StreamsAnswer(ErrorCode.UNSUPPORTED_VERSION, "The streams group protocol is disabled."))
+    refused = _unsupported_feature(request, _kafka_44(ctx))
+    if refused is not None:  # Kafka's answer carries the error alone
+        return _answer(version, StreamsAnswer(ErrorCode.INVALID_REQUEST, refused))
     try:
         topology = _topology(request.topology) if request.topology is not None else None
         task_offsets = _task_offsets(request.task_offsets)
@@ -102,7 +105,7 @@ def handle_streams_group_heartbeat(
         else None,
         shutdown_application=request.shutdown_application,
         client_id=client.client_id,
-        client_host=client.host,
+        client_host=f"/{client.host}",  # Kafka's InetAddress.toString() of the client's address
         task_offsets=task_offsets,
         task_end_offsets=task_end_offsets,
         asks_description=version >= 1,
@@ -120,6 +123,25 @@ def handle_streams_group_heartbeat(
             )
             answer = attrs.evolve(answer, statuses=statuses)
     return _answer(version, answer)
+
+
+def _unsupported_feature(request: StreamsGroupHeartbeatRequest, kafka_44: bool) -> str | None:
+    """Kafka's throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures, in its order: static
+    membership (Kafka 4.4 serves it, trafka not yet), then, before Kafka 4.4, task offsets and non-empty
+    warm-up tasks, then source topic regular expressions."""
+    if request.instance_id is not None:
+        return "Static membership is not yet supported."
+    if not kafka_44:
+        if request.task_offsets is not None:
+            return "TaskOffsets are not supported yet."
+        if request.task_end_offsets is not None:
+            return "TaskEndOffsets are not supported yet."
+        if request.warmup_tasks:
+            return "WarmupTasks are not supported yet."
+    for s in request.topology.subtopologies if request.topology is not None else ():
+        if s.source_topic_regex:
+            return "Regular expressions for source topics are not supported yet."
+    return None
 
 
 def _kafka_44(ctx: BrokerContext) -> bool:
@@ -147,10 +169,6 @@ def _create_internal_topics(ctx: BrokerContext, client: ClientInfo, topics: tupl
 def _topology(wire: Any) -> Topology:
     subtopologies = []
     for s in wire.subtopologies:
-        if s.source_topic_regex:
-            raise KafkaError(
-                ErrorCode.STREAMS_INVALID_TOPOLOGY, "Regular expressions for source topics are not supported."
-            )
         sources = tuple(s.source_topics)
         repartition_sources = tuple(_topic_info(t) for t in s.repartition_source_topics)
         groups = []
@@ -247,7 +265,8 @@ def _answer(version: int, answer: StreamsAnswer) -> StreamsGroupHeartbeatRespons
         acceptable_recovery_lag=answer.acceptable_recovery_lag,
         topology_description_required=answer.topology_description_required and ok,
         task_offset_interval_ms=answer.task_offset_interval_ms,
-        status=[Response.Status(status_code=s.code, status_detail=s.detail) for s in answer.statuses] if ok else None,
+        # an error answer's is empty, not null: Kafka's field default
+        status=[Response.Status(status_code=s.code, status_detail=s.detail) for s in answer.statuses] if ok else [],
         active_tasks=_task_ids(assignment.active) if assignment is not None and ok else None,
         standby_tasks=_task_ids(assignment.standby) if assignment is not None and ok else None,
         warmup_tasks=_task_ids(assignment.warmup) if assignment is not None and ok else None,

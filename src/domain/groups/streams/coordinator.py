@@ -123,7 +123,7 @@ class StreamsGroupCoordinator:
         if not request.member_id.strip():
             raise invalid("MemberId can't be empty.")
         if request.instance_id is not None:
-            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "Static membership is not yet supported.")
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Static membership is not yet supported.")
         if request.member_epoch == 0:
             if request.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided when joining.")
@@ -233,6 +233,9 @@ class StreamsGroupCoordinator:
             target_epoch, target = group.assignment_epoch, group.target.get(member.member_id, EMPTY)
         before = member.assigned
         self._reconcile(group, member, request.owned, now, target_epoch, target)
+        sends_tasks = joining or member.assigned != before
+        if sends_tasks and member.user_endpoint is not None:
+            group.endpoint_information_epoch += 1  # Kafka 4.2: a member with an endpoint got new tasks
         member.session_deadline_ms = now + self.configs.session_timeout_ms(group.group_id)
         self._dirty.add((group.group_id, None))
         self._dirty.update((group.group_id, m) for m in group.members)  # a new target moves every member's
@@ -258,7 +261,7 @@ class StreamsGroupCoordinator:
             statuses=tuple(statuses),
             # as Kafka: the tasks when they changed, on join, and to a full request (a member that
             # lost track of its state sends every field)
-            assignment=member.assigned if joining or _is_full(request) or member.assigned != before else None,
+            assignment=member.assigned if sends_tasks or _is_full(request) else None,
             endpoint_information_epoch=group.endpoint_information_epoch,
             partitions_by_endpoint=endpoints,
             to_create=to_create,
@@ -321,7 +324,6 @@ class StreamsGroupCoordinator:
             standbys = min(self.configs.num_standby_replicas(group.group_id), self.settings.max_standby_replicas)
             group.target = assign(specs, task_ids(configured.task_counts), standbys)
         group.assignment_epoch = group.group_epoch
-        group.endpoint_information_epoch += 1
 
     def _reconcile(
         self,

@@ -189,16 +189,35 @@ def test_describe_shows_the_task_offsets_members_report():
     )
 
 
-def test_a_broker_pinned_to_4_2_answers_task_offsets_empty_as_kafka_4_2():
+def test_a_broker_pinned_to_4_2_refuses_task_offsets_as_kafka_4_2():
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "broker": {"kafka_version": "4.2"}})
     ctx = bootstrap(settings, default_adapters(settings))
     ctx.catalog.create("lines", 3, 1)
     assert ctx.registry.get(93) is None and ctx.registry.get(88).max_version == 0
     first = heartbeat(ctx, version=0)
     T = Req.TaskOffset
-    heartbeat(ctx, epoch=first.member_epoch, version=0, task_offsets=[T(subtopology_id="0", partition=1, offset=40)])
+    offsets = [T(subtopology_id="0", partition=1, offset=40)]
+    for field, message in (
+        ("task_offsets", "TaskOffsets are not supported yet."),
+        ("task_end_offsets", "TaskEndOffsets are not supported yet."),
+    ):
+        refused = heartbeat(ctx, epoch=first.member_epoch, version=0, **{field: offsets})
+        assert (refused.error_code, refused.error_message, refused.member_id) == (
+            ErrorCode.INVALID_REQUEST,
+            message,
+            "",
+        )
     (member,) = describe(ctx, version=0).members
     assert member.task_offsets == []
+
+
+def test_static_members_and_source_regexes_are_refused_as_kafka_refuses_them():
+    ctx = broker()
+    refused = heartbeat(ctx, instance_id="i-1")
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.INVALID_REQUEST,
+        "Static membership is not yet supported.",
+    )
 
 
 def alter(ctx, **configs):
