@@ -65,9 +65,9 @@ def handle_streams_group_heartbeat(
 ) -> StreamsGroupHeartbeatResponse:
     if ctx.groups.streams is None or not ctx.features.finalized(feature_ceilings(ctx.registry)).get(STREAMS_VERSION):
         return _answer(version, StreamsAnswer(ErrorCode.UNSUPPORTED_VERSION, "The streams group protocol is disabled."))
-    refused = _unsupported_feature(request, _kafka_44(ctx))
-    if refused is not None:  # Kafka's answer carries the error alone
-        return _answer(version, StreamsAnswer(ErrorCode.INVALID_REQUEST, refused))
+    unsupported = _unsupported_feature(request, _kafka_44(ctx))
+    if unsupported is not None:  # Kafka's answer carries the error alone
+        return _answer(version, StreamsAnswer(ErrorCode.INVALID_REQUEST, unsupported))
     try:
         topology = _topology(request.topology) if request.topology is not None else None
         task_offsets = _task_offsets(request.task_offsets)
