@@ -19,7 +19,9 @@ Kafka's KafkaApis first: `streams.version` not finalized is UNSUPPORTED_VERSION,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.features import STREAMS_VERSION
@@ -33,10 +35,25 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .api_versions import feature_ceilings
+
+if TYPE_CHECKING:
+    from trafka.domain.features import FeatureControl
+
+    from ..api import HandlerRegistry
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+    features: FeatureControl
+    registry: HandlerRegistry
+
 
 Request = StreamsGroupTopologyDescriptionUpdateRequest
 Response = StreamsGroupTopologyDescriptionUpdateResponse
@@ -45,7 +62,7 @@ NO_PLUGIN = "The broker has no streams group topology description plugin configu
 
 
 def handle_streams_group_topology_description_update(
-    ctx: BrokerContext, request: Request, version: int, client: ClientInfo
+    ctx: Uses, request: Request, version: int, client: ClientInfo
 ) -> Response:
     streams = ctx.groups.streams
     if streams is None or not ctx.features.finalized(feature_ceilings(ctx.registry)).get(STREAMS_VERSION):

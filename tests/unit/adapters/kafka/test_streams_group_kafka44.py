@@ -36,7 +36,7 @@ def broker(**groups):
     overrides = {"storage": {"kind": "memory"}, "groups": {"streams_initial_rebalance_delay_ms": 0, **groups}}
     settings = load_settings(overrides=overrides)
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("lines", 3, 1)
+    ctx.services.catalog.create("lines", 3, 1)
     return ctx
 
 
@@ -192,7 +192,7 @@ def test_describe_shows_the_task_offsets_members_report():
 def test_a_broker_pinned_to_4_2_refuses_task_offsets_as_kafka_4_2():
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "broker": {"kafka_version": "4.2"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("lines", 3, 1)
+    ctx.services.catalog.create("lines", 3, 1)
     assert ctx.registry.get(93) is None and ctx.registry.get(88).max_version == 0
     first = heartbeat(ctx, version=0)
     T = Req.TaskOffset
