@@ -211,6 +211,7 @@ def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
     try:
         group = again.services.groups.streams.groups["app"]
         assert (group.group_epoch, group.assignment_epoch) == (3, 3)
+        assert group.last_assignment_configs == (("num.standby.replicas", "0"),)  # Kafka's LastAssignmentConfigs
         assert group.topology is not None and [s.subtopology_id for s in group.topology.subtopologies] == ["0", "1"]
         (member,) = group.members.values()
         assert (member.member_id, member.member_epoch, member.process_id) == ("m1", 3, "p1")
