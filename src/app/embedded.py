@@ -81,7 +81,7 @@ def embedded_settings(
         "server": {"host": host, "port": port, "shutdown_grace_seconds": 1.0},
         "broker": {"auto_create_topics_enable": auto_create_topics},
         # Kafka's 3 s initial rebalance delay only slows tests down; testcontainers sets it to 0 too.
-        "groups": {"initial_rebalance_delay_ms": 0},
+        "groups": {"initial_rebalance_delay_ms": 0, "streams_initial_rebalance_delay_ms": 0},
         "storage": {"kind": "memory"} if data_dir is None else {"kind": "filesystem", "data_dir": str(data_dir)},
     }
     kafka_names: dict[str, Any] = {}
