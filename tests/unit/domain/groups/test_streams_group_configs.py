@@ -119,7 +119,7 @@ def test_a_new_standby_count_is_a_new_assignment_with_standbys():
     assert group.group_epoch == epoch + 1  # Kafka compares LastAssignmentConfigs on every heartbeat
     assert group.last_assignment_configs == (("num.standby.replicas", "1"),)
     standbys = sum(len(ps) for t in group.target.values() for ps in t.standby.values())
-    assert standbys == 6  # every task has one standby, on the other process
+    assert standbys == 3  # every stateful task (the counting subtopology's) has one, on the other process (ADR 97)
 
 
 def test_the_initial_rebalance_delay_assigns_nothing_until_it_ends():
