@@ -6,6 +6,9 @@ active, standby and warm-up tasks.
 A group of another type, or none, is GROUP_ID_NOT_FOUND, as Kafka answers.
 Authorization filters as ConsumerGroupDescribe: a group the principal may not DESCRIBE is
 GROUP_AUTHORIZATION_FAILED; the authorized operations are filled from the ACLs.
+
+Version notes:
+- v0: Kafka 4.2's; v1 (IncludeTopologyDescription, AssignorName, KIP-1331) is not served.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ says MISSING_INTERNAL_TOPICS and the next heartbeat finds them.
 Authorization (Kafka's KafkaApis.handleStreamsGroupHeartbeat): READ on the group; on join, DESCRIBE on
 every topic the topology names, else TOPIC_AUTHORIZATION_FAILED; creating internal topics needs
 CREATE on the cluster or on each topic, else they are not created and the status says which.
+
+Version notes:
+- v0: Kafka 4.2's; v1 (TopologyDescriptionRequired, MISSING_CLIENT_TAGS, KIP-1331) is not served.
 """
 
 from __future__ import annotations
