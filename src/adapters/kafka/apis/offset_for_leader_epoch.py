@@ -126,7 +126,7 @@ def _in_cluster(
                 elif current > epoch:
                     error = ErrorCode.UNKNOWN_LEADER_EPOCH
                 elif wanted <= epoch:
-                    _, _, end_offset = ctx.replicas.end_offset_for_epoch(tp, -1, 0)
+                    _, _, end_offset = api.uses(ctx).replicas.end_offset_for_epoch(tp, -1, 0)
                     answer_epoch = wanted
                 partition.error_code = int(error)
                 partition.leader_epoch, partition.end_offset = answer_epoch, end_offset
