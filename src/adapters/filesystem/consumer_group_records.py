@@ -29,7 +29,9 @@ from .metadata_records import (
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
     ConsumerGroupTargetAssignmentMetadataValue,
+    decode_group_key,
     decode_versioned,
+    encode_group_key,
     encode_versioned,
 )
 
@@ -52,11 +54,7 @@ VALUE_VERSION = 0
 
 
 def encode_key(record: ConsumerGroupRecord) -> bytes:
-    cls = KEYS[record.kind]
-    fields = {"group_id": record.group_id}
-    if record.member_id is not None:
-        fields["member_id"] = record.member_id
-    return encode_versioned(cls(version=int(record.kind), **fields), int(record.kind))
+    return encode_group_key(KEYS, record.kind, record.group_id, record.member_id)
 
 
 def _partitions(cls: Any, partitions: TopicIdPartitions) -> list[Any]:
@@ -123,14 +121,13 @@ def _ids(entries: Any) -> TopicIdPartitions:
 
 def decode(key: bytes, value: bytes | None) -> ConsumerGroupRecord | None:
     """The record, or None for a key version that is not a consumer group's."""
-    version = int.from_bytes(key[:2], "big")
-    if version not in KEY_VERSIONS:
+    found = decode_group_key(KEYS, key)
+    if found is None:
         return None
+    version, group_id, member_id = found
     kind = RecordKind(version)
-    k = decode_versioned(KEYS[kind], key)
-    member_id = getattr(k, "member_id", None)
     if value is None:
-        return ConsumerGroupRecord(kind, k.group_id, member_id, None)
+        return ConsumerGroupRecord(kind, group_id, member_id, None)
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is RecordKind.GROUP_EPOCH:
@@ -159,4 +156,4 @@ def decode(key: bytes, value: bytes | None) -> ConsumerGroupRecord | None:
             _ids(v.assigned_partitions),
             _ids(v.partitions_pending_revocation),
         )
-    return ConsumerGroupRecord(kind, k.group_id, member_id, decoded)
+    return ConsumerGroupRecord(kind, group_id, member_id, decoded)

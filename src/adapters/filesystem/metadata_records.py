@@ -5,7 +5,8 @@ codec (`trafka.schema_codec.records`, ADR 101), the one every reader of whole re
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import crc32c
 
@@ -81,6 +82,26 @@ from trafka.schema_codec.messages import (  # noqa: F401  (re-exported to the st
     TransactionLogValue,
     UserScramCredentialRecord,
 )
+
+
+def encode_group_key(keys: Mapping[Any, Any], kind: int, group_id: str, member_id: str | None) -> bytes:
+    """A modern group's record key (consumer, share and streams groups alike): the int16 key version,
+    which is the record's type, then the group id and, for a member's record, the member id."""
+    fields = {"group_id": group_id}
+    if member_id is not None:
+        fields["member_id"] = member_id
+    return encode_versioned(keys[kind](version=int(kind), **fields), int(kind))
+
+
+def decode_group_key(keys: Mapping[Any, Any], key: bytes) -> tuple[int, str, str | None] | None:
+    """(record type, group id, member id or None) of a modern group's record key, or None for a key
+    version that is not one of `keys`' types."""
+    version = int.from_bytes(key[:2], "big", signed=True)
+    cls = keys.get(version)
+    if cls is None:
+        return None
+    decoded = decode_versioned(cls, key)
+    return version, decoded.group_id, getattr(decoded, "member_id", None)
 
 
 def build_batch(

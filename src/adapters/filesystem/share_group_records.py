@@ -27,7 +27,9 @@ from .metadata_records import (
     ShareGroupTargetAssignmentMemberValue,
     ShareGroupTargetAssignmentMetadataKey,
     ShareGroupTargetAssignmentMetadataValue,
+    decode_group_key,
     decode_versioned,
+    encode_group_key,
     encode_versioned,
 )
 
@@ -54,10 +56,7 @@ VALUE_VERSION = 0
 
 
 def encode_key(record: ShareGroupRecord) -> bytes:
-    fields = {"group_id": record.group_id}
-    if record.member_id is not None:
-        fields["member_id"] = record.member_id
-    return encode_versioned(KEYS[record.kind](version=int(record.kind), **fields), int(record.kind))
+    return encode_group_key(KEYS, record.kind, record.group_id, record.member_id)
 
 
 def encode_value(record: ShareGroupRecord) -> bytes | None:
@@ -103,14 +102,13 @@ def encode_value(record: ShareGroupRecord) -> bytes | None:
 
 def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
     """The record, or None for a key version that is not a share group's."""
-    version = int.from_bytes(key[:2], "big")
-    if version not in KEY_VERSIONS:
+    found = decode_group_key(KEYS, key)
+    if found is None:
         return None
+    version, group_id, member_id = found
     kind = ShareRecordKind(version)
-    k = decode_versioned(KEYS[kind], key)
-    member_id = getattr(k, "member_id", None)
     if value is None:
-        return ShareGroupRecord(kind, k.group_id, member_id, None)
+        return ShareGroupRecord(kind, group_id, member_id, None)
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is ShareRecordKind.GROUP_EPOCH:
@@ -134,4 +132,4 @@ def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
             tuple((e.topic_id, e.topic_name, tuple(e.partitions)) for e in v.initialized_topics),
             tuple((e.topic_id, e.topic_name) for e in v.deleting_topics),
         )
-    return ShareGroupRecord(kind, k.group_id, member_id, decoded)
+    return ShareGroupRecord(kind, group_id, member_id, decoded)

@@ -31,7 +31,9 @@ from .metadata_records import (
     StreamsGroupTargetAssignmentMetadataValue,
     StreamsGroupTopologyKey,
     StreamsGroupTopologyValue,
+    decode_group_key,
     decode_versioned,
+    encode_group_key,
     encode_versioned,
 )
 
@@ -57,10 +59,7 @@ VALUE_VERSION = 0
 
 
 def encode_key(record: StreamsGroupRecord) -> bytes:
-    fields = {"group_id": record.group_id}
-    if record.member_id is not None:
-        fields["member_id"] = record.member_id
-    return encode_versioned(KEYS[record.kind](version=int(record.kind), **fields), int(record.kind))
+    return encode_group_key(KEYS, record.kind, record.group_id, record.member_id)
 
 
 def _task_ids(cls: Any, tasks: Any) -> list[Any]:
@@ -187,14 +186,13 @@ def _topology(v: Any) -> Topology:
 
 def decode(key: bytes, value: bytes | None) -> StreamsGroupRecord | None:
     """The record, or None for a key version that is not a streams group's."""
-    version = int.from_bytes(key[:2], "big")
-    if version not in KEY_VERSIONS:
+    found = decode_group_key(KEYS, key)
+    if found is None:
         return None
+    version, group_id, member_id = found
     kind = StreamsRecordKind(version)
-    k = decode_versioned(KEYS[kind], key)
-    member_id = getattr(k, "member_id", None)
     if value is None:
-        return StreamsGroupRecord(kind, k.group_id, member_id, None)
+        return StreamsGroupRecord(kind, group_id, member_id, None)
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is Kind.METADATA:
@@ -230,4 +228,4 @@ def decode(key: bytes, value: bytes | None) -> StreamsGroupRecord | None:
         )
     else:
         decoded = _topology(v)
-    return StreamsGroupRecord(kind, k.group_id, member_id, decoded)
+    return StreamsGroupRecord(kind, group_id, member_id, decoded)

@@ -174,19 +174,19 @@ class GroupRuntime:
     def join(self, request: JoinRequest) -> JoinResult | GroupAnswer:
         if self.consumer is not None:
             if self.consumer.hosts_classic_join(request.group_id):
-                return self._classic_in_consumer(lambda c, now: c.classic_join(request, now))
+                return self._classic_in_consumer(lambda c, now: c.classic_members.join(request, now))
             self.consumer.give_way_to_classic(request.group_id)
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
     def sync(self, request: SyncRequest) -> SyncResult | GroupAnswer:
         if self.is_consumer_group(request.group_id):
-            return self._classic_in_consumer(lambda c, now: c.classic_sync(request, now))
+            return self._classic_in_consumer(lambda c, now: c.classic_members.sync(request, now))
         return self._call(SyncResult, lambda waiter: self.coordinator.sync(request, self.clock_ms(), waiter))
 
     def heartbeat(self, group_id: str, member_id: str, generation_id: int, instance_id: str | None):
         if self.is_consumer_group(group_id):
             return self._classic_in_consumer(
-                lambda c, now: c.classic_heartbeat(group_id, member_id, generation_id, now, instance_id)
+                lambda c, now: c.classic_members.heartbeat(group_id, member_id, generation_id, now, instance_id)
             )
         error = self.coordinator.heartbeat(group_id, member_id, generation_id, self.clock_ms(), instance_id)
         self._uow.seen(self)
@@ -194,7 +194,7 @@ class GroupRuntime:
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]):
         if self.is_consumer_group(group_id):
-            return self._classic_in_consumer(lambda c, now: c.classic_leave(group_id, members, now))
+            return self._classic_in_consumer(lambda c, now: c.classic_members.leave(group_id, members, now))
         errors, completions = self.coordinator.leave(group_id, members, self.clock_ms())
         self._deliver(completions)
         return errors

@@ -3,6 +3,12 @@ CreateAcls (key 30), DeleteAcls (key 31), each v1-3. Without an authorizer each 
 SECURITY_DISABLED, as Kafka.
 
 Authorization: DESCRIBE on the cluster to list, ALTER to create or delete.
+
+Version notes:
+DescribeAcls, CreateAcls, DeleteAcls (v0 is not served):
+- v1: resource pattern types (LITERAL, PREFIXED, MATCH, ANY).
+- v2: flexible versions.
+- v3: the USER resource type.
 """
 
 from __future__ import annotations

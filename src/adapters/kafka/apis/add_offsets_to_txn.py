@@ -2,6 +2,11 @@
 the TRANSACTION_ABORTABLE error (KIP-890), which trafka's coordinator has no cause to give here.
 
 Authorization: WRITE on the transactional id, READ on the group.
+
+Version notes:
+- v2: PRODUCER_FENCED in place of INVALID_PRODUCER_EPOCH.
+- v3: flexible versions.
+- v4: TRANSACTION_ABORTABLE (KIP-890).
 """
 
 from __future__ import annotations

@@ -11,6 +11,12 @@ Authorization: v0-3, WRITE on the transactional id (a refusal answers every part
 per topic, internal topics refused; Kafka adds nothing when any partition fails: refused ones get
 TOPIC_AUTHORIZATION_FAILED, absent ones UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED.
 v4-5, CLUSTER_ACTION on the cluster (brokers only); refused, the top-level error.
+
+Version notes:
+- v2: PRODUCER_FENCED in place of INVALID_PRODUCER_EPOCH.
+- v3: flexible versions.
+- v4: batches of transactions and VerifyOnly, for brokers only (KIP-890); clients stay on v3.
+- v5: TRANSACTION_ABORTABLE (KIP-890).
 """
 
 from __future__ import annotations

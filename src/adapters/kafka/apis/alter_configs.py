@@ -5,6 +5,10 @@ group's (GROUP: the given keys set, its other overrides removed, as Kafka's cont
 Authorization: ALTER_CONFIGS on the cluster for broker resources, on each topic for topic ones, on each
 group for group ones;
 broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerApis.
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
 """
 
 from __future__ import annotations

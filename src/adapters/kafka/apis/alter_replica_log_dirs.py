@@ -5,6 +5,11 @@ UNKNOWN_TOPIC_OR_PARTITION; a topic name too long for a future log's dir name IN
 (Kafka's ReplicaManager.alterReplicaLogDirs, in its order).
 
 Authorization: ALTER on the cluster; refused, every partition answers CLUSTER_AUTHORIZATION_FAILED.
+
+Version notes:
+(v0 is not served)
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
 """
 
 from __future__ import annotations

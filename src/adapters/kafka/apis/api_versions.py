@@ -17,6 +17,12 @@ neither (one without the other is INVALID_REQUEST, Kafka's `isValid`); a cluster
 broker's, or a node id that is not the node this connection reached, is REBOOTSTRAP_REQUIRED with no
 APIs (KafkaApis 4.4 `clusterIdOrNodeIdIsInvalid`): the client was pointed at another cluster or node
 and must bootstrap again. The classes are trafka's (kafka-python 3.0.12 stops at v4).
+
+Version notes:
+- v1: throttle time; v2: the response is sent before the client is throttled.
+- v3: flexible versions (the body only; the response header stays v0), ClientSoftwareName/Version.
+- v4: a supported feature's MinVersion may be 0 (KAFKA-17011).
+- v5: ClusterId and NodeId checked, REBOOTSTRAP_REQUIRED (KIP-1242).
 """
 
 from __future__ import annotations

@@ -3,6 +3,17 @@ Heartbeat (key 12): v0-4, LeaveGroup (key 13): v0-5; the domain's sans-I/O coord
 `GroupRuntime` holds its clock and parks the JoinGroup and SyncGroup answers that must wait.
 
 Authorization: READ on the group, for each of the four.
+
+Version notes:
+JoinGroup:
+- v1: RebalanceTimeoutMs; v2: throttle time; v4: MEMBER_ID_REQUIRED, a second join with the given id.
+- v5: GroupInstanceId (static members, KIP-345); v6: flexible versions.
+- v7: the response carries ProtocolType (KIP-559); v8: Reason (KIP-800); v9: SkipAssignment.
+SyncGroup: v1 throttle time; v3 GroupInstanceId; v4 flexible versions; v5 ProtocolType and
+ProtocolName in both directions, checked (KIP-559).
+Heartbeat: v1 throttle time; v3 GroupInstanceId; v4 flexible versions.
+LeaveGroup: v1 throttle time; v3 a batch of members by member and instance id; v4 flexible versions;
+v5 Reason (KIP-800).
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ the cluster to alter (ControllerApis). A refused describe carries the error and 
 entries; a refused alter answers every entity with the error, as the requests' `getErrorResponse`.
 A bad describe filter is the response's error (INVALID_REQUEST, or UNSUPPORTED_VERSION for an
 unknown entity type) with Kafka's message; each altered entity has its own result.
+
+Version notes:
+DescribeClientQuotas and AlterClientQuotas:
+- v1: flexible versions.
 """
 
 from __future__ import annotations

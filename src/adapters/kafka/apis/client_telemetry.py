@@ -14,6 +14,9 @@ names and attributes are cut to bounded lengths, so what a push may hold is boun
 
 kafka-python 3.0.12 has no classes for these messages: they are compiled from Kafka's JSON schemas
 in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes are.
+
+Version notes:
+- v0 only (KIP-714).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ subscription with its current and target assignments (v1, KIP-1099: the member's
 A group of another type, or none, is GROUP_ID_NOT_FOUND, as Kafka answers.
 Authorization filters: a group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED; the
 authorized operations are filled from the ACLs.
+
+Version notes:
+- v1: each member's MemberType (consumer or classic, KIP-1099); the request is unchanged.
 """
 
 from __future__ import annotations

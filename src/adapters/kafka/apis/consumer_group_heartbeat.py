@@ -14,6 +14,10 @@ topics the member's principal may DESCRIBE (the coordinator applies the check it
 A regex is compiled by RE2 in a worker thread before the coordinator sees it (a new pattern only;
 compiled ones are cached): what RE2 cannot express is INVALID_REGULAR_EXPRESSION, and the coordinator
 has it resolved against the topics off the request path (ADR 68).
+
+Version notes:
+- v1: SubscribedTopicRegex and INVALID_REGULAR_EXPRESSION; the client makes its own member id
+  (KIP-1082).
 """
 
 from __future__ import annotations

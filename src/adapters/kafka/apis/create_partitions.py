@@ -1,6 +1,11 @@
 """CreatePartitions (key 37): v0-3. More partitions for existing topics, with optional assignments.
 
 Authorization: ALTER per topic.
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
+- v3: THROTTLING_QUOTA_EXCEEDED when the controller mutation quota is exceeded (KIP-599).
 """
 
 from __future__ import annotations

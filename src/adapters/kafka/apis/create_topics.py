@@ -4,6 +4,14 @@ metadata records (a topic, its partitions, its configs) fails whole with POLICY_
 
 Authorization: CREATE per topic, or CREATE on the cluster for all of them (Kafka's hasClusterAuth);
 a refused topic answers "Authorization failed.".
+
+Version notes:
+(v0-1 are not served)
+- v2: throttle time; v3: the response is sent before the client is throttled.
+- v4: partitions and replication factor may be -1 without assignments (KIP-464).
+- v5: flexible versions; the created topic's configs in the response (KIP-525).
+- v6: THROTTLING_QUOTA_EXCEEDED (KIP-599).
+- v7: the created topic's id.
 """
 
 from __future__ import annotations

@@ -2,6 +2,11 @@
 answers each failed group with an error message too: the error's own (Kafka's Errors message).
 
 Authorization: DELETE per group.
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
+- v3: a per-group ErrorMessage (Kafka 4.4).
 """
 
 from __future__ import annotations

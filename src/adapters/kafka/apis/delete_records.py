@@ -1,6 +1,10 @@
 """DeleteRecords (key 21): v0-2. Moves partitions' log start offsets forward.
 
 Authorization: DELETE per topic.
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
 """
 
 from __future__ import annotations

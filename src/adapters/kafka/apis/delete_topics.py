@@ -4,6 +4,14 @@ Authorization: DELETE per topic, or DELETE on the cluster. A topic the principal
 refused whether it exists or not, a describable but absent one is UNKNOWN_TOPIC_OR_PARTITION (so
 existence leaks only to those who may see it), and one named by id and not describable is refused
 without its name.
+
+Version notes:
+(v0 is not served)
+- v1: throttle time; v2: the response is sent before the client is throttled.
+- v3: TOPIC_DELETION_DISABLED may be answered.
+- v4: flexible versions.
+- v5: ErrorMessage, THROTTLING_QUOTA_EXCEEDED (KIP-599).
+- v6: topics by name or by id, answered with their ids (UNKNOWN_TOPIC_ID).
 """
 
 from __future__ import annotations

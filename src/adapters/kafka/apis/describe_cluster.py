@@ -1,6 +1,10 @@
 """DescribeCluster (key 60): v0-2. The cluster id, the controller and the brokers (v1+: endpoint type).
 
 Authorization: none needed to describe; the cluster's authorized operations filled from the ACLs.
+
+Version notes:
+- v1: EndpointType (brokers or controllers, KIP-919), MISMATCHED_ENDPOINT_TYPE.
+- v2: IncludeFencedBrokers and each broker's IsFenced (KIP-1073).
 """
 
 from __future__ import annotations

@@ -4,6 +4,13 @@ values only); the broker logger resource; a consumer group's (GROUP, KIP-848: th
 
 Authorization: DESCRIBE_CONFIGS on the cluster for broker resources, on each topic for topic ones, on
 each group for group ones.
+
+Version notes:
+(v0 is not served)
+- v1: IncludeSynonyms, each entry's ConfigSource and synonyms.
+- v2: the response is sent before the client is throttled.
+- v3: IncludeDocumentation, each entry's ConfigType and documentation.
+- v4: flexible versions.
 """
 
 from __future__ import annotations

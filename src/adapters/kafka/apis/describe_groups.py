@@ -4,6 +4,12 @@ unknown group is Dead with no members; from v6 it is also GROUP_ID_NOT_FOUND wit
 
 Authorization filters: a group the principal may not DESCRIBE is answered GROUP_AUTHORIZATION_FAILED
 with nothing of it; the authorized operations are filled from the ACLs.
+
+Version notes:
+- v1: throttle time; v2: the response is sent before the client is throttled.
+- v3: IncludeAuthorizedOperations; v4: each member's GroupInstanceId.
+- v5: flexible versions.
+- v6: GROUP_ID_NOT_FOUND for an unknown group (KIP-1043).
 """
 
 from __future__ import annotations

@@ -6,6 +6,12 @@ ReplicaManager.describeLogDirs does; a log dir an I/O error took offline answers
 
 Authorization: DESCRIBE on the cluster; refused, Kafka answers no log dirs, with
 CLUSTER_AUTHORIZATION_FAILED as the top-level error from v3.
+
+Version notes:
+(v0 is not served)
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
+- v3: a top-level ErrorCode; v4: TotalBytes and UsableBytes; v5: IsCordoned (KIP-1066).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """DescribeProducers (key 61): v0. The active idempotent and transactional producers of partitions.
 
 Authorization: READ per topic.
+
+Version notes:
+- v0 only.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ listeners (trafka has no controller listener: the broker's listeners, as adverti
 or partition is answered UNKNOWN_TOPIC_OR_PARTITION per partition.
 
 Authorization: DESCRIBE on the cluster (ControllerApis); refused, the top-level error.
+
+Version notes:
+- v1: each replica's LastFetchTimestamp and LastCaughtUpTimestamp (KIP-836).
+- v2: ErrorMessage, the voters' Nodes and ReplicaDirectoryId (KIP-853).
 """
 
 from __future__ import annotations

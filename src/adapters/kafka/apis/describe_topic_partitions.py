@@ -2,6 +2,9 @@
 
 Authorization filters: a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED
 (asked for by name) or left out (a listing).
+
+Version notes:
+- v0 only (KIP-966).
 """
 
 from __future__ import annotations

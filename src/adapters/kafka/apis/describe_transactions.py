@@ -2,6 +2,9 @@
 
 Authorization filters: a transactional id the principal may not DESCRIBE is answered
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED; its partitions leave out topics it may not DESCRIBE.
+
+Version notes:
+- v0 only.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ unknown one UNKNOWN_TOPIC_OR_PARTITION. With `topic_partitions` null, Kafka's co
 no election: here, all of them.
 
 Authorization: ALTER on the cluster; refused, the top-level error (v1+) and every named partition's.
+
+Version notes:
+- v1: ElectionType (preferred or unclean, KIP-460) and a top-level error code.
+- v2: flexible versions.
 """
 
 from __future__ import annotations

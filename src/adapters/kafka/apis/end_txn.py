@@ -5,6 +5,13 @@ carry the bumped one), and the response carries the producer id and epoch for th
 and -1 with an error); see `TransactionCoordinator._end_v2` for the retry and fencing rules.
 
 Authorization: WRITE on the transactional id.
+
+Version notes:
+- v2: PRODUCER_FENCED in place of INVALID_PRODUCER_EPOCH.
+- v3: flexible versions.
+- v4: TRANSACTION_ABORTABLE (KIP-890).
+- v5: the epoch bumped at every transaction's end, the producer id and epoch in the response
+  (transaction version 2, KIP-890 part 2).
 """
 
 from __future__ import annotations

@@ -15,6 +15,17 @@ Authorization: READ per topic; a refused partition has no records and -1 offsets
 FetchResponse.partitionResponse. The gate checks the topics a request names; the partitions an
 incremental request reads from its session are checked here, as Kafka checks every partition of
 the fetch context.
+
+Version notes:
+(v0-3 are not served)
+- v4: IsolationLevel and aborted transactions (read_committed); v5: LogStartOffset.
+- v6: KAFKA_STORAGE_ERROR; v7: incremental fetch sessions (KIP-227).
+- v8: the response is sent before the client is throttled.
+- v9: CurrentLeaderEpoch (KIP-320); v10: ZStandard batches (KIP-110); v11: RackId (KIP-392).
+- v12: flexible versions, LastFetchedEpoch, DivergingEpoch and CurrentLeader.
+- v13: topics by id (UNKNOWN_TOPIC_ID, KIP-516); v14: OFFSET_MOVED_TO_TIERED_STORAGE (KIP-405).
+- v15: ReplicaState in place of ReplicaId (KIP-903); v16: NodeEndpoints (KIP-951).
+- v17: ReplicaDirectoryId (KIP-853); v18: HighWatermark in the request (KIP-1166).
 """
 
 from __future__ import annotations

@@ -2,6 +2,14 @@
 
 Authorization: DESCRIBE on the group or transactional id; from v4 each key is answered on its own,
 before v4 a refusal is Kafka's old-style answer with no node.
+
+Version notes:
+- v1: KeyType (groups or transactional ids), throttle time and ErrorMessage.
+- v2: the response is sent before the client is throttled.
+- v3: flexible versions.
+- v4: several keys per request (CoordinatorKeys, KIP-699).
+- v5: TRANSACTION_ABORTABLE (KIP-890).
+- v6: share-group keys (KIP-932).
 """
 
 from __future__ import annotations

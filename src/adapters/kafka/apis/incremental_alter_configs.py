@@ -6,6 +6,9 @@ metadata log (`..group_configs`).
 
 Authorization: ALTER_CONFIGS on the cluster for broker and broker logger resources, on each topic
 for topic ones, on each group for group ones.
+
+Version notes:
+- v1: flexible versions.
 """
 
 from __future__ import annotations

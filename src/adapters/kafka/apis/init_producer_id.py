@@ -2,6 +2,12 @@
 
 Authorization: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
 cluster or WRITE on any topic (Kafka's authorizeByResourceType).
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: flexible versions.
+- v3: ProducerId and ProducerEpoch, to resume after INVALID_PRODUCER_EPOCH (KIP-360).
+- v4: PRODUCER_FENCED; v5: TRANSACTION_ABORTABLE (KIP-890).
 """
 
 from __future__ import annotations

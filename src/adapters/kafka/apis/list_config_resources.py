@@ -6,6 +6,10 @@ dynamic group configs (recorded in the metadata log, whether or not the group ex
 CLIENT_METRICS; a type the version does not know is UNSUPPORTED_VERSION for the whole request.
 
 Authorization: DESCRIBE_CONFIGS on the cluster; refused, the top-level error.
+
+Version notes:
+- v0: ListClientMetricsResources (client metrics resources only).
+- v1: ResourceTypes, and each resource's type (KIP-1142).
 """
 
 from __future__ import annotations

@@ -3,6 +3,12 @@ groups and KIP-848 consumer groups, whose protocol type is `consumer`, KIP-932 s
 and KIP-1071 streams groups, `streams`).
 
 Authorization filters: without DESCRIBE on the cluster, only the groups the principal may DESCRIBE.
+
+Version notes:
+- v1: throttle time; v2: the response is sent before the client is throttled.
+- v3: flexible versions.
+- v4: StatesFilter and each group's state (KIP-518).
+- v5: TypesFilter and each group's type (KIP-848).
 """
 
 from __future__ import annotations

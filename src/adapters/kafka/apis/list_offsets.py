@@ -6,6 +6,16 @@ UNSUPPORTED_VERSION for that partition, as Kafka's ReplicaManager answers it. v1
 remote reads: nothing waits here.
 
 Authorization: DESCRIBE per topic; a refused partition answers -1 offset and timestamp.
+
+Version notes:
+(v0 is not served)
+- v1: one offset and its timestamp per partition; v2: IsolationLevel and throttle time.
+- v3: the response is sent before the client is throttled.
+- v4: CurrentLeaderEpoch and each answer's LeaderEpoch; v5: OFFSET_NOT_AVAILABLE.
+- v6: flexible versions.
+- v7: by max timestamp (-3, KIP-734); v8: the local log start offset (-4, KIP-405).
+- v9: the last tiered offset (-5, KIP-1005); v10: TimeoutMs (KIP-1075).
+- v11: the earliest pending upload offset (-6, KIP-1023).
 """
 
 from __future__ import annotations

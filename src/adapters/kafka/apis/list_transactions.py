@@ -4,6 +4,10 @@ compiled by RE2, linear in the id's length whatever the client sends (ADR 45); o
 INVALID_REGULAR_EXPRESSION.
 
 Authorization filters: only the transactional ids the principal may DESCRIBE.
+
+Version notes:
+- v1: DurationFilter (KIP-994).
+- v2: TransactionalIdPattern, INVALID_REGULAR_EXPRESSION (KIP-1152).
 """
 
 from __future__ import annotations

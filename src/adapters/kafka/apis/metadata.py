@@ -7,6 +7,15 @@ Authorization filters rather than refuses, as Kafka: a topic the principal may n
 out (or answered TOPIC_AUTHORIZATION_FAILED when asked for by name, without its id when asked by
 id), an unknown topic is not auto-created without CREATE, and the authorized-operations fields carry
 what the authorizer allows. Refused mid-SASL, it lists the topics asked for, each with the error.
+
+Version notes:
+- v1: a null topic list means all topics (v0: an empty one); racks, controller, IsInternal.
+- v2: ClusterId; v3: throttle time; v4: AllowAutoTopicCreation; v5: OfflineReplicas.
+- v6: the response is sent before the client is throttled; v7: each partition's LeaderEpoch.
+- v8: authorized operations of the cluster and topics (KIP-430).
+- v9: flexible versions; v10: TopicId in the response.
+- v11: no cluster authorized operations (DescribeCluster has them, KIP-700).
+- v12: topics by id in the request; v13: a top-level ErrorCode.
 """
 
 from __future__ import annotations

@@ -3,6 +3,14 @@ id (KIP-848): each is resolved to its name first, as Kafka's KafkaApis does, and
 its partitions UNKNOWN_TOPIC_ID; the response names them by id.
 
 Authorization: READ on the group (a refusal answers every partition), then READ per topic.
+
+Version notes:
+(v0-1 are not served)
+- v2: RetentionTimeMs; v3: throttle time; v4: the response is sent before the client is throttled.
+- v5: no RetentionTimeMs (the broker's offsets.retention.minutes); v6: CommittedLeaderEpoch.
+- v7: GroupInstanceId; v8: flexible versions.
+- v9: consumer groups' members (KIP-848): STALE_MEMBER_EPOCH, GROUP_ID_NOT_FOUND.
+- v10: topics by id (UNKNOWN_TOPIC_ID, KIP-848).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """OffsetDelete (key 47): v0. A group's committed offsets of partitions it no longer consumes.
 
 Authorization: DELETE on the group, then READ per topic.
+
+Version notes:
+- v0 only (KIP-496).
 """
 
 from __future__ import annotations

@@ -5,6 +5,15 @@ committed topic that no longer exists has no id to be named by and is left out).
 
 Authorization filters: per group (v8+) DESCRIBE, and per topic: asked for all topics, the ones the
 principal may not DESCRIBE are left out; asked by name, they answer TOPIC_AUTHORIZATION_FAILED.
+
+Version notes:
+(v0 is not served)
+- v2: a null topic list means all topics, a top-level ErrorCode; v3: throttle time.
+- v4: the response is sent before the client is throttled; v5: CommittedLeaderEpoch.
+- v6: flexible versions; v7: RequireStable (UNSTABLE_OFFSET_COMMIT).
+- v8: several groups per request.
+- v9: MemberId and MemberEpoch, checked for consumer groups (KIP-848).
+- v10: topics by id (UNKNOWN_TOPIC_ID, KIP-848).
 """
 
 from __future__ import annotations

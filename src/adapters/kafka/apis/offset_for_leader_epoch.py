@@ -9,6 +9,12 @@ partition UNKNOWN_TOPIC_OR_PARTITION.
 Authorization: DESCRIBE per topic (the consumers' permission since KIP-320; Kafka also lets a holder
 of CLUSTER_ACTION, a follower, through for every topic, which a single broker never has); a refused
 topic answers TOPIC_AUTHORIZATION_FAILED per partition, the others are served.
+
+Version notes:
+(v0-1 are not served)
+- v2: CurrentLeaderEpoch and throttle time.
+- v3: ReplicaId (-2: a consumer's debug request).
+- v4: flexible versions.
 """
 
 from __future__ import annotations
@@ -120,7 +126,7 @@ def _in_cluster(
                 elif current > epoch:
                     error = ErrorCode.UNKNOWN_LEADER_EPOCH
                 elif wanted <= epoch:
-                    _, _, end_offset = ctx.replicas.end_offset_for_epoch(tp, -1, 0)
+                    _, _, end_offset = api.uses(ctx).replicas.end_offset_for_epoch(tp, -1, 0)
                     answer_epoch = wanted
                 partition.error_code = int(error)
                 partition.leader_epoch, partition.end_offset = answer_epoch, end_offset

@@ -2,6 +2,10 @@
 ListPartitionReassignments (key 46): v0 (nothing is ever being reassigned).
 
 Authorization: ALTER on the cluster to reassign, DESCRIBE to list.
+
+Version notes:
+AlterPartitionReassignments v0 and ListPartitionReassignments v0 (KIP-455); Kafka 4.x's
+AlterPartitionReassignments v1 (AllowReplicationFactorChange, KIP-860) is not served.
 """
 
 from __future__ import annotations

@@ -10,6 +10,15 @@ does, an unknown id answering its partitions UNKNOWN_TOPIC_ID; the response name
 Authorization: WRITE on the transactional id, if any, then WRITE per topic: refused topics answer
 TOPIC_AUTHORIZATION_FAILED in their own entries and the others are served. A refusal answers every
 partition with the error; with acks=0 Kafka sends nothing and closes the connection.
+
+Version notes:
+(v0-2 are advertised but refused, KAFKA-18659)
+- v3: TransactionalId, record batches v2 only; v4: KAFKA_STORAGE_ERROR.
+- v5: LogStartOffset in the response; v7: ZStandard batches (KIP-110).
+- v8: RecordErrors and ErrorMessage (KIP-467).
+- v9: flexible versions; v10: CurrentLeader and NodeEndpoints (KIP-951).
+- v11: TRANSACTION_ABORTABLE; v12: the implicit AddPartitionsToTxn of transaction version 2 (KIP-890).
+- v13: topics by id (UNKNOWN_TOPIC_ID, KIP-516).
 """
 
 from __future__ import annotations

@@ -1,6 +1,13 @@
 """The SASL exchange: SaslHandshake (key 17): v0-1 and SaslAuthenticate (key 36): v0-2. On a SASL
 listener the connection's authenticator (`security/authentication.py`) answers them before anything
 else; served elsewhere they answer as Kafka does on a listener without SASL. Unauthorized, as Kafka.
+
+Version notes:
+SaslHandshake:
+- v1: the mechanism's tokens travel in SaslAuthenticate requests (KIP-152).
+SaslAuthenticate:
+- v1: SessionLifetimeMs (KIP-368).
+- v2: flexible versions.
 """
 
 from __future__ import annotations

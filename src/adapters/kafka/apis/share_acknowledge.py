@@ -5,6 +5,11 @@ acknowledgements (releasing what the member still holds there). Epoch 0 cannot o
 INVALID_SHARE_SESSION_EPOCH. v2 answers with the lock duration.
 
 Authorization: READ on the group (the whole request); READ on each topic, per partition.
+
+Version notes:
+(v0 was KIP-932's early access and is not served)
+- v1: the first stable version (KIP-932).
+- v2: renew acknowledgements (IsRenewAck, KIP-1222).
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ Authorization: READ on the group (the whole request); READ on each topic, per pa
 (TOPIC_AUTHORIZATION_FAILED in its entry), as Kafka's KafkaApis.handleShareFetchRequest: on every
 request, for every partition of the share session, not only those the request names, so a member
 whose READ was revoked, or another principal fetching with the session's member id, reads nothing.
+
+Version notes:
+(v0 was KIP-932's early access and is not served)
+- v1: the first stable version (KIP-932).
+- v2: ShareAcquireMode (KIP-1206) and renew acknowledgements (KIP-1222).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ member with its subscription and assignment.
 A group of another type, or none, is GROUP_ID_NOT_FOUND, as Kafka answers.
 Authorization filters: a group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED; the
 authorized operations are filled from the ACLs.
+
+Version notes:
+(v0 was KIP-932's early access and is not served)
+- v1: the first stable version (KIP-932).
 """
 
 from __future__ import annotations

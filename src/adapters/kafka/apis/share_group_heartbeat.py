@@ -6,6 +6,10 @@ partition of its topics); topics travel by id on the wire and by name in the dom
 
 Authorization: READ on the group; DESCRIBE on each subscribed topic (TOPIC_AUTHORIZATION_FAILED
 otherwise, v1), as Kafka's KafkaApis.handleShareGroupHeartbeatRequest.
+
+Version notes:
+(v0 was KIP-932's early access and is not served)
+- v1: the first stable version (KIP-932).
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ DeleteShareGroupOffsets (key 92): v0. A share group's start offsets, as Kafka's 
   Authorization: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED per partition).
 - Delete: the share-partitions of the given topics are forgotten; the group must exist and be empty.
   Authorization: DELETE on the group; READ on each topic.
+
+Version notes:
+- DescribeShareGroupOffsets v1: each partition's Lag (KIP-1226).
+- AlterShareGroupOffsets and DeleteShareGroupOffsets: v0 only.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ active, standby and warm-up tasks. With Kafka 4.4's surface (unpinned, or `kafka
 member's task offsets and end offsets are the ones it last reported in its heartbeat, as Kafka 4.4
 keeps them (the lag of a task is their difference); Kafka 4.2 always answers them empty.
 
-Version notes: v1 (Kafka 4.4, KIP-1331 and KIP-1357) asks with `IncludeTopologyDescription` for the
+Version notes:
+- v1 (Kafka 4.4, KIP-1331 and KIP-1357) asks with `IncludeTopologyDescription` for the
 topology description the members pushed (StreamsGroupTopologyDescriptionUpdate, key 93), answered with
 `TopologyDescriptionStatus` (NOT_REQUESTED, NOT_STORED, AVAILABLE), and names the group's task assignor
 (`AssignorName`).

@@ -9,7 +9,8 @@ partition counts it derived) are created here before the answer leaves, as Kafka
 with the configs the topology gives them (a changelog's `cleanup.policy=compact`); the answer still
 says MISSING_INTERNAL_TOPICS and the next heartbeat finds them.
 
-Version notes: v1 (Kafka 4.4, KIP-1331) has the same request; its answer carries the acceptable
+Version notes:
+- v1 (Kafka 4.4, KIP-1331) has the same request; its answer carries the acceptable
 recovery lag as an int64 (v0's int32 becomes `AcceptableRecoveryLagLegacy`, which no Kafka broker
 sets: 0) and
 `TopologyDescriptionRequired`, set while the broker keeps descriptions (a topology description plugin

@@ -15,6 +15,9 @@ and a processor, is INVALID_REQUEST. The description is then the group's, for th
 Kafka's KafkaApis first: `streams.version` not finalized is UNSUPPORTED_VERSION, then READ on the group
 (else GROUP_AUTHORIZATION_FAILED), each with its exception's default message. Served unpinned and to
 `kafka_version="4.4"`, not to a release before.
+
+Version notes:
+- v0 only (Kafka 4.4, KIP-1331).
 """
 
 from __future__ import annotations

@@ -6,6 +6,13 @@ an unknown id answering its partitions UNKNOWN_TOPIC_ID; the response names topi
 
 Authorization: WRITE on the transactional id and READ on the group (a refusal answers every
 partition), then READ per topic.
+
+Version notes:
+- v1: the response is sent before the client is throttled.
+- v2: CommittedLeaderEpoch.
+- v3: MemberId, GroupInstanceId and GenerationId (KIP-447).
+- v4: TRANSACTION_ABORTABLE; v5: the implicit AddOffsetsToTxn of transaction version 2 (KIP-890).
+- v6: topics by id, GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH (KIP-1319).
 """
 
 from __future__ import annotations

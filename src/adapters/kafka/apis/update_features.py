@@ -7,6 +7,10 @@ change the metadata records; all applied or none, recorded as FeatureLevelRecord
 top-level error and message, repeated for each feature below v2 (v2 has no per-feature results).
 
 Authorization: ALTER on the cluster; refused, the top-level error and each feature's.
+
+Version notes:
+- v1: ValidateOnly.
+- v2: no per-feature results in the response.
 """
 
 from __future__ import annotations

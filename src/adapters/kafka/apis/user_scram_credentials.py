@@ -2,6 +2,10 @@
 AlterUserScramCredentials (key 51): v0, stored as KRaft records in `__cluster_metadata`.
 
 Authorization: DESCRIBE on the cluster to describe, ALTER to change.
+
+Version notes:
+DescribeUserScramCredentials and AlterUserScramCredentials:
+- v0 only (KIP-554).
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ UNKNOWN_TOPIC_OR_PARTITION. Answered per producer id, per topic, per partition.
 
 Authorization: ALTER on the cluster, else CLUSTER_ACTION on the cluster, as Kafka's
 handleWriteTxnMarkersRequest; refused, every partition answers CLUSTER_AUTHORIZATION_FAILED.
+
+Version notes:
+(v0 was removed in Kafka 4.0)
+- v1: flexible versions.
+- v2: each marker's TransactionVersion (KIP-1228).
 """
 
 from __future__ import annotations

@@ -13,17 +13,19 @@ instead a member told to rejoin must join within its rebalance timeout, and one 
 within it (the join and sync deadlines), else it is fenced, as its session timeout (its own, from
 JoinGroup) fences it too.
 
-`ClassicMemberRequests` is mixed into `ConsumerGroupCoordinator`, whose state it works on.
+`ClassicMembers` is a collaborator of `ConsumerGroupCoordinator` (which holds it as `classic_members`):
+it answers the four classic requests and changes the groups only through what the coordinator offers
+it (`ConsumerGroupMembers`: the groups, the three steps of a heartbeat, dropping a member, the downgrade).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ...errors import ErrorCode, KafkaError
 from ..model import JoinRequest, JoinResult, SyncRequest, SyncResult
-from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, MigrationPolicy
+from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol
 from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
 
@@ -32,51 +34,61 @@ if TYPE_CHECKING:
     from .settings import ClassicGroups, ConsumerGroupSettings
 
 
-class ClassicMemberRequests:
-    if TYPE_CHECKING:
-        groups: dict[str, ConsumerGroup]
-        settings: ConsumerGroupSettings
-        _classic: ClassicGroups
-        _embedded: EmbeddedProtocol
-        _new_member_id: Callable[[], str]
-        _dirty: set[tuple[str, str | None]]
+class ConsumerGroupMembers(Protocol):
+    """What the classic members' requests use of the coordinator: its groups and settings, and the
+    changes a member's join or leave makes to its group, done as for a consumer-protocol member."""
 
-        def _update_group(
-            self,
-            group: ConsumerGroup,
-            member: ConsumerMember,
-            new_member: bool,
-            before: tuple[object, object],
-            owned: Assignment | None,
-            now: int,
-        ) -> None: ...
+    groups: dict[str, ConsumerGroup]
+    settings: ConsumerGroupSettings
 
-        def _replace_static_member(
-            self, group: ConsumerGroup, existing: ConsumerMember, member_id: str
-        ) -> ConsumerMember: ...
+    def changed(self, group_id: str, member_id: str | None) -> None:
+        """The group's (member id None) or a member's records are to be written again."""
+        ...
 
-        def _drop_member(self, group: ConsumerGroup, member: ConsumerMember) -> None: ...
+    def update_group(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerMember,
+        new_member: bool,
+        before: tuple[object, object],
+        owned: Assignment | None,
+        now: int,
+    ) -> None: ...
 
-        def _bump_after_removal(self, group: ConsumerGroup) -> None: ...
+    def replace_static_member(
+        self, group: ConsumerGroup, existing: ConsumerMember, member_id: str
+    ) -> ConsumerMember: ...
 
-        def _downgrade(
-            self, group: ConsumerGroup, leaving_member_id: str | None, now: int, rebalance: bool
-        ) -> None: ...
+    def drop_member(self, group: ConsumerGroup, member: ConsumerMember) -> None: ...
 
-    def hosts_classic_join(self, group_id: str) -> bool:
-        """A JoinGroup for this group goes to the consumer group: it exists and has members (Kafka)."""
-        group = self.groups.get(group_id)
-        return group is not None and bool(group.members)
+    def bump_after_removal(self, group: ConsumerGroup) -> None: ...
+
+    def downgrade(self, group: ConsumerGroup, leaving_member_id: str | None, now: int, rebalance: bool) -> None: ...
+
+
+class ClassicMembers:
+    def __init__(
+        self,
+        coordinator: ConsumerGroupMembers,
+        classic: ClassicGroups,
+        embedded: EmbeddedProtocol,
+        new_member_id: Callable[[], str],
+    ) -> None:
+        self._coordinator = coordinator
+        self._classic = classic
+        self._embedded = embedded
+        self._new_member_id = new_member_id
 
     # -- JoinGroup -------------------------------------------------------------------------------
 
-    def classic_join(self, request: JoinRequest, now: int) -> JoinResult:
-        group = self.groups[request.group_id]
+    def join(self, request: JoinRequest, now: int) -> JoinResult:
+        coordinator = self._coordinator
+        group = coordinator.groups[request.group_id]
         unknown = not request.member_id
         member_id = request.member_id or self._new_member_id()
         if not self._classic.accepts_session_timeout(request.session_timeout_ms):
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=request.member_id)
-        if len(group.members) >= self.settings.max_size and member_id not in group.members:
+        if len(group.members) >= coordinator.settings.max_size and member_id not in group.members:
             return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=request.member_id)
         if not _supports_classic(group, request.protocol_type, [p.name for p in request.protocols]):
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=request.member_id)
@@ -102,9 +114,9 @@ class ClassicMemberRequests:
                     downgrade = (
                         existing.classic is None
                         and all(m.classic is not None for m in group.members.values() if m is not existing)
-                        and self._policy().downgrade_enabled
+                        and coordinator.settings.migration_policy.downgrade_enabled
                     )
-                    member = self._replace_static_member(group, existing, member_id)
+                    member = coordinator.replace_static_member(group, existing, member_id)
             elif existing is None:
                 return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=request.member_id)
             elif existing.member_id != member_id:
@@ -125,8 +137,9 @@ class ClassicMemberRequests:
         member.client_id = request.client_id
         member.client_host = request.client_host
         member.classic = ClassicMemberMetadata(request.session_timeout_ms, request.protocols)
-        self._update_group(group, member, new_member, before, subscription.owned, now)
-        self._dirty.update(((group.group_id, None), (group.group_id, member.member_id)))
+        coordinator.update_group(group, member, new_member, before, subscription.owned, now)
+        coordinator.changed(group.group_id, None)
+        coordinator.changed(group.group_id, member.member_id)
         answer = JoinResult(
             ErrorCode.NONE,
             generation_id=member.member_epoch,
@@ -136,7 +149,7 @@ class ClassicMemberRequests:
             member_id=member.member_id,
         )
         if downgrade:
-            self._downgrade(group, None, now, rebalance=False)
+            coordinator.downgrade(group, None, now, rebalance=False)
             return answer
         member.join_deadline_ms = None
         member.session_deadline_ms = now + request.session_timeout_ms
@@ -145,8 +158,8 @@ class ClassicMemberRequests:
 
     # -- SyncGroup -------------------------------------------------------------------------------
 
-    def classic_sync(self, request: SyncRequest, now: int) -> SyncResult:
-        group = self.groups[request.group_id]
+    def sync(self, request: SyncRequest, now: int) -> SyncResult:
+        group = self._coordinator.groups[request.group_id]
         if not group.members:
             return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
         try:
@@ -176,10 +189,10 @@ class ClassicMemberRequests:
 
     # -- Heartbeat -------------------------------------------------------------------------------
 
-    def classic_heartbeat(
+    def heartbeat(
         self, group_id: str, member_id: str, generation_id: int, now: int, group_instance_id: str | None = None
     ) -> ErrorCode:
-        group = self.groups[group_id]
+        group = self._coordinator.groups[group_id]
         try:
             member = _classic_member(group, member_id, group_instance_id)
         except KafkaError as error:
@@ -200,9 +213,9 @@ class ClassicMemberRequests:
 
     # -- LeaveGroup ------------------------------------------------------------------------------
 
-    def classic_leave(self, group_id: str, leaving: Iterable[tuple[str, str | None]], now: int) -> list[ErrorCode]:
+    def leave(self, group_id: str, leaving: Iterable[tuple[str, str | None]], now: int) -> list[ErrorCode]:
         """Classic members leave (no downgrade: Kafka checks that only when a consumer member goes)."""
-        group = self.groups[group_id]
+        group = self._coordinator.groups[group_id]
         errors = []
         removed = False
         for member_id, instance_id in leaving:
@@ -222,15 +235,12 @@ class ClassicMemberRequests:
                 else:
                     error = ErrorCode.NONE
             if error is ErrorCode.NONE and member is not None:
-                self._drop_member(group, member)
+                self._coordinator.drop_member(group, member)
                 removed = True
             errors.append(error)
         if removed:
-            self._bump_after_removal(group)
+            self._coordinator.bump_after_removal(group)
         return errors
-
-    def _policy(self) -> MigrationPolicy:
-        return self.settings.migration_policy
 
 
 def _supports_classic(group: ConsumerGroup, protocol_type: str, names: list[str]) -> bool:

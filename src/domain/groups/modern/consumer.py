@@ -11,30 +11,36 @@ timeout; `next_deadline()` says when `tick` is due. Time is an argument; nothing
 Regex subscriptions are resolved outside, as Kafka resolves them off the request path (ADR 68): the
 coordinator says which patterns need resolving (`take_regex_work`), the runtime matches them with RE2
 in a worker thread, and `regexes_resolved` applies the matches (a new group epoch if they changed the
-group's topics). Until its pattern is resolved a member's regex contributes no topic; the DESCRIBE
-filter is applied here, to what matched.
+group's topics; `subscriptions.py`).
 
-Errors are Kafka's: INVALID_REQUEST for a malformed heartbeat, UNSUPPORTED_ASSIGNOR,
+Errors are Kafka's: INVALID_REQUEST for a malformed heartbeat and UNSUPPORTED_ASSIGNOR (heartbeat.py),
 GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND for a group of the classic protocol that is not empty.
 The classic coordinator's table is consulted for group ids, which both protocols share.
+
+Beside it, by concern (issue 40, item 6): the request and its checks (`heartbeat.py`), who a
+heartbeat speaks for (`member_identity.py`), the classic members' requests (`classic_members.py`, a
+collaborator given this coordinator as `ConsumerGroupMembers`), what the groups subscribe to
+(`subscriptions.py`, regexes included), the per-group configs
+(`group_configs.py`), the offset commit and fetch checks (`..offset_validation`), the records
+(`records.py`).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
-
-import attrs
 
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
-from ...topics import Topic
 from ..model import Completion
+from ..offset_validation import checked_member
 from .assignors import ASSIGNORS, Assignment, AssignmentMember
-from .classic_members import ClassicMemberRequests
+from .classic_members import ClassicMembers
 from .group_configs import ConsumerGroupConfigs
+from .heartbeat import ConsumerHeartbeat as ConsumerHeartbeat  # re-exported: the rooms and runtimes name them here
+from .heartbeat import HeartbeatAnswer as HeartbeatAnswer
+from .heartbeat import validate
 from .member_identity import dynamic_member, replace_static_member, static_member
 from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, to_classic_group, to_consumer_group
 from .model import (
@@ -58,55 +64,12 @@ from .records import (
 )
 from .settings import ClassicGroups as ClassicGroups  # re-exported: the wiring names them here
 from .settings import ConsumerGroupSettings as ConsumerGroupSettings
-
-REGEX_REFRESH_MS = 10_000  # regexes are also resolved again when topics change (`topics_changed`)
-
-
-class TopicLookup(Protocol):
-    def get(self, name: str) -> Topic | None: ...
-
-    def by_id(self, topic_id: uuid.UUID) -> Topic | None: ...
-
-    @property
-    def changes(self) -> int:
-        """A counter that moves whenever a topic is created, grown or deleted."""
-        ...
-
-    def topics(self) -> list[Topic]: ...
+from .subscriptions import REGEX_REFRESH_MS as REGEX_REFRESH_MS
+from .subscriptions import Subscriptions
+from .subscriptions import TopicLookup as TopicLookup
 
 
-@attrs.frozen
-class ConsumerHeartbeat:
-    """A ConsumerGroupHeartbeat request; None means "unchanged since the last heartbeat", as Kafka's."""
-
-    group_id: str
-    member_id: str
-    member_epoch: int
-    instance_id: str | None = None
-    rack_id: str | None = None
-    rebalance_timeout_ms: int = -1
-    subscribed_topic_names: tuple[str, ...] | None = None
-    subscribed_topic_regex: str | None = None
-    server_assignor: str | None = None
-    owned: Assignment | None = None
-    client_id: str = ""
-    client_host: str = ""
-    member_id_from_client: bool = True  # v1 (KIP-1082): the client makes its member id
-    # Whether the member's principal may DESCRIBE a topic: what its regex may match (None: no authorizer)
-    may_describe: Callable[[str], bool] | None = attrs.field(default=None, eq=False)
-
-
-@attrs.frozen
-class HeartbeatAnswer:
-    error: ErrorCode = ErrorCode.NONE
-    message: str | None = None
-    member_id: str | None = None
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    assignment: dict[str, frozenset[int]] | None = None
-
-
-class ConsumerGroupCoordinator(ClassicMemberRequests):
+class ConsumerGroupCoordinator:
     def __init__(
         self,
         settings: ConsumerGroupSettings,
@@ -123,26 +86,18 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         self._embedded = embedded
         self._completions: list[Completion] = []  # classic requests a migration answered
         self.groups: dict[str, ConsumerGroup] = {}
-        # group id -> (the topics its members subscribe to, names and resolved regexes; when the
-        # regexes are resolved again): recomputed when a subscription changes, the members change,
-        # topics are created or deleted (`topics_changed`), or every REGEX_REFRESH_MS.
-        self._subscribed: dict[str, tuple[frozenset[str], int]] = {}
-        self._topic_changes = topics.changes
-        self._may_describe: dict[tuple[str, str], Callable[[str], bool]] = {}  # (group, member): its ACLs
+        self.subscriptions = Subscriptions(topics, lambda: self.groups.values())  # names and regexes
         self.configs = ConsumerGroupConfigs(settings)  # the GROUP config resource's overrides, validated
-        # pattern -> the topic names it matched when last resolved (internal topics left out), only for
-        # patterns some member subscribes with; and the patterns that need resolving (again).
-        self._regex_matches: dict[str, frozenset[str]] = {}
-        self._regex_wanted: set[str] = set()
         # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
         self._written: dict[RecordKey, RecordValue] = {}
         self._dirty: set[tuple[str, str | None]] = set()
+        self.classic_members = ClassicMembers(self, classic, embedded, new_member_id)  # JoinGroup... (ADR 50)
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
     def heartbeat(self, request: ConsumerHeartbeat, now: int) -> HeartbeatAnswer:
         try:
-            self._validate(request)
+            validate(request, self.settings.assignors)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 answer = self._leave(request, now)
             else:
@@ -153,43 +108,6 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             self._dirty.add((request.group_id, None))
             self._dirty.add((request.group_id, answer.member_id))
         return answer
-
-    def _validate(self, request: ConsumerHeartbeat) -> None:
-        def invalid(message: str) -> KafkaError:
-            return KafkaError(ErrorCode.INVALID_REQUEST, message)
-
-        if not request.group_id:
-            raise invalid("GroupId can't be empty.")
-        if request.instance_id == "":
-            raise invalid("InstanceId can't be empty.")
-        if request.rack_id == "":
-            raise invalid("RackId can't be empty.")
-        if request.member_id_from_client and not request.member_id:
-            raise invalid("MemberId can't be empty.")
-        epoch = request.member_epoch
-        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if not request.member_id:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == 0:
-            if request.rebalance_timeout_ms == -1:
-                raise invalid("RebalanceTimeoutMs must be provided in first request.")
-            if request.owned is None or any(request.owned.values()):
-                raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
-                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
-        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            if not request.member_id:
-                raise invalid("MemberId can't be empty.")
-            if request.instance_id is None:
-                raise invalid("InstanceId can't be null.")
-        else:
-            raise invalid("MemberEpoch is invalid.")
-        if request.server_assignor is not None and request.server_assignor not in self.settings.assignors:
-            raise KafkaError(
-                ErrorCode.UNSUPPORTED_ASSIGNOR,
-                f"ServerAssignor {request.server_assignor} is not supported. "
-                f"Supported assignors: {', '.join(self.settings.assignors)}.",
-            )
 
     def _group(self, group_id: str, create: bool, now: int) -> ConsumerGroup:
         group = self.groups.get(group_id)
@@ -238,12 +156,10 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         member.client_host = request.client_host
         member.classic = None  # a member speaking the consumer protocol is no classic member any more
         member.join_deadline_ms = member.sync_deadline_ms = None
-        if request.may_describe is not None and (group.group_id, member.member_id) not in self._may_describe:
-            self._may_describe[(group.group_id, member.member_id)] = request.may_describe
-            if member.subscribed_topic_regex is not None:
-                self._subscribed.pop(group.group_id, None)
+        if request.may_describe is not None:
+            self.subscriptions.describable(group.group_id, member, request.may_describe)
         previous_assigned = member.assignment_by_id()
-        self._update_group(group, member, new_member, before, request.owned, now)
+        self.update_group(group, member, new_member, before, request.owned, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
         full = request.member_epoch == 0 or (
             request.rebalance_timeout_ms != -1
@@ -258,7 +174,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             assignment=dict(member.assigned) if full or member.assignment_by_id() != previous_assigned else None,
         )
 
-    def _update_group(
+    def update_group(
         self,
         group: ConsumerGroup,
         member: ConsumerMember,
@@ -276,16 +192,19 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             group.claim_partitions(member)
         bump = member.subscription() != before[0] or member.server_assignor != before[1]
         if bump:
-            self._subscribed.pop(group.group_id, None)
-        if self._refresh_subscription_metadata(group, now) or bump:
+            self.subscriptions.changed(group.group_id)
+        if self.subscriptions.refresh_metadata(group, now) or bump:
             group.group_epoch += 1
             group.assignor = self._preferred_assignor(group)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group)
         self._reconcile(group, member, owned, now)
 
-    def _replace_static_member(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str) -> ConsumerMember:
+    def replace_static_member(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str) -> ConsumerMember:
         return replace_static_member(group, existing, member_id, self._dirty)
+
+    def changed(self, group_id: str, member_id: str | None) -> None:
+        self._dirty.add((group_id, member_id))
 
     def _leave(self, request: ConsumerHeartbeat, now: int) -> HeartbeatAnswer:
         group = self.groups.get(request.group_id)
@@ -332,23 +251,23 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             and all(m.classic is not None for m in others)
             and self.settings.migration_policy.downgrade_enabled
         ):
-            self._downgrade(group, member.member_id, now, rebalance=True)
+            self.downgrade(group, member.member_id, now, rebalance=True)
             return
-        self._drop_member(group, member)
-        self._bump_after_removal(group)
+        self.drop_member(group, member)
+        self.bump_after_removal(group)
 
-    def _drop_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+    def drop_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         group.release_partitions(member)
         del group.members[member.member_id]
         group.target.pop(member.member_id, None)
         self._dirty.update(((group.group_id, member.member_id), (group.group_id, None)))
-        self._may_describe.pop((group.group_id, member.member_id), None)
+        self.subscriptions.member_gone(group.group_id, member.member_id)
         if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
             del group.static_members[member.instance_id]
 
-    def _bump_after_removal(self, group: ConsumerGroup) -> None:
-        self._subscribed.pop(group.group_id, None)
-        self._refresh_subscription_metadata(group, None)
+    def bump_after_removal(self, group: ConsumerGroup) -> None:
+        self.subscriptions.changed(group.group_id)
+        self.subscriptions.refresh_metadata(group, None)
         group.group_epoch += 1
         group.assignor = self._preferred_assignor(group)
         self._dirty.add((group.group_id, None))
@@ -379,14 +298,14 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             ) from None
         self._completions += self._classic.release(group_id)
         self.groups[group_id] = group
-        self._subscribed.pop(group_id, None)
-        self._refresh_subscription_metadata(group, now)
+        self.subscriptions.changed(group_id)
+        self.subscriptions.refresh_metadata(group, now)
         group.assignor = self._preferred_assignor(group)
         self._dirty.add((group_id, None))
         self._dirty.update((group_id, mid) for mid in group.members)
         return group
 
-    def _downgrade(self, group: ConsumerGroup, leaving_member_id: str | None, now: int, rebalance: bool) -> None:
+    def downgrade(self, group: ConsumerGroup, leaving_member_id: str | None, now: int, rebalance: bool) -> None:
         """Kafka's convertToClassicGroup: tombstones for the consumer group, the classic group stored."""
         classic = to_classic_group(group, leaving_member_id, self._embedded, now)
         self._forget(group.group_id)
@@ -395,9 +314,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
     def _forget(self, group_id: str) -> None:
         """The group is gone: every key it wrote gets a tombstone at the next `take_records`."""
         self.groups.pop(group_id, None)
-        self._subscribed.pop(group_id, None)
-        for key in [k for k in self._may_describe if k[0] == group_id]:
-            del self._may_describe[key]
+        self.subscriptions.group_gone(group_id)
         self._dirty.update((gid, mid) for _, gid, mid in self._written if gid == group_id)
         self._dirty.add((group_id, None))
 
@@ -406,76 +323,25 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         completions, self._completions = self._completions, []
         return completions
 
-    # -- target assignment and reconciliation --------------------------------------------------
-
-    def _subscribed_topics(self, group_id: str, member: ConsumerMember) -> set[str]:
-        """Its topic names, and the topics its regex matches that its principal may DESCRIBE (as Kafka)."""
-        topics = set(member.subscribed_topic_names)
-        pattern = member.subscribed_topic_regex
-        if pattern is not None:
-            matched = self._regex_matches.get(pattern)
-            if matched is None:
-                self._regex_wanted.add(pattern)  # no topic until resolved, as Kafka
-                return topics
-            may_describe = self._may_describe.get((group_id, member.member_id))
-            topics |= {t for t in matched if may_describe is None or may_describe(t)}
-        return topics
-
-    def _patterns_in_use(self, group: ConsumerGroup | None = None) -> set[str]:
-        groups = self.groups.values() if group is None else (group,)
-        return {m.subscribed_topic_regex for g in groups for m in g.members.values() if m.subscribed_topic_regex}
+    # -- what the groups subscribe to: `self.subscriptions` (subscriptions.py) -----------------
 
     def topics_changed(self) -> None:
         """Topics were created or deleted: every regular expression in use is resolved again."""
-        self._subscribed.clear()
-        self._regex_wanted |= self._patterns_in_use()
+        self.subscriptions.topics_changed()
 
     def take_regex_work(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
-        """The patterns to resolve and the topic names to match them against (internal topics left
-        out); None when there is nothing to do. Each pattern is handed out once per request for it."""
-        if not self._regex_wanted:
-            return None
-        patterns, self._regex_wanted = frozenset(self._regex_wanted), set()
-        return patterns, tuple(t.name for t in self._topics.topics() if not t.name.startswith("__"))
+        """The patterns to resolve and the topic names to match them against (`Subscriptions`)."""
+        return self.subscriptions.take_regex_work()
 
     def regexes_resolved(self, matches: Mapping[str, frozenset[str]], now: int) -> None:
-        """Apply resolved patterns (Kafka's handleRegularExpressionsResult): the groups whose topics
-        they change start a new epoch; their members learn their new target on their next heartbeat."""
-        in_use = self._patterns_in_use()
-        self._regex_matches = {p: m for p, m in {**self._regex_matches, **matches}.items() if p in in_use}
-        for group in self.groups.values():
-            if not self._patterns_in_use(group) & matches.keys():
-                continue
-            self._subscribed.pop(group.group_id, None)
-            if self._refresh_subscription_metadata(group, now):
-                group.group_epoch += 1
-                group.assignor = self._preferred_assignor(group)
-                self._dirty.add((group.group_id, None))
+        """Apply resolved patterns: the groups whose topics they change start a new epoch; their members
+        learn their new target on their next heartbeat."""
+        for group in self.subscriptions.resolved(matches, now):
+            group.group_epoch += 1
+            group.assignor = self._preferred_assignor(group)
+            self._dirty.add((group.group_id, None))
 
-    def _group_subscription(self, group: ConsumerGroup, now: int | None) -> frozenset[str]:
-        if self._topics.changes != self._topic_changes:
-            self._topic_changes = self._topics.changes
-            self.topics_changed()
-        cached = self._subscribed.get(group.group_id)
-        if cached is not None and (now is None or now < cached[1]):
-            return cached[0]
-        if cached is not None:
-            self._regex_wanted |= self._patterns_in_use(group)  # resolved again every REGEX_REFRESH_MS
-        names = frozenset(t for m in group.members.values() for t in self._subscribed_topics(group.group_id, m))
-        self._subscribed[group.group_id] = (names, (now or 0) + REGEX_REFRESH_MS)
-        return names
-
-    def _refresh_subscription_metadata(self, group: ConsumerGroup, now: int | None) -> bool:
-        """The subscribed topics' ids and partition counts; True when they changed (a new group epoch)."""
-        metadata: dict[str, tuple[str, int]] = {}
-        for name in self._group_subscription(group, now):
-            topic = self._topics.get(name)
-            if topic is not None:
-                metadata[name] = (str(topic.topic_id), topic.partition_count)
-        if metadata == group.subscription_metadata:
-            return False
-        group.subscription_metadata = metadata
-        return True
+    # -- target assignment and reconciliation --------------------------------------------------
 
     def _preferred_assignor(self, group: ConsumerGroup) -> str:
         votes: dict[str, int] = {}
@@ -490,7 +356,9 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
         counts = {name: count for name, (_, count) in group.subscription_metadata.items()}
         members = [
             AssignmentMember(
-                m.member_id, frozenset(self._subscribed_topics(group.group_id, m)), group.target.get(m.member_id, {})
+                m.member_id,
+                frozenset(self.subscriptions.member_topics(group.group_id, m)),
+                group.target.get(m.member_id, {}),
             )
             for m in group.members.values()
         ]
@@ -594,7 +462,7 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
                 # the consumer group is the newer, the classic group's tombstone is written again.
                 self._completions += self._classic.release(group.group_id)
             group.assignor = self._preferred_assignor(group)
-            self._refresh_subscription_metadata(group, now)
+            self.subscriptions.refresh_metadata(group, now)
             for member in group.members.values():
                 member.take_topic_ids(group.subscription_metadata)
                 member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
@@ -640,26 +508,19 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             return ErrorCode.NONE
         if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and version < 9 and member.classic is None:
-            return ErrorCode.UNSUPPORTED_VERSION
-        if member_epoch != member.member_epoch:
-            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return checked_member(
+            group.members,
+            member_id,
+            member_epoch,
+            version_serves=lambda member: transactional or version >= 9 or member.classic is not None,
+            stale=_stale,
+        )
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """Kafka's ConsumerGroup.validateOffsetFetch: an admin's fetch (epoch -1, no member) always may."""
-        group = self.groups[group_id]
         if member_epoch < 0 and member_id is None:
             return ErrorCode.NONE
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return checked_member(self.groups[group_id].members, member_id or "", member_epoch, stale=_stale)
 
     def delete(self, group_id: str) -> ErrorCode:
         group = self.groups.get(group_id)
@@ -682,6 +543,13 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
             return ErrorCode.NONE
         return self.delete(group_id)
 
+    # -- members of the classic protocol: `self.classic_members` (classic_members.py, ADR 50) ------
+
+    def hosts_classic_join(self, group_id: str) -> bool:
+        """A JoinGroup for this group goes to the consumer group: it exists and has members (Kafka)."""
+        group = self.groups.get(group_id)
+        return group is not None and bool(group.members)
+
     def state(self, group_id: str) -> ModernGroupState:
         group = self.groups.get(group_id)
         return ModernGroupState.DEAD if group is None else group.state
@@ -693,6 +561,11 @@ class ConsumerGroupCoordinator(ClassicMemberRequests):
     def subscribed_topics(self, group_id: str) -> set[str]:
         group = self.groups.get(group_id)
         return set(group.subscription_metadata) if group is not None else set()
+
+
+def _stale(member: ConsumerMember) -> ErrorCode:
+    """A member at another epoch: a classic member's generation is ILLEGAL_GENERATION, as Kafka's."""
+    return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
 
 
 def owners(groups: Iterable[ConsumerGroup]) -> dict[tuple[str, str, int], str]:

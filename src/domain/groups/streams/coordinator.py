@@ -21,6 +21,7 @@ from typing import Protocol
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
+from ..offset_validation import checked_member
 from .assignor import MemberSpec, assign
 from .configs import StreamsGroupConfigs
 from .description import DescriptionStatus, TopologyDescription
@@ -462,25 +463,17 @@ class StreamsGroupCoordinator:
             return ErrorCode.NONE
         if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and version < 9:
-            return ErrorCode.UNSUPPORTED_VERSION
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return checked_member(
+            group.members,
+            member_id,
+            member_epoch,
+            version_serves=lambda member: transactional or version >= 9,
+        )
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        group = self.groups[group_id]
         if member_epoch < 0 and member_id is None:
             return ErrorCode.NONE
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return checked_member(self.groups[group_id].members, member_id or "", member_epoch)
 
     def delete(self, group_id: str) -> ErrorCode:
         group = self.groups.get(group_id)

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from ..modern.records import last_values, record_changes
 from .model import Endpoint, StreamsGroup, StreamsMember
 from .tasks import MemberState, TasksTuple
 from .topology import Topology
@@ -110,15 +111,8 @@ def changes(
     for gid, mid in sorted(dirty, key=lambda k: (k[0], k[1] or "")):
         want = wanted.get((gid, mid), {})
         kinds = GROUP_KINDS if mid is None else tuple(k for k in StreamsRecordKind if k not in GROUP_KINDS)
-        for kind in kinds:
-            key = (kind, gid, mid)
-            value = want.get(key)
-            if value is None and key in written:
-                del written[key]
-                records.append(StreamsGroupRecord(kind, gid, mid, None))
-            elif value is not None and written.get(key) != value:
-                written[key] = value
-                records.append(StreamsGroupRecord(kind, gid, mid, value))
+        for (kind, _, _), value in record_changes(written, [(kind, gid, mid) for kind in kinds], want):
+            records.append(StreamsGroupRecord(kind, gid, mid, value))
     return records
 
 
@@ -167,12 +161,7 @@ def restore(
 ) -> tuple[dict[StreamsRecordKey, StreamsRecordValue], dict[str, StreamsGroup]]:
     """The last value of every key (records in log order), and the groups they describe; members'
     sessions start again (`session_deadline_ms`)."""
-    last: dict[StreamsRecordKey, StreamsRecordValue] = {}
-    for record in records:
-        if record.value is None:
-            last.pop(record.key, None)
-        else:
-            last[record.key] = record.value
+    last: dict[StreamsRecordKey, StreamsRecordValue] = last_values(records)
     groups: dict[str, StreamsGroup] = {}
     for (_kind, gid, mid), value in sorted(last.items(), key=lambda kv: (kv[0][0] not in GROUP_KINDS, kv[0][0])):
         group = groups.setdefault(gid, StreamsGroup(gid))

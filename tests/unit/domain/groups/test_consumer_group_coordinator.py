@@ -224,7 +224,7 @@ def test_regexes_are_resolved_again_after_the_refresh_interval_and_forgotten_whe
     assert h.coordinator.take_regex_work() == (frozenset({"t.*"}), ("t",))
     h.heartbeat(a, subscribed_topic_regex="u.*")
     h.resolve_regexes()
-    assert set(h.coordinator._regex_matches) == {"u.*"}
+    assert set(h.coordinator.subscriptions._regex_matches) == {"u.*"}
 
 
 def test_classic_and_consumer_groups_share_ids():

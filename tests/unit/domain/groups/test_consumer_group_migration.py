@@ -111,8 +111,8 @@ def test_a_consumer_heartbeat_upgrades_a_classic_group_member_by_member():
     assert metadata["c"].classic is None
 
     # a classic member hears it must rejoin; its join revokes what c takes and its sync hands it the rest
-    assert h.coordinator.classic_heartbeat(G, a, generation, 0) is ErrorCode.REBALANCE_IN_PROGRESS
-    joined = h.coordinator.classic_join(join_request(a, owned={"t": {0, 1, 2}}), 0)
+    assert h.coordinator.classic_members.heartbeat(G, a, generation, 0) is ErrorCode.REBALANCE_IN_PROGRESS
+    joined = h.coordinator.classic_members.join(join_request(a, owned={"t": {0, 1, 2}}), 0)
     assert (joined.error, joined.generation_id, joined.protocol_name, joined.leader) == (
         ErrorCode.NONE,
         generation,
@@ -120,20 +120,20 @@ def test_a_consumer_heartbeat_upgrades_a_classic_group_member_by_member():
         "",
     )
     assert group.members[a].state is MemberState.UNREVOKED_PARTITIONS
-    synced = h.coordinator.classic_sync(SyncRequest(G, a, generation, (), None, "consumer", "range"), 0)
+    synced = h.coordinator.classic_members.sync(SyncRequest(G, a, generation, (), None, "consumer", "range"), 0)
     kept = decoded(synced.assignment)["t"]
     assert synced.error is ErrorCode.NONE and kept < {0, 1, 2}
     # it revoked: the next join moves it to the group's epoch
-    joined = h.coordinator.classic_join(join_request(a, owned={"t": kept}), 0)
+    joined = h.coordinator.classic_members.join(join_request(a, owned={"t": kept}), 0)
     assert joined.generation_id == group.group_epoch and group.members[a].state is MemberState.STABLE
     for member_id in (b,):
-        h.coordinator.classic_join(join_request(member_id, owned={"t": {3, 4, 5}}), 0)
-        synced = h.coordinator.classic_sync(SyncRequest(G, member_id, group.members[member_id].member_epoch), 0)
-        h.coordinator.classic_join(join_request(member_id, owned=decoded(synced.assignment)), 0)
+        h.coordinator.classic_members.join(join_request(member_id, owned={"t": {3, 4, 5}}), 0)
+        synced = h.coordinator.classic_members.sync(SyncRequest(G, member_id, group.members[member_id].member_epoch), 0)
+        h.coordinator.classic_members.join(join_request(member_id, owned=decoded(synced.assignment)), 0)
     h.heartbeat(c)
     owned = [set().union(*group.members[m].assigned.values()) for m in (a, b, "c")]
     assert sorted(len(o) for o in owned) == [2, 2, 2] and set().union(*owned) == set(range(6))
-    assert h.coordinator.classic_heartbeat(G, a, group.group_epoch, 0) is ErrorCode.NONE
+    assert h.coordinator.classic_members.heartbeat(G, a, group.group_epoch, 0) is ErrorCode.NONE
 
 
 def test_the_last_consumer_member_leaving_downgrades_the_group_to_classic():
@@ -185,7 +185,7 @@ def test_upgrade_refused_unless_the_policy_allows_it(policy):
 def test_downgrade_refused_unless_the_policy_allows_it(policy):
     h = Harness(ConsumerGroupSettings(migration_policy=policy))
     c = consumer(h)
-    joined = h.coordinator.classic_join(join_request(), 0)  # classic members join consumer groups anyway
+    joined = h.coordinator.classic_members.join(join_request(), 0)  # classic members join consumer groups anyway
     assert joined.error is ErrorCode.NONE
     h.coordinator.heartbeat(ConsumerHeartbeat(G, c.member_id, -1), 0)
     assert G in h.coordinator.groups and not h.classic.is_classic_group(G)
@@ -208,33 +208,33 @@ def test_a_classic_group_of_another_protocol_type_is_not_upgraded():
 def test_classic_joins_to_a_consumer_group_are_checked_as_kafka():
     h = Harness()
     consumer(h)
-    assert h.coordinator.classic_join(join_request(protocol_type="connect"), 0).error is (
+    assert h.coordinator.classic_members.join(join_request(protocol_type="connect"), 0).error is (
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     )
-    required = h.coordinator.classic_join(attrs.evolve(join_request(), require_known_member_id=True), 0)
+    required = h.coordinator.classic_members.join(attrs.evolve(join_request(), require_known_member_id=True), 0)
     assert required.error is ErrorCode.MEMBER_ID_REQUIRED and required.member_id
-    joined = h.coordinator.classic_join(join_request(required.member_id), 0)
+    joined = h.coordinator.classic_members.join(join_request(required.member_id), 0)
     assert joined.error is ErrorCode.NONE and joined.member_id == required.member_id
     # a second classic member must share a protocol with the first
-    assert h.coordinator.classic_join(join_request(name="roundrobin"), 0).error is (
+    assert h.coordinator.classic_members.join(join_request(name="roundrobin"), 0).error is (
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     )
     bad = attrs.evolve(join_request(), protocols=(Protocol("range", b"\x00"),))
-    assert h.coordinator.classic_join(bad, 0).error is ErrorCode.UNKNOWN_SERVER_ERROR
+    assert h.coordinator.classic_members.join(bad, 0).error is ErrorCode.UNKNOWN_SERVER_ERROR
     short = attrs.evolve(join_request(), session_timeout_ms=1)
-    assert h.coordinator.classic_join(short, 0).error is ErrorCode.INVALID_SESSION_TIMEOUT
+    assert h.coordinator.classic_members.join(short, 0).error is ErrorCode.INVALID_SESSION_TIMEOUT
     # sync and heartbeat: generation, protocol, membership
     epoch = h.group.members[joined.member_id].member_epoch
-    sync = h.coordinator.classic_sync
+    sync = h.coordinator.classic_members.sync
     assert sync(SyncRequest(G, joined.member_id, epoch + 1), 0).error is ErrorCode.ILLEGAL_GENERATION
     assert sync(SyncRequest(G, joined.member_id, epoch, (), None, "consumer", "other"), 0).error is (
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     )
     assert sync(SyncRequest(G, "c", 1), 0).error is ErrorCode.UNKNOWN_MEMBER_ID  # c speaks the consumer protocol
-    assert h.coordinator.classic_heartbeat(G, "nobody", 1, 0) is ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.coordinator.classic_heartbeat(G, joined.member_id, epoch + 5, 0) is ErrorCode.ILLEGAL_GENERATION
+    assert h.coordinator.classic_members.heartbeat(G, "nobody", 1, 0) is ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.coordinator.classic_members.heartbeat(G, joined.member_id, epoch + 5, 0) is ErrorCode.ILLEGAL_GENERATION
     # leave: only classic members, by id or instance id
-    errors = h.coordinator.classic_leave(G, [("c", None), (joined.member_id, None), ("x", "nope")], 0)
+    errors = h.coordinator.classic_members.leave(G, [("c", None), (joined.member_id, None), ("x", "nope")], 0)
     assert errors == [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     assert set(h.group.members) == {"c"}
 
@@ -242,14 +242,14 @@ def test_classic_joins_to_a_consumer_group_are_checked_as_kafka():
 def test_a_classic_member_that_does_not_sync_or_rejoin_in_time_is_fenced():
     h = Harness()
     c = consumer(h)
-    joined = h.coordinator.classic_join(join_request(), 0)
+    joined = h.coordinator.classic_members.join(join_request(), 0)
     member = h.group.members[joined.member_id]
     assert member.sync_deadline_ms == REBALANCE and member.rebalance_deadline_ms is None
-    h.coordinator.classic_sync(SyncRequest(G, joined.member_id, member.member_epoch), 1)
+    h.coordinator.classic_members.sync(SyncRequest(G, joined.member_id, member.member_epoch), 1)
     assert member.sync_deadline_ms is None
     c.topics = ("t", "u")
     h.heartbeat(c, full=True)  # a new subscription, a new epoch: the classic member must rejoin
-    assert h.coordinator.classic_heartbeat(G, joined.member_id, member.member_epoch, 2) is (
+    assert h.coordinator.classic_members.heartbeat(G, joined.member_id, member.member_epoch, 2) is (
         ErrorCode.REBALANCE_IN_PROGRESS
     )
     assert member.join_deadline_ms == 2 + REBALANCE
@@ -261,7 +261,7 @@ def test_a_classic_member_that_does_not_sync_or_rejoin_in_time_is_fenced():
 def test_offsets_of_classic_members_are_checked_by_generation():
     h = Harness()
     consumer(h)
-    joined = h.coordinator.classic_join(join_request(), 0)
+    joined = h.coordinator.classic_members.join(join_request(), 0)
     epoch = h.group.members[joined.member_id].member_epoch
     check = h.coordinator.validate_offset_commit
     assert check(G, joined.member_id, epoch, 8) is ErrorCode.NONE  # classic members commit below v9
@@ -283,11 +283,11 @@ def test_a_classic_static_member_replacing_the_last_consumer_one_downgrades_with
     h = Harness()
     c = Client("c", instance_id="i-c")
     h.heartbeat(c)
-    b = h.coordinator.classic_join(join_request(client_id="b"), 0)
+    b = h.coordinator.classic_members.join(join_request(client_id="b"), 0)
     h.settle([c])
     target_of_c = h.group.target[c.member_id]
     # c restarts as a classic consumer with the same group.instance.id
-    joined = h.coordinator.classic_join(join_request(instance_id="i-c", client_id="c2"), 1)
+    joined = h.coordinator.classic_members.join(join_request(instance_id="i-c", client_id="c2"), 1)
     assert joined.error is ErrorCode.NONE and G not in h.coordinator.groups
     classic = h.classic.group(G)
     assert classic.state is GroupState.STABLE and set(classic.members) == {b.member_id, joined.member_id}
@@ -298,7 +298,7 @@ def test_a_classic_static_member_replacing_the_last_consumer_one_downgrades_with
 def test_a_consumer_static_member_replaces_a_classic_one_of_its_instance_at_once():
     h = Harness()
     consumer(h)
-    classic = h.coordinator.classic_join(join_request(instance_id="i-a", client_id="a"), 0)
+    classic = h.coordinator.classic_members.join(join_request(instance_id="i-a", client_id="a"), 0)
     assert classic.error is ErrorCode.NONE
     h.settle([Client("c")])
     replacement = Client("a2", instance_id="i-a")

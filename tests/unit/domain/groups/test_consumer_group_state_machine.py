@@ -41,7 +41,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         """JoinGroup then SyncGroup, owning afterwards what the sync hands it (cooperative)."""
         if not self.h.coordinator.hosts_classic_join(G):
             return
-        joined = self.h.coordinator.classic_join(
+        joined = self.h.coordinator.classic_members.join(
             join_request(client.member_id, owned=client.owned, client_id=client.member_id or "k"), self.h.now
         )
         if joined.error is not ErrorCode.NONE:
@@ -50,7 +50,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         if G not in self.h.coordinator.groups:  # it replaced the last consumer member: classic now
             self._forget_classic(client)
             return
-        synced = self.h.coordinator.classic_sync(SyncRequest(G, client.member_id, client.epoch), self.h.now)
+        synced = self.h.coordinator.classic_members.sync(SyncRequest(G, client.member_id, client.epoch), self.h.now)
         if synced.error is ErrorCode.NONE:
             client.owned = {t: frozenset(ps) for t, ps in decoded(synced.assignment).items()}
 
@@ -68,7 +68,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client = data.draw(st.sampled_from(self.classic))
         if G not in self.h.coordinator.groups:
             return
-        error = self.h.coordinator.classic_heartbeat(G, client.member_id, client.epoch, self.h.now)
+        error = self.h.coordinator.classic_members.heartbeat(G, client.member_id, client.epoch, self.h.now)
         if error is ErrorCode.REBALANCE_IN_PROGRESS:
             self._classic_round(client)
         elif error is not ErrorCode.NONE:
@@ -81,7 +81,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         client = data.draw(st.sampled_from(self.classic))
         self._forget_classic(client)
         if G in self.h.coordinator.groups:
-            self.h.coordinator.classic_leave(G, [(client.member_id, None)], self.h.now)
+            self.h.coordinator.classic_members.leave(G, [(client.member_id, None)], self.h.now)
 
     @rule(topics=st.sampled_from([("t",), ("u",), ("t", "u")]), static=st.booleans())
     def join(self, topics, static):
