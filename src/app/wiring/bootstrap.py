@@ -50,7 +50,7 @@ from trafka.adapters.kafka.context import (
     fetch_session_cache,
 )
 from trafka.adapters.kafka.group_runtime import GroupRuntime
-from trafka.adapters.kafka.internal_topics import InternalTopics
+from trafka.adapters.kafka.internal_topics import InternalTopics, VisibleTopics
 from trafka.adapters.kafka.releases import pinned, release_name
 from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
@@ -80,7 +80,7 @@ from trafka.domain.features import (
 )
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
-from trafka.domain.groups.modern.consumer import ClassicGroups
+from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
 from trafka.domain.groups.modern.migration import MigrationPolicy
 from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
@@ -409,7 +409,7 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 
 def consumer_groups_from(
-    settings: Settings, catalog: TopicCatalog, classic: ClassicGroups
+    settings: Settings, topics: TopicLookup, classic: ClassicGroups
 ) -> ConsumerGroupCoordinator | None:
     """The KIP-848 coordinator, unless `group.coordinator.rebalance.protocols` leaves `consumer` out."""
     groups = settings.groups
@@ -431,7 +431,7 @@ def consumer_groups_from(
         migration_policy=migration_policy,
     )
     return ConsumerGroupCoordinator(
-        consumer_settings, catalog, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+        consumer_settings, topics, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
     )
 
 
@@ -486,7 +486,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
-    consumer_groups = consumer_groups_from(settings, catalog, group_ids)
+    internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
+    replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
+    consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
         group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
@@ -553,7 +555,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
-        internal_topics=InternalTopics.with_ids(adapters.internal_topic_ids),
+        internal_topics=internal_topics,
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized

@@ -24,7 +24,7 @@ def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx
     if answer.assignment is not None and ctx is not None:
         partitions = []
         for name, ps in sorted(answer.assignment.items()):
-            topic = ctx.catalog.get(name)
+            topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
             if topic is not None and ps:
                 partitions.append(Response.Assignment.TopicPartitions(topic_id=topic.topic_id, partitions=sorted(ps)))
         assignment = Response.Assignment(topic_partitions=partitions)
@@ -44,7 +44,7 @@ def described_assignment(Described: Any, ctx: BrokerContext, assignment: Mapping
     """A member's assignment in a describe answer: topics by id and name (unknown topics left out)."""
     partitions = []
     for name, ps in sorted(assignment.items()):
-        topic = ctx.catalog.get(name)
+        topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
         if topic is not None and ps:
             partitions.append(
                 Described.Member.Assignment.TopicPartitions(

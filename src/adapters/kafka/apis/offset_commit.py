@@ -47,7 +47,7 @@ def resolve_topic_ids(ctx: BrokerContext, topics: Any, version: int) -> None:
         return
     for topic in topics or ():
         if not topic.name:
-            found = ctx.catalog.by_id(topic.topic_id)
+            found = ctx.catalog.by_id(topic.topic_id) or ctx.internal_topics.by_id(topic.topic_id)
             topic.name = found.name if found is not None else ""
 
 

@@ -75,7 +75,7 @@ def _by_id(ctx: BrokerContext, group, fetched: dict[str, list], Topic, Partition
             )
         return answered
     for name, parts in fetched.items():
-        topic = ctx.catalog.get(name)
+        topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
         if topic is not None:
             answered.append(
                 Topic(
@@ -94,7 +94,7 @@ def resolve_topic_ids(ctx: BrokerContext, request: OffsetFetchRequest, version: 
     for group in request.groups:
         for topic in group.topics or ():
             if not topic.name:
-                found = ctx.catalog.by_id(topic.topic_id)
+                found = ctx.catalog.by_id(topic.topic_id) or ctx.internal_topics.by_id(topic.topic_id)
                 topic.name = found.name if found is not None else ""
 
 
