@@ -71,3 +71,4 @@ def test_a_client_reads_the_offsets_a_group_committed_from_consumer_offsets(tmp_
             eventually(committed_record_read, 15, what="the commit read back", state=lambda: seen)
         finally:
             reader.close()
+            admin = producer = None  # destroyed while the broker still listens: no reconnect noise after it stops
