@@ -1,8 +1,8 @@
 """`__consumer_offsets` read as a client reads it, side by side with Apache Kafka 4.2.2 (ADR 108):
 a commit for a group that Kafka keeps in partition 0 of its 50 (trafka has one partition), then
 ListOffsets earliest and Fetch from the start of partition 0 on both. The log start and the error
-codes are Kafka's, and the commit is found in both logs in the same format (OffsetCommitKey v1 with
-OffsetCommitValue v3); what else each log holds differs with each broker's history."""
+codes are Kafka's, and the commit is found in both logs in the same format (an OffsetCommitKey with the
+committed offset in its value); what else each log holds differs with each broker's history."""
 
 from __future__ import annotations
 
