@@ -212,6 +212,16 @@ class ReplicaManager:
         # Internal logs: their producer state and the offset it is read up to (never snapshotted here).
         self._internal_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState, int]] = {}
 
+    @property
+    def checksum(self) -> Checksum:
+        """The CRC-32C the broker checks and writes batches with (for writers of whole batches)."""
+        return self._checksum
+
+    @property
+    def decompress(self) -> Decompress:
+        """The broker's bounded inflater (ADR 69), for readers of whole records."""
+        return self._decompress
+
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
         internal = self._internal_states.get(tp)
