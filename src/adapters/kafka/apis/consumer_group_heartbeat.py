@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
     from ..security.authorization import AuthorizationGate
 
 
@@ -48,6 +49,7 @@ class Uses:
 
     catalog: TopicCatalog
     groups: GroupRuntime
+    internal_topics: InternalTopics
     authorization: AuthorizationGate | None
 
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from trafka.domain.replica_manager import ReplicaManager
 
     from ..cluster import ClusterMap
+    from ..internal_topics import InternalTopics
     from ..request_context import ShutdownSignal
     from ..security.authorization import AuthorizationGate
 
@@ -76,6 +77,7 @@ class Uses:
     observer: BrokerObserver
     cluster: ClusterMap | None
     fetch_sessions: FetchSessionCache
+    internal_topics: InternalTopics
     shutting_down: ShutdownSignal
 
 
@@ -268,7 +270,7 @@ def _fetch_entry(entry, version, ctx) -> str | None:
     return topic.name if topic is not None else None
 
 
-def _by_id(ctx: BrokerContext, topic_id: Any) -> Topic | None:
+def _by_id(ctx: Any, topic_id: Any) -> Topic | None:
     """A catalog topic, or an internal one that exists (`__consumer_offsets`: readable, ADR 108)."""
     return ctx.catalog.by_id(topic_id) or ctx.internal_topics.by_id(topic_id)
 

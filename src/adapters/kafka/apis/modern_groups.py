@@ -19,12 +19,17 @@ from .authorized_operations import as_int32
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..internal_topics import InternalTopics
+
 
 class ReadsTopics(Protocol):
-    """What the group rooms' shared answers read: the topics, to name an assignment's."""
+    """What the group rooms' shared answers read: the topics (and the internal ones), to name an assignment's."""
 
     @property
     def catalog(self) -> TopicCatalog: ...
+
+    @property
+    def internal_topics(self) -> InternalTopics: ...
 
 
 def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx: ReadsTopics | None = None) -> Any:

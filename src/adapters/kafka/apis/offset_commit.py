@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
 
 
 @attrs.frozen
@@ -44,6 +45,7 @@ class Uses:
 
     catalog: TopicCatalog
     groups: GroupRuntime
+    internal_topics: InternalTopics
 
 
 CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic

@@ -430,7 +430,7 @@ def test_a_regex_matches_consumer_offsets_once_it_exists_and_assigns_it_by_its_i
     included (GroupMetadataManager.refreshRegularExpressions): franz-go's Test848RegexBrokerResolves
     waits for `__consumer_offsets` to be assigned. It exists from the first FindCoordinator (ADR 89)."""
     pattern = ".*(?:(?:t)|(?:__consumer_offsets)).*"  # what franz-go sends for two quoted names
-    groups = ctx.groups
+    groups = ctx.services.groups
     Owned = ConsumerGroupHeartbeatRequest.TopicPartitions
     member = {"epoch": 0, "owned": {}}
 
@@ -461,15 +461,15 @@ def test_a_regex_matches_consumer_offsets_once_it_exists_and_assigns_it_by_its_i
         await resolve(expect_offsets=False)  # nobody looked for a group coordinator yet
         for _ in range(3):
             settle(beat())
-        ctx.internal_topics.create("__consumer_offsets")  # what FindCoordinator for a group does
+        ctx.services.internal_topics.create("__consumer_offsets")  # what FindCoordinator for a group does
         settle(beat())  # the coordinator sees a new topic: the regex is resolved again
         await resolve(expect_offsets=True)
         for _ in range(3):
             settle(beat())
 
     trio.run(scenario)
-    offsets_id = ctx.internal_topics.get("__consumer_offsets").topic_id
-    assert member["owned"] == {ctx.catalog.get("t").topic_id: [0, 1, 2, 3], offsets_id: [0]}
+    offsets_id = ctx.services.internal_topics.get("__consumer_offsets").topic_id
+    assert member["owned"] == {ctx.services.catalog.get("t").topic_id: [0, 1, 2, 3], offsets_id: [0]}
     assert groups.consumer.groups["g"].members["m1"].assigned == {
         "t": frozenset(range(4)),
         "__consumer_offsets": frozenset({0}),
