@@ -61,6 +61,17 @@ class ProduceResult(NamedTuple):
 _V2_HEADER_BYTES = 61
 
 
+def _replay(log: PartitionLog, state: PartitionProducerState, from_offset: int) -> None:
+    """Apply the batch headers from `from_offset` on to a partition's producer state."""
+    for header in log.batch_headers(from_offset):
+        if header.producer_id < 0 or header.base_offset < from_offset:
+            continue
+        if header.is_control:
+            state.end_transaction(header.producer_id, header.producer_epoch, header.max_timestamp)
+        else:
+            state.record(header)
+
+
 def first_batch_is_transactional(records: bytes) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords for one partition: the first batch's transactional
     attribute (a v2 header's byte 22), read before anything is validated."""
@@ -194,6 +205,12 @@ class ReplicaManager:
         # The schema registry that broker-side schema validation checks ids against (None: no registry).
         self.schema_ids = schema_ids
         self._routes: dict[str, _ProduceRoute] = {}
+        # Set by the wiring: the internal topic of that name if it exists (`__consumer_offsets` once a
+        # group coordinator was looked for). Fetch, ListOffsets and OffsetForLeaderEpoch read its
+        # partitions, as Kafka serves them to any client allowed to; nothing else here touches them.
+        self.internal_topics: Callable[[str], Topic | None] = lambda name: None
+        # Internal logs: their producer state and the offset it is read up to (never snapshotted here).
+        self._internal_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState, int]] = {}
 
     @property
     def checksum(self) -> Checksum:
@@ -207,6 +224,9 @@ class ReplicaManager:
 
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
+        internal = self._internal_states.get(tp)
+        if internal is not None and internal[0] is log:
+            return internal[1]
         cached = self._producer_states.get(tp)
         if cached is not None and cached[0] is log:
             return cached[1]
@@ -216,13 +236,7 @@ class ReplicaManager:
         if snapshot is not None:
             replay_from, entries = snapshot
             state.restore(entries)
-        for header in log.batch_headers(replay_from):
-            if header.producer_id < 0 or header.base_offset < replay_from:
-                continue
-            if header.is_control:
-                state.end_transaction(header.producer_id, header.producer_epoch, header.max_timestamp)
-            else:
-                state.record(header)
+        _replay(log, state, replay_from)
         self._producer_states[tp] = (log, state)
         return state
 
@@ -230,6 +244,27 @@ class ReplicaManager:
         if not self._catalog.has_partition(tp):
             return None
         return self._logs.get(tp)
+
+    def _readable_log(self, tp: TopicPartition) -> PartitionLog | None:
+        """A catalog partition's log, or an existing internal topic's (ADR 108). The coordinators append
+        to internal logs directly, so their producer state is caught up here from where it was last read
+        (the last stable offset of `__consumer_offsets` follows TxnOffsetCommit's open transactions). A
+        store that keeps no internal logs (memory) reads them as empty."""
+        log = self._log(tp)
+        if log is not None:
+            return log
+        topic = self.internal_topics(tp.topic)
+        if topic is None or not 0 <= tp.partition < topic.partition_count:
+            return None
+        log = self._logs.get(tp) or self._logs.open(tp, topic)
+        known = self._internal_states.get(tp)
+        state, replayed = (known[1], known[2]) if known is not None and known[0] is log else (None, 0)
+        if state is None:
+            state = PartitionProducerState()
+        if replayed < log.log_end_offset:
+            _replay(log, state, replayed)
+        self._internal_states[tp] = (log, state, log.log_end_offset)
+        return log
 
     def _route(self, topic: Topic) -> _ProduceRoute:
         """What produce needs from a topic's configs, worked out once per config mapping (a topic's
@@ -479,7 +514,7 @@ class ReplicaManager:
     ) -> FetchResult:
         """Stored batches from `offset`; read_committed stops at the last stable offset and lists the
         aborted transactions in the range, so the consumer can drop their records."""
-        log = self._log(tp)
+        log = self._readable_log(tp)
         if log is None:
             return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         end = log.log_end_offset
@@ -583,7 +618,7 @@ class ReplicaManager:
         """OffsetForLeaderEpoch on the leader (Kafka's Partition.lastOffsetForLeaderEpoch): the current
         epoch the client knows checked against this broker's (-1: not checked), then (error, epoch, end
         offset) of `leader_epoch` from the partition's leader epochs."""
-        log = self._log(tp)
+        log = self._readable_log(tp)
         if log is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
         if current_leader_epoch != -1 and current_leader_epoch < LEADER_EPOCH:
@@ -628,7 +663,7 @@ class ReplicaManager:
         return moved
 
     def list_offset(self, tp: TopicPartition, timestamp: int, read_committed: bool = False) -> OffsetResult:
-        log = self._log(tp)
+        log = self._readable_log(tp)
         if log is None:
             return OffsetResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -84,14 +85,20 @@ def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, wo
     prefix = session.network_namespace_prefix() if plan["namespace"] else []
     print(f"{suite.name} against {target.name} ...", flush=True)
     began = time.monotonic()
-    done = subprocess.run(
+    process = subprocess.Popen(
         [*prefix, sys.executable, "-m", "tests.conformance.session", str(work / "plan.json")], cwd=ROOT
     )
+    loads = [os.getloadavg()[0]]  # the machine's 1-minute load average, every 10 s of the run
+    while process.poll() is None:
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            loads.append(os.getloadavg()[0])
     wall = time.monotonic() - began
-    if done.returncode != 0:
+    if process.returncode != 0:
         broker_log = next((work / "broker").glob("*.log"), None)
         detail = broker_log.read_text()[-3000:] if broker_log else ""
-        print(f"{suite.name} against {target.name}: the session failed ({done.returncode})\n{detail}", flush=True)
+        print(f"{suite.name} against {target.name}: the session failed ({process.returncode})\n{detail}", flush=True)
         return False
     runs = []
     for package in plan["packages"]:
@@ -104,6 +111,7 @@ def _run(suite, target: targets.Target, packages: list[dict[str, str]], args, wo
         "records": records if suite.name == "kgo" else None,
         "run": args.run,
         "wall_seconds": round(wall, 1),
+        "load": [round(min(loads), 1), round(sum(loads) / len(loads), 1), round(max(loads), 1)],
         "finished": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
     report.store(args.results / f"{suite.name}--{target.name}.json", runs, meta)
@@ -140,6 +148,8 @@ def write_report(results: pathlib.Path, page: pathlib.Path) -> None:
         "by default, as in franz-go's CI) is in each table: the runs below were made with fewer on a shared",
         "2-core machine. kgo's tests run in parallel against one broker, so a slow broker turns into",
         "timeouts inside the tests (10 s contexts, 45 s group sessions) before it turns into wrong answers.",
+        "Each table gives the machine's 1-minute load average during each run (min / mean / max, sampled",
+        "every 10 s): the machine has 2 cores, and other work shared it.",
         "",
     ]
     for suite in SUITES.values():

@@ -75,8 +75,8 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
     if not runs:
         return [*lines, "Not run yet.", ""]
     lines += [
-        "| broker | tests | passed | failed | skipped | unfinished | records | wall time | run at |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| broker | tests | passed | failed | skipped | unfinished | records | wall time | load (min/mean/max) | run at |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     order = sorted(runs, key=lambda n: (n != KAFKA, n != TRAFKA, _release_key(n)))
     cases = {name: _outcomes(runs[name]) for name in order}
@@ -87,7 +87,7 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
         filt = f" (`-run {stored['run']}`)" if stored.get("run") else ""
         lines.append(
             f"| {_target_label(name, stored)}{filt} | {total} | {passed} | {failed} | {skipped} | {unfinished} | {records} "
-            f"| {stored['wall_seconds'] / 60:.1f} min | {stored['finished']} |"
+            f"| {stored['wall_seconds'] / 60:.1f} min | {_load(stored)} | {stored['finished']} |"
         )
     lines.append("")
     kafka, trafka = cases.get(KAFKA), cases.get(TRAFKA)
@@ -115,6 +115,11 @@ def render_suite(suite: Suite, version: str, runs: Mapping[str, dict], known: Ma
             lines.append(f"- `{test}`:{_note(test, known)} {_one_line(pinned[test]['reason'])}")
         lines.append("")
     return lines
+
+
+def _load(stored: dict) -> str:
+    load = stored.get("load")
+    return " / ".join(f"{value:.1f}" for value in load) if load else "-"
 
 
 def _release_key(name: str) -> tuple[int, ...]:

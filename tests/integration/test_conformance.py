@@ -5,10 +5,10 @@ whose last results are docs/CONFORMANCE.md. Here a chosen subset of kgo's integr
 records, runs against `trafka serve` (filesystem store, defaults) as franz-go's CI runs them, from
 the module version tests/conformance/go.mod pins: every one must pass. The subset covers what the
 full runs found broken once (SCRAM after an ApiVersions retry, a share group's own lock duration,
-`__consumer_offsets` in Metadata; TestTxnEtl, fixed for KIP-848 members' transactional commits, is left
-out: its classic subtests still lose their sessions now and then on a loaded machine)
-and one test of each area: produce, consume, groups (classic and KIP-848), share groups, admin
-requests.
+`__consumer_offsets` in Metadata, then assigned by a KIP-848 regex and fetched) and one test of each
+area: produce, consume, groups (classic and KIP-848), share groups, admin requests. TestTxnEtl is left
+out: with its classic subtests' fix it passes the full run (2,000 records), but with 20,000 records on
+a loaded machine members still lose their sessions now and then (docs/CONFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ SUBSET = (
     "TestIssue1034",
     "TestConsumeRegex",  # __consumer_offsets in Metadata (issue 41)
     "TestConsumeRegexShareSkipsInternal",
+    "Test848RegexBrokerResolves",  # a broker-side regex assigns __consumer_offsets, which is fetched (ADRs 107-108)
 )
 RECORDS = 500
 

@@ -245,7 +245,7 @@ class GroupRuntime:
         self, group_id: str, member_id: str, generation_id: int, instance_id: str | None, now: int
     ) -> ErrorCode:
         """TxnOffsetCommit: a consumer or streams group's commit is checked against its member's epoch, a
-        classic group's against its generation when it names one (Kafka's validateOffsetCommit of each)."""
+        classic group's against its generation when it names a member (Kafka's validateOffsetCommit of each)."""
         if self.consumer is not None and group_id in self.consumer.groups:
             return self.consumer.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
@@ -254,9 +254,9 @@ class GroupRuntime:
             return self.streams.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
             )
-        if generation_id < 0:
-            return ErrorCode.NONE
-        return self.coordinator.validate_offset_commit(group_id, member_id, generation_id, now, instance_id)
+        return self.coordinator.validate_offset_commit(
+            group_id, member_id, generation_id, now, instance_id, transactional=True
+        )
 
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+: a member of a consumer or streams group must fetch with its current epoch."""
@@ -330,6 +330,8 @@ class GroupRuntime:
                 await trio.lowlevel.checkpoint()
             now = self.clock_ms()
             self._deliver(self.coordinator.tick(now))
+            for group_id, member_id, why in self.coordinator.take_failed():
+                log.info("group %s: member %s removed (%s)", group_id, member_id, why)
             if self.consumer is not None:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)

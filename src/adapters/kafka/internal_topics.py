@@ -5,6 +5,10 @@ a group, or a Metadata request naming it that may auto-create), `__transaction_s
 a transactional id; from then on Metadata lists them, `is_internal`, with their partitions. trafka
 keeps them outside its topic catalog (one partition each, ADR 64); this says which of them a
 client has caused to exist, and their ids (the log dir's, on the filesystem store).
+
+`VisibleTopics` is what Kafka's metadata image holds: the catalog's topics and the internal topics
+that exist. The KIP-848 coordinator resolves regular expressions and subscriptions against it, as
+Kafka's GroupMetadataManager matches every topic of the image, internal ones included (ADR 107).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from trafka.domain.catalog import TopicCatalog
 from trafka.domain.topics import Topic
 
 OFFSETS = "__consumer_offsets"
@@ -27,6 +32,7 @@ NAMES = (OFFSETS, TRANSACTIONS, SHARE_STATE)
 class InternalTopics:
     ids: dict[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's ids; others made here
     created: set[str] = attrs.field(factory=set)
+    changes: int = 0  # moves when one comes to exist (the KIP-848 coordinator resolves regexes again)
 
     def __attrs_post_init__(self) -> None:
         self.ids = {name: self.ids.get(name) or uuid.uuid4() for name in NAMES}
@@ -41,8 +47,9 @@ class InternalTopics:
 
     def create(self, name: str) -> None:
         """The topic exists from now on (as Kafka creates it on first use)."""
-        if name in NAMES:
+        if name in NAMES and name not in self.created:
             self.created.add(name)
+            self.changes += 1
 
     def get(self, name: str) -> Topic | None:
         """The internal topic named `name` if it exists."""
@@ -56,3 +63,24 @@ class InternalTopics:
 
     def _topic(self, name: str) -> Topic:
         return Topic(name, self.ids[name], 1)
+
+
+class VisibleTopics:
+    """The catalog's topics and the internal topics that exist: the KIP-848 coordinator's `TopicLookup`."""
+
+    def __init__(self, catalog: TopicCatalog, internal: InternalTopics) -> None:
+        self._catalog = catalog
+        self._internal = internal
+
+    def get(self, name: str) -> Topic | None:
+        return self._catalog.get(name) or self._internal.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._catalog.by_id(topic_id) or self._internal.by_id(topic_id)
+
+    @property
+    def changes(self) -> int:
+        return self._catalog.changes + self._internal.changes
+
+    def topics(self) -> list[Topic]:
+        return sorted(self._catalog.topics() + self._internal.existing(), key=lambda t: t.name)

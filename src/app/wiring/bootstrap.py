@@ -43,7 +43,7 @@ from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.kafka.group_runtime import GroupRuntime
-from trafka.adapters.kafka.internal_topics import InternalTopics
+from trafka.adapters.kafka.internal_topics import InternalTopics, VisibleTopics
 from trafka.adapters.kafka.releases import pinned, release_name
 from trafka.adapters.kafka.request_context import Endpoint, Listening
 from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, UnobservedBroker, fetch_session_cache
@@ -75,7 +75,7 @@ from trafka.domain.features import (
 )
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
-from trafka.domain.groups.modern.consumer import ClassicGroups
+from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
 from trafka.domain.groups.modern.migration import MigrationPolicy
 from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
@@ -405,7 +405,7 @@ def limits_from(settings: Settings) -> ServerLimits:
 
 
 def consumer_groups_from(
-    settings: Settings, catalog: TopicCatalog, classic: ClassicGroups
+    settings: Settings, topics: TopicLookup, classic: ClassicGroups
 ) -> ConsumerGroupCoordinator | None:
     """The KIP-848 coordinator, unless `group.coordinator.rebalance.protocols` leaves `consumer` out."""
     groups = settings.groups
@@ -427,7 +427,7 @@ def consumer_groups_from(
         migration_policy=migration_policy,
     )
     return ConsumerGroupCoordinator(
-        consumer_settings, catalog, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+        consumer_settings, topics, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
     )
 
 
@@ -494,7 +494,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     coordinator = GroupCoordinator(group_settings, adapters.new_member_id)
     offsets = OffsetManager(coordinator, adapters.offset_store, catalog, adapters.clock_ms())
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
-    consumer_groups = consumer_groups_from(settings, catalog, group_ids)
+    internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
+    replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
+    consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
         group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
@@ -558,7 +560,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         ),
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
-        internal_topics=InternalTopics.with_ids(adapters.internal_topic_ids),
+        internal_topics=internal_topics,
     )
     ctx = BrokerContext(
         services,

@@ -39,6 +39,7 @@ class GroupCoordinator(GroupTable):
         super().__init__(known_groups)
         self._settings = settings
         self._new_member_id = new_member_id
+        self._failed: list[tuple[str, str, str]] = []  # (group, member, why) removed by a timeout
 
     # -- JoinGroup -----------------------------------------------------------------------------
 
@@ -167,7 +168,7 @@ class GroupCoordinator(GroupTable):
     def _prepare_rebalance(self, group: Group, now: int, new_member: bool = False) -> list[Completion]:
         completions = []
         if group.state is GroupState.COMPLETING_REBALANCE:
-            completions += self._fail_pending_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
+            completions += self._fail_pending_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS, now)
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if group.state is GroupState.EMPTY and self._settings.initial_rebalance_delay_ms > 0:
             group.initial_join_limit_ms = now + timeout
@@ -191,6 +192,7 @@ class GroupCoordinator(GroupTable):
 
     def _complete_join(self, group: Group, now: int) -> list[Completion]:
         for member in [m for m in group.members.values() if m.join_token is None]:
+            self._failed.append((group.group_id, member.member_id, "did not rejoin within the rebalance timeout"))
             self._remove_member(group, member)
         group.pending_members.clear()
         group.rebalance_deadline_ms = None
@@ -253,12 +255,14 @@ class GroupCoordinator(GroupTable):
             completions.append(Completion(member.sync_token, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)))
         return completions
 
-    def _fail_pending_syncs(self, group: Group, error: ErrorCode) -> list[Completion]:
+    def _fail_pending_syncs(self, group: Group, error: ErrorCode, now: int) -> list[Completion]:
+        """Answer every waiting SyncGroup with `error`; each member's session starts again from now."""
         completions = []
         for member in group.members.values():
             if member.sync_token is not None:
                 completions.append(Completion(member.sync_token, SyncResult(error)))
                 member.sync_token = None
+                member.last_heartbeat_ms = now
         return completions
 
     # -- SyncGroup -----------------------------------------------------------------------------
@@ -303,6 +307,10 @@ class GroupCoordinator(GroupTable):
             if m.sync_token is not None:
                 completions.append(Completion(m.sync_token, self._sync_result(group, m)))
                 m.sync_token = None
+                # Kafka's propagateAssignment: a member's session starts again when its SyncGroup is
+                # answered; a follower that waited longer than its session for the leader is not
+                # expired before it can send its first heartbeat.
+                m.last_heartbeat_ms = now
         return completions
 
     @staticmethod
@@ -410,6 +418,11 @@ class GroupCoordinator(GroupTable):
 
     # -- time --------------------------------------------------------------------------------------
 
+    def take_failed(self) -> list[tuple[str, str, str]]:
+        """(group, member, why) of each member a timeout removed since the last call (Kafka logs them)."""
+        failed, self._failed = self._failed, []
+        return failed
+
     def next_deadline(self) -> int | None:
         deadlines = []
         for group in self._groups.values():
@@ -435,9 +448,12 @@ class GroupCoordinator(GroupTable):
                 for m in group.members.values()
                 if m.join_token is None and m.sync_token is None and m.last_heartbeat_ms + m.session_timeout_ms <= now
             ]
+            self._failed += [(group.group_id, m.member_id, "session timeout") for m in expired]
             if group.state is GroupState.COMPLETING_REBALANCE and group.sync_deadline_ms is not None:
                 if group.sync_deadline_ms <= now:
-                    expired += [m for m in group.members.values() if m.sync_token is None and m not in expired]
+                    unsynced = [m for m in group.members.values() if m.sync_token is None and m not in expired]
+                    self._failed += [(group.group_id, m.member_id, "no SyncGroup in time") for m in unsynced]
+                    expired += unsynced
             for member in expired:
                 completions += self._remove_member(group, member)
             if expired:

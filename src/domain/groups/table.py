@@ -74,9 +74,18 @@ class GroupTable:
     # -- offsets commit fencing and deletion -----------------------------------------------------
 
     def validate_offset_commit(
-        self, group_id: str, member_id: str, generation_id: int, now: int, group_instance_id: str | None = None
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        now: int,
+        group_instance_id: str | None = None,
+        transactional: bool = False,
     ) -> ErrorCode:
-        """Whether a commit from this member and generation may be stored (Kafka's fencing rules)."""
+        """Whether a commit from this member and generation may be stored: Kafka's
+        ClassicGroup.validateOffsetCommit. A TxnOffsetCommit (`transactional`) is not refused while the
+        group completes a rebalance, nor without a member when its group has members; an OffsetCommit
+        keeps its member's session alive in a Stable or PreparingRebalance group, as a heartbeat does."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
         group = self._groups.get(group_id)
@@ -87,17 +96,32 @@ class GroupTable:
             return ErrorCode.ILLEGAL_GENERATION
         if generation_id < 0 and group.state is GroupState.EMPTY:
             return ErrorCode.NONE
-        if group_instance_id is not None and group.static_members.get(group_instance_id) not in (None, member_id):
-            return ErrorCode.FENCED_INSTANCE_ID
-        member = group.members.get(member_id)
-        if member is None:
+        if generation_id >= 0 or member_id or group_instance_id is not None:
+            error = self._validate_member(group, member_id, group_instance_id)
+            if error is not ErrorCode.NONE:
+                return error
+            if generation_id != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif not transactional and group.state is not GroupState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
+        if transactional:
+            return ErrorCode.NONE
         if group.state is GroupState.COMPLETING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
-        member.last_heartbeat_ms = now
+        member = group.members.get(member_id)
+        if member is not None and group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            member.last_heartbeat_ms = now
         return ErrorCode.NONE
+
+    @staticmethod
+    def _validate_member(group: Group, member_id: str, group_instance_id: str | None) -> ErrorCode:
+        """Kafka's ClassicGroup.validateMember: a static member by its instance id, else by member id."""
+        if group_instance_id is not None:
+            current = group.static_members.get(group_instance_id)
+            if current is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            return ErrorCode.NONE if current == member_id else ErrorCode.FENCED_INSTANCE_ID
+        return ErrorCode.NONE if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
     def is_classic_group(self, group_id: str) -> bool:
         return group_id in self._groups

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
 
 
 @attrs.frozen
@@ -38,6 +39,7 @@ class Uses:
     """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
 
     catalog: TopicCatalog
+    internal_topics: InternalTopics
     groups: GroupRuntime
 
 

@@ -3,7 +3,8 @@ heartbeats with what it owns, learns its assignment from the coordinator, leaves
 static member coming back). v1 (KIP-1082): the client makes its member id; regex subscriptions.
 
 The domain's ConsumerGroupCoordinator decides; topics travel by id on the wire and by name in the
-domain (ids the catalog does not know are left out of what a member owns, as Kafka ignores them).
+domain (ids neither the catalog nor an existing internal topic has are left out of what a member owns,
+as Kafka ignores them).
 Served only while `group.coordinator.rebalance.protocols` includes `consumer` (else UNSUPPORTED_VERSION,
 as Kafka answers).
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
     from ..security.authorization import AuthorizationGate
 
 
@@ -51,6 +53,7 @@ class Uses:
 
     catalog: TopicCatalog
     groups: GroupRuntime
+    internal_topics: InternalTopics
     authorization: AuthorizationGate | None
 
 
@@ -86,7 +89,7 @@ def _heartbeat(
     if request.topic_partitions is not None:
         owned = {}
         for tp in request.topic_partitions:
-            topic = ctx.catalog.by_id(tp.topic_id)
+            topic = ctx.catalog.by_id(tp.topic_id) or ctx.internal_topics.by_id(tp.topic_id)
             if topic is not None:
                 owned[topic.name] = frozenset(tp.partitions)
     names = request.subscribed_topic_names

@@ -11,6 +11,9 @@ Fetch sessions (KIP-227, ADR 56) from v7: the domain's `FetchSessionCache` picks
 holds (records, a new high watermark or log start offset, an error); the answer carries the session
 id. A simulated cluster (`trafka.Cluster`) serves without sessions.
 
+Kafka's internal topics that exist (`__consumer_offsets` once a group coordinator was looked for) are
+read like any topic (ADR 108): their one partition, as the coordinators wrote it.
+
 Authorization: READ per topic; a refused partition has no records and -1 offsets, as Kafka's
 FetchResponse.partitionResponse. The gate checks the topics a request names; the partitions an
 incremental request reads from its session are checked here, as Kafka checks every partition of
@@ -41,7 +44,7 @@ from trafka.domain.quotas import QuotaSensors, QuotaType
 from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
-from trafka.domain.topics import ZERO_UUID, TopicPartition
+from trafka.domain.topics import ZERO_UUID, Topic, TopicPartition
 from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
 from ..api import KafkaApi, Parked, QuotaCharge, top_level_error
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
     from trafka.domain.replica_manager import ReplicaManager
 
     from ..cluster import ClusterMap
+    from ..internal_topics import InternalTopics
     from ..request_context import ShutdownSignal
     from ..security.authorization import AuthorizationGate
 
@@ -84,6 +88,7 @@ class Uses:
     observer: BrokerObserver
     cluster: ClusterMap | None
     fetch_sessions: FetchSessionCache
+    internal_topics: InternalTopics
     shutting_down: ShutdownSignal
 
 
@@ -128,7 +133,7 @@ def _targets(ctx: Uses, wanted: Sequence[Wanted], by_id: bool, client: ClientInf
             name: str | None = topic
             error = ErrorCode.NONE
             if by_id:
-                found = ctx.catalog.by_id(topic)
+                found = _by_id(ctx, topic)
                 name, error = (found.name, error) if found else (None, ErrorCode.UNKNOWN_TOPIC_ID)
             if gate is not None and name is not None and not gate.allowed(client, Op.READ, Res.TOPIC, name):
                 error = TOPIC_REFUSED
@@ -266,14 +271,19 @@ def handle_fetch(ctx: Uses, request: FetchRequest, version: int, client: ClientI
 def _topic_names(request, version, ctx) -> list[str]:
     if version < 13:
         return [t.topic for t in request.topics]
-    return [topic.name for t in request.topics if (topic := ctx.catalog.by_id(t.topic_id)) is not None]
+    return [topic.name for t in request.topics if (topic := _by_id(ctx, t.topic_id)) is not None]
 
 
 def _fetch_entry(entry, version, ctx) -> str | None:
     if version < 13:
         return entry.topic
-    topic = ctx.catalog.by_id(entry.topic_id)
+    topic = _by_id(ctx, entry.topic_id)
     return topic.name if topic is not None else None
+
+
+def _by_id(ctx: Any, topic_id: Any) -> Topic | None:
+    """A catalog topic, or an internal one that exists (`__consumer_offsets`: readable, ADR 108)."""
+    return ctx.catalog.by_id(topic_id) or ctx.internal_topics.by_id(topic_id)
 
 
 def _refused_topic(Response, entry, version: int) -> Any:

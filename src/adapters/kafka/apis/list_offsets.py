@@ -3,7 +3,7 @@ earliest local (-4, v8+) is the log start offset, latest tiered (-5, v9+) and ea
 (-6, v11+) answer offset and timestamp -1 with leader epoch -1, as Kafka does for a topic without tiered
 storage. A special timestamp before the version that introduced it (or an unknown negative one) is
 UNSUPPORTED_VERSION for that partition, as Kafka's ReplicaManager answers it. v10's TimeoutMs is for
-remote reads: nothing waits here.
+remote reads: nothing waits here. Kafka's internal topics that exist are answered like any topic (ADR 108).
 
 Authorization: DESCRIBE per topic; a refused partition answers -1 offset and timestamp.
 

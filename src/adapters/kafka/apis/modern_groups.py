@@ -19,12 +19,17 @@ from .authorized_operations import as_int32
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..internal_topics import InternalTopics
+
 
 class ReadsTopics(Protocol):
-    """What the group rooms' shared answers read: the topics, to name an assignment's."""
+    """What the group rooms' shared answers read: the topics (and the internal ones), to name an assignment's."""
 
     @property
     def catalog(self) -> TopicCatalog: ...
+
+    @property
+    def internal_topics(self) -> InternalTopics: ...
 
 
 def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx: ReadsTopics | None = None) -> Any:
@@ -33,7 +38,7 @@ def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx
     if answer.assignment is not None and ctx is not None:
         partitions = []
         for name, ps in sorted(answer.assignment.items()):
-            topic = ctx.catalog.get(name)
+            topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
             if topic is not None and ps:
                 partitions.append(Response.Assignment.TopicPartitions(topic_id=topic.topic_id, partitions=sorted(ps)))
         assignment = Response.Assignment(topic_partitions=partitions)
@@ -53,7 +58,7 @@ def described_assignment(Described: Any, ctx: ReadsTopics, assignment: Mapping[s
     """A member's assignment in a describe answer: topics by id and name (unknown topics left out)."""
     partitions = []
     for name, ps in sorted(assignment.items()):
-        topic = ctx.catalog.get(name)
+        topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
         if topic is not None and ps:
             partitions.append(
                 Described.Member.Assignment.TopicPartitions(

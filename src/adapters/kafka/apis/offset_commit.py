@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
 
 
 @attrs.frozen
@@ -52,6 +53,7 @@ class Uses:
 
     catalog: TopicCatalog
     groups: GroupRuntime
+    internal_topics: InternalTopics
 
 
 CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
@@ -70,7 +72,7 @@ def resolve_topic_ids(ctx: Uses, topics: Any, version: int) -> None:
         return
     for topic in topics or ():
         if not topic.name:
-            found = ctx.catalog.by_id(topic.topic_id)
+            found = ctx.catalog.by_id(topic.topic_id) or ctx.internal_topics.by_id(topic.topic_id)
             topic.name = found.name if found is not None else ""
 
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
 
 
 @attrs.frozen
@@ -53,6 +54,7 @@ class Uses:
 
     catalog: TopicCatalog
     groups: GroupRuntime
+    internal_topics: InternalTopics
 
 
 def _fetched(
@@ -99,7 +101,7 @@ def _by_id(ctx: Uses, group, fetched: dict[str, list], Topic, Partition) -> list
             )
         return answered
     for name, parts in fetched.items():
-        topic = ctx.catalog.get(name)
+        topic = ctx.catalog.get(name) or ctx.internal_topics.get(name)
         if topic is not None:
             answered.append(
                 Topic(
@@ -118,7 +120,7 @@ def resolve_topic_ids(ctx: Uses, request: OffsetFetchRequest, version: int) -> N
     for group in request.groups:
         for topic in group.topics or ():
             if not topic.name:
-                found = ctx.catalog.by_id(topic.topic_id)
+                found = ctx.catalog.by_id(topic.topic_id) or ctx.internal_topics.by_id(topic.topic_id)
                 topic.name = found.name if found is not None else ""
 
 

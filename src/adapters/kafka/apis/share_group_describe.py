@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..group_runtime import GroupRuntime
+    from ..internal_topics import InternalTopics
     from ..share_runtime import ShareRuntime
 
 
@@ -40,6 +41,7 @@ class Uses:
     """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
 
     catalog: TopicCatalog
+    internal_topics: InternalTopics
     groups: GroupRuntime
     share: ShareRuntime | None
 

@@ -34,6 +34,7 @@ from .modern_groups import heartbeat_response
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..internal_topics import InternalTopics
     from ..security.authorization import AuthorizationGate
     from ..share_runtime import ShareRuntime
 
@@ -43,6 +44,7 @@ class Uses:
     """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
 
     catalog: TopicCatalog
+    internal_topics: InternalTopics
     authorization: AuthorizationGate | None
     share: ShareRuntime | None
 

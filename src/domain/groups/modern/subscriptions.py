@@ -45,7 +45,7 @@ class Subscriptions:
         # regexes are resolved again)
         self._subscribed: dict[str, tuple[frozenset[str], int]] = {}
         self._may_describe: dict[tuple[str, str], Callable[[str], bool]] = {}  # (group, member): its ACLs
-        # pattern -> the topic names it matched when last resolved (internal topics left out), only for
+        # pattern -> the topic names it matched when last resolved, only for
         # patterns some member subscribes with; and the patterns that need resolving (again).
         self._regex_matches: dict[str, frozenset[str]] = {}
         self._regex_wanted: set[str] = set()
@@ -114,12 +114,13 @@ class Subscriptions:
         self._regex_wanted |= _patterns_in_use(self._groups())
 
     def take_regex_work(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
-        """The patterns to resolve and the topic names to match them against (internal topics left
-        out); None when there is nothing to do. Each pattern is handed out once per request for it."""
+        """The patterns to resolve and the topic names to match them against: every topic the lookup
+        knows, internal ones included, as Kafka's refreshRegularExpressions matches every topic of the
+        metadata image; None when there is nothing to do. Each pattern is handed out once per request."""
         if not self._regex_wanted:
             return None
         patterns, self._regex_wanted = frozenset(self._regex_wanted), set()
-        return patterns, tuple(t.name for t in self._topics.topics() if not t.name.startswith("__"))
+        return patterns, tuple(t.name for t in self._topics.topics())
 
     def resolved(self, matches: Mapping[str, frozenset[str]], now: int) -> list[ConsumerGroup]:
         """Apply resolved patterns (Kafka's handleRegularExpressionsResult): the groups whose topics they

@@ -423,3 +423,54 @@ def test_a_consumer_group_members_txn_offset_commit_is_checked_against_its_membe
     assert txn_offset_commit(ctx, pid, epoch, "m1", joined.member_epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
     assert txn_offset_commit(ctx, pid, epoch, "nobody", joined.member_epoch) == ErrorCode.UNKNOWN_MEMBER_ID
     assert txn_offset_commit(ctx, pid, epoch, "", -1) == ErrorCode.NONE  # a producer outside the group
+
+
+def test_a_regex_matches_consumer_offsets_once_it_exists_and_assigns_it_by_its_id(ctx):
+    """Kafka resolves a member's regex against every topic of its metadata image, internal ones
+    included (GroupMetadataManager.refreshRegularExpressions): franz-go's Test848RegexBrokerResolves
+    waits for `__consumer_offsets` to be assigned. It exists from the first FindCoordinator (ADR 89)."""
+    pattern = ".*(?:(?:t)|(?:__consumer_offsets)).*"  # what franz-go sends for two quoted names
+    groups = ctx.services.groups
+    Owned = ConsumerGroupHeartbeatRequest.TopicPartitions
+    member = {"epoch": 0, "owned": {}}
+
+    def beat(**fields):
+        request = ConsumerGroupHeartbeatRequest[1](
+            group_id="g",
+            member_id="m1",
+            member_epoch=member["epoch"],
+            topic_partitions=[Owned(topic_id=t, partitions=ps) for t, ps in member["owned"].items()],
+            **fields,
+        )
+        answer = consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT)
+        return answer
+
+    def settle(answer):
+        assert answer.error_code == ErrorCode.NONE, answer
+        member["epoch"] = answer.member_epoch
+        if answer.assignment is not None:
+            member["owned"] = {tp.topic_id: sorted(tp.partitions) for tp in answer.assignment.topic_partitions}
+
+    async def resolve(expect_offsets: bool):
+        patterns, names = groups.consumer.take_regex_work()
+        assert ("__consumer_offsets" in names) is expect_offsets
+        groups.consumer.regexes_resolved(await groups.regexes.resolve(patterns, names), 0)
+
+    async def scenario():
+        settle(await beat(rebalance_timeout_ms=30_000, subscribed_topic_regex=pattern).wait())
+        await resolve(expect_offsets=False)  # nobody looked for a group coordinator yet
+        for _ in range(3):
+            settle(beat())
+        ctx.services.internal_topics.create("__consumer_offsets")  # what FindCoordinator for a group does
+        settle(beat())  # the coordinator sees a new topic: the regex is resolved again
+        await resolve(expect_offsets=True)
+        for _ in range(3):
+            settle(beat())
+
+    trio.run(scenario)
+    offsets_id = ctx.services.internal_topics.get("__consumer_offsets").topic_id
+    assert member["owned"] == {ctx.services.catalog.get("t").topic_id: [0, 1, 2, 3], offsets_id: [0]}
+    assert groups.consumer.groups["g"].members["m1"].assigned == {
+        "t": frozenset(range(4)),
+        "__consumer_offsets": frozenset({0}),
+    }

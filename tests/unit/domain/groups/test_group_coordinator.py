@@ -204,6 +204,45 @@ def test_stale_generations_are_fenced():
     assert h.coordinator.validate_offset_commit(G, "x", 1, h.now) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
+def test_transactional_commits_follow_kafkas_rules_while_a_rebalance_completes():
+    """Kafka's ClassicGroup.validateOffsetCommit: a TxnOffsetCommit of the current generation is taken
+    while the group completes a rebalance (an OffsetCommit is told REBALANCE_IN_PROGRESS), and one
+    naming no member is taken whatever the group's state; an unknown static member is UNKNOWN_MEMBER_ID."""
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    assert h.state is GroupState.COMPLETING_REBALANCE
+    validate = h.coordinator.validate_offset_commit
+    assert validate(G, a, 1, h.now) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert validate(G, a, 1, h.now, transactional=True) == ErrorCode.NONE
+    assert validate(G, a, 0, h.now, transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert validate(G, "", -1, h.now, transactional=True) == ErrorCode.NONE
+    assert validate(G, "", -1, h.now) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert validate(G, a, 1, h.now, "no-such-instance", transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert validate(G, "x", 1, h.now, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_an_offset_commit_keeps_the_session_but_a_transactional_one_does_not():
+    """Kafka reschedules a member's heartbeat on an OffsetCommit in a Stable or PreparingRebalance
+    group (OffsetMetadataManager.commitOffset), never on a TxnOffsetCommit."""
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.sync(a, 1, [(a, b"A")])
+    h.now = SESSION - 1
+    assert h.coordinator.validate_offset_commit(G, a, 1, h.now, transactional=True) == ErrorCode.NONE
+    h.tick(SESSION)
+    assert h.state is GroupState.PREPARING_REBALANCE or h.state is GroupState.EMPTY  # expired
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.sync(a, 1, [(a, b"A")])
+    h.now = SESSION - 1
+    assert h.coordinator.validate_offset_commit(G, a, 1, h.now) == ErrorCode.NONE
+    h.tick(SESSION)
+    assert h.state is GroupState.STABLE
+
+
 def test_simple_consumers_commit_with_generation_minus_one_to_an_empty_or_new_group():
     h = Harness()
     assert h.coordinator.validate_offset_commit("simple", "", -1, 0) == ErrorCode.NONE
@@ -401,3 +440,51 @@ def test_a_join_while_completing_rebalance_gets_the_current_generation_unless_it
     assert ta not in h.answers and h.state is GroupState.PREPARING_REBALANCE
     tb = h.join(b, protocols=coop())
     assert h.answers[ta].generation_id == h.answers[tb].generation_id == 3
+
+
+def test_a_follower_that_waited_for_the_leaders_sync_gets_a_whole_session_from_its_answer():
+    """Kafka's propagateAssignment starts each member's session again when it answers its SyncGroup.
+    A follower that synced at once and then waited for a slow leader (the leader syncing within its own
+    session) must not lose its membership before its first heartbeat after the answer: counted from
+    its SyncGroup, its session ran out at the next tick and that heartbeat was answered
+    UNKNOWN_MEMBER_ID, as kgo's TestTxnEtl saw on a loaded machine."""
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.sync(a, 1, [(a, b"A")])
+    b = h.join_new()
+    tb = h.join(b)
+    h.join(a)  # the join completes at 0: both sessions count from there
+    assert h.answers[tb].generation_id == 2
+    h.now = 1_000
+    sb = h.sync(b, 2)  # the follower syncs at once, then waits
+    h.now = SESSION - 1_000
+    h.sync(a, 2, [(a, b"A"), (b, b"B")])  # the leader, slow but within its session
+    assert h.answers[sb].assignment == b"B"
+    h.tick(1_000 + SESSION + 500)  # b's first heartbeat is due 3 s after its answer: not yet here
+    assert h.state is GroupState.STABLE
+    assert h.coordinator.heartbeat(G, b, 2, h.now) == ErrorCode.NONE
+    assert h.coordinator.take_failed() == []
+
+
+def test_a_sync_answered_rebalance_in_progress_leaves_the_member_a_whole_session_to_rejoin():
+    """The same for a waiting SyncGroup that a new rebalance answers REBALANCE_IN_PROGRESS (Kafka's
+    resetAndPropagateAssignmentWithError): the member's session counts from that answer."""
+    h = Harness()
+    a = h.join_new()
+    h.join(a)
+    h.sync(a, 1, [(a, b"A")])
+    b = h.join_new()
+    h.join(b)
+    h.join(a)
+    h.now = 1_000
+    sb = h.sync(b, 2)
+    h.now = SESSION - 2_000
+    assert h.coordinator.heartbeat(G, a, 2, h.now) == ErrorCode.NONE  # the leader is alive
+    h.now = SESSION - 1_000
+    c = h.join_new(client="late")  # a new member: the group rebalances again, b's sync is answered
+    h.join(c)
+    assert h.answers[sb].error == ErrorCode.REBALANCE_IN_PROGRESS
+    h.tick(1_000 + SESSION + 500)
+    assert b in {m.member_id for m in h.coordinator.group(G).members.values()}
+    assert h.coordinator.take_failed() == []

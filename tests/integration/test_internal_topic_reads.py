@@ -1,0 +1,74 @@
+"""`__consumer_offsets` read by a real client (librdkafka) from `trafka serve` on its filesystem store,
+as Apache Kafka 4.2.2 serves it (ADR 108): ListOffsets gives its bounds, Fetch returns the records the
+group coordinator wrote, in Kafka's formats (OffsetCommitKey v1, OffsetCommitValue v3); before any
+group coordinator was looked for it does not exist. tests/differential compares the same reads with
+Apache Kafka."""
+
+from __future__ import annotations
+
+import struct
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from tests.waiting import eventually
+
+from .broker import running
+
+OFFSETS = "__consumer_offsets"
+
+
+def offset_commit(key: bytes, value: bytes | None) -> tuple[str, str, int, int] | None:
+    """(group, topic, partition, offset) of an OffsetCommitKey v0-1 record, else None."""
+    (version,) = struct.unpack_from(">h", key)
+    if version not in (0, 1) or value is None:
+        return None
+    fields, position = [], 2
+    for _ in range(2):
+        (size,) = struct.unpack_from(">h", key, position)
+        fields.append(key[position + 2 : position + 2 + size].decode())
+        position += 2 + size
+    (partition,) = struct.unpack_from(">i", key, position)
+    (offset,) = struct.unpack_from(">q", value, 2)
+    return fields[0], fields[1], partition, offset
+
+
+def latest(admin: AdminClient) -> int | KafkaException:
+    partition = TopicPartition(OFFSETS, 0)
+    try:
+        return admin.list_offsets({partition: OffsetSpec.latest()})[partition].result(timeout=10).offset
+    except KafkaException as refused:
+        return refused
+
+
+def test_a_client_reads_the_offsets_a_group_committed_from_consumer_offsets(tmp_path):
+    with running(tmp_path / "data") as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        before = latest(admin)
+        assert isinstance(before, KafkaException), "no group coordinator was looked for: no such topic yet"
+
+        producer = Producer({"bootstrap.servers": broker.bootstrap})
+        producer.produce("orders", b"o-1")
+        producer.flush(10)
+        committer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g1"})
+        committer.commit(offsets=[TopicPartition("orders", 0, 1)], asynchronous=False)
+        committer.close()
+        assert eventually(lambda: isinstance(end := latest(admin), int) and end >= 1, 10, what="ListOffsets")
+
+        reader = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "reader", "enable.auto.commit": False})
+        reader.assign([TopicPartition(OFFSETS, 0, OFFSET_BEGINNING)])
+        seen: list[tuple[str, str, int, int]] = []
+
+        def committed_record_read() -> bool:
+            message = reader.poll(0.5)
+            if message is not None and message.error() is None and message.key():
+                found = offset_commit(message.key(), message.value())
+                if found is not None:
+                    seen.append(found)
+            return ("g1", "orders", 0, 1) in seen
+
+        try:
+            eventually(committed_record_read, 15, what="the commit read back", state=lambda: seen)
+        finally:
+            reader.close()
+            admin = producer = None  # destroyed while the broker still listens: no reconnect noise after it stops
