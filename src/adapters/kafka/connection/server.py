@@ -113,7 +113,7 @@ async def serve(
     ctx.listening.bound(tuple(bound))
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as accepting:
-            pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults, ctx.cluster)
+            pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
             admission = Admission(limits.connections)
             lane = shared_lane(ctx)
             for socket, listener in sockets:
@@ -125,8 +125,8 @@ async def serve(
             accepting.cancel_scope.cancel()
         for socket, _ in sockets:
             await socket.aclose()
-        ctx.appends.notify_all()
-        ctx.groups.shutdown()
+        ctx.services.appends.notify_all()
+        ctx.services.groups.shutdown()
         connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
 
 
@@ -186,16 +186,18 @@ async def handle_connection(
     if await connection_throttled(ctx, stream, peer.rsplit(":", 1)[0]):  # KIP-612, per IP
         return
     if pipeline is None:
-        pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults, ctx.cluster)
+        pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
     if lane is None:
         lane = shared_lane(ctx)
-    if ctx.cluster is not None and not ctx.cluster.accepts(listener.name):  # a stopped simulated broker
+    if ctx.services.cluster is not None and not ctx.services.cluster.accepts(
+        listener.name
+    ):  # a stopped simulated broker
         await stream.aclose()
         return
     parked: set[Operation] = set()  # this connection's parked requests, forgotten when it ends
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection, listener.name)
-        ctx.observer.connection_opened(listener.name)
+        ctx.services.observer.connection_opened(listener.name)
         try:
             transport: Transport = SocketTransport(stream)
             closing: trio.abc.AsyncResource = stream
@@ -237,21 +239,21 @@ async def handle_connection(
             log.debug("connection %s closed", peer)
         finally:
             for op in parked:
-                ctx.appends.forget(op)
+                ctx.services.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
-            ctx.observer.connection_closed(listener.name)
-            if ctx.share is not None:  # KIP-932: the share sessions opened on it close
-                ctx.share.connection_closed(connection)
+            ctx.services.observer.connection_closed(listener.name)
+            if ctx.services.share is not None:  # KIP-932: the share sessions opened on it close
+                ctx.services.share.connection_closed(connection)
 
 
 async def _close_when_idle(ctx: BrokerContext, reader: _Reader, reading: trio.CancelScope, idle_ms: int) -> None:
     """connections.max.idle.ms: stop reading once nothing arrived for that long and no response is
     still to come (checked every quarter of it, so the connection closes within 1.25 times it). Idle
     time is the broker's clock: with a manual clock it passes only by `advance`, checked at once."""
-    busy_at = ctx.clock_ms()  # when a response was last seen still to come
+    busy_at = ctx.services.clock_ms()  # when a response was last seen still to come
     while True:
         await ctx.clock_signal.wait(idle_ms / 4000)
-        now = ctx.clock_ms()
+        now = ctx.services.clock_ms()
         if reader.outbox.pending:
             busy_at = now
         elif now - max(busy_at, reader.read_at_ms) >= idle_ms:
@@ -268,7 +270,7 @@ async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
 def shared_lane(ctx: BrokerContext) -> SharedLane | None:
     """The lane every connection of the server shares; none on a simulated cluster, whose requests
     go through the cluster's checks."""
-    if ctx.cluster is not None:
+    if ctx.services.cluster is not None:
         return None
     api = next((api for api in ctx.registry.apis() if api.lane is not None), None)
     return SharedLane(ctx, api) if api is not None else None
@@ -337,7 +339,7 @@ class _Reader:
         )
         self.lane = lane  # the Produce lane, shared with the server's other connections
         self.ended = False  # the connection is closing: nothing more is written to it from elsewhere
-        self.read_at_ms = ctx.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
+        self.read_at_ms = ctx.services.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
         self.parked: set[Operation] = set()  # requests waiting in the purgatory
 
     @property
@@ -354,8 +356,8 @@ class _Reader:
         shared = self.lane
         lane_api = shared.api if shared is not None else None
         lane_closed = lane_api.lane.closed_by if lane_api is not None and lane_api.lane is not None else never
-        quotas = ctx.quotas.quotas
-        appends = ctx.appends
+        quotas = ctx.services.quotas.quotas
+        appends = ctx.services.appends
         woken = appends.woken
         while True:
             frame = core.next_frame()
@@ -372,7 +374,7 @@ class _Reader:
                         log.warning("closing connection from %s: truncated frame at end of stream", self.peer)
                     return
                 woken = appends.woken
-                self.read_at_ms = ctx.clock_ms()
+                self.read_at_ms = ctx.services.clock_ms()
                 continue
             if isinstance(frame, Close):
                 return
@@ -382,9 +384,9 @@ class _Reader:
                 await self._wait_unmuted()
             action = core.handle(
                 frame,
-                ctx.clock_ms() if core.authenticator is not None else 0,
+                ctx.services.clock_ms() if core.authenticator is not None else 0,
                 lane_api is not None
-                and ctx.authorization is None
+                and ctx.services.authorization is None
                 and (
                     not ctx.faults.active or (not ctx.faults.paused and lane_api.api_key not in ctx.faults.intercepted)
                 )
@@ -448,7 +450,7 @@ class _Reader:
             log.exception("closing connection from %s: %s v%d failed", self.peer, lane_api.name, group[0].version)
             return _CLOSE
         elapsed = perf_counter() - started  # each response was ready when the group's were
-        observer = self.ctx.observer
+        observer = self.ctx.services.observer
         for request, response in zip(group, responses):
             outbox.add([response])
             observer.request_completed(lane_api.name, request.version, elapsed)
@@ -476,7 +478,9 @@ class _Reader:
             if ctx.faults.active:
                 serve = pipeline.faulted[api_key]
             else:
-                serve = (pipeline.throttled if ctx.quotas.quotas.throttles_requests else pipeline.plain)[api_key]
+                serve = (pipeline.throttled if ctx.services.quotas.quotas.throttles_requests else pipeline.plain)[
+                    api_key
+                ]
             outcome = serve(ctx, request.body, request.api_version, client)
             if type(outcome) is Throttled:
                 self.mute(outcome.throttle_ms)
@@ -507,7 +511,7 @@ class _Reader:
             )
         else:
             outbox.add(_encode(outcome, request, peer))
-            ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+            ctx.services.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
         return None
 
     def _park(self, parked: Parked, slot: Slot, request: DecodedRequest, started: float) -> None:
@@ -540,7 +544,7 @@ class _Reader:
             if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task
                 nursery.start_soon(outbox.flush)
 
-        op = ctx.appends.park(parked, deliver)
+        op = ctx.services.appends.park(parked, deliver)
         parked_ops.add(op)
 
     async def _hold(self, held: Held, request: DecodedRequest) -> object | None:
@@ -563,7 +567,7 @@ class _Reader:
             answers.append(answer)
             answered.set()
 
-        op = self.ctx.appends.park(Parked((), held.seconds * 1000, complete), deliver)
+        op = self.ctx.services.appends.park(Parked((), held.seconds * 1000, complete), deliver)
         self.parked.add(op)
         await answered.wait()
         answer = answers[0]
@@ -623,7 +627,7 @@ async def _complete_deferred(
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
-    ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+    ctx.services.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
 
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:

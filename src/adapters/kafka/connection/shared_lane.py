@@ -141,7 +141,7 @@ class SharedLane:
             for slot in slots:
                 slot.fill(None)
         else:
-            completed = self._ctx.observer.request_completed
+            completed = self._ctx.services.observer.request_completed
             name = self.api.name
             for slot, request, response in zip(slots, requests, responses):
                 slot.fill([response])

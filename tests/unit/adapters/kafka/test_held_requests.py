@@ -42,7 +42,7 @@ async def test_a_held_request_is_answered_by_the_purgatory_timer_and_nothing_aft
         client.sendall(metadata(1) + metadata(2))
         await trio.sleep(120)  # four times the delay (a virtual clock): no sleep of the reader's answers it
         assert _pending(client) == b""
-        nursery.start_soon(ctx.appends.run)  # the timer: the held request expires at once
+        nursery.start_soon(ctx.services.appends.run)  # the timer: the held request expires at once
         await trio.sleep(1)
         await trio.testing.wait_all_tasks_blocked()
         answered = _pending(client)
@@ -56,17 +56,17 @@ async def test_a_held_request_is_answered_by_the_purgatory_timer_and_nothing_aft
 async def test_a_connection_dropped_while_its_request_is_held_forgets_it(autojump_clock):
     async with trio.open_nursery() as nursery:
         ctx, port = await _broker(nursery)
-        nursery.start_soon(ctx.appends.run)
+        nursery.start_soon(ctx.services.appends.run)
         served = []
         ctx.faults.intercept(Interceptor(METADATA, lambda request: served.append(request) or Delay(30), 1))
         client = socket.create_connection(("127.0.0.1", port))
         client.sendall(metadata(1))
         await trio.sleep(1)
-        assert len(served) == 1 and len(ctx.appends._deadlines) == 1  # parked, on its deadline alone
+        assert len(served) == 1 and len(ctx.services.appends._deadlines) == 1  # parked, on its deadline alone
         assert ctx.faults.drop_connections() == 1
         await trio.sleep(1)
         await trio.testing.wait_all_tasks_blocked()
-        assert all(op.finished for _, _, op in ctx.appends._deadlines)  # forgotten with its connection
+        assert all(op.finished for _, _, op in ctx.services.appends._deadlines)  # forgotten with its connection
         await trio.sleep(60)  # past the deadline: nothing is served for the closed connection
         assert len(served) == 1 and _pending(client) == b""  # closed, unanswered
         client.close()

@@ -18,7 +18,7 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trafka.adapters.kafka.apis.produce import answer_one_partition
+from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition
 from trafka.adapters.kafka.connection.outbox import Outbox
 from trafka.adapters.kafka.connection.server import ServerLimits, serve
 from trafka.adapters.kafka.connection.shared_lane import SharedLane
@@ -79,7 +79,7 @@ def test_a_turn_answers_and_stores_exactly_what_each_group_alone_does(joins):
     turn = None
     for n, requests in joins:
         group = [fast_produce.decode_one_partition(frame) for _, frame in requests]
-        expected[n].extend(answer_one_partition(alone, group))
+        expected[n].extend(answer_one_partition(alone.view(Uses), group))
         connection = connections[n]
         opened = lane.join(connection, group, [connection.outbox.slot() for _ in group])
         assert (opened is not None) == (turn is None)
@@ -157,7 +157,7 @@ async def test_several_connections_producing_at_once_share_one_append_and_one_wr
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "server": {"host": "127.0.0.1", "port": 0}})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
-    ctx.catalog.create("orders", 1, 1)
+    ctx.services.catalog.create("orders", 1, 1)
     log = adapters.logs.get(TopicPartition("orders", 0))
     appends = []
     append = log.append
@@ -185,12 +185,12 @@ async def test_several_connections_producing_at_once_share_one_append_and_one_wr
             assert second == first + 1  # a connection's requests stay in its order
             offsets += [first, second]
         assert sorted(offsets) == list(range(8))
-        stored = ctx.replicas.fetch(TopicPartition("orders", 0), 0, 1 << 20, True).records
+        stored = ctx.services.replicas.fetch(TopicPartition("orders", 0), 0, 1 << 20, True).records
         assert all(b"a%d" % n in stored and b"b%d" % n in stored for n in range(4))
         for client in clients:
             client.close()
         ctx.shutting_down.set()
-        ctx.appends.notify_all()
+        ctx.services.appends.notify_all()
         with trio.fail_after(10):
             await trio.testing.wait_all_tasks_blocked()
         nursery.cancel_scope.cancel()
