@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.streams_wire import StreamsMember, settle, stateless_topology
 from tests.kafka.reference import server_properties, write_properties
 from tests.waiting import eventually
 
@@ -284,6 +285,22 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
     )
     step("share-groups delete", *shares, "--delete", "--group", share)
 
+    # A streams group (KIP-1071): two Kafka Streams members on the wire (no JVM of their own), each
+    # running one of the topic's three tasks... until both leave, then the group is deleted.
+    streams_group = f"{prefix}-streams"
+    members = [
+        StreamsMember(bootstrap, f"member-{i}", group=streams_group, topology=stateless_topology(topic)) for i in (1, 2)
+    ]
+    settle(members, tasks=3)
+    streams = ("kafka-streams-groups", *b)
+    step("streams-groups list", *streams, "--list")
+    step("streams-groups describe", *streams, "--describe", "--group", streams_group)
+    step("streams-groups describe members", *streams, "--describe", "--group", streams_group, "--members", "--verbose")
+    step("streams-groups describe state", *streams, "--describe", "--group", streams_group, "--state", "--verbose")
+    for member in members:
+        member.leave()
+    step("streams-groups delete", *streams, "--delete", "--group", streams_group)
+
     step(
         "transactional-copier",
         "kafka-transactional-message-copier",
@@ -542,6 +559,9 @@ def _log_dirs(text: str) -> str:
 
 NORMALISE: dict[str, Callable[[str], str]] = {
     "share-groups reset": _rows_sorted,
+    "streams-groups list": lambda text: "\n".join(line for line in text.splitlines() if "-streams" in line),
+    "streams-groups describe": _rows_sorted,
+    "streams-groups describe members": _rows_sorted,
     "consumer-groups reset": _rows_sorted,
     "log-dirs": _log_dirs,
     "topics describe": _topic_configs,
@@ -583,6 +603,11 @@ STEPS = [
     "share-groups describe state",
     "share-groups reset",
     "share-groups delete",
+    "streams-groups list",
+    "streams-groups describe",
+    "streams-groups describe members",
+    "streams-groups describe state",
+    "streams-groups delete",
     "transactional-copier",
     "transactions list",
     "transactions describe",
@@ -617,7 +642,15 @@ _SNAPSHOTS_ON_ROLL = (
     "segment's base offset); trafka writes them at shutdown and at its periodic checkpoint only, so a rolled log "
     "dir lacks the snapshot files Kafka would have (recovery still starts from the newest snapshot)."
 )
+_STREAMS_DELAY = (
+    "Kafka 4.2 holds a new streams group's first assignment for group.streams.initial.rebalance.delay.ms (3 s, "
+    "ASSIGNMENT_DELAYED), so its first target has both members (group epoch 3, tasks 0 and 2 to the first, 1 to "
+    "the second); trafka assigns at once (all three to the first member, then two kept and one moved when the "
+    "second joins: group epoch 2). Goes when trafka serves the initial rebalance delay."
+)
 DIFFERENT = {
+    "streams-groups describe members": _STREAMS_DELAY,
+    "streams-groups describe state": _STREAMS_DELAY,
     "files": _SNAPSHOTS_ON_ROLL,
     "dump-log snapshot 00000000000000000003": _SNAPSHOTS_ON_ROLL,
     "dump-log snapshot 00000000000000000005": _SNAPSHOTS_ON_ROLL,
