@@ -39,8 +39,8 @@ import time
 from kafka.protocol.producer import ProduceRequest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
-from trafka.adapters.kafka.apis.produce import answer_one_partition
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.adapters.kafka.wire.fast_produce import decode_one_partition
 from trafka.app.config.settings import load_settings
@@ -252,7 +252,7 @@ def main() -> None:
         configs = {"confluent.value.schema.validation": "true"}
         registered = schema_registry(ctx).change(lambda registry: registry.register("bench-value", Schema('"bytes"')))
         value = b"\x00" + registered.schema_id.to_bytes(4, "big") + b"x" * 95
-    ctx.catalog.create("bench", args.partitions, 1, configs)
+    ctx.services.catalog.create("bench", args.partitions, 1, configs)
     client = ClientInfo("rdkafka", "127.0.0.1")
     samples = []
     for _ in range(args.runs):
@@ -261,17 +261,19 @@ def main() -> None:
         if args.lane:  # what the server does with pipelined one-partition requests (ADR 29)
             for base in range(0, len(requests), args.lane):
                 group = [decode_one_partition(frame) for frame in requests[base : base + args.lane]]
-                answer_one_partition(ctx, group)
+                answer_one_partition(ctx.view(Uses), group)
                 for one in group:
-                    ctx.observer.request_completed("Produce", one.version, 0.0003)
+                    ctx.services.observer.request_completed("Produce", one.version, 0.0003)
         else:
             for frame in requests:
                 decoded = decode_request(frame, ctx.registry)
                 outcome = decoded.handler.handle(ctx, decoded.body, decoded.api_version, client)
                 encode_response(outcome, decoded.api_version, decoded.correlation_id)
-                ctx.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
+                ctx.services.observer.request_completed(decoded.handler.name, decoded.api_version, 0.0003)
         samples.append((time.process_time() - began) / args.requests * 1e6)
-    appended = sum(ctx.replicas.watermarks(tp)[1] for tp in ctx.catalog.get("bench").topic_partitions())
+    appended = sum(
+        ctx.services.replicas.watermarks(tp)[1] for tp in ctx.services.catalog.get("bench").topic_partitions()
+    )
     assert appended == args.runs * args.requests * args.records, f"only {appended} records were appended"
     adapters.stop()
     topic = ", schema validation on" if args.schema_validation else ", a topic config set" if args.topic_config else ""

@@ -243,6 +243,14 @@ def test_a_room_imports_no_event_loop(path):
     assert _event_loops(path) == []
 
 
+def test_the_connection_core_imports_no_event_loop_and_no_socket():
+    """The connection's rules are a sans-I/O core (issue 40, item 5; h11's `Connection`): the Trio loop
+    around it (`server.py`) does every wait and every read and write."""
+    core = SRC / "adapters" / "kafka" / "connection" / "core.py"
+    assert _event_loops(core) == []
+    assert [target for _, target in _imports(core) if target[0] in ("socket", "ssl", "select", "time")] == []
+
+
 def test_the_event_loop_check_sees_a_function_level_import(tmp_path, monkeypatch):
     module = tmp_path / "adapters" / "kafka" / "apis" / "room.py"
     module.parent.mkdir(parents=True)

@@ -61,8 +61,9 @@ class Deferred:
 @attrs.frozen
 class Held(Deferred):
     """A response `seconds` away (a request an interceptor delays): the connection reads nothing more
-    until it is answered, as Kafka mutes a connection while a request is in flight. `then()` gives the
-    outcome a handler would (a response, a `Deferred`, `NO_RESPONSE`) or raises `CloseConnection`."""
+    until it is answered, as Kafka mutes a connection while a request is in flight; the delay is parked
+    in the purgatory, whose timer calls `then()` (ADR 106). `then()` gives the outcome a handler would
+    (a response, a `Deferred`, `Parked`, `NO_RESPONSE`) or raises `CloseConnection`."""
 
     seconds: float = 0.0
     then: Callable[[], Any] = attrs.field(kw_only=True)

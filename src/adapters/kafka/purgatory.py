@@ -3,7 +3,7 @@ is parked on keys until a deadline, and this one runtime wakes, completes, forge
 
 A room returns `Parked(keys, max_wait_ms, complete)` (api.py) instead of waiting itself: keys are the
 partitions a Fetch or ShareFetch reads, or the token of a join or sync the group coordinator will
-answer. The connection parks it here with the function that writes its answer into the connection's
+answer; a request an interceptor delays (`Held`) is parked with no key, for its deadline alone. The connection parks it here with the function that writes its answer into the connection's
 outbox slot (`park`). Then:
 - **waking**: `notify(keys)` (the replica manager after an append, the share groups after releasing
   records, the group runtime after deciding a join or sync) tries each operation parked on those keys

@@ -1,4 +1,9 @@
-"""Running a wired broker inside a Trio nursery: the server, and the storage maintenance beside it.
+"""Running a wired broker inside a Trio nursery: the supervisor of the server and of every service.
+
+    run_broker ── services: the group coordinator's runtime, the purgatory's timer, the share groups'
+              │   runtime (they outlive the listeners until every connection is drained)
+              └─ listeners: storage maintenance, the log cleaner, the Kafka listeners (the TCP server,
+                 which starts no service of its own), the HTTP listener
 
 Both `trafka serve` (which adds signal handling) and the embeddable `trafka.Broker` run a broker this
 way. `run_broker` reports the bound port through `task_status` once the broker accepts connections and
@@ -49,30 +54,43 @@ async def run_broker(
         adapters.cleaner_checkpoints,
         adapters.compacted_internal,
     )
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(maintain, settings, ctx, adapters)
-        nursery.start_soon(cleaner.run)
-        view = None
-        if settings.http.port is not None:
-            # The HTTP stack (hypercorn, Starlette, the console, the registry) loads only when it serves.
-            from .http import observe_broker, run_http, schema_registry_routes
+    async with trio.open_nursery() as services:
+        run_services(services, ctx)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(maintain, settings, ctx, adapters)
+            nursery.start_soon(cleaner.run)
+            view = None
+            if settings.http.port is not None:
+                # The HTTP stack (hypercorn, Starlette, the console, the registry) loads only when it serves.
+                from .http import observe_broker, run_http, schema_registry_routes
 
-            view = observe_broker(settings, ctx, adapters.clock_ms())
-            view.first_dirty_offset = cleaner.first_dirty_offset
-            view.metrics.watch_cleaner(cleaner.metric_values)
-            view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
-        # The Kafka listeners bind first: a taken Kafka port stops the broker before the HTTP listener
-        # has announced an address that is about to go away.
-        bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
-        if view is not None:
-            routes = [*schema_registry_routes(ctx), *http_routes]
-            await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, routes)
-            view.readiness.listeners_accepting = True
-        task_status.started(bound[0].port)
-        await ctx.shutting_down.wait()
-        if view is not None:
-            view.readiness.shutting_down = True
-        log.info("shutting down")
+                view = observe_broker(settings, ctx, adapters.clock_ms())
+                view.first_dirty_offset = cleaner.first_dirty_offset
+                view.metrics.watch_cleaner(cleaner.metric_values)
+                view.readiness.log_dir_recovered = True  # bootstrap recovered every log before we got here
+            # The Kafka listeners bind first: a taken Kafka port stops the broker before the HTTP listener
+            # has announced an address that is about to go away.
+            bound = await nursery.start(serve, ctx, listeners_from(settings), limits_from(settings))
+            if view is not None:
+                routes = [*schema_registry_routes(ctx), *http_routes]
+                await nursery.start(run_http, settings, view, ctx.shutting_down, http_started, routes)
+                view.readiness.listeners_accepting = True
+            task_status.started(bound[0].port)
+            await ctx.shutting_down.wait()
+            if view is not None:
+                view.readiness.shutting_down = True
+            log.info("shutting down")
+        services.cancel_scope.cancel()  # the connections are drained: nothing waits on the services
+
+
+def run_services(nursery: trio.Nursery, ctx: BrokerContext) -> None:
+    """The supervisor's background services, which outlive the listeners until every connection is
+    drained: the group coordinator's runtime, the purgatory's expiry timer (ADR 80), the share groups'
+    runtime."""
+    nursery.start_soon(ctx.services.groups.run)
+    nursery.start_soon(ctx.services.appends.run)
+    if ctx.services.share is not None:
+        nursery.start_soon(ctx.services.share.run)
 
 
 def request_shutdown(ctx: BrokerContext) -> None:

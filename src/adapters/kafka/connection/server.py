@@ -19,8 +19,10 @@ so a client that pipelines without reading its responses stops being read. One-p
 requests (acks 1 or -1) take a lane (ADR 29): the consecutive ones the reader holds are decoded into
 tuples and answered together, one log write per partition, with the same answers and effects as the
 general path (`answer_one_partition`); not with authorization rules, active faults or, beyond the
-first, on a SASL connection. A frame is size-checked
-before its body is buffered. A malformed frame, unknown API key or unsupported version is logged
+first, on a SASL connection. With several connections producing, the groups their readers gather in
+one scheduler pass are answered in one call (`shared_lane.py`, ADR 105). A request an interceptor
+delays (`Held`) is parked in the purgatory until its deadline while the reader waits (ADR 106). A
+frame is size-checked before its body is buffered. A malformed frame, unknown API key or unsupported version is logged
 once and closes that connection; the server goes on.
 
 Shutdown: `ctx.shutting_down` stops the accept loops and every reader; queued responses are still
@@ -52,23 +54,21 @@ from ..api import (
     never,
 )
 from ..context import BrokerContext
-from ..purgatory import Failed as ParkedFailed
-from ..purgatory import Operation
-from ..request_context import ClientInfo, Endpoint
-from ..security.authentication import Failed, Reply
+from ..purgatory import Failed, Operation
+from ..request_context import Endpoint
 from ..wire.codec import (
     DecodedRequest,
     ProtocolError,
     UnsupportedVersion,
     decode_request,
-    encode_response,
     encode_response_pieces,
 )
-from ..wire.framing import FrameError, FrameReader
 from .admission import Admission, ConnectionLimits
+from .core import Answer, Close, ConnectionCore, DecodeOffLoop, LaneGroup
 from .outbox import ConnectionAborted, Outbox, Slot
 from .pipeline import Pipeline
 from .quotas import Throttled, connection_throttled
+from .shared_lane import SharedLane, Turn
 from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
 
@@ -92,6 +92,8 @@ async def serve(
     task_status: trio.TaskStatus[tuple[Listener, ...]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on every listener until `ctx.shutting_down` is set; report them bound once accepting.
+    The broker's background services (the group and share runtimes, the purgatory's timer) run beside
+    it, started by the app's supervisor (`app/wiring/runtime.py`), not here.
 
     A listener with port 0 gets a free port; the reported listeners carry the bound ports (and an
     advertised port of 0 becomes the bound one). An empty host binds every interface.
@@ -109,26 +111,23 @@ async def serve(
             await socket.aclose()
         raise
     ctx.listening.bound(tuple(bound))
-    async with trio.open_nursery() as background:
-        background.start_soon(ctx.services.groups.run)
-        background.start_soon(ctx.services.appends.run)  # the purgatory's expiry timer (ADR 80)
-        if ctx.services.share is not None:
-            background.start_soon(ctx.services.share.run)
-        async with trio.open_nursery() as connections:
-            async with trio.open_nursery() as accepting:
-                pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
-                admission = Admission(limits.connections)
-                for socket, listener in sockets:
-                    accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits, pipeline, admission)
-                task_status.started(tuple(bound))
-                await ctx.shutting_down.wait()
-                accepting.cancel_scope.cancel()
-            for socket, _ in sockets:
-                await socket.aclose()
-            ctx.services.appends.notify_all()
-            ctx.services.groups.shutdown()
-            connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
-        background.cancel_scope.cancel()
+    async with trio.open_nursery() as connections:
+        async with trio.open_nursery() as accepting:
+            pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
+            admission = Admission(limits.connections)
+            lane = shared_lane(ctx)
+            for socket, listener in sockets:
+                accepting.start_soon(
+                    _accept_loop, socket, listener, connections, ctx, limits, pipeline, admission, lane
+                )
+            task_status.started(tuple(bound))
+            await ctx.shutting_down.wait()
+            accepting.cancel_scope.cancel()
+        for socket, _ in sockets:
+            await socket.aclose()
+        ctx.services.appends.notify_all()
+        ctx.services.groups.shutdown()
+        connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
 
 
 async def _accept_loop(
@@ -139,6 +138,7 @@ async def _accept_loop(
     limits: ServerLimits,
     pipeline: Pipeline,
     admission: Admission,
+    lane: SharedLane | None,
 ) -> None:
     while True:
         await admission.wait_for_slot()  # max.connections: the next client waits in the backlog
@@ -153,7 +153,7 @@ async def _accept_loop(
         if not admission.admit(host):  # max.connections.per.ip
             await stream.aclose()
             continue
-        connections.start_soon(_admitted, admission, host, stream, listener, ctx, limits, pipeline)
+        connections.start_soon(_admitted, admission, host, stream, listener, ctx, limits, pipeline, lane)
 
 
 async def _admitted(
@@ -164,9 +164,10 @@ async def _admitted(
     ctx: BrokerContext,
     limits: ServerLimits,
     pipeline: Pipeline,
+    lane: SharedLane | None,
 ) -> None:
     try:
-        await handle_connection(stream, listener, ctx, limits, pipeline)
+        await handle_connection(stream, listener, ctx, limits, pipeline, lane)
     finally:
         admission.release(host)
 
@@ -177,12 +178,17 @@ async def handle_connection(
     ctx: BrokerContext,
     limits: ServerLimits,
     pipeline: Pipeline | None = None,
+    lane: SharedLane | None = None,
 ) -> None:
+    """Serve one client connection; `lane` is the Produce lane the server's connections share (a
+    connection served alone gets one of its own)."""
     peer = _peer_name(stream)
     if await connection_throttled(ctx, stream, peer.rsplit(":", 1)[0]):  # KIP-612, per IP
         return
     if pipeline is None:
         pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
+    if lane is None:
+        lane = shared_lane(ctx)
     if ctx.services.cluster is not None and not ctx.services.cluster.accepts(
         listener.name
     ):  # a stopped simulated broker
@@ -215,17 +221,20 @@ async def handle_connection(
                 transport, closing = TlsTransport(secured), secured
             outbox = Outbox(transport, limits.max_inflight_requests, limits.max_queued_response_bytes)
             async with closing, trio.open_nursery() as nursery:
-                with trio.CancelScope() as reading:
-                    nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
-                    reader = _Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, peer, principal)
-                    reader.connection = connection
-                    reader.parked = parked
-                    if limits.connections.max_idle_ms >= 0:
-                        nursery.start_soon(_close_when_idle, ctx, reader, reading, limits.connections.max_idle_ms)
-                    await reader.read_requests()
-                # Reading is over: what is queued is still written (deferred responses included).
-                await outbox.drain()
-                nursery.cancel_scope.cancel()
+                reader = _Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, peer, principal, lane)
+                reader.connection = connection
+                reader.parked = parked
+                try:
+                    with trio.CancelScope() as reading:
+                        nursery.start_soon(_cancel_on, ctx.shutting_down, reading)
+                        if limits.connections.max_idle_ms >= 0:
+                            nursery.start_soon(_close_when_idle, ctx, reader, reading, limits.connections.max_idle_ms)
+                        await reader.read_requests()
+                    # Reading is over: what is queued is still written (deferred responses included).
+                    await outbox.drain()
+                    nursery.cancel_scope.cancel()
+                finally:  # before the socket closes: a turn's leader writes to this connection no more
+                    reader.ended = True
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionAborted):
             log.debug("connection %s closed", peer)
         finally:
@@ -258,6 +267,15 @@ async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
     scope.cancel()
 
 
+def shared_lane(ctx: BrokerContext) -> SharedLane | None:
+    """The lane every connection of the server shares; none on a simulated cluster, whose requests
+    go through the cluster's checks."""
+    if ctx.services.cluster is not None:
+        return None
+    api = next((api for api in ctx.registry.apis() if api.lane is not None), None)
+    return SharedLane(ctx, api) if api is not None else None
+
+
 def _peer_name(stream: trio.SocketStream) -> str:
     try:
         host, port = stream.socket.getpeername()[:2]
@@ -266,12 +284,7 @@ def _peer_name(stream: trio.SocketStream) -> str:
         return "?"
 
 
-# A frame this large (and of an API without a measured fast decoder: Produce's is cheap whatever its
-# size) is decoded in a worker thread, one at a time, so a client that sends megabytes of array entries
-# (a ShareAcknowledge with millions of acknowledgement types, issue 42) costs the loop no more than a
-# thread sharing the GIL: other connections keep being served while it decodes.
-DECODE_OFF_LOOP_BYTES = 1 << 20
-_DECODE_LIMITER = trio.CapacityLimiter(1)
+_DECODE_LIMITER = trio.CapacityLimiter(1)  # large frames decoded off the loop, one at a time (ADR 78)
 
 
 def _try_decode(frame: bytes, registry: HandlerRegistry) -> DecodedRequest | Exception:
@@ -281,23 +294,15 @@ def _try_decode(frame: bytes, registry: HandlerRegistry) -> DecodedRequest | Exc
         return exc
 
 
-def _decoded_off_loop(frame: bytes, ctx: BrokerContext) -> bool:
-    if len(frame) < DECODE_OFF_LOOP_BYTES:
-        return False
-    api = ctx.registry.get(int.from_bytes(frame[:2], "big", signed=True))
-    return api is not None and api.fast_decoder is None
-
-
 _CLOSE = object()  # a step's verdict: close the connection
 _NEXT = object()  # a step's verdict: the frame is answered, read the next one
 
 
 class _Reader:
-    """One connection's reader: frames in, each through its steps, responses into the outbox.
-
-    The steps, in order: SASL (on SASL listeners, until authenticated and for re-authentication),
-    the lane (consecutive one-partition Produce requests), decoding, then the API's pipeline. A step
-    answers `_CLOSE` to end the connection, `_NEXT` when it answered the frame.
+    """One connection's Trio loop around its sans-I/O core (`core.py`): bytes from the transport into
+    the core, each frame's action carried out (served through the API's pipeline, answered in the
+    lane, queued, or the connection closed), responses into the outbox. Only the waits are here: room
+    in the outbox, a mute, a paused broker, a delayed (`Held`) request, a worker thread's decode.
     """
 
     def __init__(
@@ -311,50 +316,51 @@ class _Reader:
         listener: Listener,
         peer: str,
         principal: KafkaPrincipal,
+        lane: SharedLane | None = None,
     ) -> None:
         self.ctx, self.pipeline, self.limits = ctx, pipeline, limits
         self.transport, self.outbox, self.nursery = transport, outbox, nursery
-        self.frames = FrameReader(limits.max_request_bytes)
-        self.listener, self.peer, self.principal = listener, peer, principal
-        self.peer_host = kafka_host(peer.rsplit(":", 1)[0])  # as Kafka renders it, for ACLs and group members
-        self.advertised = Endpoint(listener.advertised_host, listener.advertised_port)
-        self.authenticator = (
+        self.peer = peer
+        lane_api = lane.api if lane is not None else None
+        self.core = ConnectionCore(
+            ctx.registry,
+            limits.max_request_bytes,
+            peer,
+            kafka_host(peer.rsplit(":", 1)[0]),  # as Kafka renders it, for ACLs and group members
+            listener.name,
+            Endpoint(listener.advertised_host, listener.advertised_port),
+            principal,
             ctx.authentication.authenticator(listener.name, ctx.registry)
             if listener.security_protocol.uses_sasl
-            else None
+            else None,
+            ctx.authentication.max_receive_size,
+            ctx.authentication.failed_authentication_delay_ms,
+            lane_api.lane.decode if lane_api is not None and lane_api.lane is not None else None,
         )
-        self.client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
-        self.connection: object = None  # the connection's identity in its ClientInfo
-        self.lane_api = (  # no lane on a simulated cluster: its requests go through the cluster's checks
-            next((api for api in ctx.registry.apis() if api.lane is not None), None)
-            if ctx.services.cluster is None
-            else None
-        )
-        self.held: bytes | None = None  # a frame read while gathering lane requests: the next one
+        self.lane = lane  # the Produce lane, shared with the server's other connections
+        self.ended = False  # the connection is closing: nothing more is written to it from elsewhere
         self.read_at_ms = ctx.services.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
-        self._bound_frames()
-        self.muted_until = 0.0  # a client quota's throttle (KIP-219): no request is served before (trio time)
         self.parked: set[Operation] = set()  # requests waiting in the purgatory
 
+    @property
+    def connection(self) -> object:
+        return self.core.connection
+
+    @connection.setter
+    def connection(self, identity: object) -> None:
+        self.core.connection = identity
+
     async def read_requests(self) -> None:
-        ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
-        lane_api = self.lane_api
+        ctx, core, outbox = self.ctx, self.core, self.outbox
+        frames = core.frames
+        shared = self.lane
+        lane_api = shared.api if shared is not None else None
         lane_closed = lane_api.lane.closed_by if lane_api is not None and lane_api.lane is not None else never
         quotas = ctx.services.quotas.quotas
         appends = ctx.services.appends
         woken = appends.woken
         while True:
-            try:
-                frame, self.held = (self.held, None) if self.held is not None else (frames.next_frame(), None)
-            except FrameError as exc:
-                if self._authenticating:  # Kafka's SaslServerAuthenticator (CVE-2022-34917)
-                    log.info(
-                        "closing connection from %s: Failing SASL authentication due to invalid receive size", peer
-                    )
-                    log.debug("connection from %s: %s", peer, exc)
-                else:
-                    log.warning("closing connection from %s: %s", peer, exc)
-                return
+            frame = core.next_frame()
             if frame is None:  # every buffered request handled: their responses leave in one write
                 if appends.woken != woken:
                     # These requests woke parked fetches: let them answer first (two scheduler passes:
@@ -365,44 +371,53 @@ class _Reader:
                 await outbox.flush()
                 if not await self.transport.receive_into(frames, min(frames.wanted(), self.limits.max_request_bytes)):
                     if frames.buffered:
-                        log.warning("closing connection from %s: truncated frame at end of stream", peer)
+                        log.warning("closing connection from %s: truncated frame at end of stream", self.peer)
                     return
                 woken = appends.woken
                 self.read_at_ms = ctx.services.clock_ms()
                 continue
+            if isinstance(frame, Close):
+                return
             if outbox.full:
                 await outbox.wait_for_room()
-            if self.muted_until:
+            if core.muted_until:
                 await self._wait_unmuted()
-            if self.authenticator is not None:
-                verdict = await self._authenticate(frame)
-                self._bound_frames()
-                if verdict is _CLOSE:
-                    return
-                if verdict is _NEXT:
-                    continue
-            if (
+            action = core.handle(
+                frame,
+                ctx.services.clock_ms() if core.authenticator is not None else 0,
                 lane_api is not None
                 and ctx.services.authorization is None
                 and (
                     not ctx.faults.active or (not ctx.faults.paused and lane_api.api_key not in ctx.faults.intercepted)
                 )
-                and not lane_closed(quotas)
-            ):
-                verdict = self._lane(frame, lane_api)
+                and not lane_closed(quotas),
+                outbox.room,
+            )
+            if isinstance(action, LaneGroup):
+                assert shared is not None and lane_api is not None  # a lane group comes from the lane
+                verdict = self._lane(action, lane_api)
                 if verdict is _CLOSE:
                     return
-                if verdict is _NEXT:
-                    continue
-            if _decoded_off_loop(frame, ctx):
-                attempt = await trio.to_thread.run_sync(_try_decode, frame, ctx.registry, limiter=_DECODE_LIMITER)
-                request = self._decode(frame, attempt)
-            else:
-                request = self._decode(frame)
-            if not isinstance(request, DecodedRequest):
-                if request is _CLOSE:
-                    return
+                if isinstance(verdict, Turn):
+                    await shared.lead(verdict)
                 continue
+            if isinstance(action, DecodeOffLoop):
+                attempt = await trio.to_thread.run_sync(_try_decode, frame, ctx.registry, limiter=_DECODE_LIMITER)
+                action = core.decoded(frame, attempt)
+            if isinstance(action, Answer):
+                outbox.add([action.data])
+                continue
+            if isinstance(action, Close):
+                if action.delay_s:  # a failed authentication, answered late (Kafka's delay)
+                    await trio.sleep(action.delay_s)
+                if action.response is not None:
+                    outbox.add([action.response])
+                return
+            request = action
+            if shared is not None:
+                turn = shared.open_turn(self)
+                if turn is not None:  # its lane requests take effect before anything sent after them
+                    await turn.wait_answered()
             if ctx.faults.active and ctx.faults.paused:  # read, and answered once resumed
                 await ctx.faults.wait_resumed()
             verdict = self._serve(request)
@@ -411,81 +426,26 @@ class _Reader:
             if isinstance(verdict, Held) and await self._hold(verdict, request) is _CLOSE:
                 return
 
-    @property
-    def _authenticating(self) -> bool:
-        return self.authenticator is not None and not self.authenticator.complete
-
-    def _bound_frames(self) -> None:
-        """`sasl.server.max.receive.size` bounds every frame before and during (re-)authentication, as
-        Kafka's SaslServerAuthenticator does since CVE-2022-34917; `socket.request.max.bytes` after."""
-        limit = self.limits.max_request_bytes
-        if self._authenticating:
-            limit = min(limit, self.ctx.authentication.max_receive_size)
-        self.frames.max_frame_bytes = limit
-
     def mute(self, throttle_ms: int) -> None:
         """Serve no further request for `throttle_ms` (a client quota's throttle, KIP-219)."""
-        self.muted_until = max(self.muted_until, trio.current_time() + throttle_ms / 1000)
+        self.core.mute(throttle_ms, trio.current_time())
 
     async def _wait_unmuted(self) -> None:
         await self.outbox.flush()  # the throttled response leaves at once
-        await trio.sleep_until(self.muted_until)
-        self.muted_until = 0.0
+        await trio.sleep_until(self.core.muted_until)
+        self.core.muted_until = 0.0
 
-    async def _authenticate(self, frame: bytes) -> object | None:
-        """SASL's step: the frames of the exchange answered; an expired session closed."""
-        authenticator, ctx, peer = self.authenticator, self.ctx, self.peer
-        assert authenticator is not None
-        if authenticator.expired(ctx.services.clock_ms()):
-            log.info(
-                "closing connection from %s: SASL session of %s expired without re-authentication",
-                peer,
-                self.principal,
-            )
-            return _CLOSE
-        if not authenticator.intercepts(frame):
-            return None
-        step = authenticator.receive(frame, ctx.services.clock_ms())
-        if isinstance(step, Failed):
-            log.info("closing connection from %s: %s", peer, step.reason)
-            if step.delayed:
-                await trio.sleep(ctx.authentication.failed_authentication_delay_ms / 1000)
-            if step.response is not None:
-                self.outbox.add([step.response])
-            return _CLOSE
-        if authenticator.complete and isinstance(step, Reply):
-            self.principal = authenticator.principal or ANONYMOUS
-            again = "re-" if authenticator.completions > 1 else ""
-            log.debug("connection from %s %sauthenticated as %s", peer, again, self.principal)
-        if isinstance(step, Reply):
-            self.outbox.add([step.response])
-            return _NEXT
-        return None
-
-    def _lane(self, frame: bytes, lane_api: KafkaApi) -> object | None:
-        """The lane's step: this frame and the lane frames that follow it, answered together."""
-        lane = lane_api.lane
-        assert lane is not None
-        one = lane.decode(frame)
-        if one is None:
-            return None
-        group = [one]
-        frames, outbox = self.frames, self.outbox
-        while self.authenticator is None and len(group) < outbox.room:
-            try:
-                following = frames.next_frame()
-            except FrameError:
-                break  # the frame is still there: the next turn reports it
-            if following is None:
-                break
-            one = lane.decode(following)
-            if one is None:
-                self.held = following
-                break
-            group.append(one)
+    def _lane(self, group: LaneGroup, lane_api: KafkaApi) -> object | None:
+        """The lane's step: the group answered at once, or in the shared lane's turn (a `Turn`
+        returned: this reader opened it and must lead it)."""
+        shared = self.lane
+        assert shared is not None
+        outbox = self.outbox
+        if shared.gathers(self):
+            return shared.join(self, group, [outbox.slot() for _ in group]) or _NEXT
         started = perf_counter()
         try:
-            responses = lane.answer(self.ctx, group)
+            responses = shared.answer_now(self, group)
         except Exception:
             log.exception("closing connection from %s: %s v%d failed", self.peer, lane_api.name, group[0].version)
             return _CLOSE
@@ -496,44 +456,22 @@ class _Reader:
             observer.request_completed(lane_api.name, request.version, elapsed)
         return _NEXT
 
-    def _decode(self, frame: bytes, attempt: DecodedRequest | Exception | None = None) -> DecodedRequest | object:
-        """The codec's step: the frame as a request of a served API and version (`attempt`: the
-        outcome of decoding it in a worker thread already)."""
-        try:
-            if attempt is None:
-                return decode_request(frame, self.ctx.registry)
-            if isinstance(attempt, Exception):
-                raise attempt
-            return attempt
-        except UnsupportedVersion as unsupported:
-            api = self.ctx.registry.get(unsupported.api_key)
-            if api is None or api.unsupported_version is None:
-                log.warning(
-                    "closing connection from %s: unsupported version %d of API key %d",
-                    self.peer,
-                    unsupported.api_version,
-                    unsupported.api_key,
-                )
-                return _CLOSE
-            response, version = api.unsupported_version(api)
-            self.outbox.add([encode_response(response, version, unsupported.correlation_id)])
-            return _NEXT
-        except ProtocolError as exc:
-            log.warning("closing connection from %s: %s", self.peer, exc)
-            log.debug("the frame began %s", frame[:256].hex())
-            return _CLOSE
+    def answered_elsewhere(self) -> None:
+        """A turn's leader filled this connection's slots: what the socket takes now is written, the
+        rest by a task (TLS: all of it)."""
+        if self.ended:
+            return
+        outbox = self.outbox
+        outbox.flush_nowait()
+        if outbox.head_ready:
+            self.nursery.start_soon(outbox.flush)
 
     def _serve(self, request: DecodedRequest) -> object | None:
         """The pipeline's step: the request served through its API's faults, authorization and handler.
         A `Held` outcome is returned for the reader to wait for."""
         ctx, peer = self.ctx, self.peer
         try:
-            client_id = request.client_id or ""
-            client = self.client
-            if client is None or client.client_id != client_id or client.principal is not self.principal:
-                client = self.client = ClientInfo(
-                    client_id, self.peer_host, self.listener.name, self.advertised, self.principal, self.connection
-                )
+            client = self.core.client(request.client_id)
             started = perf_counter()
             api_key = request.handler.api_key
             pipeline = self.pipeline
@@ -584,7 +522,9 @@ class _Reader:
 
         def deliver(answer: object) -> None:
             parked_ops.discard(op)
-            if type(answer) is ParkedFailed:
+            if self.ended:  # closing: the socket is (about to be) closed
+                return
+            if type(answer) is Failed:
                 error = answer.error
                 log.error(
                     "%s v%d from %s failed",
@@ -608,25 +548,58 @@ class _Reader:
         parked_ops.add(op)
 
     async def _hold(self, held: Held, request: DecodedRequest) -> object | None:
-        """A delayed request: earlier answers leave, nothing more is read, and then it is served."""
+        """A delayed request: earlier answers leave, nothing more is read, and then it is served.
+
+        The delay is parked in the purgatory like any waiting request (no keys: only its deadline
+        completes it), whose timer calls `then()` when it expires; the reader waits for that answer
+        and delivers it as a handler's outcome. A connection that closes meanwhile forgets it."""
         started = perf_counter()
         await self.outbox.flush()
-        await trio.sleep(held.seconds)
-        try:
-            outcome = held.then()
-        except CloseConnection as exc:
-            log.info("closing connection from %s: %s", self.peer, exc)
+        then = held.then
+        answered = trio.Event()
+        answers: list[object] = []
+
+        def complete(expired: bool) -> object | None:
+            return _Served(then()) if expired else None  # a notify of every key (shutdown) does not serve it
+
+        def deliver(answer: object) -> None:
+            self.parked.discard(op)
+            answers.append(answer)
+            answered.set()
+
+        op = self.ctx.services.appends.park(Parked((), held.seconds * 1000, complete), deliver)
+        self.parked.add(op)
+        await answered.wait()
+        answer = answers[0]
+        if type(answer) is Failed:
+            error = answer.error
+            if isinstance(error, CloseConnection):
+                log.info("closing connection from %s: %s", self.peer, error)
+            else:
+                log.error(
+                    "closing connection from %s: %s v%d failed",
+                    self.peer,
+                    request.handler.name,
+                    request.api_version,
+                    exc_info=(type(error), error, error.__traceback__),
+                )
             return _CLOSE
-        except Exception:
-            log.exception(
-                "closing connection from %s: %s v%d failed", self.peer, request.handler.name, request.api_version
-            )
-            return _CLOSE
+        assert type(answer) is _Served
+        outcome = answer.outcome
         if isinstance(outcome, Held):  # a delay cannot return another one, but stay total
             return await self._hold(outcome, request)
         verdict = self._deliver(request, outcome, started)
         await self.outbox.flush()
         return verdict
+
+
+class _Served:
+    """What a held request's `then()` gave, once its delay expired (any outcome, `NO_RESPONSE` too)."""
+
+    __slots__ = ("outcome",)
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
 
 
 async def _complete_deferred(
