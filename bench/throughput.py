@@ -101,6 +101,17 @@ def process_cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_peak_rss_mb(pid: int) -> float | None:
+    """The most resident memory process `pid` has held so far (Linux's VmHWM), in MiB, or None."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 class SpawnedBroker:
     """A broker child process; ``bootstrap`` is HOST:PORT once it is ready."""
 
@@ -790,6 +801,9 @@ def _medians(results: list[dict]) -> dict[str, float | None]:
             p["broker_cpu_s"] / p["messages"] * 1e6 for p in phases if p["broker_cpu_s"] is not None and p["messages"]
         ]
         out[f"{phase_name}_cpu_us_per_msg"] = median(cpu) if cpu else None
+    rss = [r["peak_rss_mb"] for r in results if r.get("peak_rss_mb") is not None]
+    if rss:
+        out["peak_rss_mb"] = median(rss)
     return out
 
 
@@ -858,6 +872,10 @@ def run_once(args: argparse.Namespace) -> tuple[int, dict]:
         result["consume"] = phase("consume", consumed, c_secs, args.size, _delta(cpu1, cpu()))
         if not args.json:
             _print_row(result["consume"])
+        if broker is not None:  # the broker's peak resident memory, start-up and both phases
+            result["peak_rss_mb"] = process_peak_rss_mb(broker.proc.pid)
+            if not args.json and result["peak_rss_mb"] is not None:
+                print(f"broker peak RSS {result['peak_rss_mb']:.0f} MiB")
     ok = consumed == produced and wrong_size == 0
     result["ok"] = ok
     if not ok:
