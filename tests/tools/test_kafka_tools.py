@@ -423,10 +423,6 @@ def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
     copy = work / "metadata-copy" / "__cluster_metadata-0"
     shutil.copytree(log_dir / "__cluster_metadata-0", copy, ignore=shutil.ignore_patterns("*.tmp"))
     shell = ("kafka-metadata-shell", "--snapshot", str(sorted(copy.glob("*.log"))[-1]))
-    listed = run(*shell, "ls", "/image/topics/byName").split()  # in columns, as wide as the names
-    out["metadata-shell ls /image/topics/byName"] = "\n".join(
-        sorted(name for name in listed if name.startswith(prefix))
-    )
     for path in (
         f"/image/topics/byName/{prefix}-a",
         f"/image/topics/byName/{prefix}-a/0",
@@ -749,7 +745,6 @@ STEPS = [
     "producer-perf-test",
     "consumer-perf-test",
     *(f"dump-log {name}{part}" for name in DECODERS for part in ("", " undecoded")),
-    "metadata-shell ls /image/topics/byName",
     "metadata-shell ls /image/topics/byName/P-a",
     "metadata-shell ls /image/topics/byName/P-a/0",
     "metadata-shell ls /image/configs/topic/P-a",
