@@ -1,7 +1,7 @@
 """Cold start: a new process to a broker accepting connections, and the CLI's commands, each as a ratio
 to the floor any Trio program pays (`python -c "import trio, attrs"`), timed in the same run.
 
-    python bench/coldstart.py [--runs 10] [--only serve-memory,help] [--kafka] [--compare PYTHON]
+    python bench/coldstart.py [--runs 10] [--only serve-memory,help] [--kafka] [--compare PYTHON] [--json F]
 
 Each run of each case is a fresh interpreter, and the cases are interleaved run by run (floor, serve
 --memory, serve --data-dir, --help, topic list, first Broker(), then again), so a machine that slows
@@ -15,8 +15,17 @@ median. A case's time is from spawning the process to:
   broker started once beforehand, exiting;
 - broker: `python -c "import trafka; trafka.Broker().start()"` having accepted a TCP connection
   (the first `trafka.Broker()` in a process, its imports included);
-- kafka (`--kafka`, when `tests/kafka/` of the yardstick branch is present): Apache Kafka's
-  `ReferenceKafka.start()` (one combined KRaft node, formatted first), a JVM, as the yardstick.
+- broker-again: a second `trafka.Broker().start()` in the process that started the first one (the
+  figure the fixtures pay per test once the imports are paid);
+- python, trio: `python -c pass` and `python -c "import trio"` exiting: what the floor is made of
+  (the interpreter's own start, then Trio's import);
+- kafka (`--kafka`): Apache Kafka's `ReferenceKafka.start()` (`tests/kafka/`: one combined KRaft node,
+  formatted first, a JVM), the yardstick, in absolute figures beside trafka's.
+
+The table gives each case's median, its ratio to the floor and issue 39's goal for it (serve --memory,
+--help, topic list and the first Broker() at most 1.5x the floor, serve --data-dir at most 2x, a later
+Broker() about 1 ms), with whether the median meets it; `--json F` writes the same rows for
+`bench/README.md`.
 
 `--compare PYTHON` times every trafka case a second time with another interpreter, one whose venv has
 another trafka installed (say, the commit before a change, `pip install` of a `git archive`),
@@ -107,6 +116,20 @@ def first_broker() -> float:
     return elapsed
 
 
+def broker_again() -> float:
+    """A second Broker() started in a process that has started one: what each later fixture costs."""
+    code = (
+        "import time, trafka\n"
+        "trafka.Broker().start().stop()\n"
+        "began = time.perf_counter()\n"
+        "b = trafka.Broker().start()\n"
+        "print(time.perf_counter() - began, flush=True)\n"
+        "b.stop()\n"
+    )
+    done = subprocess.run([PYTHON, "-c", code], check=True, capture_output=True, text=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def kafka_start() -> float:
     sys.path.insert(0, str(ROOT))
     from tests.kafka.reference import ReferenceKafka  # the yardstick branch's reference broker
@@ -132,12 +155,59 @@ def _with_python(case: Callable[[], float], python: str) -> Callable[[], float]:
     return timed
 
 
+# Issue 39's goals: a case's median at most this many times the floor's ("ms": at most this many
+# milliseconds, absolute); the cases without one (the floor's parts, Kafka) are reported beside.
+GOALS: dict[str, tuple[float, str]] = {
+    "serve-memory": (1.5, "x"),
+    "serve-data-dir": (2.0, "x"),
+    "help": (1.5, "x"),
+    "topic-list": (1.5, "x"),
+    "broker": (1.5, "x"),
+    "broker-again": (5.0, "ms"),
+}
+
+
+def rows(times: dict[str, list[float]]) -> list[dict[str, object]]:
+    """One row per case: median and min (ms), ratio to the floor's median, the goal, and whether it holds."""
+    floor = statistics.median(times["floor"])
+    out: list[dict[str, object]] = []
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        goal = GOALS.get(name.removesuffix(" (compared)"))
+        row: dict[str, object] = {
+            "case": name,
+            "median_ms": round(median * 1000, 1),
+            "min_ms": round(min(samples) * 1000, 1),
+            "x_floor": round(median / floor, 2),
+            "goal": None,
+            "meets": None,
+        }
+        if goal is not None:
+            limit, unit = goal
+            row["goal"] = f"<= {limit:g}{' ms' if unit == 'ms' else 'x'}"
+            row["meets"] = median * 1000 <= limit if unit == "ms" else median / floor <= limit
+        out.append(row)
+    return out
+
+
+def table(found: list[dict[str, object]]) -> str:
+    lines = [f"{'case':<26} {'median':>9} {'min':>9} {'x floor':>8} {'goal':>9} {'meets':>6}"]
+    for r in found:
+        meets = "" if r["meets"] is None else ("yes" if r["meets"] else "NO")
+        lines.append(
+            f"{r['case']!s:<26} {r['median_ms']:>7.0f}ms {r['min_ms']:>7.0f}ms {r['x_floor']:>8.2f} "
+            f"{r['goal'] or '':>9} {meets:>6}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--only", help="comma-separated cases (default: all)")
     parser.add_argument("--kafka", action="store_true", help="time Apache Kafka's start too (tests/kafka/)")
     parser.add_argument("--compare", metavar="PYTHON", help="also time the trafka cases with this interpreter")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args()
 
     data_dirs = tempfile.TemporaryDirectory()
@@ -158,16 +228,19 @@ def main() -> None:
         "help": lambda: run_to_exit("-m", "trafka", "--help"),
         "topic-list": lambda: run_to_exit("-m", "trafka", "topic", "list", "-b", bootstrap),
         "broker": first_broker,
+        "broker-again": broker_again,
+        "python": lambda: run_to_exit("-c", "pass"),
+        "trio": lambda: run_to_exit("-c", "import trio"),
     }
     if args.kafka:
         if not (ROOT / "tests" / "kafka" / "reference.py").exists():
-            parser.error("--kafka needs tests/kafka/reference.py (git merge yardstick)")
+            parser.error("--kafka needs tests/kafka/reference.py (a checkout of this repository)")
         cases["kafka"] = kafka_start
     if args.only:
         wanted = {"floor", *args.only.split(",")}
         cases = {name: case for name, case in cases.items() if name in wanted}
     if args.compare:
-        for name in [n for n in cases if n not in ("floor", "kafka")]:
+        for name in [n for n in cases if n not in ("floor", "kafka", "python", "trio")]:
             cases[f"{name} (compared)"] = _with_python(cases[name], args.compare)
     times: dict[str, list[float]] = {name: [] for name in cases}
     try:
@@ -179,11 +252,10 @@ def main() -> None:
         warm.send_signal(signal.SIGINT)
         warm.wait(30)
         data_dirs.cleanup()
-    floor = statistics.median(times["floor"])
-    print(f"\n{'case':<22} {'median':>9} {'min':>9} {'x floor':>8}")
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        print(f"{name:<22} {median * 1000:>7.0f}ms {min(samples) * 1000:>7.0f}ms {median / floor:>8.2f}")
+    found = rows(times)
+    print("\n" + table(found))
+    if args.json:
+        Path(args.json).write_text(json.dumps(found, indent=2) + "\n")
 
 
 if __name__ == "__main__":

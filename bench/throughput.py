@@ -339,6 +339,20 @@ class KafkaBroker:
         self.proc = self.node.process
         self.bootstrap = self.node.bootstrap
         self.client_config: dict[str, str] = {}
+        self.settle()
+
+    def settle(self, idle_cpu: float = 0.15, limit_s: float = 90.0) -> None:
+        """Wait until the JVM is done starting: for its first 10-30 s its JIT compilers and start-up
+        threads take both cores of a 2-core machine, which the clients then lack (the latency bench
+        gave 1-2 s a record). Measured from when it uses under `idle_cpu` CPU seconds in a second."""
+        deadline = time.monotonic() + limit_s
+        before = self.cpu_seconds()
+        while before is not None and time.monotonic() < deadline:
+            time.sleep(1.0)
+            after = self.cpu_seconds()
+            if after is None or after - before < idle_cpu:
+                return
+            before = after
 
     def cpu_seconds(self) -> float | None:
         return process_cpu_seconds(self.proc.pid)

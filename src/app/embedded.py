@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Self
 
@@ -26,9 +25,11 @@ import trio
 
 from trafka.adapters.kafka.cluster import ClusterError, ClusterMap
 from trafka.adapters.kafka.connection.faults import can_fail
-from trafka.adapters.kafka.context import BrokerContext, Endpoint
+from trafka.adapters.kafka.context import BrokerContext
+from trafka.adapters.kafka.request_context import Endpoint
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.records import decode_records, iter_batches
 
 from . import intercepting
 from .config.kafka_keys import is_kafka_key, overrides_from_config_names
@@ -134,25 +135,25 @@ class RunningBroker:
 
     @property
     def bootstrap_servers(self) -> str:
-        if self.ctx.cluster is not None:  # every broker of the cluster
-            return ",".join(f"{e.host}:{e.port}" for _, e in sorted(self.ctx.cluster.endpoints.items()))
+        if self.ctx.services.cluster is not None:  # every broker of the cluster
+            return ",".join(f"{e.host}:{e.port}" for _, e in sorted(self.ctx.services.cluster.endpoints.items()))
         return f"{self.ctx.advertised.host}:{self.ctx.advertised.port}"
 
     # -- topics and records ---------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = -1, config: Mapping[str, str] | None = None) -> None:
         """Create a topic now; `partitions` defaults to the broker's num.partitions, as in CreateTopics."""
         try:
-            self.ctx.catalog.create(name, partitions, -1, dict(config or {}))
+            self.ctx.services.catalog.create(name, partitions, -1, dict(config or {}))
         except KafkaError as exc:
             raise BrokerError(f"cannot create topic {name}: {exc.code.name} {exc.message or ''}".rstrip()) from exc
 
     def topics(self) -> dict[str, int]:
         """Topic name -> partition count, internal topics left out."""
-        return {t.name: t.partition_count for t in self.ctx.catalog.topics() if not t.name.startswith("__")}
+        return {t.name: t.partition_count for t in self.ctx.services.catalog.topics() if not t.name.startswith("__")}
 
     def records(self, topic: str, partition: int | None = None) -> list[Record]:
         """Every record in the topic (or one partition), by partition then offset."""
-        found = self.ctx.catalog.get(topic)
+        found = self.ctx.services.catalog.get(topic)
         if found is None:
             raise BrokerError(f"unknown topic {topic}")
         partitions = range(found.partition_count) if partition is None else [partition]
@@ -162,25 +163,20 @@ class RunningBroker:
         return out
 
     def _partition_records(self, tp: TopicPartition) -> Iterable[Record]:
-        watermarks = self.ctx.replicas.watermarks(tp)
+        watermarks = self.ctx.services.replicas.watermarks(tp)
         if watermarks is None:
             raise BrokerError(f"unknown partition {tp.topic}-{tp.partition}")
         offset, end = watermarks
         while offset < end:
-            fetched = self.ctx.replicas.fetch(tp, offset, _FETCH_BYTES, True)
+            fetched = self.ctx.services.replicas.fetch(tp, offset, _FETCH_BYTES, True)
             if fetched.error is not ErrorCode.NONE or not fetched.records:
                 return
-            with warnings.catch_warnings():  # kafka-python 3.0.12 warns on import (ADR 92)
-                warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
-                from kafka.record import MemoryRecords  # the client's batch reader, for the records helpers only
-
-            batches = MemoryRecords(bytes(fetched.records))
             last = offset
-            while (batch := batches.next_batch()) is not None:
-                last = batch.next_offset
-                if batch.is_control_batch:
+            for header, batch in iter_batches(fetched.records):
+                last = header.next_offset
+                if header.is_control:
                     continue
-                for record in batch:
+                for record in decode_records(batch, self.ctx.services.replicas.decompress):
                     if record.offset >= offset:
                         yield Record(
                             tp.topic,
@@ -189,7 +185,7 @@ class RunningBroker:
                             record.timestamp,
                             record.key,
                             record.value,
-                            tuple(record.headers),
+                            record.headers,
                         )
             if last <= offset:
                 return
@@ -197,12 +193,12 @@ class RunningBroker:
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """The group's committed offsets as {(topic, partition): offset}."""
-        committed = self.ctx.groups.offsets.fetch(group, None)
+        committed = self.ctx.services.groups.offsets.fetch(group, None)
         return dict(sorted(((tp.topic, tp.partition), c.offset) for tp, c in committed.items() if c is not None))
 
     def assignment(self, group: str) -> dict[str, set[tuple[str, int]]]:
         """A KIP-848 consumer group's members and the partitions each owns now, {member id: {(topic, p)}}."""
-        consumer = self.ctx.groups.consumer
+        consumer = self.ctx.services.groups.consumer
         found = consumer.groups.get(group) if consumer is not None else None
         if found is None:
             raise BrokerError(f"no consumer group {group}")
@@ -213,7 +209,7 @@ class RunningBroker:
 
     def share_progress(self, group: str) -> dict[tuple[str, int], dict[str, int]]:
         """A share group's share-partitions: {(topic, p): start_offset, in_flight, acquired, archived}."""
-        share = self.ctx.share
+        share = self.ctx.services.share
         if share is None or (group not in share.groups.coordinator.groups and not share.groups.group_partitions(group)):
             raise BrokerError(f"no share group {group}")
         return {
@@ -242,9 +238,9 @@ class RunningBroker:
         seen: list[Record] = []
         with trio.move_on_after(timeout):
             while True:
-                found = self.ctx.catalog.get(topic)
+                found = self.ctx.services.catalog.get(topic)
                 partitions = [] if found is None else list(found.topic_partitions())
-                event = self.ctx.appends.waiter(partitions)
+                event = self.ctx.services.appends.waiter(partitions)
                 try:
                     seen = self.records(topic) if found is not None else []
                     if len(seen) >= count:
@@ -252,7 +248,7 @@ class RunningBroker:
                     with trio.move_on_after(0.05):  # also notices a topic created meanwhile
                         await event.wait()
                 finally:
-                    self.ctx.appends.forget_waiter(event, partitions)
+                    self.ctx.services.appends.forget_waiter(event, partitions)
         raise TimeoutError(f"{len(seen)} of {count} records in {topic} after {timeout} s")
 
     # -- faults ---------------------------------------------------------------------------------
@@ -279,9 +275,9 @@ class RunningBroker:
 
     # -- a simulated cluster (`brokers=N`) ---------------------------------------------------------
     def _cluster(self) -> ClusterMap:
-        if self.ctx.cluster is None:
+        if self.ctx.services.cluster is None:
             raise BrokerError("not a cluster: use trafka.Cluster (or open_broker(brokers=N))")
-        return self.ctx.cluster
+        return self.ctx.services.cluster
 
     def nodes(self) -> dict[int, str]:
         """Node id -> "host:port" of every broker of the cluster, stopped ones included."""
@@ -318,7 +314,7 @@ class RunningBroker:
 
     def move_leader(self, topic: str, partition: int, to: int) -> int:
         """The partition's leadership moves to node `to`, with a new leader epoch (returned)."""
-        if self.ctx.catalog.get(topic) is None:
+        if self.ctx.services.catalog.get(topic) is None:
             raise BrokerError(f"unknown topic {topic}")
         try:
             return self._cluster().move_leader(TopicPartition(topic, partition), to)
@@ -427,16 +423,21 @@ async def open_broker(
     adapters = default_adapters(config)
     ctx = bootstrap(config, adapters)
     if brokers is not None:
-        ctx = attrs.evolve(ctx, cluster=ClusterMap(range(config.broker.node_id, config.broker.node_id + brokers)))
+        ctx = attrs.evolve(
+            ctx,
+            services=attrs.evolve(
+                ctx.services, cluster=ClusterMap(range(config.broker.node_id, config.broker.node_id + brokers))
+            ),
+        )
     try:
         async with trio.open_nursery() as nursery:
             bound = await nursery.start(run_broker, config, ctx, adapters)
-            if ctx.cluster is not None:
-                attach_cluster(ctx, ctx.cluster)
+            if ctx.services.cluster is not None:
+                attach_cluster(ctx, ctx.services.cluster)
             running = RunningBroker(config, ctx, adapters, bound)
             try:
                 for name, partitions in _initial_topics(topics).items():
-                    if ctx.catalog.get(name) is None:
+                    if ctx.services.catalog.get(name) is None:
                         running.create_topic(name, partitions)
                 yield running
             finally:

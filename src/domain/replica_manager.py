@@ -208,6 +208,16 @@ class ReplicaManager:
             state = self._producer_state(tp, log)
         log.write_producer_snapshot(base_offset, state.snapshot())
 
+    @property
+    def checksum(self) -> Checksum:
+        """The CRC-32C the broker checks and writes batches with (for writers of whole batches)."""
+        return self._checksum
+
+    @property
+    def decompress(self) -> Decompress:
+        """The broker's bounded inflater (ADR 69), for readers of whole records."""
+        return self._decompress
+
     def _producer_state(self, tp: TopicPartition, log: PartitionLog) -> PartitionProducerState:
         """The partition's idempotent producers, rebuilt from batch headers the first time."""
         cached = self._producer_states.get(tp)

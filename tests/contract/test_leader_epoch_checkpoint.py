@@ -29,15 +29,18 @@ def _broker(kind: str, path: str):
 @pytest.mark.parametrize("kind", ["memory", "filesystem"])
 def test_epochs_of_a_new_partition_and_after_delete_records(kind, tmp_path):
     ctx, _ = _broker(kind, str(tmp_path))
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     for _ in range(3):
-        ctx.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 2), NOW)
-    assert ctx.replicas.end_offset_for_epoch(TP, 0, 0) == (ErrorCode.NONE, 0, 6)
-    assert ctx.replicas.end_offset_for_epoch(TP, -1, 1) == (ErrorCode.NONE, -1, -1)
-    assert ctx.replicas.end_offset_for_epoch(TP, 1, 0)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH
-    assert ctx.replicas.end_offset_for_epoch(TopicPartition("t", 9), -1, 0)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    ctx.replicas.delete_records(TP, 4)
-    log = ctx.replicas._logs.get(TP)
+        ctx.services.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 2), NOW)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, 0, 0) == (ErrorCode.NONE, 0, 6)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, -1, 1) == (ErrorCode.NONE, -1, -1)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, 1, 0)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH
+    assert (
+        ctx.services.replicas.end_offset_for_epoch(TopicPartition("t", 9), -1, 0)[0]
+        == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    )
+    ctx.services.replicas.delete_records(TP, 4)
+    log = ctx.services.replicas._logs.get(TP)
     assert log.leader_epoch_entries() == [(0, 4)]
     if kind == "filesystem":
         assert read_leader_epochs(os.path.join(str(tmp_path), "t-0")) == [(0, 4)]
@@ -45,27 +48,27 @@ def test_epochs_of_a_new_partition_and_after_delete_records(kind, tmp_path):
 
 def test_the_file_is_kafkas_and_survives_a_restart(tmp_path):
     ctx, adapters = _broker("filesystem", str(tmp_path))
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     path = os.path.join(str(tmp_path), "t-0", "leader-epoch-checkpoint")
     with open(path) as f:
         assert f.read() == "0\n1\n0 0\n"  # Kafka's CheckpointFile: version, count, "epoch offset"
-    ctx.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 3), NOW)
+    ctx.services.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 3), NOW)
     write_leader_epochs(os.path.dirname(path), [(0, 0), (3, 2)])  # as a Kafka broker that led at epoch 3 would
     adapters.stop()
     ctx, adapters = _broker("filesystem", str(tmp_path))
-    assert ctx.replicas.end_offset_for_epoch(TP, -1, 0) == (ErrorCode.NONE, 0, 2)
-    assert ctx.replicas.end_offset_for_epoch(TP, -1, 3) == (ErrorCode.NONE, 3, 3)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, -1, 0) == (ErrorCode.NONE, 0, 2)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, -1, 3) == (ErrorCode.NONE, 3, 3)
     adapters.stop()
 
 
 def test_a_log_without_the_file_is_led_from_its_start(tmp_path):
     ctx, adapters = _broker("filesystem", str(tmp_path))
-    ctx.catalog.create("t", 1, 1)
-    ctx.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 3), NOW)
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.replicas.produce(TP, make_batch([(NOW, b"k", b"v")] * 3), NOW)
     adapters.stop()
     os.remove(os.path.join(str(tmp_path), "t-0", "leader-epoch-checkpoint"))
     ctx, adapters = _broker("filesystem", str(tmp_path))
-    assert ctx.replicas.end_offset_for_epoch(TP, 0, 0) == (ErrorCode.NONE, 0, 3)
+    assert ctx.services.replicas.end_offset_for_epoch(TP, 0, 0) == (ErrorCode.NONE, 0, 3)
     assert read_leader_epochs(os.path.join(str(tmp_path), "t-0")) == [(0, 0)]
     adapters.stop()
 

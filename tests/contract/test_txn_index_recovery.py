@@ -34,11 +34,11 @@ class Broker:
         self.adapters = default_adapters(settings)
         self.ctx = bootstrap(settings, self.adapters)
         # the transaction coordinator is not under test: batches go straight to the partition
-        self.ctx.replicas.transaction_check = lambda *_: ErrorCode.NONE
+        self.ctx.services.replicas.transaction_check = lambda *_: ErrorCode.NONE
 
     def stop(self, clean: bool) -> None:
         if clean:
-            self.ctx.replicas.snapshot_producers()
+            self.ctx.services.replicas.snapshot_producers()
         self.adapters.stop()
         if not clean:  # as after kill -9: no clean-shutdown marker, no final producer snapshot
             os.remove(self.path / ".kafka_cleanshutdown")
@@ -53,10 +53,10 @@ class Broker:
             transactional=transactional,
         )
         self.sequences[producer_id] = sequence + count
-        assert self.ctx.replicas.produce(TP, batch, NOW, "tx").error == 0
+        assert self.ctx.services.replicas.produce(TP, batch, NOW, "tx").error == 0
 
     def end(self, producer_id: int, commit: bool) -> None:
-        assert self.ctx.replicas.write_marker(TP, producer_id, 0, commit, NOW) == 0
+        assert self.ctx.services.replicas.write_marker(TP, producer_id, 0, commit, NOW) == 0
 
     def aborted(self) -> list:
         """Every aborted transaction the partition's index lists, as read_committed fetches see them."""
@@ -74,7 +74,7 @@ class Broker:
 @pytest.fixture
 def broker(tmp_path):
     broker = Broker(tmp_path / "logs")
-    broker.ctx.catalog.create("t", 1, 1, {"internal.segment.bytes": "2000"})
+    broker.ctx.services.catalog.create("t", 1, 1, {"internal.segment.bytes": "2000"})
     # two transactional producers interleaved, transactions spanning segments, one plain producer
     broker.send(1)
     broker.send(2)
@@ -97,7 +97,7 @@ def broker(tmp_path):
 
 def test_the_fixture_spans_segments_and_aborts_where_kafka_would_index(broker):
     indexes = broker.txn_indexes()
-    assert len(indexes) >= 2 and len(broker.ctx.replicas.segment_infos(TP)) >= 4
+    assert len(indexes) >= 2 and len(broker.ctx.services.replicas.segment_infos(TP)) >= 4
     entries = [struct.unpack(">hqqqq", data[i : i + 34]) for data in indexes.values() for i in range(0, len(data), 34)]
     assert [e[1] for e in entries] == [2, 1, 1, 2]
     assert entries[0][4] == 0  # producer 1's open transaction holds the last stable offset back

@@ -82,21 +82,21 @@ def test_assignments_decode_as_consumer_protocol_or_not_at_all():
 def broker():
     settings = load_settings(None, {}, {"storage": {"kind": "memory"}, "http": {"port": 0}})
     ctx = bootstrap(settings, default_adapters(settings))
-    view = observe_broker(settings, ctx, ctx.clock_ms())
+    view = observe_broker(settings, ctx, ctx.services.clock_ms())
     return ctx, view
 
 
 def produce(ctx, tp: TopicPartition, records) -> None:
-    result = ctx.replicas.produce(tp, make_batch(records), ctx.clock_ms())
+    result = ctx.services.replicas.produce(tp, make_batch(records), ctx.services.clock_ms())
     assert result.error == 0, result
 
 
 def test_browse_skips_control_batches_and_starts_inside_a_batch(broker):
     ctx, view = broker
-    ctx.catalog.create("b", 1)
+    ctx.services.catalog.create("b", 1)
     tp = TopicPartition("b", 0)
     produce(ctx, tp, [(T0 + i, b"k%d" % i, b"v%d" % i) for i in range(5)])
-    assert ctx.replicas.write_marker(tp, 7, 0, True, T0) == 0
+    assert ctx.services.replicas.write_marker(tp, 7, 0, True, T0) == 0
     produce(ctx, tp, [(T0 + 9, None, b"after")])
     records = browse(view.replicas.fetch, tp, 3, 10)
     assert [(r.offset, r.key.auto, r.value.auto) for r in records] == [
@@ -109,7 +109,7 @@ def test_browse_skips_control_batches_and_starts_inside_a_batch(broker):
 
 def test_a_reset_is_planned_for_an_empty_group_only(broker):
     ctx, view = broker
-    ctx.catalog.create("r", 2)
+    ctx.services.catalog.create("r", 2)
     for p in (0, 1):
         produce(ctx, TopicPartition("r", p), [(T0 + 1000 * i, None, b"x") for i in range(10)])
     offsets = tuple((TopicPartition("r", p), CommittedOffset(2)) for p in (0, 1))
@@ -140,7 +140,7 @@ def _http(url: str, form: dict | None = None) -> tuple[int, str]:
 
 async def test_pages_and_forms_over_http(broker):
     ctx, view = broker
-    ctx.catalog.create("orders", 1)
+    ctx.services.catalog.create("orders", 1)
     produce(ctx, TopicPartition("orders", 0), [(T0, b"order-1", json.dumps({"qty": 3}).encode())])
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
@@ -158,19 +158,19 @@ async def test_pages_and_forms_over_http(broker):
         assert (await call("/topics/orders?partition=9"))[1].count("Partition 9 does not exist") == 1
         assert (await call("/topics/orders?mode=timestamp&position=yesterday"))[0] == 200
         assert (await call("/topics", {"name": "x", "csrf": "forged"}))[0] == 403
-        assert ctx.catalog.get("x") is None
+        assert ctx.services.catalog.get("x") is None
         status, html = await call("/topics", {"name": "bad name!", "csrf": csrf})
         assert status == 400 and "topic name is invalid" in html.lower()  # Kafka's words (Topic.validate)
         status, html = await call(
             "/topics", {"name": "made", "partitions": "2", "csrf": csrf, "configs": "retention.ms=60000"}
         )
-        assert status == 200 and ctx.catalog.get("made").partition_count == 2
-        assert ctx.catalog.get("made").configs == {"retention.ms": "60000"}
+        assert status == 200 and ctx.services.catalog.get("made").partition_count == 2
+        assert ctx.services.catalog.get("made").configs == {"retention.ms": "60000"}
         status, html = await call("/topics/made/delete")
-        assert status == 200 and "cannot be undone" in html and ctx.catalog.get("made") is not None
+        assert status == 200 and "cannot be undone" in html and ctx.services.catalog.get("made") is not None
         assert (await call("/topics/made/delete", {"csrf": "forged"}))[0] == 403
         status, html = await call("/topics/made/delete", {"csrf": csrf})
-        assert status == 200 and ctx.catalog.get("made") is None and 'data-topic="made"' not in html
+        assert status == 200 and ctx.services.catalog.get("made") is None and 'data-topic="made"' not in html
         for path in ("/groups", "/broker", "/static/console.css", "/metrics"):
             assert (await call(path))[0] == 200, path
         assert (await call("/static/nothing.js"))[0] == 404
@@ -178,11 +178,11 @@ async def test_pages_and_forms_over_http(broker):
         assert (await call("/topics/orders?partition=one"))[0] == 400
         assert (await call("/topics/orders?limit=-5"))[0] == 200  # clamped to 1..500
         status, html = await call("/topics", {"name": "big", "csrf": csrf, "configs": "x" * 70_000})
-        assert status == 403 and ctx.catalog.get("big") is None
+        assert status == 403 and ctx.services.catalog.get("big") is None
         status, html = await call("/topics", {"name": "cfg", "csrf": csrf, "configs": "no equals sign"})
-        assert status == 400 and "name=value" in html and ctx.catalog.get("cfg") is None
+        assert status == 400 and "name=value" in html and ctx.services.catalog.get("cfg") is None
         status, html = await call("/topics", {"name": "cfg", "csrf": csrf, "configs": "retention.ms=soon"})
-        assert status == 400 and ctx.catalog.get("cfg") is None
+        assert status == 400 and ctx.services.catalog.get("cfg") is None
         status, html = await call("/groups/reset", {"csrf": csrf, "group": "ghost", "target": "earliest"})
         assert status == 404
         status, html = await call("/topics/__consumer_offsets/delete", {"csrf": csrf})

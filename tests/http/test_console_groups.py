@@ -22,7 +22,7 @@ from trafka.adapters.http import run_listener
 from trafka.adapters.http.actions import ConsoleError, delete_group, plan_reset, reset_offsets
 from trafka.adapters.http.pages import group_row, group_rows
 from trafka.adapters.kafka.apis import consumer_group_heartbeat, share_acknowledge, share_fetch, share_group_heartbeat
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.memory import MemoryShareStateStore
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -43,18 +43,18 @@ def broker():
     settings = load_settings(None, {}, {"storage": {"kind": "memory"}, "http": {"port": 0}})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
-    view = observe_broker(settings, ctx, ctx.clock_ms())
-    ctx.catalog.create("t", 1, 1)
+    view = observe_broker(settings, ctx, ctx.services.clock_ms())
+    ctx.services.catalog.create("t", 1, 1)
     for i in range(10):  # a batch per record: a share fetch acquires whole batches (batch_optimized)
         builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
         builder.append(timestamp=1000 + i, key=None, value=b"v%d" % i, headers=[])
         builder.close()
-        assert ctx.replicas.produce(TP, bytes(builder.buffer()), 1).error is ErrorCode.NONE
+        assert ctx.services.replicas.produce(TP, bytes(builder.buffer()), 1).error is ErrorCode.NONE
     return ctx, view, adapters.share_state_store
 
 
 def consumer_heartbeat(ctx, group: str, epoch: int = 0):
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     Tp = ConsumerGroupHeartbeatRequest.TopicPartitions
     request = ConsumerGroupHeartbeatRequest[1](
         group_id=group,
@@ -80,7 +80,7 @@ def share_heartbeat(ctx, group: str, epoch: int = 0):
 
 def share_work(ctx, group: str) -> None:
     """A member acquires 0-5 and accepts 0-1, releases 2, rejects 3; 4-5 stay acquired."""
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     request = ShareFetchRequest[1](
         group_id=group,
@@ -119,19 +119,19 @@ def share_work(ctx, group: str) -> None:
         ],
     )
     assert share_acknowledge.API.handle(ctx, ack, 1, CLIENT).error_code == ErrorCode.NONE
-    ctx.share.settled()
+    ctx.services.share.settled()
 
 
 def test_the_groups_pages_show_consumer_and_share_groups(broker):
     ctx, view, _ = broker
     consumer_heartbeat(ctx, "cg")
     share_heartbeat(ctx, "sg")
-    ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
+    ctx.services.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
     join = JoinRequest(
         "classic-g", "", "consumer", (Protocol("range", b""),), 30_000, 30_000, require_known_member_id=False
     )
-    ctx.groups.coordinator.join(join, ctx.clock_ms(), "token")
+    ctx.services.groups.coordinator.join(join, ctx.services.clock_ms(), "token")
     rows = {row.group_id: row for row in group_rows(view)}
     # Kafka's group types: a classic group is "classic" even though its protocol type is "consumer".
     assert (rows["classic-g"].group_type, rows["classic-g"].protocol_type) == ("classic", "consumer")
@@ -151,7 +151,9 @@ def test_reset_and_delete_find_a_consumer_group(broker):
     ctx, view, _ = broker
     consumer_heartbeat(ctx, "cg")
     admin_commit = CommitRequest("cg", "", -1, None, ((TP, CommittedOffset(7)),))
-    assert ctx.groups.offsets.commit(admin_commit, ctx.clock_ms(), ErrorCode.NONE) == {TP: ErrorCode.NONE}
+    assert ctx.services.groups.offsets.commit(admin_commit, ctx.services.clock_ms(), ErrorCode.NONE) == {
+        TP: ErrorCode.NONE
+    }
     with pytest.raises(ConsoleError, match="inactive, but the current state is Stable"):
         plan_reset(view, "cg", "earliest", None)
     with pytest.raises(ConsoleError, match="not empty"):
@@ -160,10 +162,10 @@ def test_reset_and_delete_find_a_consumer_group(broker):
     plan = plan_reset(view, "cg", "earliest", None)
     assert [(r.tp, r.current, r.target) for r in plan] == [(TP, 7, 0)]
     reset_offsets(view, "cg", plan)
-    assert ctx.groups.offsets.fetch("cg", None)[TP].offset == 0
-    assert ctx.groups.coordinator.group("cg") is None  # no classic group was made for the commit
+    assert ctx.services.groups.offsets.fetch("cg", None)[TP].offset == 0
+    assert ctx.services.groups.coordinator.group("cg") is None  # no classic group was made for the commit
     delete_group(view, "cg")
-    assert "cg" not in ctx.groups.consumer.groups and ctx.groups.offsets.fetch("cg", None) == {}
+    assert "cg" not in ctx.services.groups.consumer.groups and ctx.services.groups.offsets.fetch("cg", None) == {}
     with pytest.raises(ConsoleError, match="does not exist"):
         delete_group(view, "cg")
 
@@ -172,7 +174,7 @@ def test_reset_and_delete_find_a_share_group_and_its_state(broker):
     ctx, view, store = broker
     assert isinstance(store, MemoryShareStateStore)
     share_heartbeat(ctx, "sg")
-    ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
+    ctx.services.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
     with pytest.raises(ConsoleError, match="inactive, but the current state is Stable"):
         plan_reset(view, "sg", "latest", None)
@@ -185,7 +187,7 @@ def test_reset_and_delete_find_a_share_group_and_its_state(broker):
     (p,) = group_row(view, "sg").share
     assert (p.start_offset, p.in_flight, p.lag) == (10, 0, 0)
     delete_group(view, "sg")
-    assert "sg" not in ctx.share.groups.coordinator.groups
+    assert "sg" not in ctx.services.share.groups.coordinator.groups
     assert list(store.load()) == []  # its __share_group_state entries are gone
     assert group_row(view, "sg") is None
 
@@ -193,7 +195,7 @@ def test_reset_and_delete_find_a_share_group_and_its_state(broker):
 async def test_the_share_group_page_and_the_delete_form_over_http(broker):
     ctx, view, _ = broker
     share_heartbeat(ctx, "sg")
-    ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
+    ctx.services.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
@@ -217,15 +219,15 @@ async def test_the_share_group_page_and_the_delete_form_over_http(broker):
         assert 'data-config="consumer.session.timeout.ms"' in html  # the defaults after the overrides
         csrf = re.search(r'name="csrf" value="([^"]+)"', (await call("/"))[1]).group(1)
         status, html = await call("/groups/delete", {"csrf": csrf, "group": "sg", "confirm": "yes"})
-        assert status == 400 and "not empty" in html and "sg" in ctx.share.groups.coordinator.groups
+        assert status == 400 and "not empty" in html and "sg" in ctx.services.share.groups.coordinator.groups
         share_heartbeat(ctx, "sg", epoch=-1)
         assert (await call("/groups/delete", {"csrf": "forged", "group": "sg", "confirm": "yes"}))[0] == 403
         status, html = await call("/groups/delete", {"csrf": csrf, "group": "sg"})
         assert status == 200 and 'id="confirm-delete-group"' in html and "share-partition state" in html
-        assert "sg" in ctx.share.groups.coordinator.groups  # asked, not done
+        assert "sg" in ctx.services.share.groups.coordinator.groups  # asked, not done
         status, html = await call("/groups/delete", {"csrf": csrf, "group": "sg", "confirm": "yes"})
         assert status == 200 and 'data-group="sg"' not in html  # redirected to the list
-        assert "sg" not in ctx.share.groups.coordinator.groups
+        assert "sg" not in ctx.services.share.groups.coordinator.groups
         assert (await call("/groups/delete", {"csrf": csrf, "group": "sg", "confirm": "yes"}))[0] == 404
         stop.set()
 
@@ -235,6 +237,6 @@ def test_the_lag_history_samples_share_groups_too(broker):
 
     ctx, view, _ = broker
     share_heartbeat(ctx, "sg")
-    ctx.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
+    ctx.services.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
     assert total_lag_by_group(view)["sg"] == 7

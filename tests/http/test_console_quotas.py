@@ -9,7 +9,7 @@ from tests.batches import make_batch
 from trafka.adapters.http import run_listener
 from trafka.adapters.kafka.apis import produce
 from trafka.adapters.kafka.connection import quotas as quota_layer
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.fast_produce import PartitionProduceData, ProduceRequestView, TopicProduceData
 from trafka.domain.quotas import QuotaEntity
 
@@ -18,8 +18,8 @@ from .test_console import T0, _http, broker  # noqa: F401  (the fixture)
 
 async def test_the_broker_page_and_metrics_show_client_quotas(broker):
     ctx, view = broker
-    ctx.catalog.create("t", 1)
-    ctx.quotas.quotas.alter(
+    ctx.services.catalog.create("t", 1)
+    ctx.services.quotas.quotas.alter(
         [
             (QuotaEntity.user_client(client_id="slow"), [("producer_byte_rate", 1000.0)]),
             (QuotaEntity.user_client("alice", default_client=True), [("consumer_byte_rate", 2048.0)]),

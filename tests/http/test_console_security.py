@@ -86,7 +86,7 @@ class Console:
 
     def add_scram_user(self, name: str, password: str, mechanism=ScramMechanism.SCRAM_SHA_256) -> None:
         credential = ScramCredential.from_password(mechanism, password, b"salt-of-" + name.encode(), 4096)
-        self.ctx.credentials.upsert(name, mechanism, credential)
+        self.ctx.services.credentials.upsert(name, mechanism, credential)
 
     def allow(
         self,
@@ -97,7 +97,7 @@ class Console:
         pattern=PatternType.LITERAL,
         permission=AclPermissionType.ALLOW,
     ) -> None:
-        [result] = self.ctx.authorization.authorizer.create(
+        [result] = self.ctx.services.authorization.authorizer.create(
             [AclBinding(resource_type, name, pattern, f"User:{user}", "*", operation, permission)]
         )
         assert result.error == 0
@@ -141,7 +141,7 @@ async def test_every_page_and_action_needs_a_login_but_health_and_metrics_stay_o
     ] == "/login?next=%2Ftopics%2Ft%3Fpartition%3D1"
     csrf = await console.csrf()
     response = await console.post("/topics", {"csrf": csrf, "name": "sneaky", "partitions": "1"})
-    assert response.status_code == 403 and console.ctx.catalog.get("sneaky") is None
+    assert response.status_code == 403 and console.ctx.services.catalog.get("sneaky") is None
     for path in ("/healthz", "/metrics", "/static/console.css"):
         assert (await console.get(path)).status_code == 200, path
     assert (await console.get("/readyz")).status_code == 503  # open, and honest: the listener is not up
@@ -209,13 +209,13 @@ async def test_console_actions_need_the_sessions_csrf_token(console):
     await console.login("alice", "alice-secret")
     console.allow("alice", Res.CLUSTER, CLUSTER_NAME, Op.CREATE)
     response = await console.post("/topics", {"csrf": "forged", "name": "made", "partitions": "1"})
-    assert response.status_code == 403 and console.ctx.catalog.get("made") is None
+    assert response.status_code == 403 and console.ctx.services.catalog.get("made") is None
     other = Console(secured_settings())
     await other.login("admin", "admin-secret")
     stolen = await other.csrf("/")  # another session's token is no good here
     assert (await console.post("/topics", {"csrf": stolen, "name": "made", "partitions": "1"})).status_code == 403
     response = await console.post("/topics", {"csrf": await console.csrf("/"), "name": "made", "partitions": "1"})
-    assert response.status_code == 303 and console.ctx.catalog.get("made") is not None
+    assert response.status_code == 303 and console.ctx.services.catalog.get("made") is not None
 
 
 def _cookie_data(value: str) -> dict:
@@ -265,7 +265,9 @@ async def test_a_session_ends_when_the_users_credential_is_deleted_or_changed(co
     console.add_scram_user("carol", "carol-secret")
     await console.login("carol", "carol-secret")
     assert (await console.get("/")).status_code == 200
-    [result] = console.ctx.credentials.alter([ScramDeletion("carol", ScramMechanism.SCRAM_SHA_256.type_id)], [])
+    [result] = console.ctx.services.credentials.alter(
+        [ScramDeletion("carol", ScramMechanism.SCRAM_SHA_256.type_id)], []
+    )
     assert result.error == 0
     assert (await console.get("/")).status_code == 303
     console.add_scram_user("carol", "carol-secret")
@@ -284,19 +286,22 @@ async def test_login_redirects_only_within_the_console(console):
 
 async def test_without_an_authorizer_a_logged_in_user_may_do_everything():
     console = Console(secured_settings(authorizer=False))
-    console.ctx.catalog.create("t", 1)
+    console.ctx.services.catalog.create("t", 1)
     await console.login("alice", "alice-secret")
     assert 'data-topic="t"' in (await console.get("/")).text
     assert (await console.get("/broker")).status_code == 200
 
 
 def produce(console: Console, topic: str, value: bytes) -> None:
-    assert console.ctx.replicas.produce(TopicPartition(topic, 0), make_batch([(T0, b"key", value)]), T0).error == 0
+    assert (
+        console.ctx.services.replicas.produce(TopicPartition(topic, 0), make_batch([(T0, b"key", value)]), T0).error
+        == 0
+    )
 
 
 async def test_the_topic_list_and_pages_follow_describe_describe_configs_and_read(console):
     for name in ("open", "described", "hidden"):
-        console.ctx.catalog.create(name, 1, -1, {"retention.ms": "60000"})
+        console.ctx.services.catalog.create(name, 1, -1, {"retention.ms": "60000"})
         produce(console, name, f"value-of-{name}".encode())
     console.allow("alice", Res.TOPIC, "open", Op.READ)  # READ implies DESCRIBE
     console.allow("alice", Res.TOPIC, "open", Op.DESCRIBE_CONFIGS)
@@ -322,28 +327,28 @@ async def test_creating_a_topic_needs_create_on_the_cluster_or_the_topic(console
     csrf = await console.csrf("/")
     response = await console.post("/topics", {"csrf": csrf, "name": "mine-1", "partitions": "1"})
     assert response.status_code == 403 and "create the topic" in response.text
-    assert console.ctx.catalog.get("mine-1") is None
+    assert console.ctx.services.catalog.get("mine-1") is None
     console.allow("alice", Res.TOPIC, "mine-", Op.CREATE, PatternType.PREFIXED)
     assert (await console.post("/topics", {"csrf": csrf, "name": "mine-1", "partitions": "1"})).status_code == 303
-    assert console.ctx.catalog.get("mine-1") is not None
+    assert console.ctx.services.catalog.get("mine-1") is not None
     assert (await console.post("/topics", {"csrf": csrf, "name": "other", "partitions": "1"})).status_code == 403
     console.allow("alice", Res.CLUSTER, CLUSTER_NAME, Op.CREATE)
     assert (await console.post("/topics", {"csrf": csrf, "name": "other", "partitions": "1"})).status_code == 303
 
 
 async def test_deleting_a_topic_needs_delete_on_it(console):
-    console.ctx.catalog.create("keep", 1)
-    console.ctx.catalog.create("drop", 1)
+    console.ctx.services.catalog.create("keep", 1)
+    console.ctx.services.catalog.create("drop", 1)
     console.allow("alice", Res.TOPIC, "drop", Op.DELETE)
     console.allow("alice", Res.TOPIC, "keep", Op.DESCRIBE)
     await console.login("alice", "alice-secret")
     csrf = await console.csrf("/")
     assert (await console.get("/topics/keep/delete")).status_code == 403
     response = await console.post("/topics/keep/delete", {"csrf": csrf})
-    assert response.status_code == 403 and console.ctx.catalog.get("keep") is not None
+    assert response.status_code == 403 and console.ctx.services.catalog.get("keep") is not None
     assert (await console.get("/topics/drop/delete")).status_code == 200
     assert (await console.post("/topics/drop/delete", {"csrf": csrf})).status_code == 303
-    assert console.ctx.catalog.get("drop") is None
+    assert console.ctx.services.catalog.get("drop") is None
 
 
 def commit(console: Console, group: str, offsets: dict[str, int]) -> None:
@@ -355,7 +360,7 @@ def commit(console: Console, group: str, offsets: dict[str, int]) -> None:
 
 async def test_groups_follow_describe_on_the_group_and_their_topics_describe_on_each(console):
     for name in ("seen", "unseen"):
-        console.ctx.catalog.create(name, 1)
+        console.ctx.services.catalog.create(name, 1)
         produce(console, name, b"x")
     commit(console, "mine", {"seen": 0, "unseen": 0})
     commit(console, "theirs", {"seen": 0})
@@ -374,7 +379,7 @@ async def test_groups_follow_describe_on_the_group_and_their_topics_describe_on_
 
 async def test_resetting_offsets_needs_read_on_the_group_and_on_each_topic(console):
     for name in ("a", "b"):
-        console.ctx.catalog.create(name, 1)
+        console.ctx.services.catalog.create(name, 1)
         produce(console, name, b"x")
     commit(console, "g", {"a": 1, "b": 1})
     console.allow("alice", Res.GROUP, "g", Op.READ)
@@ -405,8 +410,8 @@ async def test_the_broker_page_needs_describe_configs_on_the_cluster(console):
 
 
 async def test_a_deny_wins_and_a_super_user_sees_everything(console):
-    console.ctx.catalog.create("team-a", 1)
-    console.ctx.catalog.create("team-b", 1)
+    console.ctx.services.catalog.create("team-a", 1)
+    console.ctx.services.catalog.create("team-b", 1)
     commit(console, "g", {"team-a": 0})
     console.allow("alice", Res.TOPIC, "team-", Op.ALL, PatternType.PREFIXED)
     console.allow("alice", Res.TOPIC, "team-b", Op.DESCRIBE, permission=AclPermissionType.DENY)
@@ -556,10 +561,10 @@ async def test_registry_calls_are_authorized_by_the_topics_acls(console):
 
 
 async def test_deleting_a_group_needs_delete_on_it_and_its_configs_describe_configs(console):
-    console.ctx.catalog.create("a", 1)
+    console.ctx.services.catalog.create("a", 1)
     produce(console, "a", b"x")
     commit(console, "g", {"a": 1})
-    console.ctx.share.groups.alter_configs("g", {"share.auto.offset.reset": (0, "earliest")}, False)
+    console.ctx.services.share.groups.alter_configs("g", {"share.auto.offset.reset": (0, "earliest")}, False)
     console.allow("alice", Res.GROUP, "g", Op.DESCRIBE)
     await console.login("alice", "alice-secret")
     page = html.unescape((await console.get("/groups/g")).text)
@@ -569,7 +574,7 @@ async def test_deleting_a_group_needs_delete_on_it_and_its_configs_describe_conf
     form = {"csrf": await console.csrf("/"), "group": "g", "confirm": "yes"}
     response = await console.post("/groups/delete", form)
     assert response.status_code == 403 and "delete the group" in html.unescape(response.text)
-    assert console.ctx.groups.offsets.fetch("g", None)  # nothing deleted
+    assert console.ctx.services.groups.offsets.fetch("g", None)  # nothing deleted
     console.allow("alice", Res.GROUP, "g", Op.DELETE)
     assert (await console.post("/groups/delete", form)).status_code == 303
-    assert console.ctx.groups.offsets.fetch("g", None) == {}
+    assert console.ctx.services.groups.offsets.fetch("g", None) == {}

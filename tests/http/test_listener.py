@@ -68,7 +68,12 @@ async def test_readyz_is_503_until_the_kafka_listener_accepts():
     settings = load_settings(None, {}, {"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
     view = BrokerView(
-        ctx.catalog, ctx.replicas, ctx.groups.coordinator, ctx.groups.offsets, ctx.clock_ms, info=lambda: None
+        ctx.services.catalog,
+        ctx.services.replicas,
+        ctx.services.groups.coordinator,
+        ctx.services.groups.offsets,
+        ctx.services.clock_ms,
+        info=lambda: None,
     )
     stop = trio.Event()
     async with trio.open_nursery() as nursery:

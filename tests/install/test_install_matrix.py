@@ -1,13 +1,18 @@
-"""trafka installs beside its user's Kafka client (issue 39, ADR 92): fresh venvs with trafka's core only
-(no extra), each beside a client at a release the user may have picked, resolved by pip with no
-conflict, and the installed trafka starts a broker (`trafka serve --memory`, and `--data-dir`) and the
-in-process fake (`trafka.Broker()`) that the client then produces to and consumes from.
+"""trafka installs beside its user's Kafka client (issue 39, ADRs 92, 101 and 102), in one fresh venv grown
+step by step, each step what a user's project may be:
 
-Two venvs are installed for real, to keep the cost low: the newest aiokafka, confluent-kafka and
-kafka-python side by side, and kafka-python's newest 2.x (whose record classes the broker's
-internal logs then use). The oldest release of each client's range is resolved only (`pip install
---dry-run`): what makes an install fail beside a client is a pin, and the resolver is what finds one.
-Cost (2-core VM at load 15-20, pip's cache warm): see ADR 92.
+1. trafka's core alone (no extra, no Kafka client library: none is importable there): `trafka serve
+   --memory` and `--data-dir` serve the operator commands (`topic create/list`, `produce`, `consume`,
+   alone and in a group) and `dump-log` reads what was written;
+2. the newest aiokafka, confluent-kafka and kafka-python added: the installed trafka starts a broker
+   (`trafka serve --memory`, and `--data-dir`, under `-W error`) and the in-process fake
+   (`trafka.Broker()`), and each client produces to and consumes from each;
+3. kafka-python moved back to its newest 2.x: served too.
+
+The oldest release of each client's range is resolved only, all three in one `pip install --dry-run`:
+what makes an install fail beside a client is a pin, and the resolver is what finds one. One venv
+instead of two and one resolution instead of three (ADR 102): the cost, with pip's cache warm, is
+in that ADR.
 """
 
 from __future__ import annotations
@@ -135,31 +140,82 @@ def _smoke(venv: Path, *kinds: str) -> dict[str, list[str]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_core_installs_and_serves_beside_the_newest_clients(wheel, tmp_path):
+# The core alone: the CLI against `serve --memory` and `serve --data-dir`, then dump-log of that data dir.
+_CORE_CLI = textwrap.dedent(
+    """
+    import importlib.util, json, pathlib, subprocess, sys, tempfile, time
+    assert importlib.util.find_spec("kafka") is None, "kafka-python is in the core install"
+
+    def trafka(*args, stdin=""):
+        done = subprocess.run([sys.executable, "-W", "error", "-m", "trafka", *args], input=stdin,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done.stdout
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = pathlib.Path(tmp) / "data"
+        for kind in (["--memory"], ["--data-dir", str(data)]):
+            ready = pathlib.Path(tmp) / "ready"
+            ready.unlink(missing_ok=True)
+            server = subprocess.Popen([sys.executable, "-W", "error", "-m", "trafka", "serve", "--port", "0",
+                                       "--ready-file", str(ready), *kind])
+            try:
+                deadline = time.monotonic() + 60
+                while not ready.exists() or not ready.read_text().strip():
+                    assert server.poll() is None and time.monotonic() < deadline, kind
+                    time.sleep(0.05)
+                b = ["-b", json.loads(ready.read_text())["bootstrap_servers"]]
+                trafka("topic", "create", "t", "-p", "2", *b)
+                assert "t" in trafka("topic", "list", *b).split()
+                assert trafka("produce", "t", "-k", ":", *b, stdin="a:1\\nb:2\\n").startswith("produced 2 records")
+                got = trafka("consume", "t", "--from-beginning", "-n", "2", "-f", "{key}={value}", *b)
+                assert sorted(got.split()) == ["a=1", "b=2"], got
+                got = trafka("consume", "t", "-g", "g", "--from-beginning", "-n", "2", *b)
+                assert sorted(got.split()) == ["1", "2"], got
+            finally:
+                server.terminate()
+                server.wait(30)
+        dumped = trafka("dump-log", "--print-data-log", *map(str, sorted(data.glob("t-*/*.log"))))
+        assert "payload: 1" in dumped and "payload: 2" in dumped, dumped
+    print("core CLI ok")
+    """
+)
+
+
+@pytest.mark.timeout(900)
+def test_the_core_alone_then_beside_the_newest_clients_then_kafka_python_2(wheel, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{env.get('PATH', '')}"
+    steps = {}
     began = time.monotonic()
-    venv = _venv(tmp_path, "newest")
-    _pip(venv, "install", "-q", str(wheel), *NEWEST)
+    venv = _venv(tmp_path, "venv")
+    _pip(venv, "install", "-q", str(wheel))
+    _run(venv / "bin" / "python", "-c", _CORE_CLI, env=env, cwd=venv, timeout=240)
+    steps["core alone: installed, CLI served"] = time.monotonic() - began
+
+    began = time.monotonic()
+    _pip(venv, "install", "-q", *NEWEST)
     ran = _smoke(venv, "--memory", "--data-dir", "Broker()")
     for kind in ("--memory", "--data-dir", "Broker()"):
         assert [c.split()[0] for c in ran[kind]] == ["kafka-python", "confluent-kafka", "aiokafka"], ran
-    print(f"newest clients: installed and served in {time.monotonic() - began:.1f} s")
+    steps["newest clients: installed and served"] = time.monotonic() - began
+
+    began = time.monotonic()
+    _pip(venv, "install", "-q", KAFKA_PYTHON_2)
+    ran = _smoke(venv, "--data-dir")
+    assert f"kafka-python {KAFKA_PYTHON_2.split('==')[1]}" in ran["--data-dir"], ran
+    steps["kafka-python 2.x: installed and served"] = time.monotonic() - began
+    print("; ".join(f"{step} in {seconds:.1f} s" for step, seconds in steps.items()))
 
 
-def test_the_core_installs_and_serves_beside_kafka_python_2(wheel, tmp_path):
-    venv = _venv(tmp_path, "kafka-python-2")
-    _pip(venv, "install", "-q", str(wheel), KAFKA_PYTHON_2)
-    ran = _smoke(venv, "--data-dir")  # the internal logs' records use kafka-python's 2.x classes here
-    for kind in ("--data-dir",):
-        assert ran[kind] == [f"kafka-python {KAFKA_PYTHON_2.split('==')[1]}"], ran
-
-
-@pytest.mark.parametrize("client", RESOLVED_ONLY)
-def test_the_core_resolves_beside_older_client_releases(wheel, tmp_path, client):
+def test_the_core_resolves_beside_older_client_releases(wheel, tmp_path):
     venv = _venv(tmp_path, "resolve")
     report = tmp_path / "report.json"
-    _pip(venv, "install", "--dry-run", "-q", "--report", str(report), str(wheel), client)
+    _pip(venv, "install", "--dry-run", "-q", "--report", str(report), str(wheel), *RESOLVED_ONLY)
     chosen = {
         i["metadata"]["name"].lower(): i["metadata"]["version"] for i in json.loads(report.read_text())["install"]
     }
-    name, version = client.split("==")
-    assert chosen[name] == version and "trafka" in chosen
+    assert "trafka" in chosen
+    for client in RESOLVED_ONLY:
+        name, version = client.split("==")
+        assert chosen[name] == version, chosen

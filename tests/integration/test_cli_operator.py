@@ -283,7 +283,7 @@ def test_group_describe_shows_members_offsets_and_lag(cli_broker):
             1,
             "can only be reset while it is inactive",
         )
-        one_line_error(trafka(cli_broker, "group", "delete", "readers"), 1, "NonEmptyGroup")
+        one_line_error(trafka(cli_broker, "group", "delete", "readers"), 1, "NON_EMPTY_GROUP")
     finally:
         member.close()
     one_line_error(trafka(cli_broker, "group", "describe", "nobody"), 1, "group nobody does not exist")

@@ -92,14 +92,20 @@ OPS = [p for p in APP if p.relative_to(SRC).parts[:2] == ("app", "ops")]
 
 @pytest.mark.parametrize("path", OPS, ids=[str(p.relative_to(SRC)) for p in OPS])
 def test_the_operator_commands_import_nothing_of_the_broker(path):
-    """ADR 15: `trafka.app.ops` is a Kafka client like any other; of trafka it imports only itself, and
-    the leaf package of Kafka's JSON schemas the broker uses too (`trafka.kafka_schemas`, data only)."""
+    """ADR 15: `trafka.app.ops` is a Kafka client like any other; of trafka it imports only itself and
+    Kafka's formats, which the broker shares with it as code without state (ADR 101): the schemas
+    (`trafka.kafka_schemas`), the schema and record batch codec (`trafka.schema_codec`), the compression
+    codecs (`trafka.adapters.compression`) and Kafka's error names (`trafka.domain.errors`)."""
+    shared = (["trafka", "kafka_schemas"], ["trafka", "schema_codec"])
+    leaves = (["trafka", "adapters", "compression"], ["trafka", "domain", "errors"], ["trafka", "_version"])
     for line, target in _imports(path):
         if target[0] == "trafka":
             where = f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}"
-            assert target[:3] == ["trafka", "app", "ops"] or target[:2] == ["trafka", "kafka_schemas"], (
-                f"{where}: the operator commands import nothing of the broker"
-            )
+            assert (
+                target[:3] == ["trafka", "app", "ops"]
+                or target[:2] in shared
+                or any(target[: len(leaf)] == leaf for leaf in leaves)
+            ), f"{where}: the operator commands import nothing of the broker"
 
 
 def test_the_check_sees_the_operator_commands():
@@ -244,3 +250,59 @@ def test_the_event_loop_check_sees_a_function_level_import(tmp_path, monkeypatch
     monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
     assert len(_event_loops(module)) == 2
     assert len(ROOMS) > 50
+
+
+# -- handlers name what they use (ADR 103, issue 40): a room cannot reach the whole context ----------
+
+WHOLE_CONTEXT = (["trafka", "adapters", "kafka", "context"], ["trafka", "adapters", "kafka", "services"])
+
+
+def _whole_context_imports(path: pathlib.Path) -> list[str]:
+    return [
+        f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}"
+        for line, target in _imports(path)
+        if any(target[: len(whole)] == whole for whole in WHOLE_CONTEXT)
+    ]
+
+
+@pytest.mark.parametrize("path", ROOMS, ids=[p.name for p in ROOMS])
+def test_a_room_imports_neither_the_context_nor_the_services(path):
+    """A room names the services it uses in its `Uses` class and is given those; it imports neither the
+    broker's `BrokerContext` nor its `BrokerServices`, even for a type (cosmicpython's handlers receive
+    their dependencies; Tansu narrows the state per route)."""
+    assert _whole_context_imports(path) == []
+
+
+def test_the_context_check_sees_a_type_only_import(tmp_path, monkeypatch):
+    module = tmp_path / "adapters" / "kafka" / "apis" / "room.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("if TYPE_CHECKING:\n    from ..context import BrokerContext\nfrom .. import services\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    assert len(_whole_context_imports(module)) == 2
+
+
+def test_every_room_declares_the_services_it_uses():
+    """Every served API's handler declares a `Uses` class naming only broker services (or the three bits
+    of plumbing a room may use), and is given a view holding those and nothing more."""
+    import attrs
+
+    from trafka.adapters.kafka.api import declared_uses
+    from trafka.adapters.kafka.apis import build_registry
+    from trafka.adapters.kafka.context import ROOM_PLUMBING
+    from trafka.adapters.kafka.services import BrokerServices
+    from trafka.app.config.settings import load_settings
+    from trafka.app.wiring.bootstrap import bootstrap, default_adapters
+
+    services = {f.name for f in attrs.fields(BrokerServices)} | ROOM_PLUMBING
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
+    ctx = bootstrap(settings, default_adapters(settings))
+    for api in build_registry(telemetry=True).apis():
+        uses = api.handle.uses  # what `committing` found on the room's handler
+        assert uses is not None, f"{api.name}'s handler declares no Uses class"
+        assert uses is declared_uses(api.handle.__wrapped__.__wrapped__)
+        declared = {f.name for f in attrs.fields(uses)}
+        assert declared <= services, f"{api.name} declares {declared - services}, not a broker service"
+        view = api.uses(ctx)
+        assert type(view) is uses and not hasattr(view, "services") and not hasattr(view, "faults")
+        if api.lane is not None:
+            assert api.lane.answer.uses is not None, f"{api.name}'s lane declares no Uses class"

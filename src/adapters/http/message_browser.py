@@ -1,4 +1,5 @@
-"""Records for the console's message browser: stored batches decoded with kafka-python's reader.
+"""Records for the console's message browser: stored batches decoded with trafka's record batch reader
+(`trafka.schema_codec.records`, ADR 101).
 
 This is the one place the broker looks inside records, and only for a page a person asked for (a few
 dozen records, read with a byte limit), never on the produce or fetch paths. Each value is offered
@@ -13,11 +14,11 @@ from functools import partial
 
 import attrs
 import trio
-from kafka.record import MemoryRecords
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import FetchResult
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.records import Decompress, decode_records, iter_batches
 
 from .view import BrokerView
 
@@ -29,7 +30,7 @@ async def browse_off_the_loop(view: BrokerView, tp: TopicPartition, offset: int,
         result = trio.from_thread.run_sync(partial(view.replicas.fetch, tp, offset, max_bytes, min_one_batch))
         return attrs.evolve(result, records=bytes(result.records))  # a copy the loop cannot change
 
-    return await trio.to_thread.run_sync(browse, fetch_on_the_loop, tp, offset, limit)
+    return await trio.to_thread.run_sync(browse, fetch_on_the_loop, tp, offset, limit, view.replicas.decompress)
 
 
 READ_BYTES = 1 << 20  # per read; a page that needs more reads again from where it stopped
@@ -80,7 +81,9 @@ def render(data: bytes | None) -> Rendering:
     return Rendering(kind, pretty, text if printable else None, data.hex(" "), len(data))
 
 
-def browse(fetch: Fetch, tp: TopicPartition, offset: int, limit: int) -> list[BrowsedRecord]:
+def browse(
+    fetch: Fetch, tp: TopicPartition, offset: int, limit: int, decompress: Decompress | None = None
+) -> list[BrowsedRecord]:
     """Up to `limit` records from `offset` (control records left out), in offset order. Runs in a worker
     thread (`browse_off_the_loop`): `fetch` reads the log on the broker's Trio thread, and the decoding and
     rendering, which is per-record Python work, never holds up Kafka clients."""
@@ -90,15 +93,14 @@ def browse(fetch: Fetch, tp: TopicPartition, offset: int, limit: int) -> list[Br
         result = fetch(tp, position, READ_BYTES, True)
         if result.error is not ErrorCode.NONE or not result.records:
             break
-        records = MemoryRecords(result.records)
-        while len(out) < limit:
-            batch = records.next_batch()
-            if batch is None:
+        before = position
+        for header, batch in iter_batches(result.records):
+            if len(out) >= limit:
                 break
-            position = batch.base_offset + batch.last_offset_delta + 1
-            if batch.is_control_batch:
+            position = header.next_offset
+            if header.is_control:
                 continue
-            for record in batch:
+            for record in decode_records(batch, decompress):
                 if record.offset >= offset and len(out) < limit:
                     out.append(
                         BrowsedRecord(
@@ -109,6 +111,8 @@ def browse(fetch: Fetch, tp: TopicPartition, offset: int, limit: int) -> list[Br
                             tuple((name, render(value)) for name, value in record.headers),
                         )
                     )
+        if position == before:  # no whole batch came back
+            break
         if len(out) >= limit:
             break
     return out

@@ -6,11 +6,11 @@ Nothing here writes; the actions (create, delete, reset offsets) are in `actions
 from __future__ import annotations
 
 import attrs
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS, ConfigEntry, ConfigSource, describe_topic_configs
 from trafka.domain.groups.state import GroupState
 from trafka.domain.topics import Topic, TopicPartition
+from trafka.schema_codec.messages import ConsumerProtocolAssignment
 
 from .lag import PartitionLag, group_lag
 from .view import BrokerView
@@ -138,8 +138,9 @@ def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
     if len(data) < 2:
         return ()
     try:
-        version = min(int.from_bytes(data[:2], "big", signed=True), 3)
-        decoded = ConsumerProtocolAssignment.decode(data, version=max(version, 0))
+        if int.from_bytes(data[:2], "big", signed=True) < 0:
+            return ()
+        decoded = ConsumerProtocolAssignment.decode(data, header=True)
         return tuple(sorted(TopicPartition(t.topic, p) for t in decoded.assigned_partitions for p in t.partitions))
     except Exception:  # another protocol's assignment is opaque bytes: shown as none
         return ()

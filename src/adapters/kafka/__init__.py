@@ -3,5 +3,6 @@
 from .connection.server import ServerLimits, serve
 from .context import BrokerContext
 from .request_context import Endpoint
+from .services import BrokerServices
 
-__all__ = ["BrokerContext", "Endpoint", "ServerLimits", "serve"]
+__all__ = ["BrokerContext", "BrokerServices", "Endpoint", "ServerLimits", "serve"]

@@ -6,7 +6,8 @@ editing to serve it:
 
 - the request and response classes (compiled from Kafka's schemas, ADR 92) and the version range it honours (ApiVersions is
   computed from the registry, so the broker never advertises what it cannot serve);
-- its handler;
+- its handler, which declares the services it uses as its first parameter's type (the room's `Uses`,
+  a frozen class naming them) and is given just those (`inject`, ADR 103);
 - what it needs authorized (`authorization`): the checks in the order Kafka's KafkaApis makes them,
   a filter for the APIs that leave out what may not be described instead of refusing, or `None` for
   the three APIs Kafka serves before authentication (ApiVersions, SaslHandshake, SaslAuthenticate);
@@ -33,6 +34,7 @@ the call decided is written and what it released woken before its answer leaves,
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -108,9 +110,39 @@ class CloseConnection(Exception):
 
 
 Services = Any
-"""What a handler reaches (the broker's `BrokerContext` today). Each room's handler names the type in
-its own signature; this module, which every room and layer imports, names none of the services, so
-no import circle runs through it (`tests/unit/test_import_cycles.py`, type-only imports counted)."""
+"""What the pipeline's layers pass along (the broker's `context.BrokerContext`). This module, which every
+room and layer imports, names none of the services, so no import circle runs through it
+(`tests/unit/test_import_cycles.py`, type-only imports counted). A room's handler never sees it: it
+declares what it uses and receives just that (`inject`)."""
+
+
+def declared_uses(handle: Callable[..., Any]) -> type | None:
+    """The class a room's handler declares as its first parameter's type (its `Uses`: an attrs class
+    whose fields name the services it reaches), or None for a function that takes the context as is."""
+    try:
+        first = next(iter(inspect.signature(handle).parameters.values()))
+    except (StopIteration, TypeError, ValueError):
+        return None
+    declared = first.annotation
+    if isinstance(declared, str):  # postponed annotations: the name, in the handler's module
+        declared = getattr(handle, "__globals__", {}).get(declared)
+    return declared if isinstance(declared, type) and attrs.has(declared) else None
+
+
+def inject(handle: Callable[..., Any]) -> Callable[..., Any]:
+    """`handle` given the services it declares in place of the context (cosmicpython's
+    `inject_dependencies` reads the signature the same way; ADR 103). The view is built once per broker
+    (`BrokerContext.view`); a function that declares nothing is returned as is."""
+    uses = declared_uses(handle)
+    if uses is None:
+        return handle
+
+    def injected(ctx: Services, /, *args: Any) -> Any:
+        return handle(ctx.view(uses), *args)
+
+    injected.__wrapped__ = handle  # type: ignore[attr-defined]
+    injected.uses = uses  # type: ignore[attr-defined]
+    return injected
 
 
 class Handle(Protocol):
@@ -121,15 +153,17 @@ class Handle(Protocol):
 
 
 def committing(handle: Handle) -> Handle:
-    """`handle`, then the unit of work's commit (`ctx.unit_of_work`, `unit_of_work.py`): at once, and
-    for a `Deferred` again when its wait ends. A `Parked` answer is committed by the purgatory after it
-    completes it (ADR 80)."""
+    """`handle` given what it declares (`inject`), then the unit of work's commit (`unit_of_work.py`): at
+    once, and for a `Deferred` again when its wait ends. A `Parked` answer is committed by the purgatory
+    after it completes it (ADR 80)."""
     if getattr(handle, "commits", False):  # already composed (an `attrs.evolve`d API)
         return handle
+    uses = declared_uses(handle)
+    serve = inject(handle)
 
     def handle_and_commit(ctx: Services, request: Any, version: int, client: ClientInfo, /) -> Any:
-        outcome = handle(ctx, request, version, client)
-        uow = ctx.unit_of_work
+        outcome = serve(ctx, request, version, client)
+        uow = ctx.services.unit_of_work
         uow.commit()
         if type(outcome) is not Deferred:
             return outcome
@@ -142,8 +176,9 @@ def committing(handle: Handle) -> Handle:
 
         return Deferred(wait_and_commit)
 
-    handle_and_commit.__wrapped__ = handle  # type: ignore[attr-defined]
+    handle_and_commit.__wrapped__ = serve  # type: ignore[attr-defined]
     handle_and_commit.commits = True  # type: ignore[attr-defined]
+    handle_and_commit.uses = uses  # type: ignore[attr-defined]
     return handle_and_commit
 
 
@@ -176,7 +211,7 @@ class Lane:
     client quota the lane does not account applies (its requests then take the pipeline)."""
 
     decode: Callable[[bytes], Any | None]
-    answer: Callable[[Services, Sequence[Any]], list[bytes]]
+    answer: Callable[[Services, Sequence[Any]], list[bytes]] = attrs.field(converter=inject)  # given what it declares
     closed_by: Callable[[ClientQuotas], bool] = never
 
 
@@ -271,6 +306,13 @@ class KafkaApi:
     @property
     def max_version(self) -> int:
         return self.versions[1]
+
+    def uses(self, ctx: Services) -> Any:
+        """What this room's handler declared it uses, for the room's own functions a layer calls (the
+        names a check authorizes, the partitions a cluster node must lead): the context itself for an
+        API whose handler declares nothing."""
+        uses = getattr(self.handle, "uses", None)
+        return ctx if uses is None else ctx.view(uses)
 
     def refuse(self, request: Any, version: int, error: int) -> Any | None:
         return self.refusal(self, request, version, error)

@@ -1,52 +1,36 @@
-"""What a request handler can reach: the domain services, the advertised endpoint, the clock.
+"""The connection plumbing: what the server and the request pipeline's layers need beside the services.
 
 The composition root builds one `BrokerContext` per broker, frozen: nothing assigns into it afterwards.
-What changes once the broker runs is per-listener state (`Listening`: the listeners as bound, the
-bootstrap address), set by the server when it binds. `appends` is the purgatory (`purgatory.py`, ADR
-80): where waiting requests are parked by key, and what an append, a release of share records or a
-group's decision notifies.
+It holds the broker's `BrokerServices` (`services.py`) and what serving connections takes: the handler
+registry, SASL and TLS per listener, injected faults, the manual clock's signal and the shutdown
+event. What changes once the broker runs is per-listener state (`Listening`: the listeners as bound,
+the bootstrap address), set by the server when it binds.
+
+A room's handler never receives this whole: it declares the few services it uses (its `Uses` class)
+and `view(uses)` gives it those, drawn from the services, or for the three a room may need of the
+plumbing (`registry`, `listening`, `shutting_down`) from here (ADR 103).
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 import trio
 
-from trafka.domain.catalog import TopicCatalog
-from trafka.domain.configs import BrokerPolicy
-from trafka.domain.errors import ErrorCode
-from trafka.domain.features import FeatureControl
-from trafka.domain.fetch_sessions import MAX_SLOTS, FetchSessionCache
 from trafka.domain.listeners import Listener
-from trafka.domain.ports import BrokerObserver
-from trafka.domain.producers import ProducerIdAllocator
-from trafka.domain.quotas import QuotaSensors
-from trafka.domain.replica_manager import ReplicaManager
-from trafka.domain.security import UserScramCredentials
-from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.transactions import TransactionService
 
+from .api import HandlerRegistry
 from .connection.faults import Faults
 from .connection.tls import ListenerTls
+from .request_context import Endpoint, Listening
 from .security.authentication import Authentication
+from .services import BrokerServices
 
-if TYPE_CHECKING:
-    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
-
-    from .cluster import ClusterMap
-    from .security.authorization import AuthorizationGate
-    from .share_runtime import ShareRuntime
-from .api import HandlerRegistry
-from .group_runtime import GroupRuntime
-from .internal_topics import InternalTopics
-from .purgatory import Purgatory
-from .request_context import ClientInfo as ClientInfo  # re-exported: the app and tests name it here
-from .request_context import Endpoint as Endpoint
-from .unit_of_work import UnitOfWork
+ROOM_PLUMBING = frozenset({"registry", "listening", "shutting_down"})
+"""What a room may declare of the plumbing: the APIs served (ApiVersions), the bound listeners
+(DescribeQuorum), whether the broker is stopping (a long poll answers at once then)."""
 
 
 class ClockSignal:
@@ -65,78 +49,31 @@ class ClockSignal:
             await self._moved.wait()
 
 
-AppendNotifier = Purgatory  # the name the wiring and the stores know it by: what an append notifies
-
-
-def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
-    """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
-    draw = random.Random()
-    return FetchSessionCache(lambda: draw.randint(1, 2**31 - 2), max_slots)
-
-
-class UnobservedBroker:
-    """The `BrokerObserver` when nothing collects metrics."""
-
-    def connection_opened(self, listener: str) -> None:
-        pass
-
-    def connection_closed(self, listener: str) -> None:
-        pass
-
-    def request_completed(self, api: str, version: int, seconds: float) -> None:
-        pass
-
-    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
-        pass
-
-    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
-        pass
-
-
-@attrs.define
-class Listening:
-    """Per-listener state: the listeners with their bound ports once the server listens, and the first
-    one's advertised address (the bootstrap address the embedded broker and the console show)."""
-
-    advertised: Endpoint
-    listeners: tuple[Listener, ...] = ()
-
-    def bound(self, listeners: tuple[Listener, ...]) -> None:
-        self.listeners = listeners
-        self.advertised = Endpoint(listeners[0].advertised_host, listeners[0].advertised_port)
-
-
 @attrs.frozen
 class BrokerContext:
-    """The broker's services, made by the composition root (`app/wiring/bootstrap.py`)."""
+    """The broker's services and the connection plumbing, made by the composition root (`app/wiring/bootstrap.py`)."""
 
-    catalog: TopicCatalog
-    replicas: ReplicaManager
-    policy: BrokerPolicy
+    services: BrokerServices
     registry: HandlerRegistry
-    groups: GroupRuntime
-    unit_of_work: UnitOfWork  # writes what a call decided and wakes what it released (ADR 79)
-    producer_ids: ProducerIdAllocator
-    transactions: TransactionService
-    clock_ms: Callable[[], int]
-    credentials: UserScramCredentials
     authentication: Authentication
-    quotas: QuotaSensors  # client quotas: what is set (`quotas.quotas`) and the rates they bound
     tls: Mapping[str, ListenerTls] = attrs.field(factory=dict)  # by listener name: SSL and SASL_SSL listeners
-    authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
     listening: Listening = attrs.field(factory=lambda: Listening(Endpoint("localhost", 9092)))
-    appends: Purgatory = attrs.field(factory=Purgatory)  # parked requests, woken by appends (ADR 80)
     clock_signal: ClockSignal = attrs.field(factory=ClockSignal)  # the manual clock's moves
     shutting_down: trio.Event = attrs.field(factory=trio.Event)
     faults: Faults = attrs.field(factory=Faults)
-    observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them
-    telemetry: ClientTelemetry | None = None  # KIP-714's pushed client metrics, with the HTTP listener
-    features: FeatureControl = attrs.field(kw_only=True)  # supported and finalized features (UpdateFeatures)
-    cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
-    share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
-    fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
-    group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
-    internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
+    _views: dict[type, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+
+    def view(self, uses: type) -> Any:
+        """What a room declared it uses (an attrs class of service names), built once per broker."""
+        built = self._views.get(uses)
+        if built is None:
+            built = self._views[uses] = uses(**{f.name: self._service(f.name) for f in attrs.fields(uses)})
+        return built
+
+    def _service(self, name: str) -> Any:
+        if name in ROOM_PLUMBING:
+            return getattr(self, name)
+        return getattr(self.services, name)
 
     @property
     def advertised(self) -> Endpoint:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -29,7 +29,28 @@ from .apis import share_group_configs
 from .apis.config_resources import GROUP_RESOURCE
 
 if TYPE_CHECKING:
-    from .context import BrokerContext
+    from .group_runtime import GroupRuntime
+    from .security.authorization import AuthorizationGate
+    from .share_runtime import ShareRuntime
+
+
+class RecordsGroupConfigs(Protocol):
+    """What the durable GROUP config resource reaches: the groups that validate and hold the values, the
+    authorizer (dead-letter topics), and the store (None: not durable). The rooms that alter or describe
+    configs declare these; the wiring passes its `BrokerServices`."""
+
+    @property
+    def groups(self) -> GroupRuntime: ...
+
+    @property
+    def share(self) -> ShareRuntime | None: ...
+
+    @property
+    def authorization(self) -> AuthorizationGate | None: ...
+
+    @property
+    def group_configs(self) -> DurableGroupConfigs | None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +58,7 @@ _Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
 _SET, _DELETE = 0, 1
 
 
-def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def alter(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
     """IncrementalAlterConfigs of one GROUP resource: validated by the coordinators, recorded, then
     applied (durable before it is served, as Kafka's controller writes the record before brokers apply
     it). The empty name is refused as Kafka's controller refuses it (no default group resource)."""
@@ -59,7 +80,7 @@ def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[Error
     return error, message
 
 
-def replace(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def replace(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
     """AlterConfigs (the legacy, whole-set replacement) of one GROUP resource, as Kafka's controller
     takes it: the given keys set, every other override of the group removed."""
     names = [c.name for c in resource.configs]
@@ -73,16 +94,16 @@ def replace(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[Err
     return alter(ctx, incremental, validate_only)
 
 
-def describe(ctx: BrokerContext, group_id: str) -> list[ConfigEntry]:
+def describe(ctx: RecordsGroupConfigs, group_id: str) -> list[ConfigEntry]:
     """Every config of the group id, as DescribeConfigs of its GROUP resource answers (the console)."""
     return share_group_configs.describe(ctx, group_id, None)
 
 
-def _overridden(ctx: BrokerContext, group_id: str) -> set[str]:
+def _overridden(ctx: RecordsGroupConfigs, group_id: str) -> set[str]:
     return {e.name for e in share_group_configs.describe(ctx, group_id, None) if e.source == ConfigSource.GROUP_CONFIG}
 
 
-def restore(ctx: BrokerContext) -> None:
+def restore(ctx: RecordsGroupConfigs) -> None:
     """Apply the recorded overrides at start. A value the broker refuses now (its bounds changed, share
     groups turned off) is logged and left out, and stays recorded."""
     durable = ctx.group_configs

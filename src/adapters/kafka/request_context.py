@@ -2,12 +2,17 @@
 
 A leaf: it imports only the domain, so the modules that name a client (the rooms, the pipeline's
 layers, the simulated cluster) need nothing else of the adapter to do so (Kafka's `RequestContext`).
+The listeners as bound and the shutdown signal live here too: the two things of the connection
+plumbing a room may declare it uses (ADR 103).
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import attrs
 
+from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
 
 
@@ -28,3 +33,22 @@ class ClientInfo:
     advertised: Endpoint = Endpoint("localhost", 9092)
     principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
     connection: object = None  # the connection's identity (what its close releases: share sessions)
+
+
+@attrs.define
+class Listening:
+    """Per-listener state: the listeners with their bound ports once the server listens, and the first
+    one's advertised address (the bootstrap address the embedded broker and the console show)."""
+
+    advertised: Endpoint
+    listeners: tuple[Listener, ...] = ()
+
+    def bound(self, listeners: tuple[Listener, ...]) -> None:
+        self.listeners = listeners
+        self.advertised = Endpoint(listeners[0].advertised_host, listeners[0].advertised_port)
+
+
+class ShutdownSignal(Protocol):
+    """Whether the broker is stopping (the server's `trio.Event`): a long poll answers at once then."""
+
+    def is_set(self) -> bool: ...

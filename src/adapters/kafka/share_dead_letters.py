@@ -33,6 +33,7 @@ from trafka.domain.groups.share import Archived
 from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, SET
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import Topic, TopicPartition
+from trafka.schema_codec.records import NewRecord, build_batch, decode_records, iter_batches
 
 log = logging.getLogger("trafka.groups")
 MESSAGES = {"reject": b"Offset rejected by client.", "limit": b"Offset delivery count exceeded the threshold."}
@@ -121,43 +122,26 @@ def dead_letter_writer(
 def _copies(
     group_id: str, tp: TopicPartition, a: Archived, replicas: ReplicaManager, copy_record: bool, now_ms: int
 ) -> bytes | None:
-    # kafka-python's record batch reader and builder (2.x and 3.x alike), imported on the first copy
-    # only: `import kafka` loads its whole client, which a broker's start should not pay for.
-    import warnings
-
-    with warnings.catch_warnings():  # kafka-python 3.0.12 warns on import (its schema loader), ADR 92
-        warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
-        from kafka.record.default_records import DefaultRecordBatchBuilder
-        from kafka.record.memory_records import MemoryRecords
-
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=0,
-        is_transactional=False,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
-        batch_size=1 << 30,
-    )
-    n = 0
+    copies: list[NewRecord] = []
     offset = a.first
     while offset <= a.last:
         fetched = replicas.fetch(tp, offset, MAX_READ, min_one_batch=True)
         if fetched.error is not ErrorCode.NONE or not fetched.records:
             break
-        records = MemoryRecords(fetched.records)
-        while offset <= a.last and records.has_next():
-            batch = records.next_batch()
-            offset = batch.base_offset + batch.last_offset_delta + 1
-            if batch.is_control_batch:
+        before = offset
+        for header, batch in iter_batches(fetched.records):
+            if offset > a.last:
+                break
+            offset = header.next_offset
+            if header.is_control:
                 continue
-            for record in batch:
+            for record in decode_records(batch, replicas.decompress):
                 if a.first <= record.offset <= a.last:
                     key, value = (record.key, record.value) if copy_record else (None, None)
-                    headers = _context(group_id, tp, record.offset, a)
-                    builder.append(n, timestamp=now_ms, key=key, value=value, headers=headers)
-                    n += 1
-    return bytes(builder.build()) if n else None
+                    copies.append(NewRecord(now_ms, key, value, _context(group_id, tp, record.offset, a)))
+        if offset == before:  # no whole batch came back
+            break
+    return build_batch(copies, replicas.checksum) if copies else None
 
 
 def _context(group_id: str, tp: TopicPartition, offset: int, a: Archived) -> list[tuple[str, bytes]]:

@@ -1,7 +1,7 @@
 """The registry's log in the `_schemas` topic, written and read through the broker's own partition.
 
-Entries are written as an ordinary record batch (built with kafka-python's record builder, as the
-broker's other internal writers build theirs) and appended through `ReplicaManager.produce`, the
+Entries are written as an ordinary record batch (built with trafka's record batch codec, as the
+broker's other internal writers build theirs, ADR 101) and appended through `ReplicaManager.produce`, the
 path every producer's batch takes, so `_schemas` is a topic like any other: consumers read it, its
 segments are Kafka's, and a `_schemas` topic copied from a Confluent deployment is served as is.
 The topic is created on the first write as Confluent creates it (one partition, compacted), with
@@ -16,14 +16,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
-from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
-
 from trafka.domain.batch import iter_batches
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.schema_registry import RegistryEntry, RegistryError
 from trafka.domain.topics import TopicPartition
+from trafka.schema_codec.records import NewRecord, build_batch, decode_records
 
 log = logging.getLogger("trafka.schemas")
 
@@ -56,19 +55,11 @@ class SchemasTopic:
                 self._catalog.create(SCHEMAS_TOPIC, 1, -1, TOPIC_CONFIGS)
             except KafkaError as error:
                 raise RegistryError(500, 50001, f"Error while creating {SCHEMAS_TOPIC}: {error.message}") from None
-        builder = DefaultRecordBatchBuilder(
-            magic=2,
-            compression_type=0,
-            is_transactional=False,
-            producer_id=-1,
-            producer_epoch=-1,
-            base_sequence=-1,
-            batch_size=2**31 - 1,
-        )
         now = self._clock_ms()
-        for delta, entry in enumerate(entries):
-            builder.append(delta, timestamp=now, key=entry.key.to_json(), value=entry.value_json(), headers=[])
-        result = self._replicas.produce(self._tp, bytes(builder.build()), now)
+        batch = build_batch(
+            [NewRecord(now, entry.key.to_json(), entry.value_json()) for entry in entries], self._replicas.checksum
+        )
+        result = self._replicas.produce(self._tp, batch, now)
         if result.error is not ErrorCode.NONE:
             raise RegistryError(
                 500,
@@ -91,11 +82,11 @@ class SchemasTopic:
                 return
             records = fetched.records
             for position, header in iter_batches(records):
-                batch = DefaultRecordBatch(bytes(records[position : position + header.size]))
-                if batch.is_control_batch:
-                    self.next_offset = batch.next_offset
+                batch = bytes(records[position : position + header.size])
+                if header.is_control:
+                    self.next_offset = header.next_offset
                     continue
-                for record in batch:
+                for record in decode_records(batch, self._replicas.decompress):
                     if record.offset < self.next_offset:
                         continue
                     self.next_offset = record.offset + 1
@@ -107,4 +98,4 @@ class SchemasTopic:
                         log.warning(
                             "%s offset %d is not a registry record (%s); skipped", SCHEMAS_TOPIC, record.offset, exc
                         )
-                self.next_offset = max(self.next_offset, batch.next_offset)
+                self.next_offset = max(self.next_offset, header.next_offset)

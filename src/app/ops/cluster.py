@@ -1,5 +1,5 @@
 """`trafka cluster info`: the cluster id, the controller and the brokers, as Metadata and
-DescribeCluster report them (kafka-python's admin client)."""
+DescribeCluster report them (the operator commands' client, ADR 101)."""
 
 from __future__ import annotations
 

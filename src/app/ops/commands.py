@@ -24,21 +24,6 @@ OPERATOR_COMMANDS = {
 }
 
 
-def client_problem() -> str | None:
-    """Why the operator commands cannot run here, or None. They are a kafka-python 3 client; the broker
-    itself runs beside any kafka-python from 2.0 on (ADR 92), so a user's 2.x is not replaced for them."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        found = version("kafka-python")
-    except PackageNotFoundError:
-        found = None
-    if found is not None and int(found.split(".")[0]) >= 3:
-        return None
-    have = f"kafka-python {found} is installed" if found else "kafka-python is not installed"
-    return f"the operator commands are a kafka-python 3 client and {have}: pip install 'kafka-python>=3.0.12'"
-
-
 def add_operator_parsers(commands: Any) -> None:
     add_topic_parser(commands)
     add_group_parser(commands)

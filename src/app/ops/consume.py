@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from .client import CommandError, add_connection_options, client_config, run_operator
+from .client import CommandError, add_connection_options, admin_client, run_operator
 from .output import OK, USAGE
 
 
@@ -48,37 +48,31 @@ def _text(value: bytes | None) -> str:
 
 
 def _start(consumer: Any, args: argparse.Namespace, partitions: list[int]) -> None:
-    from kafka import TopicPartition
-
     if args.offset is not None and args.partition is None:
         raise CommandError("--offset needs --partition", USAGE)
     if args.partition is not None and args.partition not in partitions:
         raise CommandError(f"topic {args.topic} has no partition {args.partition} (UNKNOWN_TOPIC_OR_PARTITION)")
     if args.group and args.partition is None:
-        consumer.subscribe([args.topic])
+        consumer.join()
         return
-    tps = [TopicPartition(args.topic, p) for p in ([args.partition] if args.partition is not None else partitions)]
-    consumer.assign(tps)
+    chosen = [args.partition] if args.partition is not None else partitions
     offset = args.offset or ("earliest" if args.from_beginning else "latest")
-    if offset == "earliest":
-        consumer.seek_to_beginning(*tps)
-    elif offset == "latest":
-        consumer.seek_to_end(*tps)
-    else:
-        try:
-            number = int(offset)
-        except ValueError:
-            raise CommandError(f"--offset {offset!r}: expected earliest, latest or a number", USAGE) from None
-        if number < 0:
-            raise CommandError(f"--offset {offset!r}: must not be negative", USAGE)
-        for tp in tps:
-            consumer.seek(tp, number)
+    if offset in ("earliest", "latest"):
+        consumer.assign(chosen, None)
+        return
+    try:
+        number = int(offset)
+    except ValueError:
+        raise CommandError(f"--offset {offset!r}: expected earliest, latest or a number", USAGE) from None
+    if number < 0:
+        raise CommandError(f"--offset {offset!r}: must not be negative", USAGE)
+    consumer.assign(chosen, number)
 
 
 class _StopSignal:
     """SIGINT and SIGTERM set a flag the poll loop reads between polls, instead of raising
-    KeyboardInterrupt wherever the Kafka client happens to be (inside it, an interrupt can leave the
-    client's state half-changed, so that closing it waits forever). The previous handlers come back
+    KeyboardInterrupt wherever the client happens to be (mid-request, an interrupt would leave the
+    group without the commit and LeaveGroup that closing sends). The previous handlers come back
     on exit."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -106,27 +100,22 @@ def _consume(args: argparse.Namespace) -> int:
 
 
 def _consume_until(args: argparse.Namespace, stop: _StopSignal) -> int:
-    from kafka import KafkaConsumer
+    from .admin import EARLIEST, LATEST
+    from .consumer import Consumer
 
-    config = client_config(args)
-    consumer = KafkaConsumer(
-        **config,
-        group_id=args.group,
-        enable_auto_commit=bool(args.group),
-        auto_offset_reset="earliest" if args.from_beginning else "latest",
-    )
+    admin = admin_client(args)
+    reset = EARLIEST if args.from_beginning or args.offset == "earliest" else LATEST
+    consumer = Consumer(admin, args.topic, args.group, reset)
     printed = 0
     try:
-        partitions = consumer.partitions_for_topic(args.topic)
-        if not partitions:
+        (found,) = admin.client.metadata([args.topic]).topics
+        if found.error_code or not found.partitions:
             raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
-        _start(consumer, args, sorted(partitions))
+        _start(consumer, args, sorted(p.partition_index for p in found.partitions))
         last_record = time.monotonic()
         while (args.max_messages is None or printed < args.max_messages) and stop.received is None:
-            batch = consumer.poll(
-                timeout_ms=200, max_records=(args.max_messages - printed) if args.max_messages else 500
-            )
-            records = sorted((r for rs in batch.values() for r in rs), key=lambda r: (r.partition, r.offset))
+            limit = (args.max_messages - printed) if args.max_messages else 500
+            records = sorted(consumer.poll(200, limit), key=lambda r: (r.partition, r.offset))
             for record in records:
                 _print(record, args)
                 printed += 1
@@ -136,10 +125,9 @@ def _consume_until(args: argparse.Namespace, stop: _StopSignal) -> int:
                 break
     finally:
         try:
-            if args.group:
-                consumer.commit()
-        finally:
             consumer.close()
+        finally:
+            admin.close()
         print(f"Processed a total of {printed} messages", file=sys.stderr)
     return OK
 

@@ -1,41 +1,18 @@
 """ConsumerGroupDescribe (key 69) from the operator commands: a KIP-848 consumer group's epochs,
-assignor and each member's current and target assignment. kafka-python's admin client has no call for
-it, so the request is declared from Kafka's JSON schema (in `trafka.kafka_schemas`, ADR 35) and sent to the
-group's coordinator through the admin client's connection manager."""
+assignor and each member's current and target assignment, sent to the group's coordinator (ADR 101)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from kafka.protocol.api_message import ApiMessage
-
-import trafka.kafka_schemas as schemas
-
-if TYPE_CHECKING:
-
-    class _Message(ApiMessage):
-        def __init_subclass__(cls, *, load_json: Any = None, **kwargs: Any) -> None: ...
-else:
-    _Message = ApiMessage
-
-
-class ConsumerGroupDescribeRequest(_Message, load_json=schemas):
-    pass
-
-
-class ConsumerGroupDescribeResponse(_Message, load_json=schemas):
-    pass
+from typing import Any
 
 
 def describe_consumer_group(admin: Any, group_id: str) -> dict[str, Any] | None:
     """The group as `describe` prints it (members shaped as DescribeGroups' are), or None if it is none."""
 
-    async def describe() -> Any:
-        node = await admin._find_coordinator_id(group_id)
-        request = ConsumerGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
-        return await admin._manager.send(request, node_id=node)
-
-    (group,) = admin._manager.run(describe).groups
+    answer = admin.to_coordinator(
+        group_id, "ConsumerGroupDescribe", group_ids=[group_id], include_authorized_operations=False
+    )
+    (group,) = answer.groups
     if group.error_code:
         return None
 

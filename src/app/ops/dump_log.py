@@ -7,8 +7,8 @@ record too. An `.index` or `.timeindex` prints its entries; `--verify-index-only
 the segment beside it and prints only mismatches. `--cluster-metadata-decoder`, `--offsets-decoder`,
 `--transaction-log-decoder` and `--share-group-state-decoder` print the payloads of `__cluster_metadata`,
 `__consumer_offsets`, `__transaction_state` and `__share_group_state` records as JSON. Batch headers and internal records are read by `log_records`
-(no broker imported, as for every operator command); records with kafka-python's record reader
-(`kafka.record`). `-o json` gives the same as objects.
+and records with the broker's own decoders (`trafka.schema_codec`, ADR 101; no broker imported, as for
+every operator command). `-o json` gives the same as objects.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .output import ERROR, OK, fail
 if TYPE_CHECKING:
     from .log_records import BatchHeader
 
-# The record classes (kafka-python's schema-driven ones) load when a file is dumped, so that the
+# The record classes (trafka's schema codec) load when a file is dumped, so that the
 # other commands and `trafka --help` do not pay for them (ADR 70).
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -119,7 +119,7 @@ def _decode(args: argparse.Namespace, key: bytes | None, value: bytes | None) ->
             "version": value[2] if len(value) > 2 else None,
             "data": data,
         }
-    pairs = {
+    pairs: dict[str, tuple[Any, Any]] = {
         "offsets": (OffsetCommitKey, OffsetCommitValue),
         "transaction": (TransactionLogKey, TransactionLogValue),
         "share": (ShareSnapshotKey, ShareSnapshotValue),
@@ -191,10 +191,12 @@ def batch_fields(pos: int, header: BatchHeader, batch: bytes) -> dict[str, Any]:
 
 
 def record_fields(args: argparse.Namespace, batch: bytes, header: BatchHeader) -> list[dict[str, Any]]:
-    from kafka.record.default_records import DefaultRecordBatch
+    from trafka.adapters.compression import decompress
+
+    from .log_records import decode_records
 
     out = []
-    for _delta, record in enumerate(DefaultRecordBatch(batch)):
+    for record in decode_records(batch, decompress):
         fields: dict[str, Any] = {
             "offset": record.offset,
             "timestampType": batch_fields(0, header, batch)["timestampType"],

@@ -21,7 +21,7 @@ from typing import Any
 
 from .client import CommandError, add_connection_options, admin_client, run_operator
 from .output import OK, USAGE, print_rows
-from .topic import key_values, raise_resource_errors
+from .topic import DELETE, config_changes
 
 _DESCRIBE_COLUMNS = [
     "group",
@@ -110,30 +110,28 @@ def _list(args: argparse.Namespace) -> int:
 
 def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The group and its committed offsets; for a share group its share-partitions' start offsets."""
-    from kafka.structs import OffsetAndMetadata
-
+    from .admin import Offset
     from .consumer_groups import describe_consumer_group
     from .share_groups import describe_share_group
 
-    described = admin.describe_groups([group_id])[group_id]
-    if described.get("error") not in (None, "NoError") or described.get("group_state") == "Dead":
+    described = admin.describe_group(group_id)
+    if described["error_code"] or described.get("group_state") == "Dead":
         # DescribeGroups knows classic groups only: a KIP-848 consumer group answers ConsumerGroupDescribe,
         # a share group ShareGroupDescribe
         consumer = describe_consumer_group(admin, group_id)
         if consumer is not None:
-            return consumer, admin.list_group_offsets({group_id: None})[group_id]
+            return consumer, admin.list_group_offsets(group_id)
         share = describe_share_group(admin, group_id)
         if share is None:
             raise CommandError(f"group {group_id} does not exist (GROUP_ID_NOT_FOUND)")
-        starts = {tp: OffsetAndMetadata(start, "", -1) for tp, (start, _) in share["share_offsets"].items()}
+        starts = {tp: Offset(start) for tp, (start, _) in share["share_offsets"].items()}
         return share, starts
-    committed = admin.list_group_offsets({group_id: None})[group_id]
+    committed = admin.list_group_offsets(group_id)
     return described, committed
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from kafka import TopicPartition
-    from kafka.admin import OffsetSpec
+    from .admin import LATEST, TopicPartition
 
     if args.members:
         return _describe_members(args)
@@ -149,7 +147,7 @@ def _describe(args: argparse.Namespace) -> int:
                     for partition in assigned["partitions"]:
                         owners[TopicPartition(assigned["topic"], partition)] = member
             tps = sorted(set(committed) | set(owners))
-            ends = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)) if tps else {}
+            ends = admin.list_partition_offsets(dict.fromkeys(tps, LATEST)) if tps else {}
             if not tps:
                 rows.append({"group": group_id, "state": described.get("group_state")})
             if described.get("type") == "share":
@@ -266,7 +264,7 @@ def _consumer_fields(described: dict[str, Any], member: dict[str, Any], tp: Any)
 
 
 def _partitions(admin: Any, args: argparse.Namespace, committed: dict[Any, Any]) -> list[Any]:
-    from kafka import TopicPartition
+    from .admin import TopicPartition
 
     if args.all_topics:
         return sorted(committed)
@@ -298,8 +296,7 @@ def parse_datetime_ms(text: str) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    from kafka.admin import OffsetSpec
-    from kafka.structs import OffsetAndMetadata
+    from .admin import EARLIEST, LATEST
 
     timestamp = parse_datetime_ms(args.to_datetime) if args.to_datetime else None
     admin = admin_client(args)
@@ -313,10 +310,8 @@ def _reset(args: argparse.Namespace) -> int:
         tps = _partitions(admin, args, committed)
         if not tps:
             raise CommandError(f"group {args.group} has no offsets to reset", USAGE)
-        earliest = {
-            tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.EARLIEST)).items()
-        }
-        latest = {tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)).items()}
+        earliest = {tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, EARLIEST)).items()}
+        latest = {tp: o.offset for tp, o in admin.list_partition_offsets(dict.fromkeys(tps, LATEST)).items()}
         by_time = admin.list_partition_offsets(dict.fromkeys(tps, timestamp)) if timestamp is not None else {}
         plan = {}
         for tp in tps:
@@ -343,7 +338,7 @@ def _reset(args: argparse.Namespace) -> int:
             if failed:
                 raise CommandError(f"group {args.group}: share-partitions not reset (error codes {failed})")
         elif args.execute:
-            admin.alter_group_offsets(args.group, {tp: OffsetAndMetadata(o, "", -1) for tp, o in plan.items()})
+            admin.commit_offsets(args.group, plan)
     finally:
         admin.close()
     rows = [
@@ -370,7 +365,7 @@ def _delete(args: argparse.Namespace) -> int:
         results = admin.delete_groups(args.groups)
     finally:
         admin.close()
-    failed = {g: str(e) for g, e in results.items() if e not in (None, "NoError", "OK")}
+    failed = {g: e for g, e in results.items() if e is not None}
     if failed:
         raise CommandError("; ".join(f"group {g}: {e}" for g, e in sorted(failed.items())))
     print_rows([{"group": g, "deleted": True} for g in args.groups], ["group", "deleted"], args.output)
@@ -379,20 +374,16 @@ def _delete(args: argparse.Namespace) -> int:
 
 def _configs(args: argparse.Namespace) -> int:
     """`kafka-configs.sh --entity-type groups --describe --all`: every config, overrides first."""
-    from kafka.admin import ConfigResource, ConfigResourceType
+    from .admin import GROUP_RESOURCE
 
     admin = admin_client(args)
     try:
-        described = admin.describe_configs(
-            [ConfigResource(ConfigResourceType.GROUP, g) for g in args.groups], config_filter="all"
-        )
+        described = admin.describe_configs(GROUP_RESOURCE, args.groups)
     finally:
         admin.close()
     rows = []
     for group_id in args.groups:
-        entries = (described.get("group") or {}).get(group_id)
-        if not isinstance(entries, dict):
-            raise CommandError(f"group {group_id}: {entries}")
+        entries = described.get(group_id) or {}
         for name, entry in entries.items():
             override = entry["config_source"] == "DYNAMIC_GROUP_CONFIG"
             rows.append({"group": group_id, "config": name, "value": entry["value"], "override": override})
@@ -404,26 +395,15 @@ def _configs(args: argparse.Namespace) -> int:
 def _alter_config(args: argparse.Namespace) -> int:
     """`kafka-configs.sh --entity-type groups --alter`: IncrementalAlterConfigs of the GROUP resource
     (a group's configs may be set before the group exists, as Kafka allows)."""
-    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+    from .admin import GROUP_RESOURCE
 
-    changes: dict[str, Any] = {k: (AlterConfigOp.SET, v) for k, v in key_values(args.set, "--set").items()}
-    changes.update(dict.fromkeys(args.delete, (AlterConfigOp.DELETE, None)))
-    if not changes:
-        raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
+    changes = config_changes(args)
     admin = admin_client(args)
     try:
-        result = admin.alter_configs(
-            [ConfigResource(ConfigResourceType.GROUP, args.group, configs=changes)],
-            raise_on_unknown=False,
-            incremental=True,
-        )
+        admin.alter_configs(GROUP_RESOURCE, args.group, changes)
     finally:
         admin.close()
-    raise_resource_errors(result)
-    rows = [
-        {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
-        for k, (op, v) in sorted(changes.items())
-    ]
+    rows = [{"config": k, "change": "delete" if op == DELETE else f"set {v}"} for k, (op, v) in sorted(changes.items())]
     print_rows(rows, ["config", "change"], args.output)
     return OK
 

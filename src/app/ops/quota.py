@@ -8,8 +8,7 @@
 The entity flags are `kafka-configs.sh`'s (`--user`, `--client`, `--ip` and their `--*-defaults`), and
 `--add-config`/`--delete-config` take its comma-separated lists. `alter` sends AlterClientQuotas,
 `describe` DescribeClientQuotas (the entities named match exactly, the others any; with no entity
-flag, every quota). kafka-python's admin client has no method for either, so the requests go through
-its admin client's own connection and controller lookup.
+flag, every quota), through the operator commands' client (ADR 101).
 """
 
 from __future__ import annotations
@@ -59,10 +58,10 @@ def run_quota(args: argparse.Namespace) -> int:
     return run_operator(_alter if args.verb == "alter" else _describe, args)
 
 
-def _send(args: argparse.Namespace, request: Any) -> Any:
+def _send(args: argparse.Namespace, name: str, **fields: Any) -> Any:
     admin = admin_client(args)
     try:
-        return admin._manager.run(admin._send_request_to_controller, request)
+        return admin.client.send(name, **fields)
     finally:
         admin.close()
 
@@ -81,7 +80,7 @@ def parse_add_config(text: str) -> dict[str, float]:
 
 
 def _alter(args: argparse.Namespace) -> int:
-    from kafka.protocol.admin import AlterClientQuotasRequest
+    from trafka.schema_codec.messages import AlterClientQuotasRequest
 
     entity = _entity(args)
     if not entity:
@@ -93,11 +92,12 @@ def _alter(args: argparse.Namespace) -> int:
     Entry = AlterClientQuotasRequest.EntryData
     ops = [Entry.OpData(key=k, value=v, remove=False) for k, v in added.items()]
     ops += [Entry.OpData(key=k, value=0.0, remove=True) for k in deleted]
-    request = AlterClientQuotasRequest(
+    (result,) = _send(
+        args,
+        "AlterClientQuotas",
         entries=[Entry(entity=[Entry.EntityData(entity_type=t, entity_name=n) for t, n in entity.items()], ops=ops)],
         validate_only=args.validate_only,
-    )
-    (result,) = _send(args, request).entries
+    ).entries
     if result.error_code:
         raise CommandError(result.error_message or f"error {result.error_code}")
     done = "Validated" if args.validate_only else "Completed"
@@ -106,14 +106,14 @@ def _alter(args: argparse.Namespace) -> int:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from kafka.protocol.admin import DescribeClientQuotasRequest
+    from trafka.schema_codec.messages import DescribeClientQuotasRequest
 
     Component = DescribeClientQuotasRequest.ComponentData
     components = [
         Component(entity_type=kind, match_type=1 if name is None else 0, match=name)
         for kind, name in _entity(args).items()
     ]
-    response = _send(args, DescribeClientQuotasRequest(components=components, strict=False))
+    response = _send(args, "DescribeClientQuotas", components=components, strict=False)
     if response.error_code:
         raise CommandError(response.error_message or f"error {response.error_code}")
     rows = []

@@ -1,5 +1,5 @@
 """`trafka topic list|describe|create|delete|alter-config|add-partitions`, as `kafka-topics.sh` and
-`kafka-configs.sh --entity-type topics`, through kafka-python's admin client.
+`kafka-configs.sh --entity-type topics`, through trafka's own admin calls (`admin`, ADR 101).
 
 `describe` prints one row per partition (leader, replicas, in-sync replicas, log start and end
 offsets) after a line per topic with its id and the configs set on it; `--output json` gives the same
@@ -9,7 +9,6 @@ as objects. `create --if-not-exists` and `delete --if-exists` make scripts idemp
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
 from .client import CommandError, add_connection_options, admin_client, run_operator
@@ -75,8 +74,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from kafka import TopicPartition
-    from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
+    from .admin import EARLIEST, LATEST, TOPIC_RESOURCE, TopicPartition
 
     admin = admin_client(args)
     try:
@@ -85,13 +83,9 @@ def _describe(args: argparse.Namespace) -> int:
             if topic["error_code"]:
                 raise CommandError(f"topic {topic['name']}: {_error_name(topic['error_code'])}")
         tps = [TopicPartition(t["name"], p["partition_index"]) for t in described for p in t["partitions"]]
-        earliest = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.EARLIEST)) if tps else {}
-        latest = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST)) if tps else {}
-        configs = (
-            admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in described])
-            if described
-            else {}
-        )
+        earliest = admin.list_partition_offsets(dict.fromkeys(tps, EARLIEST)) if tps else {}
+        latest = admin.list_partition_offsets(dict.fromkeys(tps, LATEST)) if tps else {}
+        configs = admin.describe_configs(TOPIC_RESOURCE, [t["name"] for t in described]) if described else {}
     finally:
         admin.close()
     out = []
@@ -108,7 +102,9 @@ def _describe(args: argparse.Namespace) -> int:
             }
             for p in sorted(topic["partitions"], key=lambda p: p["partition_index"])
         ]
-        set_configs = {k: v["value"] for k, v in configs.get("topic", {}).get(name, {}).items()}
+        set_configs = {
+            k: v["value"] for k, v in configs.get(name, {}).items() if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+        }
         out.append({"topic": name, "topic_id": topic["topic_id"], "partitions": partitions, "configs": set_configs})
     if args.output == "json":
         print_json(out)
@@ -128,21 +124,21 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _error_name(code: int) -> str:
-    from kafka import errors as kafka_errors
+    from .wire import BrokerError
 
-    error = kafka_errors.for_code(code)
-    return f"{error.message}: {error.description}"
+    return str(BrokerError(code))
 
 
 def _create(args: argparse.Namespace) -> int:
-    from kafka import errors as kafka_errors
-    from kafka.admin import NewTopic
+    from .wire import BrokerError
 
     configs = key_values(args.config, "--config")
     admin = admin_client(args)
     try:
-        admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor, topic_configs=configs)])
-    except kafka_errors.TopicAlreadyExistsError:
+        admin.create_topic(args.topic, args.partitions, args.replication_factor, configs)
+    except BrokerError as exc:
+        if exc.name != "TOPIC_ALREADY_EXISTS":
+            raise
         if not args.if_not_exists:
             raise CommandError(f"topic {args.topic} already exists (TOPIC_ALREADY_EXISTS)") from None
     finally:
@@ -152,7 +148,7 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from kafka import errors as kafka_errors
+    from .wire import BrokerError
 
     admin = admin_client(args)
     try:
@@ -164,8 +160,8 @@ def _delete(args: argparse.Namespace) -> int:
         if wanted:
             try:
                 admin.delete_topics(wanted)
-            except kafka_errors.UnknownTopicOrPartitionError:
-                if not args.if_exists:
+            except BrokerError as exc:
+                if exc.name != "UNKNOWN_TOPIC_OR_PARTITION" or not args.if_exists:
                     raise
     finally:
         admin.close()
@@ -174,53 +170,37 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _alter_config(args: argparse.Namespace) -> int:
-    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+    from .admin import TOPIC_RESOURCE
 
-    changes: dict[str, Any] = {k: (AlterConfigOp.SET, v) for k, v in key_values(args.set, "--set").items()}
-    changes.update(dict.fromkeys(args.delete, (AlterConfigOp.DELETE, None)))
-    if not changes:
-        raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
+    changes = config_changes(args)
     admin = admin_client(args)
     try:
         if args.topic not in admin.list_topics():
             raise CommandError(f"topic {args.topic} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
-        result = admin.alter_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, args.topic, configs=changes)],
-            raise_on_unknown=False,
-            incremental=True,
-        )
+        admin.alter_configs(TOPIC_RESOURCE, args.topic, changes)
     finally:
         admin.close()
-    raise_resource_errors(result)
-    rows = [
-        {"config": k, "change": "delete" if op is AlterConfigOp.DELETE else f"set {v}"}
-        for k, (op, v) in sorted(changes.items())
-    ]
+    rows = [{"config": k, "change": "delete" if op == DELETE else f"set {v}"} for k, (op, v) in sorted(changes.items())]
     print_rows(rows, ["config", "change"], args.output)
     return OK
 
 
-def raise_resource_errors(result: Any) -> None:
-    """alter_configs answers {resource type: {name: error text}} (a falsy or NoError text on success)."""
-    from kafka import errors as kafka_errors
+SET, DELETE = 0, 1  # IncrementalAlterConfigs' operations (Kafka's AlterConfigOp.OpType)
 
-    for names in (result or {}).values():
-        for name, error in (names or {}).items():
-            text = str(error) if error else ""
-            if text and text != "OK" and "NoError" not in text:
-                code = re.search(r"\[Error (\d+)\]", text)
-                detail = text.split(": ", 1)[-1]
-                raise CommandError(
-                    f"{name}: {kafka_errors.for_code(int(code.group(1))).message if code else text}: {detail}"
-                )
+
+def config_changes(args: argparse.Namespace) -> dict[str, tuple[int, str | None]]:
+    """`--set K=V` and `--delete K` as IncrementalAlterConfigs' {config: (operation, value)}."""
+    changes: dict[str, tuple[int, str | None]] = {k: (SET, v) for k, v in key_values(args.set, "--set").items()}
+    changes.update(dict.fromkeys(args.delete, (DELETE, None)))
+    if not changes:
+        raise CommandError("nothing to change: give --set KEY=VALUE or --delete KEY", USAGE)
+    return changes
 
 
 def _add_partitions(args: argparse.Namespace) -> int:
-    from kafka.admin import NewPartitions
-
     admin = admin_client(args)
     try:
-        admin.create_partitions({args.topic: NewPartitions(args.partitions)})
+        admin.create_partitions(args.topic, args.partitions)
     finally:
         admin.close()
     print_rows([{"topic": args.topic, "partitions": args.partitions}], ["topic", "partitions"], args.output)

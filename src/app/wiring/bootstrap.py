@@ -41,17 +41,12 @@ from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
-from trafka.adapters.kafka.context import (
-    AppendNotifier,
-    BrokerContext,
-    Endpoint,
-    Listening,
-    UnobservedBroker,
-    fetch_session_cache,
-)
+from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.internal_topics import InternalTopics
 from trafka.adapters.kafka.releases import pinned, release_name
+from trafka.adapters.kafka.request_context import Endpoint, Listening
+from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, UnobservedBroker, fetch_session_cache
 from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.adapters.memory import (
@@ -526,28 +521,24 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         streams=streams_groups,
     )
     adapters.clock.listen(groups.touched)
-    ctx = BrokerContext(
+    services = BrokerServices(
         catalog=catalog,
         replicas=replicas,
         policy=policy,
-        registry=_registry(settings),
         groups=groups,
         unit_of_work=unit_of_work,
         producer_ids=producer_ids,
         transactions=transactions,
         clock_ms=adapters.clock_ms,
         credentials=credentials,
-        authentication=authentication,
         quotas=quotas_from(settings, adapters.quota_store),
-        tls=tls,
+        features=FeatureControl(adapters.catalog_store, settings.broker.node_id, bootstrap_features(settings)),
         authorization=authorization,
-        listening=Listening(advertised_endpoint(first_listener.advertise(first_listener.port))),
         appends=appends,
         observer=adapters.observer,
         telemetry=None
         if settings.http.port is None
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
-        features=FeatureControl(adapters.catalog_store, settings.broker.node_id, bootstrap_features(settings)),
         share=share_groups_from(
             settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
         ),
@@ -555,20 +546,27 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         group_configs=recorded_group_configs,
         internal_topics=InternalTopics.with_ids(adapters.internal_topic_ids),
     )
+    ctx = BrokerContext(
+        services,
+        registry=_registry(settings),
+        authentication=authentication,
+        tls=tls,
+        listening=Listening(advertised_endpoint(first_listener.advertise(first_listener.port))),
+    )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
     if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
-    if ctx.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
-        ctx.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
-    ctx.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
-    group_configs.restore(ctx)  # the GROUP config resource's overrides, as recorded
+    if ctx.services.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
+        ctx.services.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
+    ctx.services.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
+    group_configs.restore(services)  # the GROUP config resource's overrides, as recorded
     return ctx
 
 
 def transaction_log_value_version(ctx: BrokerContext) -> int:
     """Kafka 4.2's TransactionVersion.transactionLogValueVersion: TransactionLogValue v1 (flexible, with
     the client's transaction version) once `transaction.version` 1 or more is finalized, else v0."""
-    finalized = ctx.features.finalized(feature_ceilings(ctx.registry))
+    finalized = ctx.services.features.finalized(feature_ceilings(ctx.registry))
     return 1 if finalized.get(TRANSACTION_VERSION, 0) >= 1 else 0
 
 
@@ -582,7 +580,7 @@ def bootstrap_features(settings: Settings) -> Mapping[str, int]:
 
 def share_dead_letters_enabled(ctx: BrokerContext) -> bool:
     """Kafka 4.4's ShareVersion.supportsShareGroupDLQ: `share.version` 2 or more finalized."""
-    return ctx.features.finalized(feature_ceilings(ctx.registry)).get(SHARE_VERSION, 0) >= 2
+    return ctx.services.features.finalized(feature_ceilings(ctx.registry)).get(SHARE_VERSION, 0) >= 2
 
 
 def quotas_from(settings: Settings, store: ClientQuotaStore) -> QuotaSensors:

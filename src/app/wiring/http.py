@@ -48,29 +48,31 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         )  # as bound: empty until the Kafka listener is up
         return BrokerInfo(
             version=__version__,
-            node_id=ctx.policy.node_id,
-            cluster_id=ctx.policy.cluster_id,
+            node_id=ctx.services.policy.node_id,
+            cluster_id=ctx.services.policy.cluster_id,
             started_ms=started_ms,
             listeners=advertised or (f"PLAINTEXT://{ctx.advertised.host}:{ctx.advertised.port}",),
             config=settings_with_sources(settings),
         )
 
     view = BrokerView(
-        catalog=ctx.catalog,
-        replicas=ctx.replicas,
-        coordinator=ctx.groups.coordinator,
-        offsets=ctx.groups.offsets,
-        clock_ms=ctx.clock_ms,
+        catalog=ctx.services.catalog,
+        replicas=ctx.services.replicas,
+        coordinator=ctx.services.groups.coordinator,
+        offsets=ctx.services.groups.offsets,
+        clock_ms=ctx.services.clock_ms,
         info=info,
-        metrics=ctx.observer if isinstance(ctx.observer, BrokerMetrics) else BrokerMetrics(),
+        metrics=ctx.services.observer if isinstance(ctx.services.observer, BrokerMetrics) else BrokerMetrics(),
         security=console_security(settings, ctx),
-        consumer_groups=ctx.groups.consumer,
-        share=ctx.share.groups if ctx.share is not None else None,
-        quotas=ctx.quotas,
-        telemetry=ctx.telemetry,
-        delete_group=committed(ctx.unit_of_work, partial(delete_groups.delete_group, ctx)),
-        share_changed=ctx.share.settled if ctx.share is not None else lambda: None,
-        group_configs=partial(group_configs.describe, ctx),
+        consumer_groups=ctx.services.groups.consumer,
+        share=ctx.services.share.groups if ctx.services.share is not None else None,
+        quotas=ctx.services.quotas,
+        telemetry=ctx.services.telemetry,
+        delete_group=committed(
+            ctx.services.unit_of_work, partial(delete_groups.delete_group, ctx.view(delete_groups.Uses))
+        ),
+        share_changed=ctx.services.share.settled if ctx.services.share is not None else lambda: None,
+        group_configs=partial(group_configs.describe, ctx.services),
     )
     return view
 
@@ -80,15 +82,15 @@ def console_security(settings: Settings, ctx: BrokerContext) -> ConsoleSecurity 
     a login by the SASL listeners' users: SCRAM users of the SCRAM mechanisms they enable (both without
     a SASL listener) and PLAIN users of their JAAS configs."""
     sasl = ctx.authentication.listeners
-    if not sasl and ctx.authorization is None:
+    if not sasl and ctx.services.authorization is None:
         return None
     enabled = {m for listener in sasl.values() for m in listener.enabled_mechanisms}
     mechanisms = [m for m in ScramMechanism if m.mechanism_name in enabled or not sasl]
     plain = [listener.plain_users for listener in sasl.values() if "PLAIN" in listener.enabled_mechanisms]
-    check = PasswordCheck(ctx.credentials.lookup, mechanisms, plain)
+    check = PasswordCheck(ctx.services.credentials.lookup, mechanisms, plain)
     return ConsoleSecurity(
         prepare=check.prepare,
-        authorizer=None if ctx.authorization is None else ctx.authorization.authorizer,
+        authorizer=None if ctx.services.authorization is None else ctx.services.authorization.authorizer,
         failed_authentication_delay_ms=ctx.authentication.failed_authentication_delay_ms,
         session_secret=settings.http.session_secret or secrets.token_urlsafe(32),
         session_lifetime_ms=settings.http.session_lifetime_ms,

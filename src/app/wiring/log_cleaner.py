@@ -84,9 +84,9 @@ class LogCleaner:
         self._checksum = checksum
         self._decompress = decompress
         self.manager = CleanerManager(
-            ctx.catalog,
+            ctx.services.catalog,
             logs,
-            ctx.policy,
+            ctx.services.policy,
             checkpoints if checkpoints is not None else MemoryCheckpoints(),
             self._last_stable_offset,
             self._last_records,
@@ -102,14 +102,14 @@ class LogCleaner:
         self._processes: dict[int, CleanerProcess] = {}  # by cleaner thread (-1: compact())
 
     def _last_stable_offset(self, tp: TopicPartition, partition_log: PartitionLog) -> int:
-        if self._ctx.catalog.has_partition(tp):
-            return self._ctx.replicas.last_stable_offset(tp, partition_log)
+        if self._ctx.services.catalog.has_partition(tp):
+            return self._ctx.services.replicas.last_stable_offset(tp, partition_log)
         first_unstable = self._producers_now(tp, partition_log).first_unstable_offset()
         return partition_log.log_end_offset if first_unstable is None else first_unstable
 
     def _last_records(self, tp: TopicPartition, partition_log: PartitionLog) -> dict[int, LastRecord]:
-        if self._ctx.catalog.has_partition(tp):
-            return self._ctx.replicas.last_records_of_active_producers(tp, partition_log)
+        if self._ctx.services.catalog.has_partition(tp):
+            return self._ctx.services.replicas.last_records_of_active_producers(tp, partition_log)
         return {
             pid: LastRecord(entry.batches[-1].last_offset if entry.batches else None, entry.epoch)
             for pid, entry in self._producers_now(tp, partition_log).producers.items()
@@ -177,7 +177,7 @@ class LogCleaner:
     async def _thread(self, thread: int) -> None:
         cleaner = None  # made with the first log to clean: a broker with none never loads its key scan
         while True:
-            chosen = self.manager.grab_filthiest(self._ctx.clock_ms())
+            chosen = self.manager.grab_filthiest(self._ctx.services.clock_ms())
             self.metrics.max_dirty_percent = 100 * self.manager.dirtiest_ratio
             if chosen is None:
                 await trio.sleep(self.settings.backoff_ms / 1000)
@@ -191,7 +191,7 @@ class LogCleaner:
     ) -> CleanerStats | None:
         to_clean, partition_log, config = chosen
         tp = to_clean.tp
-        now = self._ctx.clock_ms()
+        now = self._ctx.services.clock_ms()
         last_records = self.manager.last_records(tp, partition_log)
         token = trio.lowlevel.current_trio_token()
 
@@ -268,7 +268,7 @@ class LogCleaner:
     async def compact(self, topic: str) -> None:
         """Clean every partition of `topic` now: its active segment is rolled, and everything up to
         the last stable offset is cleaned whatever the dirty ratio and `min.compaction.lag.ms`."""
-        found = self._ctx.catalog.get(topic)
+        found = self._ctx.services.catalog.get(topic)
         partitions = (
             found.topic_partitions()
             if found is not None
@@ -286,7 +286,7 @@ class LogCleaner:
             if partition_log is None:
                 continue
             partition_log.roll()
-            chosen = self.manager.forced(tp, self._ctx.clock_ms())
+            chosen = self.manager.forced(tp, self._ctx.services.clock_ms())
             if chosen is not None:
                 await self._clean(cleaner, chosen, -1)
 
@@ -301,7 +301,7 @@ class LogCleaner:
             "max_compaction_delay_secs": self.manager.max_compaction_delay_ms / 1000,
             "dead_thread_count": metrics.dead_thread_count,
             "max_dirty_percent": 100 * self.manager.dirtiest_ratio,
-            "time_since_last_run_ms": 0.0 if last_run is None else self._ctx.clock_ms() - last_run,
+            "time_since_last_run_ms": 0.0 if last_run is None else self._ctx.services.clock_ms() - last_run,
         }
 
     def first_dirty_offset(self, tp: TopicPartition) -> int | None:

@@ -78,11 +78,11 @@ async def run_broker(
 def request_shutdown(ctx: BrokerContext) -> None:
     """Stop accepting, answer what is in flight (parked fetches at once), then end `run_broker`."""
     ctx.shutting_down.set()
-    ctx.appends.notify_all()
+    ctx.services.appends.notify_all()
 
 
 def close_broker(ctx: BrokerContext, adapters: Adapters) -> None:
-    ctx.replicas.snapshot_producers()
+    ctx.services.replicas.snapshot_producers()
     adapters.stop()
 
 
@@ -100,29 +100,31 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)
-        for transactional_id in ctx.transactions.expire(now):
+        for transactional_id in ctx.services.transactions.expire(now):
             log.info("transaction %s timed out and was aborted", transactional_id)
-            ctx.appends.notify_all()
+            ctx.services.appends.notify_all()
         if now >= next_checkpoint:  # producer snapshots are taken at each roll and at shutdown, as Kafka's
             adapters.checkpoint()
             next_checkpoint = now + storage.checkpoint_interval_ms
         if now >= next_producer_expiry:
-            removed = ctx.replicas.expire_producers(now, broker.producer_id_expiration_ms)
+            removed = ctx.services.replicas.expire_producers(now, broker.producer_id_expiration_ms)
             if removed:
                 log.info("expired %d producer id entries idle for producer.id.expiration.ms", removed)
             next_producer_expiry = now + broker.producer_id_expiration_check_interval_ms
         if now >= next_transactional_id_expiry:
-            gone = ctx.transactions.coordinator.expire_transactional_ids(now, broker.transactional_id_expiration_ms)
+            gone = ctx.services.transactions.coordinator.expire_transactional_ids(
+                now, broker.transactional_id_expiration_ms
+            )
             if gone:
                 log.info("expired %d transactional ids (transactional.id.expiration.ms)", len(gone))
             next_transactional_id_expiry = now + broker.transaction_remove_expired_transaction_cleanup_interval_ms
         if now >= next_offsets_expiry:
-            removed = ctx.groups.offsets.expire(now, groups.offsets_retention_minutes * 60_000)
+            removed = ctx.services.groups.offsets.expire(now, groups.offsets_retention_minutes * 60_000)
             if removed:
                 log.info("removed %d expired committed offsets (offsets.retention.minutes)", removed)
             next_offsets_expiry = now + groups.offsets_retention_check_interval_ms
         if now >= next_retention:
-            for tp, start in ctx.replicas.enforce_retention(now).items():
+            for tp, start in ctx.services.replicas.enforce_retention(now).items():
                 log.info("retention: %s now starts at offset %d", tp, start)
             next_retention = now + storage.retention_check_interval_ms
         await moved.pause(ctx.shutting_down)

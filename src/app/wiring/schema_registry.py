@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from trafka.adapters.kafka.context import AppendNotifier, BrokerContext
+from trafka.adapters.kafka.context import BrokerContext
+from trafka.adapters.kafka.services import AppendNotifier
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.replica_manager import ReplicaManager
@@ -82,7 +83,7 @@ def schema_registry(ctx: BrokerContext) -> RegistryService:
     """The broker's registry over its `_schemas` topic (read on first use), made once per broker by
     `bootstrap`: the REST API and broker-side schema validation (the replica manager's `schema_ids`)
     share it."""
-    registry = ctx.replicas.schema_ids
+    registry = ctx.services.replicas.schema_ids
     if not isinstance(registry, SchemaRegistryOnFirstUse):
         raise TypeError("this broker was not wired with a schema registry")
     return registry.service()

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Protocol
 
-from trafka.adapters.kafka.context import AppendNotifier
+from trafka.adapters.kafka.services import AppendNotifier
 from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
 from trafka.adapters.kafka.share_runtime import ShareRuntime, ShareWrites
 from trafka.adapters.kafka.unit_of_work import UnitOfWork

@@ -41,8 +41,8 @@ async def test_a_session_deadline_passes_at_once_when_the_manual_clock_is_advanc
     clock = adapters.clock
     assert isinstance(clock, ManualClock)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ctx.groups.run)
-        coordinator = ctx.groups.coordinator
+        nursery.start_soon(ctx.services.groups.run)
+        coordinator = ctx.services.groups.coordinator
         deadlines = []
         real = coordinator.tick
 

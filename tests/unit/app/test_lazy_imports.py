@@ -64,6 +64,55 @@ def test_a_memory_broker_imports_no_feature_it_does_not_use():
     assert among(modules, FEATURES) == []
 
 
+def test_a_data_dir_broker_reads_and_writes_records_without_a_client_library(tmp_path):
+    """ADR 101: the internal logs, `Broker.records()` and the share groups' copies use trafka's own record
+    batch codec; kafka-python is the user's client only (it left the core install)."""
+    modules = loaded_after(
+        "import io, sys\n"
+        "import trafka\n"
+        "from trafka.app.cli.main import main\n"
+        f"with trafka.Broker(data_dir={str(tmp_path)!r}, topics={{'t': 1}}) as broker:\n"
+        "    sys.stdin = io.StringIO('k:v\\n')\n"
+        "    assert main(['produce', 't', '-k', ':', '-H', 'h=1', '-b', broker.bootstrap_servers]) == 0\n"
+        "    [record] = broker.records('t')\n"
+        "    assert (record.key, record.value, record.headers) == (b'k', b'v', (('h', b'1'),)), record\n"
+        "    broker.create_topic('u', 2)\n"
+    )
+    assert among(modules, ("kafka",)) == []
+
+
+def test_the_operator_commands_run_without_a_client_library(tmp_path):
+    """ADR 101: `trafka topic`, `produce`, `consume` (in a group too) and `dump-log` speak Kafka's protocol
+    through their own client on trafka's schema codec, and read records with its record batch codec."""
+    probe = f"""
+import io, sys, glob, contextlib
+import trafka
+from trafka.app.cli.main import main
+
+def run(*args, stdin=''):
+    sys.stdin = io.StringIO(stdin)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(list(args)) == 0, args
+    return out.getvalue()
+
+with trafka.Broker(data_dir={str(tmp_path)!r}) as broker:
+    b = ['-b', broker.bootstrap_servers]
+    run('topic', 'create', 't', '-p', '2', *b)
+    assert 't' in run('topic', 'list', *b)
+    assert run('produce', 't', '-k', ':', *b, stdin='a:1\\nb:2\\n').startswith('produced 2 records to t')
+    got = run('consume', 't', '--from-beginning', '-n', '2', '-f', '{{key}}={{value}}', *b)
+    assert sorted(got.split()) == ['a=1', 'b=2'], got
+    got = run('consume', 't', '-g', 'g', '--from-beginning', '-n', '2', '-f', '{{value}}', *b)
+    assert sorted(got.split()) == ['1', '2'], got
+    assert 'g' in run('group', 'list', *b)
+    segments = glob.glob({str(tmp_path)!r} + '/t-*/*.log')
+    dumped = run('dump-log', '--print-data-log', *segments)
+    assert 'payload: 1' in dumped and 'payload: 2' in dumped, dumped
+"""
+    assert among(loaded_after(probe), ("kafka",)) == []
+
+
 def test_the_cli_builds_its_parsers_without_the_broker():
     modules = loaded_after("from trafka.app.cli.main import build_parser\nbuild_parser()")
     assert among(modules, BROKER + FEATURES) == []

@@ -38,21 +38,21 @@ def test_a_topic_config_turning_validation_on_is_refused_with_what_to_install(mo
     _without_registry(monkeypatch)
     ctx = _ctx()
     with pytest.raises(KafkaError) as refused:
-        ctx.catalog.create("orders", 1, configs=VALIDATED)
+        ctx.services.catalog.create("orders", 1, configs=VALIDATED)
     assert refused.value.code is ErrorCode.INVALID_CONFIG
     assert "pip install 'trafka[registry]'" in refused.value.message
-    ctx.catalog.create("orders", 1)
+    ctx.services.catalog.create("orders", 1)
     with pytest.raises(KafkaError) as refused:
-        ctx.catalog.alter_configs("orders", {"confluent.value.schema.validation": (AlterOp.SET, "true")})
+        ctx.services.catalog.alter_configs("orders", {"confluent.value.schema.validation": (AlterOp.SET, "true")})
     assert refused.value.code is ErrorCode.INVALID_CONFIG
-    ctx.catalog.alter_configs("orders", {"retention.ms": (AlterOp.SET, "60000")})  # other configs still alter
+    ctx.services.catalog.alter_configs("orders", {"retention.ms": (AlterOp.SET, "60000")})  # other configs still alter
 
 
 def test_a_produce_to_a_validated_topic_answers_invalid_record(monkeypatch):
     ctx = _ctx()  # installed with the registry: the topic is configured for validation
-    ctx.catalog.create("orders", 1, configs=VALIDATED)
+    ctx.services.catalog.create("orders", 1, configs=VALIDATED)
     _without_registry(monkeypatch)  # served by a broker without it, before the registry was first built
-    result = ctx.replicas.produce(TopicPartition("orders", 0), _batch(), 0)
+    result = ctx.services.replicas.produce(TopicPartition("orders", 0), _batch(), 0)
     assert result.error is ErrorCode.INVALID_RECORD
     assert "pip install 'trafka[registry]'" in result.message
-    assert ctx.replicas.produce(TopicPartition("orders", 0), _batch(), 0).error is ErrorCode.INVALID_RECORD
+    assert ctx.services.replicas.produce(TopicPartition("orders", 0), _batch(), 0).error is ErrorCode.INVALID_RECORD

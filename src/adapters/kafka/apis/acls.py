@@ -7,7 +7,9 @@ Authorization: DESCRIBE on the cluster to list, ALTER to create or delete.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import (
@@ -30,9 +32,19 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from ..security.authorization import AuthorizationGate
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    authorization: AuthorizationGate | None
+
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
@@ -57,7 +69,7 @@ def _filter(f) -> AclBindingFilter | str:
     )
 
 
-def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, version: int, client: ClientInfo):
+def handle_describe_acls(ctx: Uses, request: DescribeAclsRequest, version: int, client: ClientInfo):
     if ctx.authorization is None:
         return DescribeAclsResponse(
             version=version,
@@ -104,7 +116,7 @@ def handle_describe_acls(ctx: BrokerContext, request: DescribeAclsRequest, versi
     )
 
 
-def handle_create_acls(ctx: BrokerContext, request: CreateAclsRequest, version: int, client: ClientInfo):
+def handle_create_acls(ctx: Uses, request: CreateAclsRequest, version: int, client: ClientInfo):
     Result = CreateAclsResponse.AclCreationResult
     if ctx.authorization is None:
         return CreateAclsResponse(
@@ -134,7 +146,7 @@ def handle_create_acls(ctx: BrokerContext, request: CreateAclsRequest, version: 
     )
 
 
-def handle_delete_acls(ctx: BrokerContext, request: DeleteAclsRequest, version: int, client: ClientInfo):
+def handle_delete_acls(ctx: Uses, request: DeleteAclsRequest, version: int, client: ClientInfo):
     FilterResult = DeleteAclsResponse.DeleteAclsFilterResult
     Matching = FilterResult.DeleteAclsMatchingAcl
     if ctx.authorization is None:

@@ -15,7 +15,9 @@ v4-5, CLUSTER_ACTION on the cluster (brokers only); refused, the top-level error
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -29,7 +31,6 @@ from trafka.schema_codec.messages import (
 from ..api import KafkaApi
 from ..cluster import TRANSACTION
 from ..connection.cluster import refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field, the_cluster, topic_names
 from ..security.partial import (
@@ -39,13 +40,29 @@ from ..security.partial import (
     Refused,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.transactions import TransactionService
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
+
+
 TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
 
 
 BATCHED_FROM = 4
 
 
-def _batch_results(ctx: BrokerContext, request: AddPartitionsToTxnRequest, version: int) -> list[Any]:
+def _batch_results(ctx: Uses, request: AddPartitionsToTxnRequest, version: int) -> list[Any]:
     """v4-5: each transaction of the batch added or verified, its partitions' errors."""
     Result = AddPartitionsToTxnResponse.AddPartitionsToTxnResult
     results = []
@@ -85,7 +102,7 @@ def _batch_results(ctx: BrokerContext, request: AddPartitionsToTxnRequest, versi
 
 
 def handle_add_partitions_to_txn(
-    ctx: BrokerContext, request: AddPartitionsToTxnRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AddPartitionsToTxnRequest, version: int, client: ClientInfo
 ) -> AddPartitionsToTxnResponse:
     if version >= BATCHED_FROM:
         return AddPartitionsToTxnResponse(

@@ -9,6 +9,10 @@ broker loggers are left to the handler's INVALID_REQUEST, as Kafka's ControllerA
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -19,7 +23,6 @@ from trafka.schema_codec.messages import (
 
 from .. import group_configs
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -38,8 +41,27 @@ from .config_resources import (
 )
 from .share_group_configs import SET, dead_letter_refusal_for
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
 
-def _replace_one(ctx: BrokerContext, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+    group_configs: DurableGroupConfigs | None
+
+
+def _replace_one(ctx: Uses, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
     if resource.resource_type == GROUP_RESOURCE:
         refused = dead_letter_refusal_for(ctx, client, [(c.name, SET, c.value) for c in resource.configs])
         return refused or group_configs.replace(ctx, resource, validate_only)
@@ -60,7 +82,7 @@ def _replace_one(ctx: BrokerContext, resource, validate_only: bool, client: Clie
 
 
 def handle_alter_configs(
-    ctx: BrokerContext, request: AlterConfigsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterConfigsRequest, version: int, client: ClientInfo
 ) -> AlterConfigsResponse:
     responses = []
     for resource in request.resources:

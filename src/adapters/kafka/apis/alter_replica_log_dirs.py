@@ -9,7 +9,9 @@ Authorization: ALTER on the cluster; refused, every partition answers CLUSTER_AU
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -18,9 +20,21 @@ from trafka.domain.topics import TopicPartition
 from trafka.schema_codec.messages import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.replica_manager import ReplicaManager
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    replicas: ReplicaManager
+
 
 TopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
 PartitionResult = TopicResult.AlterReplicaLogDirPartitionResult
@@ -47,7 +61,7 @@ def _answer(version: int, errors: dict[TopicPartition, int]) -> AlterReplicaLogD
 
 
 def handle_alter_replica_log_dirs(
-    ctx: BrokerContext, request: AlterReplicaLogDirsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterReplicaLogDirsRequest, version: int, client: ClientInfo
 ) -> AlterReplicaLogDirsResponse:
     log_dir = ctx.replicas.log_dir()
     errors: dict[TopicPartition, int] = {}

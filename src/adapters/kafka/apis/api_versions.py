@@ -22,6 +22,9 @@ and must bootstrap again. The classes are trafka's (kafka-python 3.0.12 stops at
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
@@ -39,8 +42,27 @@ from trafka.domain.features import (
 from trafka.schema_codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 from ..api import HandlerRegistry, KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
+
+if TYPE_CHECKING:
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.features import FeatureControl
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..api import HandlerRegistry
+    from ..cluster import ClusterMap
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+    policy: BrokerPolicy
+    features: FeatureControl
+    cluster: ClusterMap | None
+    registry: HandlerRegistry
+
 
 VERSIONS = (0, 5)
 
@@ -79,7 +101,7 @@ def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
     }
 
 
-def finalized_features_epoch(ctx: BrokerContext) -> int:
+def finalized_features_epoch(ctx: Uses) -> int:
     """The metadata log's last offset (Kafka's metadata image offset), or with the memory store, which
     keeps no metadata log, the number of feature updates since start-up: it grows with every change."""
     end = ctx.replicas.metadata_log_end_offset()
@@ -87,7 +109,7 @@ def finalized_features_epoch(ctx: BrokerContext) -> int:
 
 
 def handle_api_versions(
-    ctx: BrokerContext, request: ApiVersionsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ApiVersionsRequest, version: int, client: ClientInfo
 ) -> ApiVersionsResponse:
     if version >= 3 and not (
         _SOFTWARE.fullmatch(request.client_software_name or "")
@@ -128,7 +150,7 @@ def _refused(version: int, error: ErrorCode) -> ApiVersionsResponse:
     return ApiVersionsResponse(version=version, error_code=error, api_keys=[], throttle_time_ms=0)
 
 
-def _node_reached(ctx: BrokerContext, client: ClientInfo) -> int:
+def _node_reached(ctx: Uses, client: ClientInfo) -> int:
     """The node this connection reached: a simulated cluster's node by its listener, else this broker."""
     node = ctx.cluster.node_of(client) if ctx.cluster is not None else None
     return node if node is not None else ctx.policy.node_id

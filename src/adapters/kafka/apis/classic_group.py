@@ -7,6 +7,10 @@ Authorization: READ on the group, for each of the four.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import JoinRequest, JoinResult, Protocol, SyncRequest, SyncResult
 from trafka.domain.security.acls import AclOperation as Op
@@ -24,10 +28,19 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..group_runtime import GroupAnswer
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
+
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
 
 
 def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
@@ -57,7 +70,7 @@ def _deferred(outcome, respond):
     return respond(outcome)
 
 
-def handle_join_group(ctx: BrokerContext, request: JoinGroupRequest, version: int, client: ClientInfo):
+def handle_join_group(ctx: Uses, request: JoinGroupRequest, version: int, client: ClientInfo):
     rebalance_timeout = request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms
     join = JoinRequest(
         group_id=request.group_id,
@@ -85,7 +98,7 @@ def _sync_response(result: SyncResult, version: int) -> SyncGroupResponse:
     )
 
 
-def handle_sync_group(ctx: BrokerContext, request: SyncGroupRequest, version: int, client: ClientInfo):
+def handle_sync_group(ctx: Uses, request: SyncGroupRequest, version: int, client: ClientInfo):
     sync = SyncRequest(
         group_id=request.group_id,
         member_id=request.member_id,
@@ -98,9 +111,7 @@ def handle_sync_group(ctx: BrokerContext, request: SyncGroupRequest, version: in
     return _deferred(ctx.groups.sync(sync), lambda result: _sync_response(result, version))
 
 
-def handle_heartbeat(
-    ctx: BrokerContext, request: HeartbeatRequest, version: int, client: ClientInfo
-) -> HeartbeatResponse:
+def handle_heartbeat(ctx: Uses, request: HeartbeatRequest, version: int, client: ClientInfo) -> HeartbeatResponse:
     error = ctx.groups.heartbeat(
         request.group_id,
         request.member_id,
@@ -110,9 +121,7 @@ def handle_heartbeat(
     return HeartbeatResponse(version=version, throttle_time_ms=0, error_code=error)
 
 
-def handle_leave_group(
-    ctx: BrokerContext, request: LeaveGroupRequest, version: int, client: ClientInfo
-) -> LeaveGroupResponse:
+def handle_leave_group(ctx: Uses, request: LeaveGroupRequest, version: int, client: ClientInfo) -> LeaveGroupResponse:
     if version < 3:
         (error,) = ctx.groups.leave(request.group_id, [(request.member_id, None)])
         return LeaveGroupResponse(version=version, throttle_time_ms=0, error_code=error)

@@ -10,7 +10,9 @@ unknown entity type) with Kafka's message; each altered entity has its own resul
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.quotas import DescribeFilter, QuotaEntity, QuotaError
@@ -24,13 +26,22 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
 
+if TYPE_CHECKING:
+    from trafka.domain.quotas import QuotaSensors
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    quotas: QuotaSensors
+
 
 def handle_describe_client_quotas(
-    ctx: BrokerContext, request: DescribeClientQuotasRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeClientQuotasRequest, version: int, client: ClientInfo
 ) -> DescribeClientQuotasResponse:
     query = DescribeFilter.parse(((c.entity_type, c.match_type, c.match) for c in request.components), request.strict)
     if isinstance(query, QuotaError):
@@ -54,7 +65,7 @@ def handle_describe_client_quotas(
 
 
 def handle_alter_client_quotas(
-    ctx: BrokerContext, request: AlterClientQuotasRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterClientQuotasRequest, version: int, client: ClientInfo
 ) -> AlterClientQuotasResponse:
     alterations = [
         (

@@ -19,7 +19,9 @@ in `trafka.kafka_schemas` by kafka-python's own machinery, as its own classes ar
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.telemetry import ZERO, TelemetryPoint
@@ -31,13 +33,25 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Checks
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.telemetry import ClientTelemetry
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    clock_ms: Callable[[], int]
+    telemetry: ClientTelemetry | None
+
 
 def handle_get_telemetry_subscriptions(
-    ctx: BrokerContext, request: Any, version: int, client: ClientInfo
+    ctx: Uses, request: Any, version: int, client: ClientInfo
 ) -> GetTelemetrySubscriptionsResponse:
     telemetry = ctx.telemetry
     assert telemetry is not None  # registered only with it
@@ -57,7 +71,7 @@ def handle_get_telemetry_subscriptions(
     )
 
 
-def handle_push_telemetry(ctx: BrokerContext, request: Any, version: int, client: ClientInfo) -> PushTelemetryResponse:
+def handle_push_telemetry(ctx: Uses, request: Any, version: int, client: ClientInfo) -> PushTelemetryResponse:
     telemetry = ctx.telemetry
     assert telemetry is not None
     now = ctx.clock_ms()

@@ -10,23 +10,38 @@ authorized operations are filled from the ACLs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.schema_codec.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import GROUP_OPERATIONS, as_int32
 from .modern_groups import describe_filter, describe_refusal, described_assignment, not_described
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+
+
 Described = ConsumerGroupDescribeResponse.DescribedGroup
 
 
-def assignment(ctx: BrokerContext, assigned: Mapping[str, frozenset[int]]) -> Any:
+def assignment(ctx: Uses, assigned: Mapping[str, frozenset[int]]) -> Any:
     return described_assignment(Described, ctx, assigned)
 
 
@@ -35,7 +50,7 @@ CONSUMER_MEMBER_TYPE = 1
 
 
 def handle_consumer_group_describe(
-    ctx: BrokerContext, request: ConsumerGroupDescribeRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ConsumerGroupDescribeRequest, version: int, client: ClientInfo
 ) -> ConsumerGroupDescribeResponse:
     described = []
     consumer = ctx.groups.consumer

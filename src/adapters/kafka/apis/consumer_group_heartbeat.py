@@ -18,6 +18,10 @@ has it resolved against the topics off the request path (ADR 68).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.modern import ConsumerHeartbeat, HeartbeatAnswer
 from trafka.domain.security.acls import AclOperation as Op
@@ -26,14 +30,28 @@ from trafka.schema_codec.messages import ConsumerGroupHeartbeatRequest, Consumer
 
 from ..api import Deferred, KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .modern_groups import heartbeat_response
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    authorization: AuthorizationGate | None
+
 
 def handle_consumer_group_heartbeat(
-    ctx: BrokerContext, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
 ) -> ConsumerGroupHeartbeatResponse | Deferred:
     if ctx.groups.consumer is None:
         return _answer(
@@ -58,7 +76,7 @@ def handle_consumer_group_heartbeat(
 
 
 def _heartbeat(
-    ctx: BrokerContext, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ConsumerGroupHeartbeatRequest, version: int, client: ClientInfo
 ) -> ConsumerGroupHeartbeatResponse:
     owned = None
     if request.topic_partitions is not None:
@@ -94,7 +112,7 @@ def _heartbeat(
     return _answer(version, ctx.groups.consumer_heartbeat(heartbeat), ctx)
 
 
-def _answer(version: int, answer: HeartbeatAnswer, ctx: BrokerContext | None = None) -> ConsumerGroupHeartbeatResponse:
+def _answer(version: int, answer: HeartbeatAnswer, ctx: Uses | None = None) -> ConsumerGroupHeartbeatResponse:
     return heartbeat_response(ConsumerGroupHeartbeatResponse, version, answer, ctx)
 
 

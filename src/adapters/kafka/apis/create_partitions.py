@@ -6,7 +6,9 @@ Authorization: ALTER per topic.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.catalog import EXCESSIVELY_LARGE_BATCH, MAX_RECORDS_PER_USER_OP
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -18,7 +20,6 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -30,10 +31,28 @@ from ..security.partial import (
 )
 from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.quotas import QuotaSensors
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    clock_ms: Callable[[], int]
+    quotas: QuotaSensors
+
+
 VERSIONS = (0, 3)
 
 
-def _check_assignment(ctx: BrokerContext, broker_lists) -> None:
+def _check_assignment(ctx: Uses, broker_lists) -> None:
     for brokers in broker_lists:
         if list(brokers) != [ctx.policy.node_id]:
             raise KafkaError(
@@ -46,7 +65,7 @@ PartitionsResult = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
 def handle_create_partitions(
-    ctx: BrokerContext, request: CreatePartitionsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: CreatePartitionsRequest, version: int, client: ClientInfo
 ) -> CreatePartitionsResponse:
     counts = Counter(t.name for t in request.topics)
     added = 0  # Kafka's controller writes a PartitionRecord per new partition: at most 10,000 per request

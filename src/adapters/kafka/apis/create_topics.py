@@ -9,7 +9,9 @@ a refused topic answers "Authorization failed.".
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.catalog import EXCESSIVELY_LARGE_BATCH, MAX_RECORDS_PER_USER_OP
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -22,7 +24,6 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -35,13 +36,31 @@ from ..security.partial import (
 )
 from .mutation_quota import MutationQuota, mutation_quota, mutation_quota_use, take, throttle_of
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.quotas import QuotaSensors
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    clock_ms: Callable[[], int]
+    quotas: QuotaSensors
+
+
 VERSIONS = (2, 7)
 
 
 CreateResult = CreateTopicsResponse.CreatableTopicResult  # a class built at run time: Any to mypy
 
 
-def check_assignment(ctx: BrokerContext, broker_lists) -> None:
+def check_assignment(ctx: Uses, broker_lists) -> None:
     for brokers in broker_lists:
         if list(brokers) != [ctx.policy.node_id]:
             raise KafkaError(
@@ -51,7 +70,7 @@ def check_assignment(ctx: BrokerContext, broker_lists) -> None:
 
 
 def _create_one(
-    ctx: BrokerContext, creatable, validate_only: bool, version: int, quota: MutationQuota | None = None
+    ctx: Uses, creatable, validate_only: bool, version: int, quota: MutationQuota | None = None
 ) -> Any:  # a CreateResult
     try:
         num_partitions = creatable.num_partitions
@@ -102,7 +121,7 @@ def _create_one(
     )
 
 
-def _metadata_records(ctx: BrokerContext, request: CreateTopicsRequest, counts: Counter) -> int:
+def _metadata_records(ctx: Uses, request: CreateTopicsRequest, counts: Counter) -> int:
     """The records Kafka's controller would write for the topics it would create."""
     records = 0
     for creatable in request.topics:
@@ -135,7 +154,7 @@ def _refused_whole(request: CreateTopicsRequest, version: int, error: ErrorCode,
 
 
 def handle_create_topics(
-    ctx: BrokerContext, request: CreateTopicsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: CreateTopicsRequest, version: int, client: ClientInfo
 ) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
     if _metadata_records(ctx, request, counts) > MAX_RECORDS_PER_USER_OP:  # nothing is created

@@ -7,7 +7,9 @@ Authorization: DELETE per group.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -16,7 +18,6 @@ from trafka.schema_codec.messages import DeleteGroupsRequest, DeleteGroupsRespon
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -25,10 +26,23 @@ from ..security.partial import (
     served_and_refused,
 )
 
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+    share: ShareRuntime | None
+
+
 MESSAGES_FROM = 3
 
 
-def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
+def delete_group(ctx: Uses, group_id: str) -> ErrorCode:
     """A share group (and its share-partitions' state) if it is one, else a classic or consumer group; also
     the console's delete action (which commits it itself)."""
     share = ctx.share
@@ -38,7 +52,7 @@ def delete_group(ctx: BrokerContext, group_id: str) -> ErrorCode:
 
 
 def handle_delete_groups(
-    ctx: BrokerContext, request: DeleteGroupsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DeleteGroupsRequest, version: int, client: ClientInfo
 ) -> DeleteGroupsResponse:
     results = [_result(DeleteGroupsResponse, g, delete_group(ctx, g), version) for g in request.groups_names]
     return DeleteGroupsResponse(version=version, throttle_time_ms=0, results=results)

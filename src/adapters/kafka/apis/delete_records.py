@@ -5,7 +5,9 @@ Authorization: DELETE per topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -17,7 +19,6 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi
 from ..connection.cluster import refuse_unless_leader
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -28,11 +29,22 @@ from ..security.partial import (
     served_and_refused,
 )
 
+if TYPE_CHECKING:
+    from trafka.domain.replica_manager import ReplicaManager
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+
+
 DeleteTopic = DeleteRecordsResponse.DeleteRecordsTopicResult
 
 
 def handle_delete_records(
-    ctx: BrokerContext, request: DeleteRecordsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DeleteRecordsRequest, version: int, client: ClientInfo
 ) -> DeleteRecordsResponse:
     topics = []
     for topic in request.topics:
@@ -72,7 +84,7 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any:
     return api.empty_response(version, topics=[_refused_topic(api.response, t, error) for t in request.topics])
 
 
-def _deleted_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+def _deleted_partitions(body: Any, ctx: Uses) -> list[TopicPartition]:
     """The simulated cluster's leader check: every partition whose records the request deletes."""
     return [
         TopicPartition(topic.name, partition.partition_index)

@@ -8,7 +8,9 @@ without its name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
@@ -20,7 +22,6 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -32,6 +33,27 @@ from ..security.partial import (
 )
 from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.quotas import QuotaSensors
+
+    from ..group_runtime import GroupRuntime
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    clock_ms: Callable[[], int]
+    quotas: QuotaSensors
+    share: ShareRuntime | None
+
+
 VERSIONS = (1, 6)
 
 
@@ -39,7 +61,7 @@ DeleteResult = DeleteTopicsResponse.DeletableTopicResult
 
 
 def handle_delete_topics(
-    ctx: BrokerContext, request: DeleteTopicsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DeleteTopicsRequest, version: int, client: ClientInfo
 ) -> DeleteTopicsResponse:
     if version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]

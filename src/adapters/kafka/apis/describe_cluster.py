@@ -5,7 +5,9 @@ Authorization: none needed to describe; the cluster's authorized operations fill
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
@@ -18,16 +20,26 @@ from trafka.schema_codec.messages import (
 from ..api import Handle, KafkaApi, top_level_error
 from ..cluster import ClusterMap
 from ..connection.cluster import live_brokers, then
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import CLUSTER_OPERATIONS, as_bits
+
+if TYPE_CHECKING:
+    from trafka.domain.configs import BrokerPolicy
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    policy: BrokerPolicy
+
 
 BROKERS_ENDPOINT = 1
 
 
 def handle_describe_cluster(
-    ctx: BrokerContext, request: DescribeClusterRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeClusterRequest, version: int, client: ClientInfo
 ) -> DescribeClusterResponse:
     node = ctx.policy.node_id
     if version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
@@ -72,7 +84,7 @@ def _in_cluster(
     node: int,
     api: KafkaApi,
     serve: Handle,
-    ctx: BrokerContext,
+    ctx: Any,
     body: Any,
     version: int,
     client: ClientInfo,

@@ -8,7 +8,9 @@ each group for group ones.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.configs import ConfigEntry
 from trafka.domain.errors import ErrorCode
@@ -20,7 +22,6 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -39,6 +40,26 @@ from .config_resources import (
     refused_resources,
     whole_refusal,
 )
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    groups: GroupRuntime
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+
 
 ConfigsResult = DescribeConfigsResponse.DescribeConfigsResult  # classes built at run time: Any to mypy
 
@@ -66,7 +87,7 @@ def _config_value(entry: ConfigEntry, synonyms: bool) -> Any:  # a ConfigValue
     )
 
 
-def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> Any:  # a ConfigsResult
+def _describe_resource(ctx: Uses, resource, synonyms: bool) -> Any:  # a ConfigsResult
     keys = None if resource.configuration_keys is None else list(resource.configuration_keys)
     error, message, entries = ErrorCode.NONE, None, []
     if resource.resource_type == TOPIC_RESOURCE:
@@ -99,7 +120,7 @@ def _describe_resource(ctx: BrokerContext, resource, synonyms: bool) -> Any:  # 
 
 
 def handle_describe_configs(
-    ctx: BrokerContext, request: DescribeConfigsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeConfigsRequest, version: int, client: ClientInfo
 ) -> DescribeConfigsResponse:
     return DescribeConfigsResponse(
         version=version,

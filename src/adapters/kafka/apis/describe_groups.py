@@ -8,6 +8,10 @@ with nothing of it; the authorized operations are filled from the ACLs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.state import GroupState
 from trafka.domain.security.acls import AclOperation as Op
@@ -19,13 +23,22 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import GROUP_OPERATIONS, as_bits
 
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
 
-def handle_describe_groups(ctx: BrokerContext, request: DescribeGroupsRequest, version: int, client: ClientInfo):
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+
+
+def handle_describe_groups(ctx: Uses, request: DescribeGroupsRequest, version: int, client: ClientInfo):
     described = []
     for group_id in request.groups:
         d = ctx.groups.coordinator.describe(group_id)

@@ -10,7 +10,9 @@ CLUSTER_AUTHORIZATION_FAILED as the top-level error from v3.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -19,9 +21,21 @@ from trafka.domain.topics import TopicPartition
 from trafka.schema_codec.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.replica_manager import ReplicaManager
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+    policy: BrokerPolicy
+
 
 Result = DescribeLogDirsResponse.DescribeLogDirsResult
 Topic = Result.DescribeLogDirsTopic
@@ -29,7 +43,7 @@ Partition = Topic.DescribeLogDirsPartition
 
 
 def handle_describe_log_dirs(
-    ctx: BrokerContext, request: DescribeLogDirsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeLogDirsRequest, version: int, client: ClientInfo
 ) -> DescribeLogDirsResponse:
     log_dir = ctx.replicas.log_dir()
     if log_dir.offline:  # Kafka's ReplicaManager.describeLogDirs: the dir's error, nothing else

@@ -5,7 +5,9 @@ Authorization: READ per topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -17,7 +19,6 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -28,11 +29,25 @@ from ..security.partial import (
     topic_lists,
 )
 
+if TYPE_CHECKING:
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..internal_topics import InternalTopics
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+    internal_topics: InternalTopics
+
+
 ProducersTopic = DescribeProducersResponse.TopicResponse
 
 
 def handle_describe_producers(
-    ctx: BrokerContext, request: DescribeProducersRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeProducersRequest, version: int, client: ClientInfo
 ) -> DescribeProducersResponse:
     topics = []
     for topic in request.topics:

@@ -11,6 +11,10 @@ Authorization: DESCRIBE on the cluster (ControllerApis); refused, the top-level 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.log_dirs import METADATA_PARTITION
 from trafka.domain.security.acls import AclOperation as Op
@@ -18,9 +22,27 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.schema_codec.messages import DescribeQuorumRequest, DescribeQuorumResponse
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..request_context import Listening
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+    policy: BrokerPolicy
+    clock_ms: Callable[[], int]
+    listening: Listening
+
 
 TopicData = DescribeQuorumResponse.TopicData
 PartitionData = TopicData.PartitionData
@@ -43,7 +65,7 @@ def _asks_for_metadata_partition(request: DescribeQuorumRequest) -> bool:
 
 
 def handle_describe_quorum(
-    ctx: BrokerContext, request: DescribeQuorumRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeQuorumRequest, version: int, client: ClientInfo
 ) -> DescribeQuorumResponse:
     if not _asks_for_metadata_partition(request):
         topics = [
@@ -86,7 +108,7 @@ def handle_describe_quorum(
         current_voters=[voter],
         observers=[],
     )
-    listeners = ctx.listeners or ()
+    listeners = ctx.listening.listeners or ()
     nodes = [
         Node(
             node_id=node,

@@ -6,7 +6,9 @@ Authorization filters: a topic the principal may not DESCRIBE is answered TOPIC_
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -20,7 +22,6 @@ from trafka.schema_codec.messages import (
 from ..api import Handle, KafkaApi, top_level_error
 from ..cluster import ClusterMap
 from ..connection.cluster import place_leaders, then
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..security.partial import (
@@ -29,6 +30,22 @@ from ..security.partial import (
 from .authorized_operations import TOPIC_OPERATIONS, as_int32
 from .metadata import LEADER_EPOCH
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+
+    from ..internal_topics import InternalTopics
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    internal_topics: InternalTopics
+
+
 DtpTopic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 
 
@@ -36,7 +53,7 @@ DtpPartition = DtpTopic.DescribeTopicPartitionsResponsePartition
 
 
 def handle_describe_topic_partitions(
-    ctx: BrokerContext, request: DescribeTopicPartitionsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeTopicPartitionsRequest, version: int, client: ClientInfo
 ) -> DescribeTopicPartitionsResponse:
     node = ctx.policy.node_id
     if request.topics:
@@ -120,7 +137,8 @@ def _filter(gate, handler, ctx, body, version, client):
         body.topics = [t for t in body.topics if allowed(t.name)]
     else:
         RequestTopic = handler.request.TopicRequest
-        every = [*ctx.catalog.topics(), *ctx.internal_topics.existing()]
+        uses = handler.uses(ctx)
+        every = [*uses.catalog.topics(), *uses.internal_topics.existing()]
         body.topics = [RequestTopic(name=t.name) for t in every if allowed(t.name)]
     if not body.topics:
         return handler.response(version=version, throttle_time_ms=0, topics=refused, next_cursor=None)
@@ -139,7 +157,7 @@ def _in_cluster(
     node: int,
     api: KafkaApi,
     serve: Handle,
-    ctx: BrokerContext,
+    ctx: Any,
     body: Any,
     version: int,
     client: ClientInfo,

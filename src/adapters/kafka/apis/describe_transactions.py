@@ -6,6 +6,10 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED; its partitions leave out topics it may no
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -15,18 +19,28 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..security.partial import (
     merged,
 )
 
+if TYPE_CHECKING:
+    from trafka.domain.transactions import TransactionService
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    transactions: TransactionService
+
+
 TxnState = DescribeTransactionsResponse.TransactionState
 
 
 def handle_describe_transactions(
-    ctx: BrokerContext, request: DescribeTransactionsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeTransactionsRequest, version: int, client: ClientInfo
 ) -> DescribeTransactionsResponse:
     states = []
     for txn_id in request.transactional_ids:

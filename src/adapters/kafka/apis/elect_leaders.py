@@ -9,6 +9,10 @@ Authorization: ALTER on the cluster; refused, the top-level error (v1+) and ever
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -16,15 +20,25 @@ from trafka.domain.topics import TopicPartition
 from trafka.schema_codec.messages import ElectLeadersRequest, ElectLeadersResponse
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+
 
 TopicResult = ElectLeadersResponse.ReplicaElectionResult
 PartitionResult = TopicResult.PartitionResult
 
 
-def _elect(ctx: BrokerContext, tp: TopicPartition) -> tuple[ErrorCode, str]:
+def _elect(ctx: Uses, tp: TopicPartition) -> tuple[ErrorCode, str]:
     """Kafka's ReplicationControlManager.electLeader on a partition whose leader is its one replica."""
     topic = ctx.catalog.get(tp.topic)
     if topic is None:
@@ -35,7 +49,7 @@ def _elect(ctx: BrokerContext, tp: TopicPartition) -> tuple[ErrorCode, str]:
 
 
 def handle_elect_leaders(
-    ctx: BrokerContext, request: ElectLeadersRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ElectLeadersRequest, version: int, client: ClientInfo
 ) -> ElectLeadersResponse:
     if request.topic_partitions is None:
         results = [TopicResult(topic=topic.name, partition_result=[]) for topic in ctx.catalog.topics()]

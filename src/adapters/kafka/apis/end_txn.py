@@ -9,6 +9,10 @@ Authorization: WRITE on the transactional id.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.schema_codec.messages import (
     EndTxnRequest,
@@ -17,12 +21,27 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_coordinator, transactional_id
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Checks
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def handle_end_txn(ctx: BrokerContext, request: EndTxnRequest, version: int, client: ClientInfo) -> EndTxnResponse:
+    from trafka.domain.transactions import TransactionService
+
+    from ..purgatory import Purgatory
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
+    appends: Purgatory
+
+
+def handle_end_txn(ctx: Uses, request: EndTxnRequest, version: int, client: ClientInfo) -> EndTxnResponse:
     error = ctx.transactions.end(
         request.transactional_id,
         request.producer_id,

@@ -20,7 +20,9 @@ the fetch context.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
@@ -33,7 +35,6 @@ from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
 from ..api import KafkaApi, Parked, QuotaCharge, top_level_error
 from ..connection.cluster import fail_partitions
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -43,6 +44,37 @@ from ..security.partial import (
     topic_lists,
 )
 from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.fetch_sessions import FetchSessionCache
+    from trafka.domain.ports import BrokerObserver
+    from trafka.domain.quotas import QuotaSensors
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..cluster import ClusterMap
+    from ..request_context import ShutdownSignal
+    from ..security.authorization import AuthorizationGate
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    replicas: ReplicaManager
+    policy: BrokerPolicy
+    clock_ms: Callable[[], int]
+    quotas: QuotaSensors
+    authorization: AuthorizationGate | None
+    observer: BrokerObserver
+    cluster: ClusterMap | None
+    fetch_sessions: FetchSessionCache
+    shutting_down: ShutdownSignal
+
 
 VERSIONS = (4, 18)
 SESSIONS_FROM = 7
@@ -72,9 +104,7 @@ def _forgotten(request: FetchRequest, by_id: bool) -> list[PartitionKey]:
     ]
 
 
-def _targets(
-    ctx: BrokerContext, wanted: Sequence[Wanted], by_id: bool, client: ClientInfo, check_reads: bool
-) -> list[Target]:
+def _targets(ctx: Uses, wanted: Sequence[Wanted], by_id: bool, client: ClientInfo, check_reads: bool) -> list[Target]:
     """Each partition with its topic's name (by id from v13: UNKNOWN_TOPIC_ID if there is none) and,
     with `check_reads`, TOPIC_AUTHORIZATION_FAILED where READ is refused."""
     names: dict[Any, tuple[str | None, ErrorCode]] = {}
@@ -97,7 +127,7 @@ def _targets(
 
 
 def _read(
-    ctx: BrokerContext, request: FetchRequest, targets: Sequence[Target], quota_cap: int | None = None
+    ctx: Uses, request: FetchRequest, targets: Sequence[Target], quota_cap: int | None = None
 ) -> tuple[list[FetchResult], int, bool, Tally]:
     """One pass over the partitions: (a result for each, bytes gathered, any error, and per partition
     (topic, error, bytes) for the metrics of the pass that is answered). With a fetch quota, at most
@@ -129,7 +159,7 @@ def _read(
 
 
 def _answer(
-    ctx: BrokerContext,
+    ctx: Uses,
     targets: Sequence[Target],
     results: Sequence[FetchResult],
     tally: Tally,
@@ -173,14 +203,14 @@ def _answer(
     return FetchAnswer(topics, session_id=session_id)
 
 
-def _quota_cap(ctx: BrokerContext, client: ClientInfo) -> int | None:
+def _quota_cap(ctx: Uses, client: ClientInfo) -> int | None:
     if not ctx.quotas.quotas.throttles_requests:
         return None
     cap = ctx.quotas.max_value_in_window(QuotaType.FETCH, client.principal.name, client.client_id)
     return None if cap is None else int(cap)
 
 
-def handle_fetch(ctx: BrokerContext, request: FetchRequest, version: int, client: ClientInfo):
+def handle_fetch(ctx: Uses, request: FetchRequest, version: int, client: ClientInfo):
     by_id = version >= 13
     context: FetchContext | None = None
     if version < SESSIONS_FROM:

@@ -7,7 +7,9 @@ before v4 a refusal is Kafka's old-style answer with no node.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -18,7 +20,6 @@ from .. import internal_topics
 from ..api import Handle, KafkaApi
 from ..cluster import GROUP, TRANSACTION, ClusterMap
 from ..connection.cluster import then
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -27,13 +28,27 @@ from ..security.partial import (
     served_and_refused,
 )
 
+if TYPE_CHECKING:
+    from trafka.domain.configs import BrokerPolicy
+
+    from ..internal_topics import InternalTopics
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    policy: BrokerPolicy
+    internal_topics: InternalTopics
+
+
 GROUP_KEY = 0
 
 
 TRANSACTION_KEY = 1
 
 
-def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
+def _coordinator_for(ctx: Uses, key: str, key_type: int) -> tuple[ErrorCode, str | None]:
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         return ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
     # Kafka creates the coordinator's topic when it is first looked for; Metadata lists it from then on
@@ -41,7 +56,7 @@ def _coordinator_for(ctx: BrokerContext, key: str, key_type: int) -> tuple[Error
     return ErrorCode.NONE, None
 
 
-def handle_find_coordinator(ctx: BrokerContext, request: FindCoordinatorRequest, version: int, client: ClientInfo):
+def handle_find_coordinator(ctx: Uses, request: FindCoordinatorRequest, version: int, client: ClientInfo):
     node, host, port = ctx.policy.node_id, client.advertised.host, client.advertised.port
     key_type = request.key_type if version >= 1 else GROUP_KEY
     if version < 4:
@@ -126,7 +141,7 @@ def _in_cluster(
     node: int,
     api: KafkaApi,
     serve: Handle,
-    ctx: BrokerContext,
+    ctx: Any,
     body: Any,
     version: int,
     client: ClientInfo,

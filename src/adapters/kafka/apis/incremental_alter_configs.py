@@ -10,6 +10,10 @@ for topic ones, on each group for group ones.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.catalog import AlterOp
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import AclOperation as Op
@@ -21,7 +25,6 @@ from trafka.schema_codec.messages import (
 
 from .. import group_configs
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
 from ..security.partial import (
@@ -41,10 +44,30 @@ from .config_resources import (
 )
 from .share_group_configs import dead_letter_refusal_for
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+    group_configs: DurableGroupConfigs | None
+
+
 AlterResult = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 
-def _alter_one(ctx: BrokerContext, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
+def _alter_one(ctx: Uses, resource, validate_only: bool, client: ClientInfo) -> tuple[ErrorCode, str | None]:
     if resource.resource_type == GROUP_RESOURCE:
         asked = [(c.name, int(c.config_operation), c.value) for c in resource.configs]
         refused = dead_letter_refusal_for(ctx, client, asked)
@@ -71,7 +94,7 @@ def _alter_one(ctx: BrokerContext, resource, validate_only: bool, client: Client
 
 
 def handle_incremental_alter_configs(
-    ctx: BrokerContext, request: IncrementalAlterConfigsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: IncrementalAlterConfigsRequest, version: int, client: ClientInfo
 ) -> IncrementalAlterConfigsResponse:
     responses = []
     for resource in request.resources:

@@ -6,6 +6,10 @@ cluster or WRITE on any topic (Kafka's authorizeByResourceType).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
@@ -14,13 +18,30 @@ from trafka.schema_codec.messages import InitProducerIdRequest, InitProducerIdRe
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_coordinator, transactional_id
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.producers import ProducerIdAllocator
+    from trafka.domain.transactions import TransactionService
+
+    from ..purgatory import Purgatory
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    producer_ids: ProducerIdAllocator
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
+    appends: Purgatory
+
 
 def handle_init_producer_id(
-    ctx: BrokerContext, request: InitProducerIdRequest, version: int, client: ClientInfo
+    ctx: Uses, request: InitProducerIdRequest, version: int, client: ClientInfo
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
         try:

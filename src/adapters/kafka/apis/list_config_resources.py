@@ -10,6 +10,10 @@ Authorization: DESCRIBE_CONFIGS on the cluster; refused, the top-level error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.configs import ConfigResourceType as Type
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -17,9 +21,23 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.schema_codec.messages import ListConfigResourcesRequest, ListConfigResourcesResponse
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    group_configs: DurableGroupConfigs | None
+
 
 SUPPORTED = {
     0: (Type.CLIENT_METRICS,),
@@ -31,7 +49,7 @@ Resource = ListConfigResourcesResponse.ConfigResource
 
 
 def handle_list_config_resources(
-    ctx: BrokerContext, request: ListConfigResourcesRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ListConfigResourcesRequest, version: int, client: ClientInfo
 ) -> ListConfigResourcesResponse:
     supported = SUPPORTED[min(version, 1)]
     wanted = list(request.resource_types or ()) if version >= 1 else []

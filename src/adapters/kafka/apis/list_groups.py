@@ -7,6 +7,10 @@ Authorization filters: without DESCRIBE on the cluster, only the groups the prin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import AclOperation as Op
@@ -17,14 +21,23 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+    from ..share_runtime import ShareRuntime
 
-def handle_list_groups(
-    ctx: BrokerContext, request: ListGroupsRequest, version: int, client: ClientInfo
-) -> ListGroupsResponse:
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+    share: ShareRuntime | None
+
+
+def handle_list_groups(ctx: Uses, request: ListGroupsRequest, version: int, client: ClientInfo) -> ListGroupsResponse:
     states = {s.lower() for s in request.states_filter} if version >= 4 and request.states_filter else None
     types = {t.lower() for t in request.types_filter} if version >= 5 and request.types_filter else None
     groups = [

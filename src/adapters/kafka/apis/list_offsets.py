@@ -10,7 +10,9 @@ Authorization: DESCRIBE per topic; a refused partition answers -1 offset and tim
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.replica_manager import OffsetResult
@@ -21,7 +23,6 @@ from trafka.schema_codec.messages import ListOffsetsRequest, ListOffsetsResponse
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import fail_partitions
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import (
@@ -31,6 +32,17 @@ from ..security.partial import (
     entry_name,
     topic_lists,
 )
+
+if TYPE_CHECKING:
+    from trafka.domain.replica_manager import ReplicaManager
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+
 
 VERSIONS = (1, 11)
 
@@ -52,7 +64,7 @@ PartitionResponse = TopicResponse.ListOffsetsPartitionResponse
 
 
 def handle_list_offsets(
-    ctx: BrokerContext, request: ListOffsetsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ListOffsetsRequest, version: int, client: ClientInfo
 ) -> ListOffsetsResponse:
     topics = []
     for topic in request.topics:

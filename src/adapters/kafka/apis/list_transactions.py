@@ -9,7 +9,9 @@ Authorization filters: only the transactional ids the principal may DESCRIBE.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -21,9 +23,21 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.transactions import TransactionService
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
 
 
 @cache
@@ -37,7 +51,7 @@ def _re2() -> tuple[Any, Any]:
 
 
 def handle_list_transactions(
-    ctx: BrokerContext, request: ListTransactionsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ListTransactionsRequest, version: int, client: ClientInfo
 ) -> ListTransactionsResponse:
     pattern = request.transactional_id_pattern if version >= 2 else None
     matcher = None

@@ -11,7 +11,9 @@ what the authorizer allows. Refused mid-SASL, it lists the topics asked for, eac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.security.acls import CLUSTER_NAME
@@ -23,11 +25,26 @@ from trafka.schema_codec.messages import MetadataRequest, MetadataResponse
 from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap
 from ..connection.cluster import live_brokers, place_leaders, then
-from ..context import BrokerContext
 from ..internal_topics import InternalTopics
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+
+    from ..internal_topics import InternalTopics
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    internal_topics: InternalTopics
+
 
 VERSIONS = (0, 13)
 
@@ -38,7 +55,7 @@ LEADER_EPOCH = 0
 Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
 
 
-def topic_entry(ctx: BrokerContext, topic: Topic, operations=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
+def topic_entry(ctx: Uses, topic: Topic, operations=None) -> Any:  # a MetadataResponse.MetadataResponseTopic
     node = ctx.policy.node_id
     return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
@@ -71,7 +88,7 @@ def error_entry(name: str | None, code: ErrorCode, topic_id=None) -> Any:  # a M
     )
 
 
-def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create: bool, operations=None):
+def _requested_topic(ctx: Uses, name: str | None, topic_id, auto_create: bool, operations=None):
     if not name:
         if topic_id is not None and topic_id != ZERO_UUID:
             topic = ctx.catalog.by_id(topic_id) or ctx.internal_topics.by_id(topic_id)
@@ -100,7 +117,7 @@ def _requested_topic(ctx: BrokerContext, name: str | None, topic_id, auto_create
     return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
+def handle_metadata(ctx: Uses, request: MetadataRequest, version: int, client: ClientInfo) -> MetadataResponse:
     requested = request.topics
     operations = TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations else None
     if requested is None or (version == 0 and not requested):
@@ -128,13 +145,14 @@ def handle_metadata(ctx: BrokerContext, request: MetadataRequest, version: int, 
 
 
 def _filter(gate, handler, ctx, body, version, client):
+    uses = handler.uses(ctx)
     explicit = body.topics is not None and not (version == 0 and not body.topics)
     refused = []
     if explicit:
         kept = []
         auto_create = (
             body.allow_auto_topic_creation if version >= 4 else True
-        ) and ctx.policy.auto_create_topics_enable
+        ) and uses.policy.auto_create_topics_enable
         may_create_all = gate.allowed(client, Op.CREATE, Res.CLUSTER, CLUSTER_NAME)
         for requested in body.topics:
             name = requested.name
@@ -143,7 +161,7 @@ def _filter(gate, handler, ctx, body, version, client):
             elif (
                 name
                 and auto_create
-                and ctx.catalog.get(name) is None
+                and uses.catalog.get(name) is None
                 and not may_create_all
                 and not gate.allowed(client, Op.CREATE, Res.TOPIC, name)
             ):
@@ -205,7 +223,7 @@ def _in_cluster(
     node: int,
     api: KafkaApi,
     serve: Handle,
-    ctx: BrokerContext,
+    ctx: Any,
     body: Any,
     version: int,
     client: ClientInfo,

@@ -6,7 +6,7 @@ room's own kafka-python message class, whose fields these two protocols name the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.modern import HeartbeatAnswer
@@ -14,11 +14,20 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from .authorized_operations import as_int32
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
 
-def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx: BrokerContext | None = None) -> Any:
+
+class ReadsTopics(Protocol):
+    """What the group rooms' shared answers read: the topics, to name an assignment's."""
+
+    @property
+    def catalog(self) -> TopicCatalog: ...
+
+
+def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx: ReadsTopics | None = None) -> Any:
     """A heartbeat's answer; the assignment (when the member is sent one) with topics by id."""
     assignment = None
     if answer.assignment is not None and ctx is not None:
@@ -40,7 +49,7 @@ def heartbeat_response(Response: Any, version: int, answer: HeartbeatAnswer, ctx
     )
 
 
-def described_assignment(Described: Any, ctx: BrokerContext, assignment: Mapping[str, frozenset[int]]) -> Any:
+def described_assignment(Described: Any, ctx: ReadsTopics, assignment: Mapping[str, frozenset[int]]) -> Any:
     """A member's assignment in a describe answer: topics by id and name (unknown topics left out)."""
     partitions = []
     for name, ps in sorted(assignment.items()):

@@ -8,17 +8,29 @@ served and the client only throttled. The response carries the throttle time, an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.quotas import MutationQuota, QuotaSensors, QuotaType
 
 from ..api import QuotaCharge
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def mutation_quota(ctx: BrokerContext, client: ClientInfo, version: int, strict_since: int) -> MutationQuota | None:
+
+class ChargesMutations(Protocol):
+    """What a room that creates or deletes partitions reaches for the controller mutation quota."""
+
+    @property
+    def quotas(self) -> QuotaSensors: ...
+
+    @property
+    def clock_ms(self) -> Callable[[], int]: ...
+
+
+def mutation_quota(ctx: ChargesMutations, client: ClientInfo, version: int, strict_since: int) -> MutationQuota | None:
     """This request's quota, or None when no controller_mutation_rate applies to the client."""
     return ctx.quotas.mutation_quota(client.principal.name, client.client_id, version >= strict_since, ctx.clock_ms())
 

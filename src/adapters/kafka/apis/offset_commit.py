@@ -7,7 +7,9 @@ Authorization: READ on the group (a refusal answers every partition), then READ 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommitRequest, CommittedOffset
@@ -21,7 +23,6 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from ..security.partial import (
@@ -30,6 +31,20 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+
 
 CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
 
@@ -40,7 +55,7 @@ CommitPartition = CommitTopic.OffsetCommitResponsePartition
 TOPIC_IDS_FROM = 10
 
 
-def resolve_topic_ids(ctx: BrokerContext, topics: Any, version: int) -> None:
+def resolve_topic_ids(ctx: Uses, topics: Any, version: int) -> None:
     """From v10, set each request topic's name from its id (left empty for an unknown id), as Kafka's
     KafkaApis does before anything else reads the request."""
     if version < TOPIC_IDS_FROM:
@@ -61,7 +76,7 @@ def _entry_name(entry: Any, version: int, ctx: Any) -> str | None:
 
 
 def handle_offset_commit(
-    ctx: BrokerContext, request: OffsetCommitRequest, version: int, client: ClientInfo
+    ctx: Uses, request: OffsetCommitRequest, version: int, client: ClientInfo
 ) -> OffsetCommitResponse:
     resolve_topic_ids(ctx, request.topics, version)
     offsets = tuple(

@@ -5,7 +5,9 @@ Authorization: DELETE on the group, then READ per topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -18,7 +20,6 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field, topic_names
 from ..security.partial import (
@@ -29,9 +30,19 @@ from ..security.partial import (
     merged,
 )
 
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+
 
 def handle_offset_delete(
-    ctx: BrokerContext, request: OffsetDeleteRequest, version: int, client: ClientInfo
+    ctx: Uses, request: OffsetDeleteRequest, version: int, client: ClientInfo
 ) -> OffsetDeleteResponse:
     partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     error, results = ctx.groups.offsets.delete(request.group_id, partitions)

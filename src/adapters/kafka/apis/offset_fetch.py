@@ -10,6 +10,9 @@ principal may not DESCRIBE are left out; asked by name, they answer TOPIC_AUTHOR
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommittedOffset
@@ -23,16 +26,28 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from ..security.partial import (
     merged,
 )
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+
 
 def _fetched(
-    ctx: BrokerContext, group_id: str, topics, require_stable: bool = False
+    ctx: Uses, group_id: str, topics, require_stable: bool = False
 ) -> dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]:
     """Committed offsets by topic for one group; `topics` None means every committed partition."""
     wanted = None
@@ -50,7 +65,7 @@ def _fetched(
     return by_topic
 
 
-def _by_id(ctx: BrokerContext, group, fetched: dict[str, list], Topic, Partition) -> list:
+def _by_id(ctx: Uses, group, fetched: dict[str, list], Topic, Partition) -> list:
     """v10's answer for one group: topics by id, an unknown asked id UNKNOWN_TOPIC_ID."""
     answered = []
     if group.topics is not None:
@@ -87,7 +102,7 @@ def _by_id(ctx: BrokerContext, group, fetched: dict[str, list], Topic, Partition
     return answered
 
 
-def resolve_topic_ids(ctx: BrokerContext, request: OffsetFetchRequest, version: int) -> None:
+def resolve_topic_ids(ctx: Uses, request: OffsetFetchRequest, version: int) -> None:
     """From v10, set each asked topic's name from its id (left empty for an unknown id)."""
     if version < TOPIC_IDS_FROM:
         return
@@ -102,7 +117,7 @@ TOPIC_IDS_FROM = 10
 
 
 def handle_offset_fetch(
-    ctx: BrokerContext, request: OffsetFetchRequest, version: int, client: ClientInfo
+    ctx: Uses, request: OffsetFetchRequest, version: int, client: ClientInfo
 ) -> OffsetFetchResponse:
     if version >= 8:
         resolve_topic_ids(ctx, request, version)

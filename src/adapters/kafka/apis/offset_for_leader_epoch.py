@@ -13,7 +13,9 @@ topic answers TOPIC_AUTHORIZATION_FAILED per partition, the others are served.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -24,17 +26,27 @@ from trafka.schema_codec.messages import OffsetForLeaderEpochRequest, OffsetForL
 from ..api import Handle, KafkaApi
 from ..cluster import ClusterMap
 from ..connection.cluster import then
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, topic_names
 from ..security.partial import TOPIC_REFUSED, TOPICS, PartialAnswer, topic_lists
+
+if TYPE_CHECKING:
+    from trafka.domain.replica_manager import ReplicaManager
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+
 
 TopicResult = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
 EpochEndOffset = TopicResult.EpochEndOffset
 
 
 def handle_offset_for_leader_epoch(
-    ctx: BrokerContext, request: OffsetForLeaderEpochRequest, version: int, client: ClientInfo
+    ctx: Uses, request: OffsetForLeaderEpochRequest, version: int, client: ClientInfo
 ) -> OffsetForLeaderEpochResponse:
     topics = []
     for topic in request.topics:
@@ -75,7 +87,7 @@ def _in_cluster(
     node: int,
     api: KafkaApi,
     serve: Handle,
-    ctx: BrokerContext,
+    ctx: Any,
     body: Any,
     version: int,
     client: ClientInfo,

@@ -6,6 +6,10 @@ Authorization: ALTER on the cluster to reassign, DESCRIBE to list.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -18,14 +22,26 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 
 
-def _reassign(ctx: BrokerContext, tp: TopicPartition, replicas) -> tuple[ErrorCode, str | None]:
+def _reassign(ctx: Uses, tp: TopicPartition, replicas) -> tuple[ErrorCode, str | None]:
     if not ctx.catalog.has_partition(tp):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     if replicas is None:
@@ -36,7 +52,7 @@ def _reassign(ctx: BrokerContext, tp: TopicPartition, replicas) -> tuple[ErrorCo
 
 
 def handle_alter_partition_reassignments(
-    ctx: BrokerContext, request: AlterPartitionReassignmentsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterPartitionReassignmentsRequest, version: int, client: ClientInfo
 ):
     topics = []
     for topic in request.topics:
@@ -60,7 +76,7 @@ def handle_alter_partition_reassignments(
 
 
 def handle_list_partition_reassignments(
-    ctx: BrokerContext, request: ListPartitionReassignmentsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ListPartitionReassignmentsRequest, version: int, client: ClientInfo
 ):
     return ListPartitionReassignmentsResponse(
         version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, topics=[]

@@ -15,7 +15,9 @@ partition with the error; with acks=0 Kafka sends nothing and closes the connect
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaType
@@ -28,7 +30,6 @@ from trafka.schema_codec.messages import ProduceRequest, ProduceResponse
 
 from ..api import NO_RESPONSE, CloseConnection, FastDecoder, KafkaApi, Lane, QuotaCharge
 from ..connection.cluster import refuse_unless_leader
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 from ..security.partial import (
@@ -54,11 +55,32 @@ from ..wire.fast_produce import (
 )
 from ..wire.fast_produce import ProtocolError as ProduceProtocolError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.ports import BrokerObserver
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..purgatory import Purgatory
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    replicas: ReplicaManager
+    clock_ms: Callable[[], int]
+    appends: Purgatory
+    observer: BrokerObserver
+
+
 VERSIONS = (3, 13)
 TOPIC_IDS_FROM = 13
 
 
-def resolve_topic_ids(ctx: BrokerContext, request: Any, version: int) -> None:
+def resolve_topic_ids(ctx: Uses, request: Any, version: int) -> None:
     """From v13, set each topic's name from its id ("" for an unknown one), before anything reads it."""
     if version < TOPIC_IDS_FROM:
         return
@@ -82,7 +104,7 @@ def _has_transactional_batch(request: ProduceRequestView) -> bool:
     )
 
 
-def handle_produce(ctx: BrokerContext, request: ProduceRequestView, version: int, client: ClientInfo):
+def handle_produce(ctx: Uses, request: ProduceRequestView, version: int, client: ClientInfo):
     acks, transactional_id = request.acks, request.transactional_id
     if transactional_id is None and _has_transactional_batch(request):
         # Kafka's handleProduceRequest: the whole request is refused (getErrorResponse), nothing appended
@@ -158,7 +180,7 @@ _NO_TRANSACTIONAL_ID = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 _new = tuple.__new__  # a named tuple built without its Python-level __new__ (one per request)
 
 
-def answer_one_partition(ctx: BrokerContext, requests: Sequence[OnePartition]) -> list[bytes]:
+def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[bytes]:
     """`handle_produce` and the responses' encoding for consecutive one-partition requests with acks
     1 or -1, without request or response objects: their framed responses, in order. The batches go
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
@@ -254,7 +276,7 @@ def _one_partition(frame: bytes) -> OnePartition | None:
     return one
 
 
-def _produced_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+def _produced_partitions(body: Any, ctx: Uses) -> list[TopicPartition]:
     """The simulated cluster's leader check: every partition the request writes to."""
     return [
         TopicPartition(topic.name, partition.index)

@@ -5,6 +5,8 @@ else; served elsewhere they answer as Kafka does on a listener without SASL. Una
 
 from __future__ import annotations
 
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.schema_codec.messages import (
     SaslAuthenticateRequest,
@@ -14,15 +16,19 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 
 
-def handle_sasl_handshake(ctx: BrokerContext, request: SaslHandshakeRequest, version: int, client: ClientInfo):
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+
+def handle_sasl_handshake(ctx: Uses, request: SaslHandshakeRequest, version: int, client: ClientInfo):
     return SaslHandshakeResponse(version=version, error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
 
 
-def handle_sasl_authenticate(ctx: BrokerContext, request: SaslAuthenticateRequest, version: int, client: ClientInfo):
+def handle_sasl_authenticate(ctx: Uses, request: SaslAuthenticateRequest, version: int, client: ClientInfo):
     return SaslAuthenticateResponse(
         version=version,
         error_code=ErrorCode.ILLEGAL_SASL_STATE,

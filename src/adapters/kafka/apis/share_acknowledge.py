@@ -9,7 +9,9 @@ Authorization: READ on the group (the whole request); READ on each topic, per pa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share.service import FINAL_EPOCH, INITIAL_EPOCH
@@ -19,10 +21,25 @@ from trafka.schema_codec.messages import ShareAcknowledgeRequest, ShareAcknowled
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_leader
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .share_acks import NO_LEADER, acknowledge, identity_error, share_partitions
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+
 
 Topic = ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse
 Partition = Topic.PartitionData
@@ -53,7 +70,7 @@ def _answer(
 
 
 def handle_share_acknowledge(
-    ctx: BrokerContext, request: ShareAcknowledgeRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ShareAcknowledgeRequest, version: int, client: ClientInfo
 ) -> ShareAcknowledgeResponse:
     share = ctx.share
     if share is None:

@@ -4,7 +4,7 @@ batches applied partition by partition, topic READ per partition, the per-partit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -13,8 +13,27 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..context import BrokerContext
 from ..request_context import ClientInfo
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+class AcknowledgesShares(Protocol):
+    """What the share rooms' acknowledgements reach: the topics, the authorizer and the share groups."""
+
+    @property
+    def catalog(self) -> TopicCatalog: ...
+
+    @property
+    def authorization(self) -> AuthorizationGate | None: ...
+
+    @property
+    def share(self) -> ShareRuntime | None: ...
+
 
 MAX_MEMBER_ID_LENGTH = 36  # a UUID's text, as Kafka's ShareRequestMetadata checks
 RENEW = 4
@@ -39,12 +58,12 @@ def identity_error(group_id: str | None, member_id: str | None) -> tuple[ErrorCo
     return ErrorCode.NONE, None
 
 
-def may_read(ctx: BrokerContext, client: ClientInfo, topic: str) -> bool:
+def may_read(ctx: AcknowledgesShares, client: ClientInfo, topic: str) -> bool:
     gate = ctx.authorization
     return gate is None or gate.allowed(client, Op.READ, Res.TOPIC, topic)
 
 
-def target(ctx: BrokerContext, client: ClientInfo, topic_id: Any, partition: int) -> Target:
+def target(ctx: AcknowledgesShares, client: ClientInfo, topic_id: Any, partition: int) -> Target:
     topic = ctx.catalog.by_id(topic_id)
     if topic is None:
         return Target(topic_id, partition, None, ErrorCode.UNKNOWN_TOPIC_ID)
@@ -56,7 +75,7 @@ def target(ctx: BrokerContext, client: ClientInfo, topic_id: Any, partition: int
 
 
 def acknowledge(
-    ctx: BrokerContext,
+    ctx: AcknowledgesShares,
     client: ClientInfo,
     group_id: str,
     member_id: str,
@@ -83,7 +102,7 @@ def acknowledge(
     return results
 
 
-def share_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+def share_partitions(body: Any, ctx: AcknowledgesShares) -> list[TopicPartition]:
     """The simulated cluster's leader check: the share-partitions named (by topic id; unknown ids are
     the handler's to answer). A node that leads one of them not refuses the whole request, where Kafka
     answers those partitions alone: a client sends each leader its own partitions."""

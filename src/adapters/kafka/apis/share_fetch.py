@@ -19,7 +19,9 @@ whose READ was revoked, or another principal fetching with the session's member 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share import PartitionFetch
@@ -32,10 +34,33 @@ from trafka.schema_codec.messages import ShareFetchRequest, ShareFetchResponse
 from .. import internal_topics
 from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import refuse_unless_leader
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, share_partitions, target
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.configs import BrokerPolicy
+    from trafka.domain.ports import BrokerObserver
+
+    from ..internal_topics import InternalTopics
+    from ..request_context import ShutdownSignal
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    policy: BrokerPolicy
+    authorization: AuthorizationGate | None
+    observer: BrokerObserver
+    share: ShareRuntime | None
+    internal_topics: InternalTopics
+    shutting_down: ShutdownSignal
+
 
 Topic = ShareFetchResponse.ShareFetchableTopicResponse
 Partition = Topic.PartitionData
@@ -54,7 +79,7 @@ def _error(version: int, error: ErrorCode, message: str | None = None, lock_ms: 
     )
 
 
-def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: int, client: ClientInfo) -> Any:
+def handle_share_fetch(ctx: Uses, request: ShareFetchRequest, version: int, client: ClientInfo) -> Any:
     share = ctx.share
     if share is None:
         return _error(version, ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")
@@ -127,7 +152,7 @@ def handle_share_fetch(ctx: BrokerContext, request: ShareFetchRequest, version: 
 
 
 def _acquire(
-    ctx: BrokerContext,
+    ctx: Uses,
     group_id: str,
     member_id: str,
     partitions: list[TopicPartition],
@@ -163,7 +188,7 @@ def _acquire(
 
 
 def _response(
-    ctx: BrokerContext,
+    ctx: Uses,
     version: int,
     lock_ms: int,
     entries: dict[tuple[Any, int], dict[str, Any]],

@@ -9,7 +9,7 @@ Authorization (ALTER_CONFIGS / DESCRIBE_CONFIGS on the group) is the config room
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trafka.domain.configs import ConfigEntry, ConfigSource, ConfigType
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -17,8 +17,27 @@ from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LET
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..context import BrokerContext, ClientInfo
+from ..request_context import ClientInfo
 from ..share_dead_letters import dead_letter_refusal
+
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+class ConfiguresGroups(Protocol):
+    """What a GROUP config resource reaches: the consumer and share groups, and the authorizer (dead letters)."""
+
+    @property
+    def groups(self) -> GroupRuntime: ...
+
+    @property
+    def share(self) -> ShareRuntime | None: ...
+
+    @property
+    def authorization(self) -> AuthorizationGate | None: ...
+
 
 Changes = dict[str, tuple[int, str | None]]
 
@@ -31,7 +50,7 @@ __all__ = ["SET", "alter", "dead_letter_refusal_for", "describe"]
 
 
 def dead_letter_refusal_for(
-    ctx: BrokerContext, client: ClientInfo, changes: list[tuple[str, int, str | None]]
+    ctx: ConfiguresGroups, client: ClientInfo, changes: list[tuple[str, int, str | None]]
 ) -> tuple[ErrorCode, str | None] | None:
     """KIP-1191: a group's dead-letter topic carries the broker's prefix and its setter may WRITE it."""
     if ctx.share is None:
@@ -44,7 +63,7 @@ def dead_letter_refusal_for(
     return dead_letter_refusal(ctx.share.dead_letter_prefix, may_write, changes)
 
 
-def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def alter(ctx: ConfiguresGroups, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
     names = [c.name for c in resource.configs]
     if len(names) != len(set(names)):
         return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
@@ -68,7 +87,7 @@ def alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> tuple[Error
     return ErrorCode.NONE, None
 
 
-def describe(ctx: BrokerContext, group_id: str, keys: Iterable[str] | None) -> list[ConfigEntry]:
+def describe(ctx: ConfiguresGroups, group_id: str, keys: Iterable[str] | None) -> list[ConfigEntry]:
     wanted = None if keys is None else set(keys)
     entries = []
     if ctx.groups.consumer is not None:

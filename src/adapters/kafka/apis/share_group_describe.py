@@ -9,7 +9,9 @@ authorized operations are filled from the ACLs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.share.coordinator import SHARE_ASSIGNOR
@@ -17,21 +19,36 @@ from trafka.schema_codec.messages import ShareGroupDescribeRequest, ShareGroupDe
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import GROUP_OPERATIONS, as_int32
 from .modern_groups import describe_filter, describe_refusal, described_assignment, not_described
 
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..group_runtime import GroupRuntime
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    share: ShareRuntime | None
+
+
 Described = ShareGroupDescribeResponse.DescribedGroup
 
 
-def assignment(ctx: BrokerContext, assigned: Mapping[str, frozenset[int]]) -> Any:
+def assignment(ctx: Uses, assigned: Mapping[str, frozenset[int]]) -> Any:
     return described_assignment(Described, ctx, assigned)
 
 
 def handle_share_group_describe(
-    ctx: BrokerContext, request: ShareGroupDescribeRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ShareGroupDescribeRequest, version: int, client: ClientInfo
 ) -> ShareGroupDescribeResponse:
     described = []
     coordinator = ctx.share.groups.coordinator if ctx.share is not None else None

@@ -10,6 +10,10 @@ otherwise, v1), as Kafka's KafkaApis.handleShareGroupHeartbeatRequest.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import attrs
+
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.modern import HeartbeatAnswer
 from trafka.domain.groups.share import ShareHeartbeat
@@ -19,16 +23,31 @@ from trafka.schema_codec.messages import ShareGroupHeartbeatRequest, ShareGroupH
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .modern_groups import heartbeat_response
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+
 
 DISABLED = HeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, "Share groups are disabled.")
 
 
 def handle_share_group_heartbeat(
-    ctx: BrokerContext, request: ShareGroupHeartbeatRequest, version: int, client: ClientInfo
+    ctx: Uses, request: ShareGroupHeartbeatRequest, version: int, client: ClientInfo
 ) -> ShareGroupHeartbeatResponse:
     if ctx.share is None:
         return _answer(version, DISABLED)
@@ -51,7 +70,7 @@ def handle_share_group_heartbeat(
     return _answer(version, ctx.share.heartbeat(heartbeat), ctx)
 
 
-def _answer(version: int, answer: HeartbeatAnswer, ctx: BrokerContext | None = None) -> ShareGroupHeartbeatResponse:
+def _answer(version: int, answer: HeartbeatAnswer, ctx: Uses | None = None) -> ShareGroupHeartbeatResponse:
     return heartbeat_response(ShareGroupHeartbeatResponse, version, answer, ctx)
 
 

@@ -16,7 +16,9 @@ DeleteShareGroupOffsets (key 92): v0. A share group's start offsets, as Kafka's 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -33,9 +35,24 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, Filter, request_field
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+
+    from ..security.authorization import AuthorizationGate
+    from ..share_runtime import ShareRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    authorization: AuthorizationGate | None
+    share: ShareRuntime | None
+
 
 DGroup = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
 DTopic = DGroup.DescribeShareGroupOffsetsResponseTopic
@@ -46,12 +63,12 @@ XTopic = DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic
 DISABLED = "Share groups are disabled."
 
 
-def _allowed(ctx: BrokerContext, client: ClientInfo, op: Op, res: Res, name: str) -> bool:
+def _allowed(ctx: Uses, client: ClientInfo, op: Op, res: Res, name: str) -> bool:
     gate = ctx.authorization
     return gate is None or gate.allowed(client, op, res, name)
 
 
-def _topic_id(ctx: BrokerContext, name: str) -> Any:
+def _topic_id(ctx: Uses, name: str) -> Any:
     topic = ctx.catalog.get(name)
     return topic.topic_id if topic is not None else ZERO_UUID
 
@@ -59,7 +76,7 @@ def _topic_id(ctx: BrokerContext, name: str) -> Any:
 # -- DescribeShareGroupOffsets -------------------------------------------------------------------------
 
 
-def _describe_group(ctx: BrokerContext, client: ClientInfo, entry: Any, version: int) -> Any:
+def _describe_group(ctx: Uses, client: ClientInfo, entry: Any, version: int) -> Any:
     share = ctx.share
     if share is None:
         return DGroup(
@@ -93,7 +110,7 @@ def _describe_group(ctx: BrokerContext, client: ClientInfo, entry: Any, version:
 
 
 def handle_describe_share_group_offsets(
-    ctx: BrokerContext, request: DescribeShareGroupOffsetsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeShareGroupOffsetsRequest, version: int, client: ClientInfo
 ) -> DescribeShareGroupOffsetsResponse:
     groups = [_describe_group(ctx, client, g, version) for g in request.groups]
     return DescribeShareGroupOffsetsResponse(version=version, throttle_time_ms=0, groups=groups)
@@ -132,7 +149,7 @@ DESCRIBE = KafkaApi(
 
 
 def handle_alter_share_group_offsets(
-    ctx: BrokerContext, request: AlterShareGroupOffsetsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterShareGroupOffsetsRequest, version: int, client: ClientInfo
 ) -> AlterShareGroupOffsetsResponse:
     def answer(error: ErrorCode, message: str | None = None, topics: list[Any] | None = None) -> Any:
         return AlterShareGroupOffsetsResponse(
@@ -180,7 +197,7 @@ ALTER = KafkaApi(
 
 
 def handle_delete_share_group_offsets(
-    ctx: BrokerContext, request: DeleteShareGroupOffsetsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DeleteShareGroupOffsetsRequest, version: int, client: ClientInfo
 ) -> DeleteShareGroupOffsetsResponse:
     def answer(error: ErrorCode, message: str | None = None, topics: list[Any] | None = None) -> Any:
         return DeleteShareGroupOffsetsResponse(

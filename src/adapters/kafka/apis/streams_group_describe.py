@@ -11,7 +11,9 @@ GROUP_AUTHORIZATION_FAILED; the authorized operations are filled from the ACLs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups.streams import TasksTuple, TopicInfo
@@ -21,16 +23,26 @@ from trafka.schema_codec.messages import StreamsGroupDescribeRequest, StreamsGro
 
 from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
 from .authorized_operations import GROUP_OPERATIONS, as_int32
+
+if TYPE_CHECKING:
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    groups: GroupRuntime
+
 
 Described = StreamsGroupDescribeResponse.DescribedGroup
 
 
 def handle_streams_group_describe(
-    ctx: BrokerContext, request: StreamsGroupDescribeRequest, version: int, client: ClientInfo
+    ctx: Uses, request: StreamsGroupDescribeRequest, version: int, client: ClientInfo
 ) -> StreamsGroupDescribeResponse:
     streams = ctx.groups.streams
     described = []

@@ -16,7 +16,7 @@ CREATE on the cluster or on each topic, else they are not created and the status
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -40,16 +40,35 @@ from trafka.schema_codec.messages import StreamsGroupHeartbeatRequest, StreamsGr
 
 from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
 from .api_versions import feature_ceilings
+
+if TYPE_CHECKING:
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.features import FeatureControl
+
+    from ..api import HandlerRegistry
+    from ..group_runtime import GroupRuntime
+    from ..security.authorization import AuthorizationGate
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    features: FeatureControl
+    authorization: AuthorizationGate | None
+    registry: HandlerRegistry
+
 
 Response = StreamsGroupHeartbeatResponse
 
 
 def handle_streams_group_heartbeat(
-    ctx: BrokerContext, request: StreamsGroupHeartbeatRequest, version: int, client: ClientInfo
+    ctx: Uses, request: StreamsGroupHeartbeatRequest, version: int, client: ClientInfo
 ) -> StreamsGroupHeartbeatResponse:
     if ctx.groups.streams is None or not ctx.features.finalized(feature_ceilings(ctx.registry)).get(STREAMS_VERSION):
         return _answer(version, StreamsAnswer(ErrorCode.UNSUPPORTED_VERSION, "The streams group protocol is disabled."))
@@ -103,7 +122,7 @@ def handle_streams_group_heartbeat(
     return _answer(version, answer)
 
 
-def _create_internal_topics(ctx: BrokerContext, client: ClientInfo, topics: tuple[TopicInfo, ...]) -> list[str]:
+def _create_internal_topics(ctx: Uses, client: ClientInfo, topics: tuple[TopicInfo, ...]) -> list[str]:
     """Create what the coordinator found missing; the names the principal may not CREATE."""
     gate = ctx.authorization
     refused = []

@@ -10,7 +10,9 @@ partition), then READ per topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import CommittedOffset
@@ -21,7 +23,6 @@ from trafka.schema_codec.messages import TxnOffsetCommitRequest, TxnOffsetCommit
 
 from ..api import KafkaApi
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks, request_field
 from ..security.partial import (
@@ -31,12 +32,31 @@ from ..security.partial import (
     topic_lists,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.catalog import TopicCatalog
+    from trafka.domain.transactions import TransactionService
+
+    from ..group_runtime import GroupRuntime
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    catalog: TopicCatalog
+    groups: GroupRuntime
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
+
+
 CommitTopic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 
 TOPIC_IDS_FROM = 6
 
 
-def resolve_topic_ids(ctx: BrokerContext, topics: Any, version: int) -> None:
+def resolve_topic_ids(ctx: Uses, topics: Any, version: int) -> None:
     """From v6, set each request topic's name from its id (left empty for an unknown id)."""
     if version < TOPIC_IDS_FROM:
         return
@@ -56,7 +76,7 @@ def _entry_name(entry: Any, version: int, ctx: Any) -> str | None:
 
 
 def handle_txn_offset_commit(
-    ctx: BrokerContext, request: TxnOffsetCommitRequest, version: int, client: ClientInfo
+    ctx: Uses, request: TxnOffsetCommitRequest, version: int, client: ClientInfo
 ) -> TxnOffsetCommitResponse:
     resolve_topic_ids(ctx, request.topics, version)
     offsets = {

@@ -11,7 +11,9 @@ Authorization: ALTER on the cluster; refused, the top-level error and each featu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import FeatureUpdate, UpgradeType
@@ -20,10 +22,23 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.schema_codec.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 from ..api import KafkaApi
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
 from .api_versions import feature_ceilings
+
+if TYPE_CHECKING:
+    from trafka.domain.features import FeatureControl
+
+    from ..api import HandlerRegistry
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    features: FeatureControl
+    registry: HandlerRegistry
+
 
 Result = UpdateFeaturesResponse.UpdatableFeatureResult
 
@@ -49,7 +64,7 @@ def _update(entry: Any, version: int) -> FeatureUpdate:
 
 
 def handle_update_features(
-    ctx: BrokerContext, request: UpdateFeaturesRequest, version: int, client: ClientInfo
+    ctx: Uses, request: UpdateFeaturesRequest, version: int, client: ClientInfo
 ) -> UpdateFeaturesResponse:
     updates = [_update(entry, version) for entry in request.feature_updates]
     validate_only = bool(version >= 1 and request.validate_only)

@@ -6,7 +6,9 @@ Authorization: DESCRIBE on the cluster to describe, ALTER to change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import ScramDeletion, ScramUpsertion
@@ -20,13 +22,22 @@ from trafka.schema_codec.messages import (
 )
 
 from ..api import KafkaApi, top_level_error
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
 
+if TYPE_CHECKING:
+    from trafka.domain.security import UserScramCredentials
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    credentials: UserScramCredentials
+
 
 def handle_alter_user_scram_credentials(
-    ctx: BrokerContext, request: AlterUserScramCredentialsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: AlterUserScramCredentialsRequest, version: int, client: ClientInfo
 ):
     results = ctx.credentials.alter(
         [ScramDeletion(d.name, d.mechanism) for d in request.deletions],
@@ -41,7 +52,7 @@ def handle_alter_user_scram_credentials(
 
 
 def handle_describe_user_scram_credentials(
-    ctx: BrokerContext, request: DescribeUserScramCredentialsRequest, version: int, client: ClientInfo
+    ctx: Uses, request: DescribeUserScramCredentialsRequest, version: int, client: ClientInfo
 ):
     users = None if request.users is None else [u.name for u in request.users]
     Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult

@@ -16,7 +16,9 @@ handleWriteTxnMarkersRequest; refused, every partition answers CLUSTER_AUTHORIZA
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import AclOperation as Op
@@ -26,9 +28,25 @@ from trafka.schema_codec.messages import WriteTxnMarkersRequest, WriteTxnMarkers
 
 from ..api import KafkaApi
 from ..connection.cluster import refuse_unless_leader
-from ..context import BrokerContext
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, the_cluster
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from trafka.domain.replica_manager import ReplicaManager
+
+    from ..purgatory import Purgatory
+
+
+@attrs.frozen
+class Uses:
+    """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
+
+    replicas: ReplicaManager
+    clock_ms: Callable[[], int]
+    appends: Purgatory
+
 
 Result = WriteTxnMarkersResponse.WritableTxnMarkerResult
 TopicResult = Result.WritableTxnMarkerTopicResult
@@ -36,7 +54,7 @@ PartitionResult = TopicResult.WritableTxnMarkerPartitionResult
 
 
 def handle_write_txn_markers(
-    ctx: BrokerContext, request: WriteTxnMarkersRequest, version: int, client: ClientInfo
+    ctx: Uses, request: WriteTxnMarkersRequest, version: int, client: ClientInfo
 ) -> WriteTxnMarkersResponse:
     now = ctx.clock_ms()
     results: dict[int, dict[str, dict[int, int]]] = {}  # Kafka answers per producer id, merged
@@ -64,7 +82,7 @@ def handle_write_txn_markers(
     return _response(version, results)
 
 
-def marker_partitions(body: Any, ctx: BrokerContext) -> list[TopicPartition]:
+def marker_partitions(body: Any, ctx: Uses) -> list[TopicPartition]:
     """The simulated cluster's leader check: Kafka's transaction coordinator sends each partition's
     leader the markers for its own partitions (and Admin.abortTransaction the partition's leader)."""
     return [

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 NOT_LEADER = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 NOT_COORDINATOR = int(ErrorCode.NOT_COORDINATOR)
 
-Partitions = Callable[[Any, "BrokerContext"], Iterable[TopicPartition]]
+Partitions = Callable[[Any, Any], Iterable[TopicPartition]]  # (request, what the room declares) -> partitions
 Keys = Callable[[Any, int], Iterable[tuple[str, int]]]
 
 
@@ -85,7 +85,7 @@ def refuse_unless_leader(partitions: Partitions) -> ClusterCheck:
         version: int,
         client: ClientInfo,
     ) -> Any:
-        if all(cluster.leader(tp)[0] == node for tp in partitions(body, ctx)):
+        if all(cluster.leader(tp)[0] == node for tp in partitions(body, api.uses(ctx))):
             return serve(ctx, body, version, client)
         return error_response(api, serve, ctx, body, version, client, NOT_LEADER)
 
@@ -98,7 +98,7 @@ def topic_name(entry: Any, ctx: BrokerContext) -> str | None:
     if name:
         return str(name)
     topic_id = getattr(entry, "topic_id", None)
-    found = ctx.catalog.by_id(topic_id) if topic_id is not None else None
+    found = ctx.services.catalog.by_id(topic_id) if topic_id is not None else None
     return found.name if found is not None else None
 
 

@@ -73,8 +73,8 @@ def layer(api: KafkaApi, serve: Handle) -> Handle:
 
 
 def _account(ctx: BrokerContext, use: QuotaUse, request: Any, outcome: Any, client: ClientInfo, busy: float) -> Any:
-    sensors = ctx.quotas
-    now = ctx.clock_ms()
+    sensors = ctx.services.quotas
+    now = ctx.services.clock_ms()
     user, client_id = client.principal.name, client.client_id
     percent = busy * 100.0  # of one thread, per second: Kafka's nanos * 100 / 1e9
     charge = use(sensors, request, outcome, user, client_id, percent, now)
@@ -94,7 +94,7 @@ def _account(ctx: BrokerContext, use: QuotaUse, request: Any, outcome: Any, clie
 async def connection_throttled(ctx: BrokerContext, stream: trio.SocketStream, host: str) -> bool:
     """KIP-612's `connection_creation_rate` per IP: True if this new connection is over its IP's rate,
     after holding it for the throttle time and closing it unserved (as Kafka's acceptor does)."""
-    throttle_ms = ctx.quotas.connection_throttle(host, ctx.clock_ms())
+    throttle_ms = ctx.services.quotas.connection_throttle(host, ctx.services.clock_ms())
     if throttle_ms <= 0:
         return False
     log.debug("closing connection from %s in %d ms: over its connection_creation_rate", host, throttle_ms)

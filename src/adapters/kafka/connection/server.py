@@ -110,13 +110,13 @@ async def serve(
         raise
     ctx.listening.bound(tuple(bound))
     async with trio.open_nursery() as background:
-        background.start_soon(ctx.groups.run)
-        background.start_soon(ctx.appends.run)  # the purgatory's expiry timer (ADR 80)
-        if ctx.share is not None:
-            background.start_soon(ctx.share.run)
+        background.start_soon(ctx.services.groups.run)
+        background.start_soon(ctx.services.appends.run)  # the purgatory's expiry timer (ADR 80)
+        if ctx.services.share is not None:
+            background.start_soon(ctx.services.share.run)
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
-                pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults, ctx.cluster)
+                pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
                 admission = Admission(limits.connections)
                 for socket, listener in sockets:
                     accepting.start_soon(_accept_loop, socket, listener, connections, ctx, limits, pipeline, admission)
@@ -125,8 +125,8 @@ async def serve(
                 accepting.cancel_scope.cancel()
             for socket, _ in sockets:
                 await socket.aclose()
-            ctx.appends.notify_all()
-            ctx.groups.shutdown()
+            ctx.services.appends.notify_all()
+            ctx.services.groups.shutdown()
             connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
         background.cancel_scope.cancel()
 
@@ -182,14 +182,16 @@ async def handle_connection(
     if await connection_throttled(ctx, stream, peer.rsplit(":", 1)[0]):  # KIP-612, per IP
         return
     if pipeline is None:
-        pipeline = Pipeline(ctx.registry, ctx.authorization, ctx.faults, ctx.cluster)
-    if ctx.cluster is not None and not ctx.cluster.accepts(listener.name):  # a stopped simulated broker
+        pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
+    if ctx.services.cluster is not None and not ctx.services.cluster.accepts(
+        listener.name
+    ):  # a stopped simulated broker
         await stream.aclose()
         return
     parked: set[Operation] = set()  # this connection's parked requests, forgotten when it ends
     with trio.CancelScope() as connection:  # cancelled by `Faults.drop_connections`
         ctx.faults.connection_opened(connection, listener.name)
-        ctx.observer.connection_opened(listener.name)
+        ctx.services.observer.connection_opened(listener.name)
         try:
             transport: Transport = SocketTransport(stream)
             closing: trio.abc.AsyncResource = stream
@@ -228,21 +230,21 @@ async def handle_connection(
             log.debug("connection %s closed", peer)
         finally:
             for op in parked:
-                ctx.appends.forget(op)
+                ctx.services.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
-            ctx.observer.connection_closed(listener.name)
-            if ctx.share is not None:  # KIP-932: the share sessions opened on it close
-                ctx.share.connection_closed(connection)
+            ctx.services.observer.connection_closed(listener.name)
+            if ctx.services.share is not None:  # KIP-932: the share sessions opened on it close
+                ctx.services.share.connection_closed(connection)
 
 
 async def _close_when_idle(ctx: BrokerContext, reader: _Reader, reading: trio.CancelScope, idle_ms: int) -> None:
     """connections.max.idle.ms: stop reading once nothing arrived for that long and no response is
     still to come (checked every quarter of it, so the connection closes within 1.25 times it). Idle
     time is the broker's clock: with a manual clock it passes only by `advance`, checked at once."""
-    busy_at = ctx.clock_ms()  # when a response was last seen still to come
+    busy_at = ctx.services.clock_ms()  # when a response was last seen still to come
     while True:
         await ctx.clock_signal.wait(idle_ms / 4000)
-        now = ctx.clock_ms()
+        now = ctx.services.clock_ms()
         if reader.outbox.pending:
             busy_at = now
         elif now - max(busy_at, reader.read_at_ms) >= idle_ms:
@@ -324,10 +326,12 @@ class _Reader:
         self.client: ClientInfo | None = None  # rebuilt only when the client id or the principal changes
         self.connection: object = None  # the connection's identity in its ClientInfo
         self.lane_api = (  # no lane on a simulated cluster: its requests go through the cluster's checks
-            next((api for api in ctx.registry.apis() if api.lane is not None), None) if ctx.cluster is None else None
+            next((api for api in ctx.registry.apis() if api.lane is not None), None)
+            if ctx.services.cluster is None
+            else None
         )
         self.held: bytes | None = None  # a frame read while gathering lane requests: the next one
-        self.read_at_ms = ctx.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
+        self.read_at_ms = ctx.services.clock_ms()  # the broker's time of the last read that brought bytes (idle expiry)
         self._bound_frames()
         self.muted_until = 0.0  # a client quota's throttle (KIP-219): no request is served before (trio time)
         self.parked: set[Operation] = set()  # requests waiting in the purgatory
@@ -336,8 +340,8 @@ class _Reader:
         ctx, frames, outbox, peer = self.ctx, self.frames, self.outbox, self.peer
         lane_api = self.lane_api
         lane_closed = lane_api.lane.closed_by if lane_api is not None and lane_api.lane is not None else never
-        quotas = ctx.quotas.quotas
-        appends = ctx.appends
+        quotas = ctx.services.quotas.quotas
+        appends = ctx.services.appends
         woken = appends.woken
         while True:
             try:
@@ -364,7 +368,7 @@ class _Reader:
                         log.warning("closing connection from %s: truncated frame at end of stream", peer)
                     return
                 woken = appends.woken
-                self.read_at_ms = ctx.clock_ms()
+                self.read_at_ms = ctx.services.clock_ms()
                 continue
             if outbox.full:
                 await outbox.wait_for_room()
@@ -379,7 +383,7 @@ class _Reader:
                     continue
             if (
                 lane_api is not None
-                and ctx.authorization is None
+                and ctx.services.authorization is None
                 and (
                     not ctx.faults.active or (not ctx.faults.paused and lane_api.api_key not in ctx.faults.intercepted)
                 )
@@ -432,7 +436,7 @@ class _Reader:
         """SASL's step: the frames of the exchange answered; an expired session closed."""
         authenticator, ctx, peer = self.authenticator, self.ctx, self.peer
         assert authenticator is not None
-        if authenticator.expired(ctx.clock_ms()):
+        if authenticator.expired(ctx.services.clock_ms()):
             log.info(
                 "closing connection from %s: SASL session of %s expired without re-authentication",
                 peer,
@@ -441,7 +445,7 @@ class _Reader:
             return _CLOSE
         if not authenticator.intercepts(frame):
             return None
-        step = authenticator.receive(frame, ctx.clock_ms())
+        step = authenticator.receive(frame, ctx.services.clock_ms())
         if isinstance(step, Failed):
             log.info("closing connection from %s: %s", peer, step.reason)
             if step.delayed:
@@ -486,7 +490,7 @@ class _Reader:
             log.exception("closing connection from %s: %s v%d failed", self.peer, lane_api.name, group[0].version)
             return _CLOSE
         elapsed = perf_counter() - started  # each response was ready when the group's were
-        observer = self.ctx.observer
+        observer = self.ctx.services.observer
         for request, response in zip(group, responses):
             outbox.add([response])
             observer.request_completed(lane_api.name, request.version, elapsed)
@@ -536,7 +540,9 @@ class _Reader:
             if ctx.faults.active:
                 serve = pipeline.faulted[api_key]
             else:
-                serve = (pipeline.throttled if ctx.quotas.quotas.throttles_requests else pipeline.plain)[api_key]
+                serve = (pipeline.throttled if ctx.services.quotas.quotas.throttles_requests else pipeline.plain)[
+                    api_key
+                ]
             outcome = serve(ctx, request.body, request.api_version, client)
             if type(outcome) is Throttled:
                 self.mute(outcome.throttle_ms)
@@ -567,7 +573,7 @@ class _Reader:
             )
         else:
             outbox.add(_encode(outcome, request, peer))
-            ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+            ctx.services.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
         return None
 
     def _park(self, parked: Parked, slot: Slot, request: DecodedRequest, started: float) -> None:
@@ -598,7 +604,7 @@ class _Reader:
             if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task
                 nursery.start_soon(outbox.flush)
 
-        op = ctx.appends.park(parked, deliver)
+        op = ctx.services.appends.park(parked, deliver)
         parked_ops.add(op)
 
     async def _hold(self, held: Held, request: DecodedRequest) -> object | None:
@@ -648,7 +654,7 @@ async def _complete_deferred(
 
 
 def _observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None:
-    ctx.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
+    ctx.services.observer.request_completed(request.handler.name, request.api_version, perf_counter() - started)
 
 
 def _encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:

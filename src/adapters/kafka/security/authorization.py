@@ -109,7 +109,7 @@ class AuthorizationGate:
             partial = None
         refused: dict[Res, set[str]] = {}
         for check in checks:
-            denied = self._denied(check, body, version, ctx, client)
+            denied = self._denied(check, body, version, api.uses(ctx), client)
             if not denied:
                 continue
             if partial is not None and check.resource_type in partial.resource_types:
@@ -122,8 +122,8 @@ class AuthorizationGate:
             return partial.answer(Refused(api, ctx, body, version, client, refused, allowed))
         return api.handle(ctx, body, version, client)
 
-    def _denied(self, check: Check, body: Any, version: int, ctx: Any, client: Any) -> set[str]:
-        names = list(check.names(body, version, ctx))
+    def _denied(self, check: Check, body: Any, version: int, uses: Any, client: Any) -> set[str]:
+        names = list(check.names(body, version, uses))  # the room's function, given what its handler declares
         denied = {
             n
             for n in names

@@ -114,10 +114,11 @@ def topic_lists(
     def answer(r: Refused) -> Any:
         denied = r.topics()
         entries = getattr(r.body, field)
+        uses = r.handler.uses(r.ctx)
         extra = [
-            refused_entry(r.handler.response, e, r.version) for e in entries if name_of(e, r.version, r.ctx) in denied
+            refused_entry(r.handler.response, e, r.version) for e in entries if name_of(e, r.version, uses) in denied
         ]
-        kept = [e for e in entries if name_of(e, r.version, r.ctx) not in denied]
+        kept = [e for e in entries if name_of(e, r.version, uses) not in denied]
         if not kept:
             return r.response(**{answered: extra})
         return extended(r.serve(**{field: kept}), answered, extra, r.version)

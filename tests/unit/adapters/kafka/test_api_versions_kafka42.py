@@ -6,8 +6,8 @@ room added or a range changed shows up here."""
 from __future__ import annotations
 
 from trafka.adapters.kafka.apis import build_registry
-from trafka.adapters.kafka.apis.api_versions import handle_api_versions
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.apis.api_versions import Uses, handle_api_versions
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.schema_codec.messages import ApiVersionsRequest
@@ -106,7 +106,7 @@ def _advertised(http: bool = False) -> dict[int, tuple[int, int]]:
     settings = load_settings(overrides=overrides)
     ctx = bootstrap(settings, default_adapters(settings))
     response = handle_api_versions(
-        ctx,
+        ctx.view(Uses),
         ApiVersionsRequest[4](client_software_name="t", client_software_version="1"),
         4,
         ClientInfo("test", "127.0.0.1"),

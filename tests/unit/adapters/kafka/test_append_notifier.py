@@ -1,6 +1,6 @@
 """Parked fetches wake for their own partitions only, and leave nothing behind."""
 
-from trafka.adapters.kafka.context import AppendNotifier
+from trafka.adapters.kafka.services import AppendNotifier
 from trafka.domain.topics import TopicPartition
 
 A, B, C = TopicPartition("a", 0), TopicPartition("b", 0), TopicPartition("a", 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from trafka.adapters.kafka.apis import client_quotas
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode

@@ -11,7 +11,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from trafka.adapters.kafka.apis import build_registry, client_telemetry
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -74,7 +74,7 @@ def test_a_client_subscribes_and_pushes(ctx):
     assert push(b"\xff\xff not protobuf") == ErrorCode.INVALID_RECORD
     assert push(_otlp(), compression=1) == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     assert push(_otlp()) == ErrorCode.NONE
-    (client,) = ctx.telemetry.snapshot(ctx.clock_ms()).values()
+    (client,) = ctx.services.telemetry.snapshot(ctx.services.clock_ms()).values()
     assert client.client_id == "pusher"
     assert [(p.name, p.attributes, p.value) for p in client.points] == [
         ("org.apache.kafka.producer.latency", (("node.id", "1"),), 12.5),

@@ -17,7 +17,7 @@ from trafka.adapters.kafka.apis import (
 )
 from trafka.adapters.kafka.cluster import ClusterMap
 from trafka.adapters.kafka.connection.cluster import layer
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -75,7 +75,7 @@ SERVED_ALIKE = {
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     return ctx
 
 
@@ -154,7 +154,7 @@ def test_a_share_fetch_for_a_partition_another_node_leads_is_refused(ctx, cluste
         max_bytes=1 << 20,
         max_records=10,
         batch_size=10,
-        topics=[T(topic_id=ctx.catalog.get("t").topic_id, partitions=[T.FetchPartition(partition_index=0)])],
+        topics=[T(topic_id=ctx.services.catalog.get("t").topic_id, partitions=[T.FetchPartition(partition_index=0)])],
         forgotten_topics_data=[],
     )
     refused = layer(cluster, share_fetch.API, share_fetch.API.handle)(ctx, request_, 1, on(other_than(cluster, leader)))

@@ -23,8 +23,8 @@ from trafka.adapters.kafka.apis import (
     offset_fetch,
 )
 from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
-from trafka.adapters.kafka.context import ClientInfo
 from trafka.adapters.kafka.group_runtime import GroupAnswer
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -52,12 +52,12 @@ CLIENT = ClientInfo("client-1", "127.0.0.1")
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 4, 1)
+    ctx.services.catalog.create("t", 4, 1)
     return ctx
 
 
 def heartbeat(ctx, member_id="m1", epoch=0, version=1, owned=(), **fields):
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     Tp = ConsumerGroupHeartbeatRequest.TopicPartitions
     request = ConsumerGroupHeartbeatRequest[version](
         group_id="g",
@@ -76,7 +76,7 @@ def test_a_member_joins_and_gets_the_partitions_by_topic_id(ctx):
     assert (response.error_code, response.member_id, response.member_epoch) == (ErrorCode.NONE, "m1", 1)
     assert response.heartbeat_interval_ms == 5000
     (tp,) = response.assignment.topic_partitions
-    assert (tp.topic_id, tp.partitions) == (ctx.catalog.get("t").topic_id, [0, 1, 2, 3])
+    assert (tp.topic_id, tp.partitions) == (ctx.services.catalog.get("t").topic_id, [0, 1, 2, 3])
     again = heartbeat(ctx, epoch=1, owned=[0, 1, 2, 3])
     assert again.error_code == ErrorCode.NONE and again.assignment is None  # nothing changed
 
@@ -130,7 +130,7 @@ def test_describe_lists_and_delete_see_the_consumer_group(ctx):
     heartbeat(ctx, epoch=-1)
     deleted = delete_groups.API.handle(ctx, DeleteGroupsRequest[2](groups_names=["g"]), 2, CLIENT)
     assert deleted.results[0].error_code == ErrorCode.NONE
-    assert "g" not in ctx.groups.consumer.groups
+    assert "g" not in ctx.services.groups.consumer.groups
 
 
 def _commit(ctx, member_id, epoch, version=9):
@@ -171,7 +171,7 @@ def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(ctx):
 def test_the_consumer_protocol_can_be_turned_off(ctx):
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": {"rebalance_protocols": "classic"}})
     off = bootstrap(settings, default_adapters(settings))
-    off.catalog.create("t", 1, 1)
+    off.services.catalog.create("t", 1, 1)
     assert heartbeat(off).error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
@@ -227,9 +227,9 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
         }
     )
     secured = bootstrap(settings, default_adapters(settings))
-    secured.catalog.create("t", 1, 1)
-    secured.catalog.create("t-secret", 1, 1)
-    secured.authorization.authorizer.create(
+    secured.services.catalog.create("t", 1, 1)
+    secured.services.catalog.create("t-secret", 1, 1)
+    secured.services.authorization.authorizer.create(
         [
             AclBinding(
                 Res.TOPIC, "t-secret", PatternType.LITERAL, "User:ANONYMOUS", "*", Op.DESCRIBE, AclPermissionType.DENY
@@ -249,7 +249,7 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
         deferred = consumer_group_heartbeat.API.handle(secured, request, 1, CLIENT)  # RE2 compiles off the loop
         first = await deferred.wait()
         assert first.error_code == ErrorCode.NONE and first.assignment.topic_partitions == []
-        groups = secured.groups
+        groups = secured.services.groups
         await groups.regexes.resolve(*groups.consumer.take_regex_work())  # compiled and cached; matched
         work = groups.consumer.take_regex_work()
         assert work is None
@@ -259,7 +259,7 @@ def test_a_regex_subscription_leaves_out_topics_the_principal_may_not_describe()
 
     response = trio.run(join_and_resolve)
     assert response.error_code == ErrorCode.NONE
-    assert [tp.topic_id for tp in response.assignment.topic_partitions] == [secured.catalog.get("t").topic_id]
+    assert [tp.topic_id for tp in response.assignment.topic_partitions] == [secured.services.catalog.get("t").topic_id]
 
 
 def test_a_pattern_re2_cannot_express_is_invalid_regular_expression_and_never_reaches_the_coordinator(ctx):
@@ -279,7 +279,7 @@ def test_a_pattern_re2_cannot_express_is_invalid_regular_expression_and_never_re
         assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION, pattern[:10]
         assert "is not a valid regular expression" in response.error_message
         assert len(response.error_message) < 400
-    assert "g" not in ctx.groups.consumer.groups
+    assert "g" not in ctx.services.groups.consumer.groups
 
 
 def test_a_heartbeat_naming_a_topic_the_principal_may_not_describe_is_refused():
@@ -293,9 +293,9 @@ def test_a_heartbeat_naming_a_topic_the_principal_may_not_describe_is_refused():
         }
     )
     secured = bootstrap(settings, default_adapters(settings))
-    secured.catalog.create("t", 1, 1)
-    secured.catalog.create("t-secret", 1, 1)
-    secured.authorization.authorizer.create(
+    secured.services.catalog.create("t", 1, 1)
+    secured.services.catalog.create("t-secret", 1, 1)
+    secured.services.authorization.authorizer.create(
         [
             AclBinding(
                 Res.TOPIC, "t-secret", PatternType.LITERAL, "User:ANONYMOUS", "*", Op.DESCRIBE, AclPermissionType.DENY
@@ -312,27 +312,27 @@ def test_a_heartbeat_naming_a_topic_the_principal_may_not_describe_is_refused():
     )
     response = consumer_group_heartbeat.API.handle(secured, request, 1, CLIENT)
     assert response.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # KAFKA-18813
-    assert response.assignment is None and "g" not in secured.groups.consumer.groups
+    assert response.assignment is None and "g" not in secured.services.groups.consumer.groups
 
 
 def test_classic_requests_for_a_consumer_group_with_members_are_served_by_it(ctx):
     heartbeat(ctx)
     other = JoinRequest("g", "", "connect", (Protocol("default", b""),), 10_000, 10_000, require_known_member_id=False)
-    assert ctx.groups.join(other).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert ctx.services.groups.join(other).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     metadata = ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0)
     join = JoinRequest(
         "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
     )
-    joined = ctx.groups.join(join)  # a classic member inside the consumer group (ADR 50), answered at once
-    assert joined.error == ErrorCode.NONE and joined.member_id in ctx.groups.consumer.groups["g"].members
-    sync = ctx.groups.sync(SyncRequest("g", joined.member_id, joined.generation_id))
+    joined = ctx.services.groups.join(join)  # a classic member inside the consumer group (ADR 50), answered at once
+    assert joined.error == ErrorCode.NONE and joined.member_id in ctx.services.groups.consumer.groups["g"].members
+    sync = ctx.services.groups.sync(SyncRequest("g", joined.member_id, joined.generation_id))
     assert sync.error == ErrorCode.NONE
-    assert ctx.groups.heartbeat("g", joined.member_id, joined.generation_id, None) == ErrorCode.NONE
+    assert ctx.services.groups.heartbeat("g", joined.member_id, joined.generation_id, None) == ErrorCode.NONE
     heartbeat(ctx, epoch=-1)  # the last consumer-protocol member leaves: the group turns classic
-    assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
-    assert ctx.groups.leave("g", [(joined.member_id, None)]) == [ErrorCode.NONE]
-    ctx.groups.join(join)  # an empty group of either protocol gives way to the other
-    assert "g" not in ctx.groups.consumer.groups and ctx.groups.coordinator.group("g") is not None
+    assert "g" not in ctx.services.groups.consumer.groups and ctx.services.groups.coordinator.group("g") is not None
+    assert ctx.services.groups.leave("g", [(joined.member_id, None)]) == [ErrorCode.NONE]
+    ctx.services.groups.join(join)  # an empty group of either protocol gives way to the other
+    assert "g" not in ctx.services.groups.consumer.groups and ctx.services.groups.coordinator.group("g") is not None
 
 
 def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_groups_records(ctx):
@@ -341,19 +341,19 @@ def test_an_upgrade_answers_the_classic_groups_waiting_join_and_writes_both_grou
         "g", "", "consumer", (Protocol("range", metadata),), 10_000, 10_000, require_known_member_id=False
     )
 
-    waiting = ctx.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
+    waiting = ctx.services.groups.join(join)  # the initial rebalance delay holds the first JoinGroup
     assert isinstance(waiting, GroupAnswer)
     answered = []
-    ctx.appends.park(Parked((waiting,), None, lambda expired: waiting.result), answered.append)
+    ctx.services.appends.park(Parked((waiting,), None, lambda expired: waiting.result), answered.append)
     assert heartbeat(ctx, member_id="c1").error_code == ErrorCode.NONE  # upgrades the classic group
     (result,) = answered  # answered by the heartbeat's commit, from its task
     assert result.error == ErrorCode.REBALANCE_IN_PROGRESS  # its member joins again, inside the consumer group
-    rejoined = ctx.groups.join(attrs.evolve(join, member_id=result.member_id))
+    rejoined = ctx.services.groups.join(attrs.evolve(join, member_id=result.member_id))
     assert rejoined.error == ErrorCode.NONE and rejoined.protocol_name == "range"
-    group = ctx.groups.consumer.groups["g"]
+    group = ctx.services.groups.consumer.groups["g"]
     assert set(group.members) == {"c1", rejoined_id(group)}
-    assert ctx.groups.coordinator.group("g") is None
-    assert "g" not in ctx.groups.offsets._store.group_metadata()  # the classic group's tombstone
+    assert ctx.services.groups.coordinator.group("g") is None
+    assert "g" not in ctx.services.groups.offsets._store.group_metadata()  # the classic group's tombstone
 
 
 def rejoined_id(group) -> str:
@@ -366,12 +366,12 @@ def test_a_topic_created_again_under_its_name_is_a_new_assignment_by_topic_id(ct
     and created again with as many partitions, the next heartbeat carries the assignment with the new id
     (by name it looks unchanged, and the client would keep fetching the old id)."""
     joined = heartbeat(ctx)
-    old_id = ctx.catalog.get("t").topic_id
+    old_id = ctx.services.catalog.get("t").topic_id
     stable = heartbeat(ctx, epoch=joined.member_epoch, owned=[0, 1, 2, 3])
     assert stable.assignment is None
-    ctx.catalog.delete("t")
-    ctx.catalog.create("t", 4, 1)
-    new_id = ctx.catalog.get("t").topic_id
+    ctx.services.catalog.delete("t")
+    ctx.services.catalog.create("t", 4, 1)
+    new_id = ctx.services.catalog.get("t").topic_id
     Tp = ConsumerGroupHeartbeatRequest.TopicPartitions
     request = ConsumerGroupHeartbeatRequest[1](
         group_id="g",
@@ -416,9 +416,9 @@ def test_a_consumer_group_members_txn_offset_commit_is_checked_against_its_membe
     validateOffsetCommit); trafka checked them against the classic groups, which answered
     ILLEGAL_GENERATION, so every transaction aborted and the test circled forever."""
     joined = heartbeat(ctx)
-    txn = ctx.transactions.init_producer_id("tid", 60_000, ctx.clock_ms())
+    txn = ctx.services.transactions.init_producer_id("tid", 60_000, ctx.services.clock_ms())
     pid, epoch = txn.producer_id, txn.producer_epoch
-    assert ctx.transactions.add_offsets("tid", pid, epoch, "g", ctx.clock_ms()) is ErrorCode.NONE
+    assert ctx.services.transactions.add_offsets("tid", pid, epoch, "g", ctx.services.clock_ms()) is ErrorCode.NONE
     assert txn_offset_commit(ctx, pid, epoch, "m1", joined.member_epoch) == ErrorCode.NONE
     assert txn_offset_commit(ctx, pid, epoch, "m1", joined.member_epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
     assert txn_offset_commit(ctx, pid, epoch, "nobody", joined.member_epoch) == ErrorCode.UNKNOWN_MEMBER_ID

@@ -11,7 +11,7 @@ import trio
 
 from trafka.adapters.kafka.api import NO_RESPONSE, CloseConnection, Deferred
 from trafka.adapters.kafka.apis import build_registry
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -26,7 +26,7 @@ CASES = [
 async def test_default_request_gets_an_encodable_response(api_key, version):
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("existing", 2, 1)
+    ctx.services.catalog.create("existing", 2, 1)
     handler = REGISTRY.get(api_key)
     request = handler.request[version]()
     if api_key == 18 and version >= 3:  # empty software names are INVALID_REQUEST, answered with a v0 body

@@ -9,7 +9,7 @@ import trio
 from trafka.adapters.kafka.api import CloseConnection, Deferred
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.faults import Faults, can_fail
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -32,7 +32,7 @@ FAILABLE = [
 def _context():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    _CTX_TOPIC_IDS["existing"] = ctx.catalog.create("existing", 2, 1).topic_id
+    _CTX_TOPIC_IDS["existing"] = ctx.services.catalog.create("existing", 2, 1).topic_id
     return ctx
 
 
@@ -126,7 +126,7 @@ async def test_an_armed_failure_answers_with_the_error_and_changes_nothing(api_k
     ctx = _context()
     handler = REGISTRY.get(api_key)
     request = _request_naming_a_partition(handler, version)
-    topics_before = {t.name for t in ctx.catalog.topics()}
+    topics_before = {t.name for t in ctx.services.catalog.topics()}
     ctx.faults.fail_next(api_key, ERROR, 1)
     try:
         outcome = ctx.faults.layer(handler, handler.handle)(ctx, request, version, CLIENT)
@@ -142,9 +142,9 @@ async def test_an_armed_failure_answers_with_the_error_and_changes_nothing(api_k
     if handler.name in NAMING_A_PARTITION or (top_level is not None and top_level.for_version_q(version)):
         assert codes, "the response carries no error"
     assert set(codes) <= {ERROR}, codes  # a read-only API asked about nothing has nothing to fail
-    assert {t.name for t in ctx.catalog.topics()} == topics_before  # no topic created or deleted
-    assert ctx.replicas.watermarks(TopicPartition("existing", 0)) == (0, 0)  # nothing appended
-    assert ctx.groups.offsets.fetch("g", None) == {}  # nothing committed
+    assert {t.name for t in ctx.services.catalog.topics()} == topics_before  # no topic created or deleted
+    assert ctx.services.replicas.watermarks(TopicPartition("existing", 0)) == (0, 0)  # nothing appended
+    assert ctx.services.groups.offsets.fetch("g", None) == {}  # nothing committed
     assert not ctx.faults.active
 
 

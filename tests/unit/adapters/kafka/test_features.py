@@ -7,7 +7,7 @@ import pytest
 
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import APIS, api_versions, update_features
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.codec import encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -31,7 +31,10 @@ def ctx():
 
 def _versions(ctx, version):
     response = api_versions.handle_api_versions(
-        ctx, ApiVersionsRequest[version](client_software_name="t", client_software_version="1"), version, CLIENT
+        ctx.view(api_versions.Uses),
+        ApiVersionsRequest[version](client_software_name="t", client_software_version="1"),
+        version,
+        CLIENT,
     )
     decoded = ApiVersionsResponse.decode(encode_response(response, version, 1)[4:], version=version, header=True)
     supported = {f.name: (f.min_version, f.max_version) for f in decoded.supported_features}
@@ -114,7 +117,7 @@ def test_v3_leaves_out_the_features_whose_range_starts_at_0(ctx):
 
 
 def test_versions_below_3_carry_no_features(ctx):
-    response = api_versions.handle_api_versions(ctx, ApiVersionsRequest[2](), 2, CLIENT)
+    response = api_versions.handle_api_versions(ctx.view(api_versions.Uses), ApiVersionsRequest[2](), 2, CLIENT)
     assert encode_response(response, 2, 1)  # encodable at v2 without the tagged fields
 
 
@@ -122,7 +125,7 @@ def _update(ctx, version, updates, validate_only=False):
     request = UpdateFeaturesRequest[version](
         feature_updates=updates, **({"validate_only": validate_only} if version >= 1 else {})
     )
-    response = update_features.handle_update_features(ctx, request, version, CLIENT)
+    response = update_features.handle_update_features(ctx.view(update_features.Uses), request, version, CLIENT)
     return UpdateFeaturesResponse.decode(encode_response(response, version, 1)[4:], version=version, header=True)
 
 
@@ -186,7 +189,7 @@ def test_refusal_answers_every_feature(ctx):
 def test_v3_refuses_a_client_software_name_or_version_kafka_refuses(ctx, name, software_version):
     """Apache Kafka 4.2.2 answers INVALID_REQUEST with no APIs (tests/differential)."""
     request = ApiVersionsRequest[3](client_software_name=name, client_software_version=software_version)
-    response = api_versions.handle_api_versions(ctx, request, 3, CLIENT)
+    response = api_versions.handle_api_versions(ctx.view(api_versions.Uses), request, 3, CLIENT)
     assert response.error_code == ErrorCode.INVALID_REQUEST
     assert list(response.api_keys) == []
 
@@ -195,7 +198,7 @@ def test_the_levels_in_force_are_recorded_at_start_up_for_a_kafka_node_to_read(c
     """A Kafka node on trafka's log dir finalizes only what the metadata log records (ADR 64): the
     bootstrapped levels are written, as `kafka-storage format` writes them (transaction.version 2 too, as a
     fresh Kafka 4.2 cluster); kraft.version is no record."""
-    recorded = dict(ctx.features._store.feature_levels())
+    recorded = dict(ctx.services.features._store.feature_levels())
     _, finalized, _ = _versions(ctx, 4)
     assert recorded["group.version"] == recorded["share.version"] == 1
     assert recorded["eligible.leader.replicas.version"] == 1

@@ -11,9 +11,9 @@ import trio.testing
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.api import Parked
-from trafka.adapters.kafka.apis.fetch import handle_fetch
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.apis.fetch import Uses, handle_fetch
 from trafka.adapters.kafka.purgatory import Failed
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
@@ -32,7 +32,7 @@ def autojump_clock():
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("a", 1, 1)
+    ctx.services.catalog.create("a", 1, 1)
     return ctx
 
 
@@ -57,8 +57,8 @@ def request(min_bytes=1, max_wait_ms=5_000):
 
 
 def append(ctx, n=1):
-    ctx.replicas.produce(TP, make_batch([(1000, None, b"v" * 50)] * n), ctx.clock_ms())
-    ctx.appends.notify([TP])
+    ctx.services.replicas.produce(TP, make_batch([(1000, None, b"v" * 50)] * n), ctx.services.clock_ms())
+    ctx.services.appends.notify([TP])
 
 
 def records(answer) -> int:
@@ -66,9 +66,9 @@ def records(answer) -> int:
 
 
 def parked(ctx, fetch, delivered):
-    outcome = handle_fetch(ctx, fetch, 12, CLIENT)
+    outcome = handle_fetch(ctx.view(Uses), fetch, 12, CLIENT)
     assert type(outcome) is Parked
-    return ctx.appends.park(outcome, delivered.append)
+    return ctx.services.appends.park(outcome, delivered.append)
 
 
 async def test_the_append_that_satisfies_a_parked_fetch_answers_it_before_notify_returns(ctx):
@@ -76,7 +76,7 @@ async def test_the_append_that_satisfies_a_parked_fetch_answers_it_before_notify
     parked(ctx, request(), delivered)
     append(ctx)
     assert len(delivered) == 1 and records(delivered[0]) > 0  # already written, no task ran
-    assert ctx.appends._waiters == {}
+    assert ctx.services.appends._waiters == {}
 
 
 async def test_too_little_leaves_it_parked_until_enough_has_come(ctx):
@@ -91,30 +91,30 @@ async def test_too_little_leaves_it_parked_until_enough_has_come(ctx):
 async def test_max_wait_answers_it_from_the_purgatorys_timer(ctx, autojump_clock):
     delivered = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ctx.appends.run)
+        nursery.start_soon(ctx.services.appends.run)
         parked(ctx, request(max_wait_ms=100), delivered)
         await trio.sleep(0.099)
         assert delivered == []
         await trio.sleep(0.002)
         assert len(delivered) == 1 and records(delivered[0]) == 0
         append(ctx)  # a late append finds nothing parked
-        assert len(delivered) == 1 and ctx.appends._waiters == {}
+        assert len(delivered) == 1 and ctx.services.appends._waiters == {}
         nursery.cancel_scope.cancel()
 
 
 async def test_a_failing_read_fails_the_fetch_not_the_appending_task(ctx, monkeypatch):
     delivered = []
     parked(ctx, request(), delivered)
-    monkeypatch.setattr(ctx.replicas, "fetch", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(ctx.services.replicas, "fetch", lambda *a, **k: 1 / 0)
     append(ctx)  # the appending task is not hurt
     assert len(delivered) == 1 and type(delivered[0]) is Failed and isinstance(delivered[0].error, ZeroDivisionError)
-    assert ctx.appends._waiters == {}
+    assert ctx.services.appends._waiters == {}
 
 
 async def test_a_layer_that_changes_the_answer_keeps_it_parked_and_answered_by_the_append(ctx):
-    outcome = handle_fetch(ctx, request(), 12, CLIENT).then(lambda answer: ("changed", answer))
+    outcome = handle_fetch(ctx.view(Uses), request(), 12, CLIENT).then(lambda answer: ("changed", answer))
     delivered = []
-    ctx.appends.park(outcome, delivered.append)
+    ctx.services.appends.park(outcome, delivered.append)
     append(ctx)
     assert len(delivered) == 1 and delivered[0][0] == "changed" and records(delivered[0][1]) > 0
 
@@ -122,11 +122,11 @@ async def test_a_layer_that_changes_the_answer_keeps_it_parked_and_answered_by_t
 async def test_a_forgotten_fetch_is_never_answered(ctx, autojump_clock):
     delivered = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ctx.appends.run)
-        ctx.appends.forget(parked(ctx, request(max_wait_ms=100), delivered))  # its connection closed
+        nursery.start_soon(ctx.services.appends.run)
+        ctx.services.appends.forget(parked(ctx, request(max_wait_ms=100), delivered))  # its connection closed
         append(ctx)
         await trio.sleep(1)
-        assert delivered == [] and ctx.appends._waiters == {}
+        assert delivered == [] and ctx.services.appends._waiters == {}
         nursery.cancel_scope.cancel()
 
 
@@ -134,5 +134,5 @@ async def test_shutdown_answers_every_parked_fetch(ctx):
     delivered = []
     parked(ctx, request(), delivered)
     ctx.shutting_down.set()
-    ctx.appends.notify_all()
+    ctx.services.appends.notify_all()
     assert len(delivered) == 1 and records(delivered[0]) == 0

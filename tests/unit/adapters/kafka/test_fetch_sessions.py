@@ -9,8 +9,8 @@ import pytest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.api import Deferred
-from trafka.adapters.kafka.apis.fetch import handle_fetch
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.apis.fetch import Uses, handle_fetch
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -33,19 +33,21 @@ def broker(**security):
         overrides["security"] = security
     settings = load_settings(overrides=overrides)
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("a", 2, 1)
-    ctx.catalog.create("b", 1, 1)
+    ctx.services.catalog.create("a", 2, 1)
+    ctx.services.catalog.create("b", 1, 1)
     return ctx
 
 
 def produce(ctx, topic, partition, n=1):
-    ctx.replicas.produce(TopicPartition(topic, partition), make_batch([(1000, None, b"v")] * n), ctx.clock_ms())
+    ctx.services.replicas.produce(
+        TopicPartition(topic, partition), make_batch([(1000, None, b"v")] * n), ctx.services.clock_ms()
+    )
 
 
 def topic_entry(ctx, version, name, partitions):
     parts = [Partition(partition=p, fetch_offset=o, partition_max_bytes=1 << 20) for p, o in partitions]
     if version >= 13:
-        return Topic(topic_id=ctx.catalog.get(name).topic_id, partitions=parts)
+        return Topic(topic_id=ctx.services.catalog.get(name).topic_id, partitions=parts)
     return Topic(topic=name, partitions=parts)
 
 
@@ -60,14 +62,14 @@ def fetch(ctx, version, session_id, epoch, topics=(), forgotten=(), client=CLIEN
         session_epoch=epoch,
         topics=[topic_entry(ctx, version, name, parts) for name, parts in topics],
         forgotten_topics_data=[
-            Forgotten(topic_id=ctx.catalog.get(n).topic_id, partitions=p)
+            Forgotten(topic_id=ctx.services.catalog.get(n).topic_id, partitions=p)
             if version >= 13
             else Forgotten(topic=n, partitions=p)
             for n, p in forgotten
         ],
         rack_id="",
     )
-    answer = handle_fetch(ctx, request, version, client)
+    answer = handle_fetch(ctx.view(Uses), request, version, client)
     assert not isinstance(answer, Deferred)
     return answer
 
@@ -76,7 +78,7 @@ def answered(ctx, answer, version):
     """[(topic name, partition, error, high watermark, record bytes)]"""
     out = []
     for name, topic_id, partitions in answer.topics:
-        topic = ctx.catalog.by_id(topic_id).name if version >= 13 else name
+        topic = ctx.services.catalog.by_id(topic_id).name if version >= 13 else name
         for index, error, hw, _, _, _, _, records in partitions:
             out.append((topic, index, error, hw, len(records or b"")))
     return out
@@ -125,8 +127,8 @@ def test_final_epoch_closes_the_session_and_answers_sessionless():
 def test_a_deleted_topic_in_a_session_is_answered_unknown_topic_id():
     ctx = broker()
     session = fetch(ctx, 13, 0, 0, [("a", [(0, 0)]), ("b", [(0, 0)])]).session_id
-    b_id = ctx.catalog.get("b").topic_id
-    ctx.catalog.delete("b")
+    b_id = ctx.services.catalog.get("b").topic_id
+    ctx.services.catalog.delete("b")
     answer = fetch(ctx, 13, session, 1)
     assert [(topic_id, p[0][1]) for _, topic_id, p in answer.topics] == [(b_id, ErrorCode.UNKNOWN_TOPIC_ID)]
 
@@ -138,7 +140,7 @@ def test_a_session_partition_the_principal_may_no_longer_read_is_refused():
     )
     session = fetch(ctx, 12, 0, 0, [("a", [(0, 0)]), ("b", [(0, 0)])]).session_id
     assert answered(ctx, fetch(ctx, 12, session, 1), 12) == []
-    ctx.authorization.authorizer.create(
+    ctx.services.authorization.authorizer.create(
         [AclBinding(Res.TOPIC, "b", PatternType.LITERAL, "User:ANONYMOUS", "*", Op.READ, AclPermissionType.DENY)]
     )
     produce(ctx, "b", 0)
@@ -151,7 +153,7 @@ def test_max_incremental_fetch_session_cache_slots():
         overrides={"storage": {"kind": "memory"}, "broker": {"max_incremental_fetch_session_cache_slots": 0}}
     )
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("a", 1, 1)
+    ctx.services.catalog.create("a", 1, 1)
     answer = fetch(ctx, 12, 0, 0, [("a", [(0, 0)])])
     assert answer.session_id == 0 and len(answered(ctx, answer, 12)) == 1
 
@@ -165,7 +167,7 @@ def test_a_refused_partition_cannot_be_read_through_a_session_id_of_another_clie
     )
     produce(ctx, "b", 0)
     session = fetch(ctx, 12, 0, 0, [("b", [(0, 0)])]).session_id
-    ctx.authorization.authorizer.create(
+    ctx.services.authorization.authorizer.create(
         [AclBinding(Res.TOPIC, "b", PatternType.LITERAL, "User:mallory", "*", Op.READ, AclPermissionType.DENY)]
     )
     mallory = ClientInfo("m", "127.0.0.1", principal=KafkaPrincipal.user("mallory"))

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trafka.adapters.kafka.apis import delete_groups, describe_configs, incremental_alter_configs
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.memory import MemoryGroupConfigStore
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -65,12 +65,12 @@ def test_overrides_survive_a_restart_and_the_coordinators_use_them():
 
     again = start(store)
     assert describe(again, "g") == {name: value for name, _, value in changes}
-    consumer = again.groups.consumer
-    assert consumer is not None and again.share is not None
+    consumer = again.services.groups.consumer
+    assert consumer is not None and again.services.share is not None
     assert consumer.session_timeout_ms("g") == 50000
     assert consumer.heartbeat_interval_ms("g") == 7000
-    assert again.share.groups.config("g", "share.auto.offset.reset") == "earliest"
-    assert again.share.groups.coordinator.group_configs["g"]["share.session.timeout.ms"] == 50000
+    assert again.services.share.groups.config("g", "share.auto.offset.reset") == "earliest"
+    assert again.services.share.groups.coordinator.group_configs["g"]["share.session.timeout.ms"] == 50000
 
 
 def test_a_removed_override_stays_removed_and_validate_only_records_nothing():
@@ -95,17 +95,17 @@ def test_a_removed_override_stays_removed_and_validate_only_records_nothing():
 def test_deleting_the_group_leaves_its_configs_as_kafka():
     store = MemoryGroupConfigStore()
     ctx = start(store)
-    assert ctx.share is not None
-    ctx.share.groups.coordinator.create_empty("s")  # an empty share group
+    assert ctx.services.share is not None
+    ctx.services.share.groups.coordinator.create_empty("s")  # an empty share group
     assert alter(ctx, "s", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.NONE
     assert alter(ctx, "s", ("share.heartbeat.interval.ms", SET, "7000")) == ErrorCode.NONE
     (result,) = delete_groups.API.handle(ctx, DeleteGroupsRequest[2](groups_names=["s"]), 2, CLIENT).results
     assert result.error_code == ErrorCode.NONE
-    assert "s" not in ctx.share.groups.coordinator.groups
+    assert "s" not in ctx.services.share.groups.coordinator.groups
     kept = {"share.auto.offset.reset": "earliest", "share.heartbeat.interval.ms": "7000"}
     assert describe(ctx, "s") == kept
-    assert ctx.share.groups.config("s", "share.auto.offset.reset") == "earliest"
-    assert ctx.share.groups.coordinator.heartbeat_interval_ms("s") == 7000  # what a new member is given
+    assert ctx.services.share.groups.config("s", "share.auto.offset.reset") == "earliest"
+    assert ctx.services.share.groups.coordinator.heartbeat_interval_ms("s") == 7000  # what a new member is given
     assert describe(start(store), "s") == kept
 
 
@@ -149,7 +149,7 @@ def test_the_default_group_resource_is_refused_and_nothing_recorded():
     store = MemoryGroupConfigStore()
     ctx = start(store)
     assert alter(ctx, "", ("share.auto.offset.reset", SET, "earliest")) == ErrorCode.INVALID_REQUEST
-    assert store.load() == {} and ctx.share.groups.config("", "share.auto.offset.reset") == "latest"
+    assert store.load() == {} and ctx.services.share.groups.config("", "share.auto.offset.reset") == "latest"
 
 
 def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
@@ -166,7 +166,7 @@ def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
         return bootstrap(settings, adapters)
 
     ctx = boot()
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     # heartbeat 50 s, session 60 s: valid together only (each alone clashes with the other's default)
     changes = [("consumer.session.timeout.ms", SET, "60000"), ("consumer.heartbeat.interval.ms", SET, "50000")]
     assert alter(ctx, "g", *changes) == ErrorCode.NONE
@@ -181,9 +181,9 @@ def test_a_consumer_group_loaded_at_start_gets_its_recorded_session_timeout():
     assert consumer_group_heartbeat.API.handle(ctx, request, 1, CLIENT).error_code == ErrorCode.NONE
 
     again = boot()
-    member = again.groups.consumer.groups["g"].members["m1"]
-    assert member.session_deadline_ms - again.clock_ms() > 50_000  # 60 s from the load, not the default 45 s
-    assert again.groups.consumer.heartbeat_interval_ms("g") == 50000
+    member = again.services.groups.consumer.groups["g"].members["m1"]
+    assert member.session_deadline_ms - again.services.clock_ms() > 50_000  # 60 s from the load, not the default 45 s
+    assert again.services.groups.consumer.heartbeat_interval_ms("g") == 50000
 
 
 def test_the_legacy_alter_configs_replaces_a_groups_overrides():
@@ -238,7 +238,7 @@ def test_a_change_is_recorded_before_it_is_applied_and_as_it_is_served():
     store.fail = True
     with pytest.raises(OSError):
         alter(ctx, "g", ("share.auto.offset.reset", SET, "earliest"))
-    assert ctx.share.groups.config("g", "share.auto.offset.reset") == "latest"  # not applied: not durable
+    assert ctx.services.share.groups.config("g", "share.auto.offset.reset") == "latest"  # not applied: not durable
 
 
 _VALUES = {
@@ -275,7 +275,9 @@ def test_any_sequence_of_alterations_describes_the_same_after_a_restart(steps):
     again = start(store)
     for group in ("g", "h"):
         assert describe(again, group) == describe(ctx, group)
-        assert again.groups.consumer.session_timeout_ms(group) == ctx.groups.consumer.session_timeout_ms(group)
-        assert again.share.groups.config(group, "share.auto.offset.reset") == ctx.share.groups.config(
+        assert again.services.groups.consumer.session_timeout_ms(
+            group
+        ) == ctx.services.groups.consumer.session_timeout_ms(group)
+        assert again.services.share.groups.config(group, "share.auto.offset.reset") == ctx.services.share.groups.config(
             group, "share.auto.offset.reset"
         )

@@ -12,7 +12,7 @@ from functools import partial
 import pytest
 
 from trafka.adapters.kafka.apis import share_fetch, share_group_describe, share_group_heartbeat
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -44,9 +44,9 @@ def secured():
         }
     )
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
-    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
-    ctx.authorization.authorizer.create(
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    ctx.services.authorization.authorizer.create(
         [
             acl("alice", Res.GROUP, "g", Op.READ),
             acl("alice", Res.TOPIC, "t", Op.READ),
@@ -74,7 +74,7 @@ def plain_join(ctx) -> str:
 def acknowledge_types(ctx, member: str, first: int, last: int, types: list[int]) -> ErrorCode:
     """The domain's acknowledgement, as the ShareAcknowledge room calls it."""
     tp = TopicPartition("t", 0)
-    return ctx.share.groups.acknowledge("g", member, tp, [(first, last, types)], 0, False)
+    return ctx.services.share.groups.acknowledge("g", member, tp, [(first, last, types)], 0, False)
 
 
 def empty_fetch(ctx, member: str, epoch: int, client: ClientInfo):
@@ -102,7 +102,7 @@ def test_a_member_whose_read_is_revoked_reads_nothing_more_from_its_session(secu
     produce(secured, 4)
     member = join(secured)
     assert acquired(fetch(secured, member=member, max_records=2, client=ALICE)) == [(0, 1, 1)]
-    secured.authorization.authorizer.create([acl("alice", Res.TOPIC, "t", Op.READ, AclPermissionType.DENY)])
+    secured.services.authorization.authorizer.create([acl("alice", Res.TOPIC, "t", Op.READ, AclPermissionType.DENY)])
     response = empty_fetch(secured, member, 1, ALICE)
     assert acquired(response) == []
     assert partition_errors(response) == [ErrorCode.TOPIC_AUTHORIZATION_FAILED]
@@ -135,7 +135,7 @@ def test_a_dead_letter_topic_needs_the_prefix_and_write_on_it():
 def test_describing_a_group_that_uses_a_topic_one_may_not_describe_shows_no_members(secured):
     """#7: Kafka answers such a group TOPIC_AUTHORIZATION_FAILED, with no member data."""
     join(secured)
-    describe = secured.authorization.layer(share_group_describe.API)
+    describe = secured.services.authorization.layer(share_group_describe.API)
     request = ShareGroupDescribeRequest[1](group_ids=["g"], include_authorized_operations=False)
     (seen,) = describe(secured, request, 1, ALICE).groups
     assert seen.error_code == ErrorCode.NONE and seen.members

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from trafka.adapters.http.metrics import BrokerMetrics, render_pushed
 from trafka.adapters.kafka.apis import client_telemetry
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -72,13 +72,13 @@ def test_the_zero_instance_id_as_decoded_gets_a_random_one_and_cannot_push(ctx):
 
 def test_a_push_is_bounded_in_data_points_and_metrics(ctx):
     sub = subscribe(ctx)
-    limit = ctx.telemetry.max_points_per_push
+    limit = ctx.services.telemetry.max_points_per_push
     assert push(ctx, sub, otlp(["a"], points_each=limit + 1)) == ErrorCode.TELEMETRY_TOO_LARGE
     assert push(ctx, sub, otlp([f"m{i}" for i in range(limit + 1)], points_each=0)) == ErrorCode.TELEMETRY_TOO_LARGE
-    assert ctx.telemetry.points_held == 0
+    assert ctx.services.telemetry.points_held == 0
     assert push(ctx, sub, otlp(["a" * 10_000], points_each=limit)) == ErrorCode.NONE
-    assert ctx.telemetry.points_held == limit
-    assert {len(p.name) for c in ctx.telemetry.clients.values() for p in c.points} == {200}
+    assert ctx.services.telemetry.points_held == limit
+    assert {len(p.name) for c in ctx.services.telemetry.clients.values() for p in c.points} == {200}
 
 
 def test_all_clients_together_hold_at_most_max_points():

@@ -8,7 +8,7 @@ import trio
 from trafka.adapters.kafka.api import NO_RESPONSE, CloseConnection, Held
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.connection.faults import Delay, Drop, Faults, Interceptor, Respond
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 
 REGISTRY = build_registry()
 METADATA = REGISTRY.get(3)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.apis import alter_replica_log_dirs, describe_log_dirs, describe_quorum, elect_leaders
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -28,8 +28,8 @@ NOW = 1_700_000_000_000
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "broker": {"node_id": 7}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 2, 1)
-    ctx.catalog.create("u", 1, 1)
+    ctx.services.catalog.create("t", 2, 1)
+    ctx.services.catalog.create("u", 1, 1)
     return ctx
 
 
@@ -47,7 +47,7 @@ def _sizes(response):
 
 
 def test_describe_log_dirs_lists_every_partition_with_its_size(ctx):
-    ctx.replicas.produce(TopicPartition("t", 1), make_batch([(NOW, b"k", b"v" * 50)]), NOW)
+    ctx.services.replicas.produce(TopicPartition("t", 1), make_batch([(NOW, b"k", b"v" * 50)]), NOW)
     response = _describe_log_dirs(ctx, None)
     (result,) = response.results
     assert (response.error_code, result.error_code, result.log_dir) == (ErrorCode.NONE, ErrorCode.NONE, "memory")
@@ -170,8 +170,8 @@ def test_describe_quorum_of_another_partition_is_unknown_per_partition(ctx):
 
 
 def test_an_offline_log_dir_answers_kafka_storage_error(ctx, monkeypatch):
-    offline = attrs.evolve(ctx.replicas.log_dir(), offline=True)
-    monkeypatch.setattr(ctx.replicas, "log_dir", lambda: offline)
+    offline = attrs.evolve(ctx.services.replicas.log_dir(), offline=True)
+    monkeypatch.setattr(ctx.services.replicas, "log_dir", lambda: offline)
     (result,) = _describe_log_dirs(ctx, None).results
     assert (result.error_code, result.log_dir, result.topics) == (ErrorCode.KAFKA_STORAGE_ERROR, "memory", [])
     assert _alter(ctx, "memory", {"t": [0]}) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}

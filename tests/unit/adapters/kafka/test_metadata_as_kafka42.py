@@ -9,7 +9,7 @@ import pytest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
 from trafka.adapters.kafka.apis import find_coordinator, metadata
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -23,7 +23,7 @@ UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     return ctx
 
 
@@ -79,10 +79,10 @@ def test_the_request_that_auto_creates_a_topic_is_answered_unknown_topic_then_th
     """Kafka 4.2.2 answers the Metadata request that auto-creates a topic UNKNOWN_TOPIC_OR_PARTITION,
     without partitions or topic id (AutoTopicCreationManager); the client asks again."""
     assert ask(ctx, ["new"], auto=True, version=version) == [("new", UNKNOWN, False, 0, False)]
-    assert ctx.catalog.get("new") is not None
+    assert ctx.services.catalog.get("new") is not None
     assert ask(ctx, ["new"], auto=True, version=version) == [("new", 0, False, 1, version >= 10)]
 
 
 def test_an_unknown_topic_without_auto_creation_stays_unknown(ctx):
     assert ask(ctx, ["nope"]) == [("nope", UNKNOWN, False, 0, False)]
-    assert ctx.catalog.get("nope") is None
+    assert ctx.services.catalog.get("nope") is None

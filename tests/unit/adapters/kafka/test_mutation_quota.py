@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from trafka.adapters.kafka.apis import create_partitions, create_topics, delete_topics
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -27,7 +27,9 @@ def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
     # 1 partition a second, a burst of 11 (controller.quota.window.num 11 x 1 s)
-    ctx.quotas.quotas.alter([(QuotaEntity.user_client(client_id="limited"), [("controller_mutation_rate", 1.0)])])
+    ctx.services.quotas.quotas.alter(
+        [(QuotaEntity.user_client(client_id="limited"), [("controller_mutation_rate", 1.0)])]
+    )
     return ctx
 
 
@@ -52,7 +54,7 @@ def test_create_topics_past_the_burst_is_throttling_quota_exceeded(ctx):
     ]
     assert response.topics[2].error_message == "The throttling quota has been exceeded."
     assert 3_900 <= response.throttle_time_ms <= 4_000
-    assert ctx.catalog.get("c") is None
+    assert ctx.services.catalog.get("c") is None
     free = _create(ctx, FREE, [("d", 20)])
     assert free.topics[0].error_code == ErrorCode.NONE and free.throttle_time_ms == 0
 
@@ -64,8 +66,8 @@ def test_before_create_topics_v6_the_quota_only_throttles(ctx):
 
 
 def test_create_partitions_and_delete_topics_take_permits(ctx):
-    ctx.catalog.create("t", 1, 1)
-    ctx.catalog.create("u", 5, 1)
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("u", 5, 1)
     Topic = CreatePartitionsRequest.CreatePartitionsTopic
     grown = create_partitions.API.handle(
         ctx,
@@ -85,4 +87,4 @@ def test_create_partitions_and_delete_topics_take_permits(ctx):
         ctx, DeleteTopicsRequest[6](topics=[Deletion(name="t", topic_id=None)], timeout_ms=1000), 6, LIMITED
     )
     assert again.responses[0].error_code == ErrorCode.THROTTLING_QUOTA_EXCEEDED
-    assert ctx.catalog.get("t") is not None and again.throttle_time_ms > 4_000
+    assert ctx.services.catalog.get("t") is not None and again.throttle_time_ms > 4_000

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.apis import build_registry
-from trafka.adapters.kafka.apis.produce import answer_one_partition, handle_produce
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition, handle_produce
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import decode_request, encode_response
 from trafka.app.config.settings import load_settings
@@ -79,16 +79,16 @@ def one_partition_requests(draw):
 def _context():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, attrs.evolve(default_adapters(settings), clock_ms=lambda: NOW))
-    ctx.catalog.create("orders", 2, 1)
-    ctx.catalog.create("small", 1, 1, {"max.message.bytes": "1000"})
+    ctx.services.catalog.create("orders", 2, 1)
+    ctx.services.catalog.create("small", 1, 1, {"max.message.bytes": "1000"})
     return ctx
 
 
 def _log_bytes(ctx) -> dict[TopicPartition, bytes]:
     return {
-        tp: ctx.replicas.fetch(tp, 0, 1 << 30, True).records
+        tp: ctx.services.replicas.fetch(tp, 0, 1 << 30, True).records
         for topic in ("orders", "small")
-        for tp in ctx.catalog.get(topic).topic_partitions()
+        for tp in ctx.services.catalog.get(topic).topic_partitions()
     }
 
 
@@ -102,7 +102,9 @@ def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(request
     for version, frame in requests:
         decoded = decode_request(frame, REGISTRY)
         expected.append(
-            encode_response(handle_produce(general, decoded.body, version, client), version, decoded.correlation_id)
+            encode_response(
+                handle_produce(general.view(Uses), decoded.body, version, client), version, decoded.correlation_id
+            )
         )
         one = fast_produce.decode_one_partition(frame)
         assert one is not None
@@ -117,7 +119,7 @@ def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(request
             decoded.body.transactional_id,
         )
         ones.append(one)
-    assert answer_one_partition(lane, ones) == expected
+    assert answer_one_partition(lane.view(Uses), ones) == expected
     assert _log_bytes(lane) == _log_bytes(general)
 
 
@@ -168,7 +170,7 @@ def test_produce_v13_resolves_topic_ids_and_answers_by_id():
     from trafka.schema_codec.messages import ProduceResponse
 
     ctx = _context()
-    known, unknown = ctx.catalog.get("orders").topic_id, uuid.uuid4()
+    known, unknown = ctx.services.catalog.get("orders").topic_id, uuid.uuid4()
     request = ProduceRequest[13](
         transactional_id=None,
         acks=1,
@@ -180,7 +182,7 @@ def test_produce_v13_resolves_topic_ids_and_answers_by_id():
     )
     request.with_header(correlation_id=7, client_id="c")
     decoded = decode_request(bytes(request.encode(header=True, framed=False)), REGISTRY)
-    answer = handle_produce(ctx, decoded.body, 13, ClientInfo("test", "127.0.0.1"))
+    answer = handle_produce(ctx.view(Uses), decoded.body, 13, ClientInfo("test", "127.0.0.1"))
     response = ProduceResponse.decode(encode_response(answer, 13, 7)[4:], version=13, header=True)
     assert [(t.topic_id, t.partition_responses[0].error_code) for t in response.responses] == [
         (known, ErrorCode.NONE),

@@ -10,7 +10,7 @@ from tests.batches import make_batch
 from trafka.adapters.kafka.apis import api_versions, fetch, produce
 from trafka.adapters.kafka.apis import metadata as metadata_api
 from trafka.adapters.kafka.connection import quotas
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.fast_fetch import FetchAnswer
 from trafka.adapters.kafka.wire.fast_produce import (
     PartitionProduceData,
@@ -34,12 +34,12 @@ NOW = 1_700_000_000_000
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
+    ctx.services.catalog.create("t", 1, 1)
     return ctx
 
 
 def _limit(ctx, key, value):
-    ctx.quotas.quotas.alter([(QuotaEntity.user_client(client_id="limited"), [(key, value)])])
+    ctx.services.quotas.quotas.alter([(QuotaEntity.user_client(client_id="limited"), [(key, value)])])
 
 
 def _produce(ctx, client, size):
@@ -51,7 +51,7 @@ def _produce(ctx, client, size):
 
 def test_a_produce_over_its_byte_rate_carries_its_throttle(ctx):
     _limit(ctx, "producer_byte_rate", 1000.0)
-    assert ctx.quotas.quotas.throttles_requests
+    assert ctx.services.quotas.quotas.throttles_requests
     first = _produce(ctx, LIMITED, 5_000)
     assert isinstance(first, ProduceAnswer) and first.throttle_time_ms == 0  # 5 KB over 10 s: 500/s
     second = _produce(ctx, LIMITED, 10_000)
@@ -62,7 +62,7 @@ def test_a_produce_over_its_byte_rate_carries_its_throttle(ctx):
 
 
 def test_a_throttled_fetch_carries_no_data(ctx):
-    ctx.replicas.produce(TopicPartition("t", 0), make_batch([(NOW, b"k", b"v" * 20_000)]), NOW)
+    ctx.services.replicas.produce(TopicPartition("t", 0), make_batch([(NOW, b"k", b"v" * 20_000)]), NOW)
     _limit(ctx, "consumer_byte_rate", 1000.0)
     Topic = FetchRequest.FetchTopic
     request = FetchRequest[12](
@@ -85,7 +85,9 @@ def test_a_throttled_fetch_carries_no_data(ctx):
     assert isinstance(throttled.response, FetchAnswer) and throttled.response.topics == []
     assert throttled.response.throttle_time_ms == throttled.throttle_ms
     # its bytes were taken back: the rate is as before the fetch
-    (stats,) = [s for s in ctx.quotas.statistics(ctx.clock_ms()) if s.quota_type.key == "consumer_byte_rate"]
+    (stats,) = [
+        s for s in ctx.services.quotas.statistics(ctx.services.clock_ms()) if s.quota_type.key == "consumer_byte_rate"
+    ]
     assert stats.rate == 0.0 and stats.throttles == 1
     free = served(ctx, request, 12, FREE)
     assert isinstance(free, FetchAnswer) and len(free.topics[0][2][0][7]) > 20_000
@@ -99,7 +101,7 @@ def test_api_versions_is_never_throttled(ctx):
 
 
 def test_a_user_quota_counts_the_authenticated_principal(ctx):
-    ctx.quotas.quotas.alter([(QuotaEntity.user_client("alice"), [("producer_byte_rate", 1000.0)])])
+    ctx.services.quotas.quotas.alter([(QuotaEntity.user_client("alice"), [("producer_byte_rate", 1000.0)])])
     alice = ClientInfo("any-client", "127.0.0.1", principal=KafkaPrincipal.user("alice"))
     bob = ClientInfo("any-client", "127.0.0.1", principal=KafkaPrincipal.user("bob"))
     assert isinstance(_produce(ctx, alice, 30_000), quotas.Throttled)

@@ -11,7 +11,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from trafka.adapters.kafka.apis import update_features
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -28,16 +28,16 @@ OPTED_IN = {"errors.deadletterqueue.group.enable": "true"}
 def _ctx(**groups):
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": groups})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("jobs", 2)
+    ctx.services.catalog.create("jobs", 2)
     builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
     for i in range(3):
         builder.append(i, timestamp=1000 + i, key=b"k%d" % i, value=b"v%d" % i, headers=[("orig", b"h")])
-    assert ctx.replicas.produce(SOURCE, bytes(builder.build()), 0).error is ErrorCode.NONE
+    assert ctx.services.replicas.produce(SOURCE, bytes(builder.build()), 0).error is ErrorCode.NONE
     return ctx
 
 
 def _copied(ctx, topic="dlq.jobs", partition=1):
-    fetched = ctx.replicas.fetch(TopicPartition(topic, partition), 0, 1 << 20, min_one_batch=True)
+    fetched = ctx.services.replicas.fetch(TopicPartition(topic, partition), 0, 1 << 20, min_one_batch=True)
     records = MemoryRecords(fetched.records or b"")
     out = []
     while records.has_next():
@@ -49,12 +49,12 @@ def _writer(ctx, group_configs, auto_create=False):
     def config(group_id, name):
         return group_configs.get(name, {"errors.deadletterqueue.copy.record.enable": "false"}.get(name, ""))
 
-    return dead_letter_writer(ctx.catalog, ctx.replicas, config, lambda: NOW, "dlq.", auto_create)
+    return dead_letter_writer(ctx.services.catalog, ctx.services.replicas, config, lambda: NOW, "dlq.", auto_create)
 
 
 def test_a_copy_carries_kafkas_context_headers_only_and_no_record_by_default():
     ctx = _ctx()
-    ctx.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
+    ctx.services.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
     write = _writer(ctx, {"errors.deadletterqueue.topic.name": "dlq.jobs"})
     assert write([("g", SOURCE, Archived(0, 0, 1, "reject")), ("g", SOURCE, Archived(2, 2, 5, "limit"))]) == 2
     rejected, limited = _copied(ctx)
@@ -72,7 +72,7 @@ def test_a_copy_carries_kafkas_context_headers_only_and_no_record_by_default():
 
 def test_copy_record_enable_copies_the_key_and_value_but_not_the_headers():
     ctx = _ctx()
-    ctx.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
+    ctx.services.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
     configs = {"errors.deadletterqueue.topic.name": "dlq.jobs", "errors.deadletterqueue.copy.record.enable": "true"}
     assert _writer(ctx, configs)([("g", SOURCE, Archived(1, 2, 1, "reject"))]) == 2
     copies = _copied(ctx)
@@ -84,12 +84,12 @@ def test_a_missing_topic_is_created_only_with_auto_create():
     ctx = _ctx()
     configs = {"errors.deadletterqueue.topic.name": "dlq.jobs"}
     assert _writer(ctx, configs)([("g", SOURCE, Archived(0, 0, 1, "reject"))]) == 0
-    assert ctx.catalog.get("dlq.jobs") is None
+    assert ctx.services.catalog.get("dlq.jobs") is None
     assert _writer(ctx, configs, auto_create=True)([("g", SOURCE, Archived(0, 0, 1, "reject"))]) == 1
-    created = ctx.catalog.get("dlq.jobs")
+    created = ctx.services.catalog.get("dlq.jobs")
     assert created.configs["errors.deadletterqueue.group.enable"] == "true"
     assert created.configs["message.timestamp.type"] == "CreateTime"
-    assert created.partition_count == ctx.policy.num_partitions
+    assert created.partition_count == ctx.services.policy.num_partitions
 
 
 def test_the_broker_setting_names_kafkas_key():
@@ -110,9 +110,11 @@ def test_copies_wait_for_share_version_2():
     """As Kafka 4.4's SharePartitionManager: no copy while share.version is below 2 (a new 4.2-format
     log dir finalizes 1); `kafka-features upgrade --feature share.version=2` turns them on."""
     ctx = _ctx()
-    assert ctx.share.dead_letters_enabled() is False
+    assert ctx.services.share.dead_letters_enabled() is False
     update = UpdateFeaturesRequest.FeatureUpdateKey(feature="share.version", max_version_level=2, upgrade_type=1)
     request = UpdateFeaturesRequest[1](feature_updates=[update], validate_only=False)
-    response = update_features.handle_update_features(ctx, request, 1, ClientInfo("t", "127.0.0.1"))
+    response = update_features.handle_update_features(
+        ctx.view(update_features.Uses), request, 1, ClientInfo("t", "127.0.0.1")
+    )
     assert response.error_code == 0, response.error_message
-    assert ctx.share.dead_letters_enabled() is True
+    assert ctx.services.share.dead_letters_enabled() is True

@@ -22,7 +22,7 @@ from trafka.adapters.kafka.apis import (
     share_group_describe,
     share_group_heartbeat,
 )
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -45,8 +45,8 @@ CLIENT = ClientInfo("client-1", "127.0.0.1")
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
-    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
     return ctx
 
 
@@ -58,7 +58,7 @@ def produce(ctx, n: int, per_batch: int = 1) -> None:
         for i in range(start, min(n, start + per_batch)):
             builder.append(timestamp=1, key=None, value=b"v%d" % i, headers=[])
         builder.close()
-        assert ctx.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
+        assert ctx.services.replicas.produce(TopicPartition("t", 0), bytes(builder.buffer()), 1).error is ErrorCode.NONE
 
 
 def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
@@ -71,7 +71,7 @@ def heartbeat(ctx, member="m1", epoch=0, topics=("t",)):
 def fetch(
     ctx, member="m1", epoch=0, acks=(), max_records=10, forget=False, version=1, client=CLIENT, mode=None, max_wait_ms=0
 ):
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     T = ShareFetchRequest.FetchTopic
     P = T.FetchPartition
     B = P.AcknowledgementBatch
@@ -99,7 +99,7 @@ def fetch(
 
 
 def acknowledge(ctx, member="m1", epoch=1, acks=()):
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     T = ShareAcknowledgeRequest.AcknowledgeTopic
     P = T.AcknowledgePartition
     B = P.AcknowledgementBatch
@@ -150,7 +150,7 @@ def test_two_members_acquire_disjoint_ranges_and_accept_them(ctx):
     assert wrong.responses[0].partitions[0].error_code == ErrorCode.INVALID_RECORD_STATE
     ok = acknowledge(ctx, "m2", epoch=2, acks=[(4, 9, 1)])
     assert (ok.error_code, ok.responses[0].partitions[0].error_code) == (ErrorCode.NONE, ErrorCode.NONE)
-    sp = ctx.share.groups.partitions[("g", TopicPartition("t", 0))]
+    sp = ctx.services.share.groups.partitions[("g", TopicPartition("t", 0))]
     assert sp.start_offset == 2
 
 
@@ -206,11 +206,11 @@ def test_describe_list_and_delete_share_groups(ctx):
     assert delete_groups.API.handle(ctx, delete, 2, CLIENT).results[0].error_code == ErrorCode.NON_EMPTY_GROUP
     heartbeat(ctx, epoch=-1)
     assert delete_groups.API.handle(ctx, delete, 2, CLIENT).results[0].error_code == ErrorCode.NONE
-    assert "g" not in ctx.share.groups.coordinator.groups
+    assert "g" not in ctx.services.share.groups.coordinator.groups
 
 
 def test_a_share_group_cannot_take_a_classic_groups_id(ctx):
-    ctx.groups.coordinator.ensure_group("g")
+    ctx.services.groups.coordinator.ensure_group("g")
     assert heartbeat(ctx).error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
@@ -382,14 +382,14 @@ def test_the_metrics_show_share_groups(ctx):
     acknowledge(ctx, acks=[(0, 1, 1), (2, 2, 3)])
     metrics = BrokerMetrics()
     view = BrokerView(
-        catalog=ctx.catalog,
-        replicas=ctx.replicas,
-        coordinator=ctx.groups.coordinator,
-        offsets=ctx.groups.offsets,
-        clock_ms=ctx.clock_ms,
+        catalog=ctx.services.catalog,
+        replicas=ctx.services.replicas,
+        coordinator=ctx.services.groups.coordinator,
+        offsets=ctx.services.groups.offsets,
+        clock_ms=ctx.services.clock_ms,
         info=lambda: None,
         metrics=metrics,
-        share=ctx.share.groups,
+        share=ctx.services.share.groups,
     )
     metrics.watch(view)
     text = generate_latest(metrics.registry).decode()
@@ -424,14 +424,14 @@ def test_one_group_resource_sets_share_and_consumer_keys_all_or_nothing(ctx):
         Config(name="consumer.heartbeat.interval.ms", config_operation=0, value="1"),
     )
     assert bad == ErrorCode.INVALID_CONFIG
-    assert ctx.share.groups.config("h", "share.auto.offset.reset") == "latest"  # nothing applied
+    assert ctx.services.share.groups.config("h", "share.auto.offset.reset") == "latest"  # nothing applied
     good = alter(
         Config(name="share.auto.offset.reset", config_operation=0, value="earliest"),
         Config(name="consumer.heartbeat.interval.ms", config_operation=0, value="6000"),
     )
     assert good == ErrorCode.NONE
-    assert ctx.share.groups.config("h", "share.auto.offset.reset") == "earliest"
-    assert ctx.groups.consumer.heartbeat_interval_ms("h") == 6000
+    assert ctx.services.share.groups.config("h", "share.auto.offset.reset") == "earliest"
+    assert ctx.services.groups.consumer.heartbeat_interval_ms("h") == 6000
 
 
 def test_consumer_and_share_groups_do_not_share_an_id(ctx):
@@ -474,21 +474,21 @@ def test_read_committed_archives_aborted_records_and_stops_at_the_last_stable_of
         return bytes(builder.build())
 
     tp = TopicPartition("t", 0)
-    ctx.share.groups.configs["g"]["share.isolation.level"] = "read_committed"
+    ctx.services.share.groups.configs["g"]["share.isolation.level"] = "read_committed"
     produce(ctx, 2)  # offsets 0-1
-    txns = ctx.transactions
+    txns = ctx.services.transactions
     aborted = txns.init_producer_id("aborts", 60_000, 1)
     assert txns.add_partitions("aborts", aborted.producer_id, aborted.producer_epoch, [tp], 1)[tp] is ErrorCode.NONE
     batch = transactional(aborted.producer_id, aborted.producer_epoch, [b"a", b"b"])
-    assert ctx.replicas.produce(tp, batch, 1, "aborts").error is ErrorCode.NONE  # 2-3
+    assert ctx.services.replicas.produce(tp, batch, 1, "aborts").error is ErrorCode.NONE  # 2-3
     assert txns.end("aborts", aborted.producer_id, aborted.producer_epoch, False, 1) is ErrorCode.NONE  # marker 4
     open_ = txns.init_producer_id("open", 60_000, 1)
     assert txns.add_partitions("open", open_.producer_id, open_.producer_epoch, [tp], 1)[tp] is ErrorCode.NONE
     batch = transactional(open_.producer_id, open_.producer_epoch, [b"c"])
-    assert ctx.replicas.produce(tp, batch, 1, "open").error is ErrorCode.NONE  # 5, still open
+    assert ctx.services.replicas.produce(tp, batch, 1, "open").error is ErrorCode.NONE  # 5, still open
     got = fetch(ctx, max_records=100)
     assert acquired(got) == [(0, 1, 1), (4, 4, 1)]  # 2-3 aborted: archived; 5 beyond the last stable offset
-    sp = ctx.share.groups.partitions[("g", tp)]
+    sp = ctx.services.share.groups.partitions[("g", tp)]
     assert sp.state_of(2).state.name == "ARCHIVED"
     assert sp.end_offset == 5
 
@@ -500,8 +500,8 @@ def test_read_committed_archives_only_the_aborted_transactions_of_a_producer_not
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
     tp = TopicPartition("t", 0)
-    ctx.share.groups.configs["g"]["share.isolation.level"] = "read_committed"
-    txns = ctx.transactions
+    ctx.services.share.groups.configs["g"]["share.isolation.level"] = "read_committed"
+    txns = ctx.services.transactions
     producer = txns.init_producer_id("tx", 60_000, 1)
     sequence = 0
     delivered = []
@@ -519,7 +519,7 @@ def test_read_committed_archives_only_the_aborted_transactions_of_a_producer_not
         for i in range(count):
             builder.append(i, timestamp=1, key=None, value=b"v", headers=[])
         sequence += count
-        result = ctx.replicas.produce(tp, bytes(builder.build()), 1, "tx")
+        result = ctx.services.replicas.produce(tp, bytes(builder.build()), 1, "tx")
         assert result.error is ErrorCode.NONE
         if commit:
             delivered.append((result.base_offset, result.base_offset + count - 1))
@@ -529,7 +529,7 @@ def test_read_committed_archives_only_the_aborted_transactions_of_a_producer_not
     got = acquired(fetch(ctx, max_records=100))
     for first, last in delivered:
         assert any(a <= first and last <= b for a, b, _ in got), (first, last, got)
-    sp = ctx.share.groups.partitions[("g", tp)]
+    sp = ctx.services.share.groups.partitions[("g", tp)]
     assert [o for o in range(15) if sp.state_of(o).state.name == "ARCHIVED"] == [3, 4, 10]
 
 
@@ -540,10 +540,10 @@ def test_a_closed_connection_closes_its_share_sessions_and_releases_what_they_he
     connection = object()
     on_it = ClientInfo("client-1", "127.0.0.1", connection=connection)
     assert acquired(fetch(ctx, max_records=4, client=on_it)) == [(0, 3, 1)]
-    ctx.share.connection_closed(object())  # another connection: nothing happens
-    assert ("g", "m1") in ctx.share.groups.sessions
-    ctx.share.connection_closed(connection)
-    assert ("g", "m1") not in ctx.share.groups.sessions
+    ctx.services.share.connection_closed(object())  # another connection: nothing happens
+    assert ("g", "m1") in ctx.services.share.groups.sessions
+    ctx.services.share.connection_closed(connection)
+    assert ("g", "m1") not in ctx.services.share.groups.sessions
     # released at once, not after the lock: the other member gets them, delivered a second time
     assert acquired(fetch(ctx, "m2", max_records=10)) == [(0, 3, 2), (4, 5, 1)]
     # the member's next request on a new connection finds no session, as Kafka answers
@@ -577,14 +577,14 @@ def test_an_unknown_acquire_mode_is_an_invalid_request(ctx):
 
 
 def test_an_acknowledgement_that_frees_room_under_the_in_flight_bound_wakes_parked_fetches(ctx):
-    groups = ctx.share.groups
+    groups = ctx.services.share.groups
     groups.settings = attrs.evolve(groups.settings, partition_max_record_locks=4)
     heartbeat(ctx)
     heartbeat(ctx, "m2")
     produce(ctx, 8)
     assert acquired(fetch(ctx, max_records=4)) == [(0, 3, 1)]
     assert acquired(fetch(ctx, "m2", max_records=4)) == []  # four in flight: m2 waits
-    parked = ctx.appends.waiter([TopicPartition("t", 0)])  # as m2's long poll waits
+    parked = ctx.services.appends.waiter([TopicPartition("t", 0)])  # as m2's long poll waits
     acknowledge(ctx, acks=[(2, 2, 1)])  # ACCEPT behind the start offset: no room yet
     assert not parked.is_set()
     acknowledge(ctx, epoch=2, acks=[(0, 1, 1)])  # the start offset moves on: room for three more
@@ -602,12 +602,14 @@ async def test_a_parked_fetch_is_answered_by_the_acknowledgement_that_releases_r
     outcome = fetch(ctx, "m2", max_records=2, max_wait_ms=30_000)
     assert isinstance(outcome, Parked)
     answered = []
-    ctx.appends.park(outcome, answered.append)
+    ctx.services.appends.park(outcome, answered.append)
     written = []
-    ctx.share.writes = attrs.evolve(ctx.share.writes, state=lambda groups: written.append(groups.take_dirty()))
+    ctx.services.share.writes = attrs.evolve(
+        ctx.services.share.writes, state=lambda groups: written.append(groups.take_dirty())
+    )
     acknowledge(ctx, acks=[(0, 1, 2)])  # RELEASE
     assert [acquired(a) for a in answered] == [[(0, 1, 2)]]
-    assert written and not ctx.share.groups.unpersisted
+    assert written and not ctx.services.share.groups.unpersisted
 
 
 def test_a_fetch_carrying_acknowledgements_waits_for_records_like_any_fetch(ctx):
@@ -628,8 +630,8 @@ def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
-    ctx.catalog.create("t", 1, 1)
-    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
     heartbeat(ctx)
     produce(ctx, 2)
     fetch(ctx)
@@ -645,7 +647,7 @@ def test_the_group_records_follow_the_group_and_a_deleted_group_leaves_none():
     [state] = [
         r.value for r in adapters.offset_store.share_group_records() if r.kind.name == "STATE_PARTITION_METADATA"
     ]
-    assert state.initialized == ((ctx.catalog.get("t").topic_id, "t", (0,)),)
+    assert state.initialized == ((ctx.services.catalog.get("t").topic_id, "t", (0,)),)
     heartbeat(ctx, epoch=-1)
     assert {r.member_id for r in adapters.offset_store.share_group_records()} == {None}
     delete = DeleteGroupsRequest[2](groups_names=["g"])
@@ -657,5 +659,5 @@ def test_a_fetch_reads_about_what_max_records_need_by_the_bytes_per_record_it_la
     heartbeat(ctx)
     produce(ctx, 50, per_batch=10)  # records of a few bytes
     fetch(ctx, max_records=5)
-    sp = ctx.share.groups.partitions[("g", TopicPartition("t", 0))]
+    sp = ctx.services.share.groups.partitions[("g", TopicPartition("t", 0))]
     assert 16 <= sp.read_bytes_per_record < 100  # not 1 KB apiece: the next read asks for what it needs

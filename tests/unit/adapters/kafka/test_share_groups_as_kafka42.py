@@ -24,23 +24,23 @@ LOCK = "share.record.lock.duration.ms"
 def broker(**groups):
     settings = load_settings(overrides={"storage": {"kind": "memory"}, "groups": groups})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
-    ctx.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.share.groups.configs["g"] = {"share.auto.offset.reset": "earliest"}
     return ctx
 
 
 def test_a_groups_record_lock_duration_sets_its_locks_and_the_answers_timeout():
     ctx = broker()
-    ctx.share.groups.alter_configs("g", {LOCK: (SET, "20000")}, False)
+    ctx.services.share.groups.alter_configs("g", {LOCK: (SET, "20000")}, False)
     heartbeat(ctx)
     produce(ctx, 2)
-    now = ctx.share.clock_ms()
+    now = ctx.services.share.clock_ms()
     answer = fetch(ctx)
     assert answer.acquisition_lock_timeout_ms == 20000
-    deadline = ctx.share.groups.partitions[("g", TopicPartition("t", 0))].state_of(0).deadline
-    assert now + 20000 <= deadline <= ctx.share.clock_ms() + 20000
-    assert (LOCK, "20000", False) in ctx.share.groups.describe_configs("g")
-    assert (LOCK, "30000", True) in ctx.share.groups.describe_configs("other")  # the broker's default
+    deadline = ctx.services.share.groups.partitions[("g", TopicPartition("t", 0))].state_of(0).deadline
+    assert now + 20000 <= deadline <= ctx.services.share.clock_ms() + 20000
+    assert (LOCK, "20000", False) in ctx.services.share.groups.describe_configs("g")
+    assert (LOCK, "30000", True) in ctx.services.share.groups.describe_configs("other")  # the broker's default
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def test_a_groups_record_lock_duration_sets_its_locks_and_the_answers_timeout():
 def test_a_lock_duration_outside_the_brokers_bounds_is_refused_as_kafka_refuses_it(value, message):
     ctx = broker()
     with pytest.raises(KafkaError) as refused:
-        ctx.share.groups.alter_configs("g", {LOCK: (SET, value)}, False)
+        ctx.services.share.groups.alter_configs("g", {LOCK: (SET, value)}, False)
     assert (refused.value.code, refused.value.message) == (ErrorCode.INVALID_CONFIG, message)
 
 
@@ -62,7 +62,7 @@ def test_librdkafkas_ci_lowers_the_minimum_to_have_three_second_locks():
     settings = map_kafka_configs({"group.share.min.record.lock.duration.ms": "1000"})
     assert settings.overrides["groups"]["share_min_record_lock_duration_ms"] == 1000
     ctx = broker(share_min_record_lock_duration_ms=1000)
-    ctx.share.groups.alter_configs("g", {LOCK: (SET, "3000")}, False)
+    ctx.services.share.groups.alter_configs("g", {LOCK: (SET, "3000")}, False)
     heartbeat(ctx)
     produce(ctx, 1)
     assert fetch(ctx).acquisition_lock_timeout_ms == 3000
@@ -72,7 +72,7 @@ def test_librdkafkas_ci_lowers_the_minimum_to_have_three_second_locks():
 
 def fetch_both(ctx, epoch=0, max_bytes=1 << 20, max_wait_ms=0):
     """A ShareFetch of both partitions of `t2`, as librdkafka sends it."""
-    topic_id = ctx.catalog.get("t2").topic_id
+    topic_id = ctx.services.catalog.get("t2").topic_id
     T = ShareFetchRequest.FetchTopic
     request = ShareFetchRequest[1](
         group_id="g",
@@ -100,12 +100,12 @@ def records_per_partition(answer) -> dict[int, int]:
 
 def two_partitions(records: int):
     ctx = broker()
-    ctx.catalog.create("t2", 2, 1)
+    ctx.services.catalog.create("t2", 2, 1)
     heartbeat(ctx, topics=("t2",))
     for partition in (0, 1):
         for i in range(records):
             batch = make_batch([(1, None, b"v%d" % i)])
-            assert ctx.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
+            assert ctx.services.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
     return ctx
 
 
@@ -126,7 +126,7 @@ def test_the_first_fetch_of_a_new_group_carries_the_first_initialized_partition_
     assert records_per_partition(fetch_both(ctx, epoch=1)) == {1: 50}
     for partition in (0, 1):
         batch = make_batch([(1, None, b"more")])
-        assert ctx.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
+        assert ctx.services.replicas.produce(TopicPartition("t2", partition), batch, 1).error is ErrorCode.NONE
     assert records_per_partition(fetch_both(ctx, epoch=2)) == {0: 1, 1: 1}
 
 
@@ -136,8 +136,8 @@ def recreate(ctx, through_the_api: bool) -> None:
         answer = delete_topics.API.handle(ctx, DeleteTopicsRequest[4](topic_names=["t"], timeout_ms=1000), 4, CLIENT)
         assert answer.responses[0].error_code == 0
     else:  # a path that does not tell the share groups: the topic id check finds out
-        ctx.catalog.delete("t")
-    ctx.catalog.create("t", 1, 1)
+        ctx.services.catalog.delete("t")
+    ctx.services.catalog.create("t", 1, 1)
 
 
 @pytest.mark.parametrize("through_the_api", [True, False])
@@ -151,15 +151,15 @@ def test_a_recreated_topic_starts_with_fresh_share_partition_state(through_the_a
         (a.first_offset, a.last_offset, a.delivery_count)
         for a in fetch(ctx).responses[0].partitions[0].acquired_records
     ] == [(0, 2, 1)]
-    old_id = ctx.catalog.get("t").topic_id
+    old_id = ctx.services.catalog.get("t").topic_id
     recreate(ctx, through_the_api)
-    assert ctx.catalog.get("t").topic_id != old_id
+    assert ctx.services.catalog.get("t").topic_id != old_id
     produce(ctx, 2)
-    new_id = ctx.catalog.get("t").topic_id
+    new_id = ctx.services.catalog.get("t").topic_id
     (got,) = [t.partitions[0].acquired_records for t in fetch(ctx, epoch=1).responses if t.topic_id == new_id]
     assert [(a.first_offset, a.last_offset, a.delivery_count) for a in got] == [(0, 1, 1)]
     tp = TopicPartition("t", 0)
-    assert ctx.share.groups.topic_ids[("g", tp)] == ctx.catalog.get("t").topic_id
+    assert ctx.services.share.groups.topic_ids[("g", tp)] == ctx.services.catalog.get("t").topic_id
 
 
 def test_deleting_a_topic_deletes_its_share_state_from_the_store():
@@ -167,14 +167,16 @@ def test_deleting_a_topic_deletes_its_share_state_from_the_store():
     heartbeat(ctx)
     produce(ctx, 1)
     fetch(ctx)
-    ctx.share.settled()
-    old_id = ctx.catalog.get("t").topic_id
+    ctx.services.share.settled()
+    old_id = ctx.services.catalog.get("t").topic_id
     written = []
-    ctx.share.writes = attrs.evolve(ctx.share.writes, state=lambda groups: written.append(groups.take_dirty()))
+    ctx.services.share.writes = attrs.evolve(
+        ctx.services.share.writes, state=lambda groups: written.append(groups.take_dirty())
+    )
     answer = delete_topics.API.handle(ctx, DeleteTopicsRequest[4](topic_names=["t"], timeout_ms=1000), 4, CLIENT)
     assert answer.responses[0].error_code == 0
     assert written == [([], [("g", old_id, 0)])]
-    assert ("g", TopicPartition("t", 0)) not in ctx.share.groups.partitions
+    assert ("g", TopicPartition("t", 0)) not in ctx.services.share.groups.partitions
 
 
 def test_a_heartbeat_after_the_topic_is_created_again_sends_the_assignment_with_the_new_id():
@@ -182,13 +184,13 @@ def test_a_heartbeat_after_the_topic_is_created_again_sends_the_assignment_with_
     the assignment by topic id, so the member's next heartbeat carries it again with the new id."""
     ctx = broker()
     joined = heartbeat(ctx)
-    assert joined.assignment.topic_partitions[0].topic_id == ctx.catalog.get("t").topic_id
+    assert joined.assignment.topic_partitions[0].topic_id == ctx.services.catalog.get("t").topic_id
     recreate(ctx, through_the_api=True)
     again = heartbeat(ctx, epoch=joined.member_epoch)
     assert again.error_code == 0 and again.member_epoch > joined.member_epoch
     assert again.assignment is not None
     assert [(t.topic_id, t.partitions) for t in again.assignment.topic_partitions] == [
-        (ctx.catalog.get("t").topic_id, [0])
+        (ctx.services.catalog.get("t").topic_id, [0])
     ]
     assert heartbeat(ctx, epoch=again.member_epoch).assignment is None  # sent once
 
@@ -227,10 +229,10 @@ def test_the_share_session_keys_partitions_by_topic_id():
     ctx = broker()
     heartbeat(ctx)
     produce(ctx, 3)
-    old_id = ctx.catalog.get("t").topic_id
+    old_id = ctx.services.catalog.get("t").topic_id
     assert session_fetch(ctx, 0, add=old_id) == {(old_id, 0): (0, [(0, 2, 1)])}
     recreate(ctx, through_the_api=True)
-    new_id = ctx.catalog.get("t").topic_id
+    new_id = ctx.services.catalog.get("t").topic_id
     produce(ctx, 2)
     assert session_fetch(ctx, 1) == {(old_id, 0): (ErrorCode.UNKNOWN_TOPIC_ID, [])}
     assert session_fetch(ctx, 2, add=new_id, forget=old_id) == {(new_id, 0): (0, [(0, 1, 1)])}

@@ -18,7 +18,7 @@ from trafka.adapters.kafka.apis import (
     streams_group_describe,
     streams_group_heartbeat,
 )
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.ops.dump_log import add_dump_log_parser, dump_segment
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
@@ -35,7 +35,7 @@ Sub = Req.Topology.Subtopology
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("lines", 3, 1)
+    ctx.services.catalog.create("lines", 3, 1)
     return ctx
 
 
@@ -103,8 +103,8 @@ def test_the_first_heartbeat_creates_the_internal_topics_with_the_derived_partit
     assert (first.error_code, first.member_epoch) == (ErrorCode.NONE, 1)
     assert [s.status_code for s in first.status] == [StreamsStatus.MISSING_INTERNAL_TOPICS]
     assert first.active_tasks == []  # NOT_READY: nothing assigned yet
-    assert ctx.catalog.get("app-counts-repartition").partition_count == 3
-    changelog = ctx.catalog.get("app-counts-changelog")
+    assert ctx.services.catalog.get("app-counts-repartition").partition_count == 3
+    changelog = ctx.services.catalog.get("app-counts-changelog")
     assert changelog.partition_count == 3 and changelog.configs["cleanup.policy"] == "compact"
     second = heartbeat(ctx, epoch=1, active={})
     assert (second.error_code, second.status, second.member_epoch) == (ErrorCode.NONE, [], 2)
@@ -184,7 +184,7 @@ def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
     settings = load_settings(overrides={"storage": {"kind": "filesystem", "data_dir": str(tmp_path)}})
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
-    ctx.catalog.create("lines", 3, 1)
+    ctx.services.catalog.create("lines", 3, 1)
     heartbeat(ctx)
     before = heartbeat(ctx, epoch=1, active={})
     adapters.stop()
@@ -206,7 +206,7 @@ def test_a_restart_keeps_the_group_its_epochs_and_assignment(tmp_path):
     adapters = default_adapters(settings)
     again = bootstrap(settings, adapters)
     try:
-        group = again.groups.streams.groups["app"]
+        group = again.services.groups.streams.groups["app"]
         assert (group.group_epoch, group.assignment_epoch) == (2, 2)
         assert group.topology is not None and [s.subtopology_id for s in group.topology.subtopologies] == ["0", "1"]
         (member,) = group.members.values()

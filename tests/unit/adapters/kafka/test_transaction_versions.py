@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from trafka.adapters.kafka.apis import add_partitions_to_txn, end_txn, write_txn_markers
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -22,13 +22,15 @@ Topic = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 2, 1)
+    ctx.services.catalog.create("t", 2, 1)
     return ctx
 
 
 def _batch(ctx, version, transactions):
     request = AddPartitionsToTxnRequest[version](transactions=transactions)
-    response = add_partitions_to_txn.handle_add_partitions_to_txn(ctx, request, version, CLIENT)
+    response = add_partitions_to_txn.handle_add_partitions_to_txn(
+        ctx.view(add_partitions_to_txn.Uses), request, version, CLIENT
+    )
     return {
         r.transactional_id: {
             (t.name, p.partition_index): p.partition_error_code for t in r.topic_results for p in t.results_by_partition
@@ -39,7 +41,7 @@ def _batch(ctx, version, transactions):
 
 @pytest.mark.parametrize("version", [4, 5])
 def test_batched_add_then_verify(ctx, version):
-    txn = ctx.transactions.init_producer_id("a", 60_000, 0)
+    txn = ctx.services.transactions.init_producer_id("a", 60_000, 0)
     pid, epoch = txn.producer_id, txn.producer_epoch
     add = Txn(
         transactional_id="a",
@@ -49,7 +51,7 @@ def test_batched_add_then_verify(ctx, version):
         topics=[Topic(name="t", partitions=[0])],
     )
     assert _batch(ctx, version, [add]) == {"a": {("t", 0): ErrorCode.NONE}}
-    assert TopicPartition("t", 0) in ctx.transactions.coordinator.get("a").partitions
+    assert TopicPartition("t", 0) in ctx.services.transactions.coordinator.get("a").partitions
     verify = Txn(
         transactional_id="a",
         producer_id=pid,
@@ -59,7 +61,9 @@ def test_batched_add_then_verify(ctx, version):
     )
     not_in = ErrorCode.TRANSACTION_ABORTABLE if version == 5 else ErrorCode.INVALID_TXN_STATE
     assert _batch(ctx, version, [verify]) == {"a": {("t", 0): ErrorCode.NONE, ("t", 1): not_in}}
-    assert TopicPartition("t", 1) not in ctx.transactions.coordinator.get("a").partitions  # verified, not added
+    assert (
+        TopicPartition("t", 1) not in ctx.services.transactions.coordinator.get("a").partitions
+    )  # verified, not added
     fenced = Txn(
         transactional_id="a",
         producer_id=pid,
@@ -87,18 +91,18 @@ def test_batched_versions_are_refused_with_the_top_level_error(ctx):
 
 
 def test_end_txn_v5_answers_the_bumped_epoch_and_v4_the_unchanged_one(ctx):
-    txn = ctx.transactions.init_producer_id("a", 60_000, 0)
+    txn = ctx.services.transactions.init_producer_id("a", 60_000, 0)
     pid, epoch = txn.producer_id, txn.producer_epoch
-    ctx.transactions.add_partitions("a", pid, epoch, [TopicPartition("t", 0)], 0)
+    ctx.services.transactions.add_partitions("a", pid, epoch, [TopicPartition("t", 0)], 0)
     request = EndTxnRequest[5](transactional_id="a", producer_id=pid, producer_epoch=epoch, committed=True)
-    response = end_txn.handle_end_txn(ctx, request, 5, CLIENT)
+    response = end_txn.handle_end_txn(ctx.view(end_txn.Uses), request, 5, CLIENT)
     assert (response.error_code, response.producer_id, response.producer_epoch) == (0, pid, epoch + 1)
     request.producer_epoch = epoch + 2
-    response = end_txn.handle_end_txn(ctx, request, 5, CLIENT)
+    response = end_txn.handle_end_txn(ctx.view(end_txn.Uses), request, 5, CLIENT)
     assert (response.error_code, response.producer_id, response.producer_epoch) == (ErrorCode.PRODUCER_FENCED, -1, -1)
-    ctx.transactions.add_partitions("a", pid, epoch + 1, [TopicPartition("t", 0)], 0)
+    ctx.services.transactions.add_partitions("a", pid, epoch + 1, [TopicPartition("t", 0)], 0)
     request = EndTxnRequest[4](transactional_id="a", producer_id=pid, producer_epoch=epoch + 1, committed=True)
-    assert end_txn.handle_end_txn(ctx, request, 4, CLIENT).error_code == 0
+    assert end_txn.handle_end_txn(ctx.view(end_txn.Uses), request, 4, CLIENT).error_code == 0
     assert (txn.producer_id, txn.producer_epoch) == (pid, epoch + 1)
 
 
@@ -130,11 +134,21 @@ def test_write_txn_markers_refused_answers_every_partition():
 
 
 def test_write_txn_markers_checks_the_epoch_by_transaction_version(ctx):
-    response = write_txn_markers.handle_write_txn_markers(ctx, _markers(2, 5, 3, transaction_version=2), 2, CLIENT)
+    response = write_txn_markers.handle_write_txn_markers(
+        ctx.view(write_txn_markers.Uses),
+        _markers(2, 5, 3, transaction_version=2),
+        2,
+        CLIENT,
+    )
     assert _errors(response) == {("t", 0): ErrorCode.NONE, ("t", 7): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    same = write_txn_markers.handle_write_txn_markers(ctx, _markers(2, 5, 3, transaction_version=2), 2, CLIENT)
+    same = write_txn_markers.handle_write_txn_markers(
+        ctx.view(write_txn_markers.Uses),
+        _markers(2, 5, 3, transaction_version=2),
+        2,
+        CLIENT,
+    )
     assert _errors(same)[("t", 0)] == ErrorCode.INVALID_PRODUCER_EPOCH  # TV2: must be newer than 3
-    v1 = write_txn_markers.handle_write_txn_markers(ctx, _markers(1, 5, 3), 1, CLIENT)
+    v1 = write_txn_markers.handle_write_txn_markers(ctx.view(write_txn_markers.Uses), _markers(1, 5, 3), 1, CLIENT)
     assert _errors(v1)[("t", 0)] == ErrorCode.NONE  # older versions: at least as new
-    older = write_txn_markers.handle_write_txn_markers(ctx, _markers(1, 5, 2), 1, CLIENT)
+    older = write_txn_markers.handle_write_txn_markers(ctx.view(write_txn_markers.Uses), _markers(1, 5, 2), 1, CLIENT)
     assert _errors(older)[("t", 0)] == ErrorCode.INVALID_PRODUCER_EPOCH

@@ -50,7 +50,9 @@ def test_every_participant_a_call_reached_is_written_before_any_is_woken():
         said.append("handled")
         return "answer"
 
-    answer = _api(handle).handle(types.SimpleNamespace(unit_of_work=uow), None, 0, CLIENT)
+    answer = _api(handle).handle(
+        types.SimpleNamespace(services=types.SimpleNamespace(unit_of_work=uow)), None, 0, CLIENT
+    )
     assert answer == "answer"
     assert said == ["handled", "groups written", "share written", "groups woken", "share woken"]
     said.clear()
@@ -71,7 +73,9 @@ def test_a_room_cannot_leave_a_deferred_answer_unwritten():
 
         return Deferred(later)
 
-    outcome = _api(handle).handle(types.SimpleNamespace(unit_of_work=uow), None, 0, CLIENT)
+    outcome = _api(handle).handle(
+        types.SimpleNamespace(services=types.SimpleNamespace(unit_of_work=uow)), None, 0, CLIENT
+    )
     assert isinstance(outcome, Deferred) and said == []
     assert trio.run(outcome.wait) == "records"
     assert said == ["acquired", "share written", "share woken"]
@@ -80,7 +84,10 @@ def test_a_room_cannot_leave_a_deferred_answer_unwritten():
 def test_a_parked_answer_is_left_to_the_purgatory():
     parked = Parked((), 10, lambda expired: "answer")
     api = _api(lambda ctx, request, version, client: parked)
-    assert api.handle(types.SimpleNamespace(unit_of_work=UnitOfWork()), None, 0, CLIENT) is parked
+    assert (
+        api.handle(types.SimpleNamespace(services=types.SimpleNamespace(unit_of_work=UnitOfWork())), None, 0, CLIENT)
+        is parked
+    )
 
 
 def test_a_failed_write_wakes_nobody_and_is_tried_again_at_the_next_commit():
@@ -117,5 +124,5 @@ def test_an_evolved_api_commits_once():
             calls.append(1)
 
     api = attrs.evolve(_api(lambda ctx, request, version, client: "x"), read_only=False)
-    api.handle(types.SimpleNamespace(unit_of_work=Counting()), None, 0, CLIENT)
+    api.handle(types.SimpleNamespace(services=types.SimpleNamespace(unit_of_work=Counting())), None, 0, CLIENT)
     assert calls == [1]

@@ -8,7 +8,7 @@ import pytest
 
 from tests.batches import make_batch
 from trafka.adapters.kafka.apis import describe_groups, list_offsets, list_transactions
-from trafka.adapters.kafka.context import ClientInfo
+from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode
@@ -22,8 +22,8 @@ CLIENT = ClientInfo("test", "127.0.0.1")
 def ctx():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
-    ctx.replicas.produce(TopicPartition("t", 0), make_batch([(1000, b"k", b"v")] * 3), ctx.clock_ms())
+    ctx.services.catalog.create("t", 1, 1)
+    ctx.services.replicas.produce(TopicPartition("t", 0), make_batch([(1000, b"k", b"v")] * 3), ctx.services.clock_ms())
     return ctx
 
 
@@ -33,7 +33,9 @@ def _list_offset(ctx, version, timestamp):
         replica_id=-1,
         topics=[Topic(name="t", partitions=[Topic.ListOffsetsPartition(partition_index=0, timestamp=timestamp)])],
     )
-    (partition,) = list_offsets.handle_list_offsets(ctx, request, version, CLIENT).topics[0].partitions
+    (partition,) = (
+        list_offsets.handle_list_offsets(ctx.view(list_offsets.Uses), request, version, CLIENT).topics[0].partitions
+    )
     return partition.error_code, partition.offset, partition.timestamp, partition.leader_epoch
 
 
@@ -60,7 +62,7 @@ def test_an_unknown_negative_timestamp_is_unsupported(ctx):
 @pytest.mark.parametrize("version", [5, 6])
 def test_describe_groups_unknown_group(ctx, version):
     request = DescribeGroupsRequest[version](groups=["nobody"], include_authorized_operations=False)
-    (group,) = describe_groups.handle_describe_groups(ctx, request, version, CLIENT).groups
+    (group,) = describe_groups.handle_describe_groups(ctx.view(describe_groups.Uses), request, version, CLIENT).groups
     assert group.group_state == "Dead" and group.members == []
     if version == 6:
         assert (group.error_code, group.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group nobody not found.")
@@ -72,12 +74,12 @@ def _list_transactions(ctx, pattern, version=2):
     request = ListTransactionsRequest[version](
         state_filters=[], producer_id_filters=[], duration_filter=-1, transactional_id_pattern=pattern
     )
-    return list_transactions.handle_list_transactions(ctx, request, version, CLIENT)
+    return list_transactions.handle_list_transactions(ctx.view(list_transactions.Uses), request, version, CLIENT)
 
 
 def test_list_transactions_by_pattern(ctx):
     for txn_id in ("orders-1", "orders-2", "payments-1"):
-        ctx.transactions.init_producer_id(txn_id, 60_000, ctx.clock_ms())
+        ctx.services.transactions.init_producer_id(txn_id, 60_000, ctx.services.clock_ms())
     ids = lambda response: sorted(t.transactional_id for t in response.transaction_states)
     assert ids(_list_transactions(ctx, "orders-.*")) == ["orders-1", "orders-2"]
     assert ids(_list_transactions(ctx, "orders")) == []  # the whole id must match
@@ -94,7 +96,7 @@ def test_a_pattern_re2_cannot_parse_is_invalid_regular_expression(ctx, pattern):
 
 
 def test_a_pathological_pattern_runs_in_linear_time(ctx):
-    ctx.transactions.init_producer_id("a" * 5000 + "!", 60_000, ctx.clock_ms())
+    ctx.services.transactions.init_producer_id("a" * 5000 + "!", 60_000, ctx.services.clock_ms())
     assert _list_transactions(ctx, "(a+)+$").transaction_states == []  # backtracking engines take forever here
 
 
@@ -116,7 +118,7 @@ def _commit(ctx, version, topics):
             for key in topics
         ],
     )
-    return offset_commit.handle_offset_commit(ctx, request, version, CLIENT)
+    return offset_commit.handle_offset_commit(ctx.view(offset_commit.Uses), request, version, CLIENT)
 
 
 def _fetch_offsets(ctx, version, topic_ids):
@@ -127,7 +129,7 @@ def _fetch_offsets(ctx, version, topic_ids):
     Topic = Group.OffsetFetchRequestTopics
     topics = None if topic_ids is None else [Topic(topic_id=i, partition_indexes=[0]) for i in topic_ids]
     request = OffsetFetchRequest[version](groups=[Group(group_id="g", topics=topics)], require_stable=False)
-    (group,) = offset_fetch.handle_offset_fetch(ctx, request, version, CLIENT).groups
+    (group,) = offset_fetch.handle_offset_fetch(ctx.view(offset_fetch.Uses), request, version, CLIENT).groups
     return [
         (t.topic_id, [(p.partition_index, p.committed_offset, p.error_code) for p in t.partitions])
         for t in group.topics
@@ -140,7 +142,7 @@ def test_offset_commit_and_fetch_v10_name_topics_by_id(ctx):
     from trafka.adapters.kafka.wire.codec import encode_response
     from trafka.schema_codec.messages import OffsetCommitResponse, OffsetFetchResponse
 
-    topic_id = ctx.catalog.get("t").topic_id
+    topic_id = ctx.services.catalog.get("t").topic_id
     unknown = uuid.uuid4()
     response = _commit(ctx, 10, [topic_id, unknown])
     decoded = OffsetCommitResponse.decode(encode_response(response, 10, 1)[4:], version=10, header=True)
@@ -160,7 +162,7 @@ def test_offset_commit_and_fetch_v10_name_topics_by_id(ctx):
         groups=[offset_fetch.OffsetFetchRequest.OffsetFetchRequestGroup(group_id="g", topics=None)],
         require_stable=False,
     )
-    response = offset_fetch.handle_offset_fetch(ctx, request, 9, CLIENT)
+    response = offset_fetch.handle_offset_fetch(ctx.view(offset_fetch.Uses), request, 9, CLIENT)
     encoded = encode_response(response, 9, 1)
     (group,) = OffsetFetchResponse.decode(encoded[4:], version=9, header=True).groups
     assert [(t.name, t.partitions[0].committed_offset) for t in group.topics] == [("t", 2)]
@@ -176,12 +178,14 @@ def _list_config_resources(ctx, version, types):
     from trafka.schema_codec.messages import ListConfigResourcesRequest
 
     request = ListConfigResourcesRequest[version](**({"resource_types": types} if version >= 1 else {}))
-    response = list_config_resources.handle_list_config_resources(ctx, request, version, CLIENT)
+    response = list_config_resources.handle_list_config_resources(
+        ctx.view(list_config_resources.Uses), request, version, CLIENT
+    )
     return response.error_code, sorted((r.resource_name, r.resource_type) for r in response.config_resources)
 
 
 def test_list_config_resources(ctx):
-    node = str(ctx.policy.node_id)
+    node = str(ctx.services.policy.node_id)
     assert _list_config_resources(ctx, 1, []) == (0, sorted([("t", 2), (node, 4), (node, 8)]))
     assert _list_config_resources(ctx, 1, [2]) == (0, [("t", 2)])
     assert _list_config_resources(ctx, 1, [16, 32]) == (0, [])  # no client metrics, no group configs

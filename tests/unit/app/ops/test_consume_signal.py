@@ -13,27 +13,20 @@ import os
 import signal
 from types import SimpleNamespace
 
-import kafka
-
+from trafka.app.ops import consume, consumer
 from trafka.app.ops.consume import add_consume_parser, run_consume
 
 
 class InterruptedInsidePoll:
-    def __init__(self, **config) -> None:
+    def __init__(self, *args, **config) -> None:
         self.polls = 0
         self.busy = False
         self.closed = False
 
-    def partitions_for_topic(self, topic: str) -> set[int]:
-        return {0}
-
-    def assign(self, partitions) -> None:
+    def assign(self, partitions, start) -> None:
         pass
 
-    def seek_to_end(self, *partitions) -> None:
-        pass
-
-    def poll(self, timeout_ms: int, max_records: int) -> dict:
+    def poll(self, wait_ms: int, limit: int) -> list:
         self.busy = True
         self.polls += 1
         record = SimpleNamespace(
@@ -43,16 +36,28 @@ class InterruptedInsidePoll:
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the client is at work
         sum(range(10_000))  # the client goes on working after the signal arrived
         self.busy = False
-        return {("t", 0): [record]}
+        return [record]
 
     def close(self) -> None:
         assert not self.busy, "an interrupt left the client half-way through poll: close would hang"
         self.closed = True
 
 
+class OneTopicAdmin:
+    """The admin calls `consume` makes before polling: a topic with one partition."""
+
+    def __init__(self) -> None:
+        topic = SimpleNamespace(error_code=0, partitions=[SimpleNamespace(partition_index=0)])
+        self.client = SimpleNamespace(metadata=lambda topics: SimpleNamespace(topics=[topic]))
+
+    def close(self) -> None:
+        pass
+
+
 def test_ctrl_c_inside_the_client_stops_the_poll_loop_and_the_client_closes(monkeypatch, capsys):
     made: list[InterruptedInsidePoll] = []
-    monkeypatch.setattr(kafka, "KafkaConsumer", lambda **config: made.append(InterruptedInsidePoll()) or made[-1])
+    monkeypatch.setattr(consumer, "Consumer", lambda *a, **config: made.append(InterruptedInsidePoll()) or made[-1])
+    monkeypatch.setattr(consume, "admin_client", lambda args: OneTopicAdmin())
     parser = argparse.ArgumentParser()
     add_consume_parser(parser.add_subparsers())
     args = parser.parse_args(["consume", "t", "-b", "127.0.0.1:1"])

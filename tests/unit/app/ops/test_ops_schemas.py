@@ -27,8 +27,13 @@ def test_the_schema_package_is_a_leaf_that_imports_nothing():
     assert sorted(p.name for p in SCHEMAS.glob("*.py")) == ["__init__.py"]
 
 
-def test_the_operator_commands_and_the_broker_compile_the_same_files():
-    from trafka.app.ops import consumer_groups
-    from trafka.schema_codec import messages
+def test_the_operator_commands_and_the_broker_decode_internal_records_with_one_decoder():
+    """ADR 101: `dump-log` prints the internal topics' records with the decoder the stores replay them
+    with (`trafka.schema_codec.internal_records`), not a second copy."""
+    from trafka.adapters.filesystem import metadata_records
+    from trafka.app.ops import log_records
+    from trafka.schema_codec import internal_records, messages
 
-    assert consumer_groups.ConsumerGroupDescribeRequest.json == messages.ConsumerGroupDescribeRequest.json
+    for name in ("decode_metadata_record", "decode_versioned", "METADATA_TYPES", "CONSUMER_GROUP_RECORDS"):
+        assert getattr(log_records, name) is getattr(internal_records, name) is getattr(metadata_records, name)
+    assert log_records.OffsetCommitKey is messages.OffsetCommitKey is metadata_records.OffsetCommitKey

@@ -18,8 +18,8 @@ TP = TopicPartition("t", 0)
 def _offsets():
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
     ctx = bootstrap(settings, default_adapters(settings))
-    ctx.catalog.create("t", 1, 1)
-    return ctx.groups.offsets, ctx.groups.coordinator
+    ctx.services.catalog.create("t", 1, 1)
+    return ctx.services.groups.offsets, ctx.services.groups.coordinator
 
 
 def _commit(offsets, group: str, offset: int, now: int) -> None:

@@ -1,0 +1,94 @@
+"""The broker's services: what the rooms serve Kafka's APIs with (ADR 103).
+
+The composition root builds one `BrokerServices` per broker, frozen. A room never receives it whole:
+its handler's first parameter is a small frozen class naming the few services it uses (`Uses` in each
+room), and the registry hands it just those (`api.inject`, cosmicpython's `inject_dependencies`;
+Tansu narrows state per route the same way). The connection plumbing (listeners, TLS, SASL, faults,
+the shutdown event) is `context.BrokerContext`, which holds these services beside it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode
+from trafka.domain.features import FeatureControl
+from trafka.domain.fetch_sessions import MAX_SLOTS, FetchSessionCache
+from trafka.domain.ports import BrokerObserver
+from trafka.domain.producers import ProducerIdAllocator
+from trafka.domain.quotas import QuotaSensors
+from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.security import UserScramCredentials
+from trafka.domain.telemetry import ClientTelemetry
+from trafka.domain.transactions import TransactionService
+
+from .group_runtime import GroupRuntime
+from .internal_topics import InternalTopics
+from .purgatory import Purgatory
+from .unit_of_work import UnitOfWork
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+
+    from .cluster import ClusterMap
+    from .security.authorization import AuthorizationGate
+    from .share_runtime import ShareRuntime
+
+AppendNotifier = Purgatory  # the name the wiring and the stores know it by: what an append notifies
+
+
+def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
+    """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
+    draw = random.Random()
+    return FetchSessionCache(lambda: draw.randint(1, 2**31 - 2), max_slots)
+
+
+class UnobservedBroker:
+    """The `BrokerObserver` when nothing collects metrics."""
+
+    def connection_opened(self, listener: str) -> None:
+        pass
+
+    def connection_closed(self, listener: str) -> None:
+        pass
+
+    def request_completed(self, api: str, version: int, seconds: float) -> None:
+        pass
+
+    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
+        pass
+
+    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
+        pass
+
+
+@attrs.frozen
+class BrokerServices:
+    """The domain services and their runtimes, made by the composition root (`app/wiring/bootstrap.py`)."""
+
+    catalog: TopicCatalog
+    replicas: ReplicaManager
+    policy: BrokerPolicy
+    groups: GroupRuntime
+    unit_of_work: UnitOfWork  # writes what a call decided and wakes what it released (ADR 79)
+    producer_ids: ProducerIdAllocator
+    transactions: TransactionService
+    clock_ms: Callable[[], int]
+    credentials: UserScramCredentials
+    quotas: QuotaSensors  # client quotas: what is set (`quotas.quotas`) and the rates they bound
+    features: FeatureControl  # supported and finalized features (UpdateFeatures)
+    authorization: AuthorizationGate | None = None  # set when `authorizer.class.name` is
+    appends: Purgatory = attrs.field(factory=Purgatory)  # parked requests, woken by appends (ADR 80)
+    observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them
+    telemetry: ClientTelemetry | None = None  # KIP-714's pushed client metrics, with the HTTP listener
+    cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
+    share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
+    fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
+    group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
+    internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
