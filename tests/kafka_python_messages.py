@@ -139,3 +139,10 @@ with warnings.catch_warnings():
 
     class StreamsGroupDescribeResponse(_Message, load_json=_here):
         pass
+
+    # Kafka 4.4 (KIP-1331): StreamsGroupTopologyDescriptionUpdate.
+    class StreamsGroupTopologyDescriptionUpdateRequest(_Message, load_json=_here):
+        pass
+
+    class StreamsGroupTopologyDescriptionUpdateResponse(_Message, load_json=_here):
+        pass

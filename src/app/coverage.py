@@ -49,6 +49,7 @@ _OTHER_NAMES = {
     90: "DescribeShareGroupOffsets",
     91: "AlterShareGroupOffsets",
     92: "DeleteShareGroupOffsets",
+    93: "StreamsGroupTopologyDescriptionUpdate",
 }
 
 _KAFKA_PYTHON_NAMES = {

@@ -81,7 +81,7 @@ def embedded_settings(
         "server": {"host": host, "port": port, "shutdown_grace_seconds": 1.0},
         "broker": {"auto_create_topics_enable": auto_create_topics},
         # Kafka's 3 s initial rebalance delay only slows tests down; testcontainers sets it to 0 too.
-        "groups": {"initial_rebalance_delay_ms": 0},
+        "groups": {"initial_rebalance_delay_ms": 0, "streams_initial_rebalance_delay_ms": 0},
         "storage": {"kind": "memory"} if data_dir is None else {"kind": "filesystem", "data_dir": str(data_dir)},
     }
     kafka_names: dict[str, Any] = {}
@@ -197,15 +197,36 @@ class RunningBroker:
         return dict(sorted(((tp.topic, tp.partition), c.offset) for tp, c in committed.items() if c is not None))
 
     def assignment(self, group: str) -> dict[str, set[tuple[str, int]]]:
-        """A KIP-848 consumer group's members and the partitions each owns now, {member id: {(topic, p)}}."""
+        """A KIP-848 consumer group's members and the partitions each owns now, {member id: {(topic, p)}};
+        a streams group's members and the active tasks each runs now, {member id: {(subtopology, p)}}."""
+        streams = self.ctx.services.groups.streams
+        if streams is not None and group in streams.groups:
+            return {
+                member_id: {(sid, p) for sid, ps in member.assigned.active.items() for p in ps}
+                for member_id, member in streams.groups[group].members.items()
+            }
         consumer = self.ctx.services.groups.consumer
         found = consumer.groups.get(group) if consumer is not None else None
         if found is None:
-            raise BrokerError(f"no consumer group {group}")
+            raise BrokerError(f"no consumer or streams group {group}")
         return {
             member_id: {(topic, p) for topic, ps in member.assigned.items() for p in ps}
             for member_id, member in found.members.items()
         }
+
+    def streams_tasks(self, group: str) -> dict[str, dict[str, set[tuple[str, int]]]]:
+        """A streams group's members and the tasks each holds now, by role: {member id: {"active": ...,
+        "standby": ..., "warmup": ...}} of (subtopology id, partition)."""
+        streams = self.ctx.services.groups.streams
+        if streams is None or group not in streams.groups:
+            raise BrokerError(f"no streams group {group}")
+        answer: dict[str, dict[str, set[tuple[str, int]]]] = {}
+        for member_id, member in streams.groups[group].members.items():
+            roles: dict[str, set[tuple[str, int]]] = {"active": set(), "standby": set(), "warmup": set()}
+            for role, sid, p in member.assigned.roles():
+                roles[role].add((sid, p))
+            answer[member_id] = roles
+        return answer
 
     def share_progress(self, group: str) -> dict[tuple[str, int], dict[str, int]]:
         """A share group's share-partitions: {(topic, p): start_offset, in_flight, acquired, archived}."""
@@ -574,8 +595,15 @@ class Broker:
         return self._call("committed", group)
 
     def assignment(self, group: str) -> dict[str, set[tuple[str, int]]]:
-        """A KIP-848 consumer group's members and the partitions each owns, {member id: {(topic, p)}}."""
+        """A KIP-848 consumer group's members and the partitions each owns, {member id: {(topic, p)}}; a
+        streams group's (KIP-1071) members and the active tasks each runs, {member id: {(subtopology id,
+        partition)}} (`broker.streams_tasks(group)` has the standby and warm-up tasks too)."""
         return self._call("assignment", group)
+
+    def streams_tasks(self, group: str) -> dict[str, dict[str, set[tuple[str, int]]]]:
+        """A streams group's members and the tasks each holds now by role, {member id: {"active": {(subtopology
+        id, partition)}, "standby": {...}, "warmup": {...}}}."""
+        return self._call("streams_tasks", group)
 
     def share_progress(self, group: str) -> dict[tuple[str, int], dict[str, int]]:
         """A share group's progress per partition: its start offset (every record below it accepted or

@@ -1,5 +1,5 @@
-"""The console sees every kind of group, not only classic ones: a KIP-848 consumer group and a share
-group (KIP-932, its share-partitions' start offset, records in flight, acquired and archived, lag) on
+"""The console sees every kind of group, not only classic ones: a KIP-848 consumer group, a streams group
+(KIP-1071: its members' tasks and processes) and a share group (KIP-932, its share-partitions' start offset, records in flight, acquired and archived, lag) on
 the groups pages, and the reset and delete actions find them; against an in-process broker on the
 in-memory adapter, the groups driven through the Kafka rooms as clients would."""
 
@@ -17,11 +17,18 @@ from tests.kafka_python_messages import (
     ShareAcknowledgeRequest,
     ShareFetchRequest,
     ShareGroupHeartbeatRequest,
+    StreamsGroupHeartbeatRequest,
 )
 from trafka.adapters.http import run_listener
 from trafka.adapters.http.actions import ConsoleError, delete_group, plan_reset, reset_offsets
 from trafka.adapters.http.pages import group_row, group_rows
-from trafka.adapters.kafka.apis import consumer_group_heartbeat, share_acknowledge, share_fetch, share_group_heartbeat
+from trafka.adapters.kafka.apis import (
+    consumer_group_heartbeat,
+    share_acknowledge,
+    share_fetch,
+    share_group_heartbeat,
+    streams_group_heartbeat,
+)
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.memory import MemoryShareStateStore
 from trafka.app.config.settings import load_settings
@@ -240,3 +247,73 @@ def test_the_lag_history_samples_share_groups_too(broker):
     ctx.services.share.groups.alter_configs("sg", {"share.auto.offset.reset": (0, "earliest")}, False)
     share_work(ctx, "sg")
     assert total_lag_by_group(view)["sg"] == 7
+
+
+def streams_heartbeat(ctx, group: str, epoch: int = 0, active=None):
+    Req = StreamsGroupHeartbeatRequest
+    Sub = Req.Topology.Subtopology
+    topology = Req.Topology(
+        epoch=1,
+        subtopologies=[
+            Sub(
+                subtopology_id="0",
+                source_topics=["t"],
+                source_topic_regex=[],
+                state_changelog_topics=[],
+                repartition_sink_topics=[],
+                repartition_source_topics=[],
+                copartition_groups=[],
+            )
+        ],
+    )
+    request = Req(
+        group_id=group,
+        member_id="k1",
+        member_epoch=epoch,
+        endpoint_information_epoch=0,
+        rebalance_timeout_ms=30_000 if epoch == 0 else -1,
+        topology=topology if epoch == 0 else None,
+        process_id="instance-1" if epoch == 0 else None,
+        active_tasks=[Req.TaskIds(subtopology_id=s, partitions=ps) for s, ps in (active or {}).items()],
+        standby_tasks=[],
+        warmup_tasks=[],
+    )
+    response = streams_group_heartbeat.API.handle(ctx, request, 0, CLIENT)
+    assert response.error_code == ErrorCode.NONE, response
+    return response
+
+
+def test_the_groups_pages_reset_and_delete_find_a_streams_group(broker):
+    ctx, view, _ = broker
+    joined = streams_heartbeat(ctx, "app")
+    streams_heartbeat(ctx, "app", joined.member_epoch, active={"0": [0]})
+    admin_commit = CommitRequest("app", "", -1, None, ((TP, CommittedOffset(4)),))
+    assert ctx.services.groups.offsets.commit(admin_commit, ctx.services.clock_ms(), ErrorCode.NONE) == {
+        TP: ErrorCode.NONE
+    }
+    (row,) = [row for row in group_rows(view) if row.group_id == "app"]
+    assert (row.group_type, row.protocol_type, row.protocol_name, row.state) == (
+        "streams",
+        "streams",
+        "sticky",
+        "STABLE",
+    )
+    (member,) = row.members
+    assert (member.member_id, member.process_id, member.assignment, member.tasks) == (
+        "k1",
+        "instance-1",
+        (TP,),
+        ("active 0_0",),
+    )
+    assert [(lag.tp, lag.committed, lag.lag) for lag in row.lag] == [(TP, 4, 6)]
+    with pytest.raises(ConsoleError, match="inactive, but the current state is Stable"):
+        plan_reset(view, "app", "earliest", None)
+    with pytest.raises(ConsoleError, match="not empty"):
+        delete_group(view, "app")
+    streams_heartbeat(ctx, "app", epoch=-1)
+    plan = plan_reset(view, "app", "earliest", None)
+    assert [(r.tp, r.current, r.target) for r in plan] == [(TP, 4, 0)]
+    reset_offsets(view, "app", plan)
+    assert ctx.services.groups.offsets.fetch("app", None)[TP].offset == 0
+    delete_group(view, "app")
+    assert "app" not in ctx.services.groups.streams.groups and group_row(view, "app") is None

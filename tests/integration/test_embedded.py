@@ -180,7 +180,7 @@ def test_serve_writes_the_ready_file_once_listening(tmp_path):
 
 def test_the_embedded_broker_shows_a_consumer_groups_assignment():
     with trafka.Broker(topics={"kip848": 4}) as broker:
-        with pytest.raises(BrokerError, match="no consumer group"):
+        with pytest.raises(BrokerError, match="no consumer or streams group"):
             broker.assignment("g")
         consumer = Consumer(
             {

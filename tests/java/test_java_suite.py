@@ -64,3 +64,16 @@ def test_the_java_clients_suite_passes(broker: str, request: pytest.FixtureReque
     assert result.returncode == 0, f"mvn failed against {broker}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     assert run >= 25 and skipped == 0, (run, skipped)
     shutil.rmtree(reports)
+
+
+def test_a_kafka_streams_application_outlives_a_trafka_restart(tmp_path: Path) -> None:
+    """tests/java's StreamsBrokerRestartScenario: trafka only (its own broker, restarted on its data dir),
+    so it is not one of the suite's `*Test` classes that run against both brokers."""
+    reports = tmp_path / "surefire-reports"
+    began = time.monotonic()
+    result = _maven(reports, f"-Dtrafka.python={sys.executable}", "-Dtest=StreamsBrokerRestartScenario")
+    print(f"StreamsBrokerRestartScenario: {time.monotonic() - began:.1f}s")
+    run, skipped, failures = _junit_results(reports)
+    assert not failures, "JUnit failures:\n" + "\n".join(failures)
+    assert result.returncode == 0, f"mvn failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert (run, skipped) == (1, 0)

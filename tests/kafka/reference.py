@@ -160,6 +160,13 @@ def server_properties(
         "log.retention.check.interval.ms": "300000",
         # what one node needs beyond that
         "group.initial.rebalance.delay.ms": "0",
+        # streams groups' sessions short enough that a killed Kafka Streams instance's tasks move within a
+        # test (the Java suite's scale-in scenario): 6 s, heartbeats every second (Kafka: 45 s and 5 s,
+        # its minimums too)
+        "group.streams.min.session.timeout.ms": "6000",
+        "group.streams.session.timeout.ms": "6000",
+        "group.streams.min.heartbeat.interval.ms": "1000",
+        "group.streams.heartbeat.interval.ms": "1000",
         # one partition per coordinator topic, as trafka keeps them: every group and transactional id on
         # the same loaded partition (a fresh node loads the 50 default ones one by one, answering
         # NOT_COORDINATOR meanwhile), and tool outputs comparable with trafka's

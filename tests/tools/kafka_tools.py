@@ -22,6 +22,7 @@ MAIN = {
     "kafka-configs": "kafka.admin.ConfigCommand",
     "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",
     "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.streams_wire import StreamsMember, settle, stateless_topology
 from tests.kafka.reference import server_properties, write_properties
 from tests.waiting import eventually
 
@@ -301,6 +302,22 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
         "--execute",
     )
     step("share-groups delete", *shares, "--delete", "--group", share)
+
+    # A streams group (KIP-1071): two Kafka Streams members on the wire (no JVM of their own), each
+    # running one of the topic's three tasks... until both leave, then the group is deleted.
+    streams_group = f"{prefix}-streams"
+    members = [
+        StreamsMember(bootstrap, f"member-{i}", group=streams_group, topology=stateless_topology(topic)) for i in (1, 2)
+    ]
+    settle(members, tasks=3)
+    streams = ("kafka-streams-groups", *b)
+    step("streams-groups list", *streams, "--list")
+    step("streams-groups describe", *streams, "--describe", "--group", streams_group)
+    step("streams-groups describe members", *streams, "--describe", "--group", streams_group, "--members", "--verbose")
+    step("streams-groups describe state", *streams, "--describe", "--group", streams_group, "--state", "--verbose")
+    for member in members:
+        member.leave()
+    step("streams-groups delete", *streams, "--delete", "--group", streams_group)
 
     step(
         "transactional-copier",
@@ -678,6 +695,9 @@ def _shell(text: str) -> str:
 NORMALISE: dict[str, Callable[[str], str]] = {
     "consumer-groups list": _lines_sorted,
     "share-groups reset": _rows_sorted,
+    "streams-groups list": lambda text: "\n".join(line for line in text.splitlines() if "-streams" in line),
+    "streams-groups describe": _rows_sorted,
+    "streams-groups describe members": _rows_sorted,
     "consumer-groups reset": _rows_sorted,
     "log-dirs": _log_dirs,
     "topics describe": _topic_configs,
@@ -720,6 +740,11 @@ STEPS = [
     "share-groups describe state",
     "share-groups reset",
     "share-groups delete",
+    "streams-groups list",
+    "streams-groups describe",
+    "streams-groups describe members",
+    "streams-groups describe state",
+    "streams-groups delete",
     "transactional-copier",
     "transactions list",
     "transactions describe",
@@ -757,6 +782,12 @@ STEPS = [
 
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
+_STREAMS_DELAY = (
+    "Kafka 4.2 holds a new streams group's first assignment for group.streams.initial.rebalance.delay.ms (3 s, "
+    "ASSIGNMENT_DELAYED), so its first target has both members (group epoch 3, tasks 0 and 2 to the first, 1 to "
+    "the second); trafka assigns at once (all three to the first member, then two kept and one moved when the "
+    "second joins: group epoch 2). Goes when trafka serves the initial rebalance delay."
+)
 DIFFERENT = {
     "dump-log offsets": "the records each broker's group coordinators write for the same steps: trafka writes "
     "fewer classic GroupMetadata generations and no ConsumerGroupPartitionMetadata, its OffsetCommit values omit "
@@ -768,6 +799,8 @@ DIFFERENT = {
     "dump-log share group state": "the share coordinators' records for the same share group: Kafka writes a "
     "ShareSnapshot per partition at initialization (start offset -1, state epoch 1) and ShareUpdates as "
     "acknowledgements come, trafka its own snapshot epochs and state batches; both decode in full",
+    "streams-groups describe members": _STREAMS_DELAY,
+    "streams-groups describe state": _STREAMS_DELAY,
     "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
     "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "

@@ -77,7 +77,8 @@ def encode_value(record: StreamsGroupRecord) -> bytes | None:
         return None
     cls = VALUES[record.kind]
     if isinstance(v, GroupEpoch):
-        value = cls(version=VALUE_VERSION, epoch=v.epoch, metadata_hash=0)
+        configs = [cls.LastAssignmentConfig(key=k, value=c) for k, c in v.assignment_configs]
+        value = cls(version=VALUE_VERSION, epoch=v.epoch, metadata_hash=0, last_assignment_configs=configs)
     elif isinstance(v, AssignmentEpoch):
         value = cls(version=VALUE_VERSION, assignment_epoch=v.epoch)
     elif isinstance(v, MemberMetadata):
@@ -197,7 +198,7 @@ def decode(key: bytes, value: bytes | None) -> StreamsGroupRecord | None:
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is Kind.METADATA:
-        decoded = GroupEpoch(v.epoch)
+        decoded = GroupEpoch(v.epoch, tuple((c.key, c.value) for c in v.last_assignment_configs or ()))
     elif kind is Kind.TARGET_ASSIGNMENT_EPOCH:
         decoded = AssignmentEpoch(v.assignment_epoch)
     elif kind is Kind.MEMBER_METADATA:

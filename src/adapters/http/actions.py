@@ -52,7 +52,7 @@ class OffsetReset:
 
 
 def _group_state(view: BrokerView, group_id: str) -> tuple[str, str]:
-    """The group's kind (classic, consumer, share) and its state as Kafka's tools print it."""
+    """The group's kind (classic, consumer, share, streams) and its state as Kafka's tools print it."""
     classic = view.coordinator.group(group_id)
     if classic is not None:
         return "classic", classic.state.name.title().replace("_", "")
@@ -60,6 +60,8 @@ def _group_state(view: BrokerView, group_id: str) -> tuple[str, str]:
         return "consumer", view.consumer_groups.groups[group_id].state.value
     if view.share is not None and group_id in view.share.coordinator.groups:
         return "share", view.share.coordinator.state(group_id).value
+    if view.streams_groups is not None and group_id in view.streams_groups.groups:
+        return "streams", view.streams_groups.state(group_id).value
     raise ConsoleError(f"Group {group_id} does not exist.")
 
 
@@ -115,6 +117,9 @@ def reset_offsets(view: BrokerView, group_id: str, plan: list[OffsetReset]) -> N
     if kind == "consumer":
         assert view.consumer_groups is not None
         fenced = view.consumer_groups.validate_offset_commit(group_id, "", -1, 9)
+    elif kind == "streams":
+        assert view.streams_groups is not None
+        fenced = view.streams_groups.validate_offset_commit(group_id, "", -1, 9)
     request = CommitRequest(group_id, "", -1, None, tuple((r.tp, CommittedOffset(r.target)) for r in plan))
     errors = view.offsets.commit(request, view.clock_ms(), fenced)
     failed = {str(tp): error.name for tp, error in errors.items() if error is not ErrorCode.NONE}
@@ -123,7 +128,7 @@ def reset_offsets(view: BrokerView, group_id: str, plan: list[OffsetReset]) -> N
 
 
 def delete_group(view: BrokerView, group_id: str) -> None:
-    """DeleteGroups of one group (classic, consumer or share), as the Kafka API does it."""
+    """DeleteGroups of one group (classic, consumer, share or streams), as the Kafka API does it."""
     _group_state(view, group_id)
     error = view.delete_group(group_id)
     if error is ErrorCode.NON_EMPTY_GROUP:

@@ -93,6 +93,8 @@ class MemberRow:
     client_id: str
     client_host: str
     assignment: tuple[TopicPartition, ...]
+    tasks: tuple[str, ...] = ()  # a streams group member's tasks: "active 0_1", "standby 1_0", ...
+    process_id: str | None = None  # a streams group member's Kafka Streams instance
 
 
 @attrs.frozen
@@ -112,7 +114,7 @@ class SharePartitionRow:
 @attrs.frozen
 class GroupRow:
     """`group_type` is Kafka's GroupType (ListGroups v5, `kafka-consumer-groups.sh --list --type`):
-    classic, consumer (KIP-848) or share; `protocol_type` the embedded protocol of a classic group
+    classic, consumer (KIP-848), share or streams (KIP-1071); `protocol_type` the embedded protocol of a classic group
     ("consumer" for Kafka's consumers, "" for one that only commits offsets)."""
 
     group_id: str
@@ -192,9 +194,43 @@ def share_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
     return GroupRow(group_id, "share", state, "share", group.assignor, members, (), tuple(partitions))
 
 
+def streams_group_row(view: BrokerView, group_id: str) -> GroupRow | None:
+    """A streams group (KIP-1071): each member's active tasks, shown as the source-topic partitions they
+    read (task `1_2` reads partition 2 of subtopology 1's source topics), its tasks by role, and the lag
+    of the group's committed offsets."""
+    streams = view.streams_groups
+    group = streams.groups.get(group_id) if streams is not None else None
+    if streams is None or group is None:
+        return None
+    sources = {s.subtopology_id: s.all_source_topics() for s in group.topology.subtopologies} if group.topology else {}
+    members = tuple(
+        MemberRow(
+            m.member_id,
+            m.instance_id,
+            m.client_id,
+            m.client_host,
+            tuple(
+                sorted(
+                    TopicPartition(topic, p)
+                    for sid, ps in m.assigned.active.items()
+                    for topic in sources.get(sid, ())
+                    for p in ps
+                )
+            ),
+            tasks=tuple(f"{role} {sid}_{p}" for role, sid, p in m.assigned.roles()),
+            process_id=m.process_id,
+        )
+        for m in sorted(group.members.values(), key=lambda m: m.member_id)
+    )
+    state = streams.state(group_id).name
+    return GroupRow(group_id, "streams", state, "streams", "sticky", members, tuple(group_lag(view, group_id)))
+
+
 def group_row(view: BrokerView, group_id: str) -> GroupRow | None:
     if view.coordinator.group(group_id) is None:
-        return consumer_group_row(view, group_id) or share_group_row(view, group_id)
+        return (
+            consumer_group_row(view, group_id) or share_group_row(view, group_id) or streams_group_row(view, group_id)
+        )
     described = view.coordinator.describe(group_id)
     members = tuple(
         MemberRow(
@@ -223,4 +259,6 @@ def group_rows(view: BrokerView) -> list[GroupRow]:
         rows += [row for gid in sorted(view.consumer_groups.groups) if (row := consumer_group_row(view, gid))]
     if view.share is not None:
         rows += [row for gid in sorted(view.share.coordinator.groups) if (row := share_group_row(view, gid))]
+    if view.streams_groups is not None:
+        rows += [row for gid in sorted(view.streams_groups.groups) if (row := streams_group_row(view, gid))]
     return sorted(rows, key=lambda row: row.group_id)

@@ -19,6 +19,7 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, OffsetManager
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroups
+from trafka.domain.groups.streams import StreamsGroupCoordinator
 from trafka.domain.quotas import QuotaSensors
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security.acls import Authorizer
@@ -87,6 +88,7 @@ class BrokerView:
     security: ConsoleSecurity | None = None  # None: the console is open, as the Kafka listeners are
     consumer_groups: ConsumerGroupCoordinator | None = None  # KIP-848 groups, when the protocol is on
     share: ShareGroups | None = None  # share groups (KIP-932), unless turned off
+    streams_groups: StreamsGroupCoordinator | None = None  # streams groups (KIP-1071), when served
     # The log cleaner's first dirty offset of a partition (None: never cleaned), for clean/dirty bytes.
     first_dirty_offset: Callable[[TopicPartition], int | None] = lambda tp: None
     quotas: QuotaSensors | None = None  # client quotas: what is set, and the rates they bound

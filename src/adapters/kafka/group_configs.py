@@ -3,7 +3,7 @@ leaves set on a group id is written to the GroupConfigStore (ConfigRecords of re
 the metadata log, as Kafka's controller writes them) and applied again to the coordinators when the
 broker starts.
 
-The coordinators (consumer groups' `consumer.*`, share groups' `share.*`) validate and hold the values.
+The coordinators (consumer groups' `consumer.*`, share groups' `share.*`, streams groups' `streams.*`) validate and hold the values.
 This module records a change once they have validated it and before they apply it, then records again
 any key whose served value differs (a number normalised), so a value is stored as it is served. These
 writes go through the port at once, not through the unit of work: Kafka's controller writes the record
@@ -23,6 +23,8 @@ from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
+from trafka.domain.groups.streams import StreamsGroupCoordinator
+from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
 from .apis import share_group_configs
@@ -128,6 +130,20 @@ def restore_consumer_groups(durable: DurableGroupConfigs, consumer: ConsumerGrou
         if changes and not _consumer_alter(consumer, group_id, changes):  # together, else one by one
             for name, change in changes.items():
                 _consumer_alter(consumer, group_id, {name: change})
+
+
+def restore_streams_groups(durable: DurableGroupConfigs, streams: StreamsGroupCoordinator) -> None:
+    """The recorded `streams.*` overrides, before the streams groups are loaded (their members'
+    sessions follow the group's session timeout), as `restore_consumer_groups`."""
+    for group_id, configs in sorted(durable.recorded.items()):
+        changes = {name: (_SET, value) for name, value in sorted(configs.items()) if is_streams_key(name)}
+        for batch in [changes] + [{name: change} for name, change in changes.items()]:
+            try:
+                streams.alter_group_configs(group_id, batch, False)
+            except KafkaError:
+                continue  # logged by `restore`, which meets the same refusal
+            if batch is changes:
+                break
 
 
 def _consumer_alter(consumer: ConsumerGroupCoordinator, group_id: str, changes: dict[str, Any]) -> bool:

@@ -244,10 +244,14 @@ class GroupRuntime:
     def txn_commit_fencing(
         self, group_id: str, member_id: str, generation_id: int, instance_id: str | None, now: int
     ) -> ErrorCode:
-        """TxnOffsetCommit: a consumer group's commit is checked against its member's epoch, a classic
-        group's against its generation when it names one (Kafka's validateOffsetCommit of each)."""
+        """TxnOffsetCommit: a consumer or streams group's commit is checked against its member's epoch, a
+        classic group's against its generation when it names one (Kafka's validateOffsetCommit of each)."""
         if self.consumer is not None and group_id in self.consumer.groups:
             return self.consumer.validate_offset_commit(
+                group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
+            )
+        if self.streams is not None and group_id in self.streams.groups:  # Kafka Streams' exactly_once_v2
+            return self.streams.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
             )
         if generation_id < 0:

@@ -15,7 +15,8 @@ history commit by commit), with Kafka 4.1+'s minimum version 1 for the share-gro
 "4.3" and "4.4" are "4.2" with what those releases changed for clients (franz-go's kafka-4.3 and
 kafka-4.4 branches of its message definitions, ADR 76): 4.3 DescribeLogDirs v5 (KIP-1066); 4.4
 ApiVersions v5 (KIP-1242), TxnOffsetCommit v6, DeleteGroups v3, StreamsGroupHeartbeat and
-StreamsGroupDescribe v1. Each entry is "key:min-max".
+StreamsGroupDescribe v1, StreamsGroupTopologyDescriptionUpdate v0 (KIP-1331; read from
+kafka-clients 4.4.0's schemas, ADR 95). Each entry is "key:min-max".
 """
 
 from __future__ import annotations
@@ -267,7 +268,7 @@ _TABLES: dict[str, str] = {
         "30:1-3 31:1-3 32:1-4 33:0-2 34:1-2 35:1-5 36:0-2 37:0-3 38:1-3 39:1-2 40:1-2 41:1-3 42:0-3 "
         "43:0-2 44:0-1 45:0-1 46:0-0 47:0-0 48:0-1 49:0-1 50:0-0 51:0-0 55:0-2 57:0-2 60:0-2 61:0-0 "
         "64:0-0 65:0-0 66:0-2 68:0-1 69:0-1 71:0-0 72:0-0 74:0-1 75:0-0 76:1-1 77:1-1 78:1-2 79:1-2 "
-        "80:0-1 81:0-0 83:0-0 84:0-0 85:0-1 86:0-0 87:0-1 88:0-1 89:0-1 90:0-1 91:0-0 92:0-0"
+        "80:0-1 81:0-0 83:0-0 84:0-0 85:0-1 86:0-0 87:0-1 88:0-1 89:0-1 90:0-1 91:0-0 92:0-0 93:0-0"
     ),
 }
 

@@ -120,6 +120,14 @@ class GroupCoordinatorSettings:
     streams_num_standby_replicas: int = 0
     streams_max_standby_replicas: int = 2
     streams_max_size: int = 2147483647
+    streams_min_session_timeout_ms: int = 45000  # bounds of a group's streams.session.timeout.ms
+    streams_max_session_timeout_ms: int = 60000
+    streams_min_heartbeat_interval_ms: int = 5000  # bounds of a group's streams.heartbeat.interval.ms
+    streams_max_heartbeat_interval_ms: int = 15000
+    streams_initial_rebalance_delay_ms: int = 3000  # Kafka's code default; `trafka serve` and Broker() use 0
+    # Kafka 4.4 (KIP-1331): Kafka's InMemoryTopologyDescriptionPlugin class name keeps the members'
+    # topology descriptions in memory (ADR 95); empty: none kept, as Kafka without a plugin
+    streams_topology_description_plugin_class: str = ""
     # KIP-932 share groups (group.share.*), Kafka 4.2's defaults
     share_enable: bool = True
     share_session_timeout_ms: int = 45000
@@ -371,6 +379,8 @@ SINGLE_NODE_DEFAULTS = {
     # Not in Kafka 4.x's KRaft file (it was 0 in the ZooKeeper-era file every quickstart used): a fake's
     # first consumer group should not wait 3 s for members that are not coming.
     "group.initial.rebalance.delay.ms": "0",
+    # the same for streams groups (Kafka 4.2's group.streams.initial.rebalance.delay.ms, 3000 in its code)
+    "group.streams.initial.rebalance.delay.ms": "0",
 }
 SINGLE_NODE_ORIGIN = "default (Kafka's single-node server.properties)"
 

@@ -6,7 +6,9 @@ log end offset, the lag and the member that holds it (consumer id, host, client 
 consumer group (ConsumerGroupDescribe) also the group epoch, the assignor, the member's epoch and
 whether the partition is in its target; for a share group (ShareGroupDescribe and
 DescribeShareGroupOffsets, as `kafka-share-groups.sh`) each share-partition's start offset, lag and
-how many members may fetch it. `reset-offsets`
+how many members may fetch it; for a streams group (StreamsGroupDescribe, as `kafka-streams-groups.sh`)
+the task reading each partition and the epochs, with `--members` each member's process and active,
+standby and warm-up tasks, with `--topology` its subtopologies. `reset-offsets`
 plans new committed offsets (`--to-earliest`, `--to-latest`, `--to-datetime`, `--shift-by`,
 `--to-offset`), clamped to each partition's log start and end as Kafka's tool does, prints the plan,
 and commits it only with `--execute` (a share group's start offsets with AlterShareGroupOffsets); like
@@ -40,6 +42,10 @@ _DESCRIBE_COLUMNS = [
 # partition it holds is still in its target (False: it is being revoked).
 _CONSUMER_COLUMNS = ["type", "group_epoch", "assignor", "member_epoch", "in_target"]
 
+# A streams group (KIP-1071): the task that reads the partition (subtopology_partition, as Kafka Streams
+# names tasks), the group's epoch and the member's.
+_STREAMS_COLUMNS = ["type", "task", "group_epoch", "member_epoch"]
+
 # A share group's share-partitions (kafka-share-groups.sh --describe): the start offset in place of a
 # committed offset, and how many members may fetch each.
 _SHARE_COLUMNS = ["group", "topic", "partition", "start_offset", "log_end_offset", "lag", "members", "type", "assignor"]
@@ -54,6 +60,9 @@ def add_group_parser(commands: Any) -> None:
     describe.add_argument("groups", nargs="+", metavar="GROUP")
     describe.add_argument(
         "--members", action="store_true", help="one row per member and its partitions (as the Kafka tools' --members)"
+    )
+    describe.add_argument(
+        "--topology", action="store_true", help="a streams group's subtopologies and their topics, one row each"
     )
     add_connection_options(describe)
     reset = verbs.add_parser("reset-offsets", help="move a group's committed offsets (a dry run unless --execute)")
@@ -113,6 +122,7 @@ def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any
     from .admin import Offset
     from .consumer_groups import describe_consumer_group
     from .share_groups import describe_share_group
+    from .streams_groups import describe_streams_group
 
     described = admin.describe_group(group_id)
     if described["error_code"] or described.get("group_state") == "Dead":
@@ -123,6 +133,9 @@ def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any
             return consumer, admin.list_group_offsets(group_id)
         share = describe_share_group(admin, group_id)
         if share is None:
+            streams = describe_streams_group(admin, group_id)
+            if streams is not None:
+                return streams, admin.list_group_offsets(group_id)
             raise CommandError(f"group {group_id} does not exist (GROUP_ID_NOT_FOUND)")
         starts = {tp: Offset(start) for tp, (start, _) in share["share_offsets"].items()}
         return share, starts
@@ -132,9 +145,12 @@ def _describe_group(admin: Any, group_id: str) -> tuple[dict[str, Any], dict[Any
 
 def _describe(args: argparse.Namespace) -> int:
     from .admin import LATEST, TopicPartition
+    from .streams_groups import streams_fields
 
     if args.members:
         return _describe_members(args)
+    if getattr(args, "topology", False):
+        return _describe_topology(args)
     rows: list[dict[str, Any]] = []
     admin = admin_client(args)
     try:
@@ -170,6 +186,7 @@ def _describe(args: argparse.Namespace) -> int:
                         "client_id": member.get("client_id"),
                         "state": described.get("group_state"),
                         **_consumer_fields(described, member, tp),
+                        **streams_fields(described, member, tp),
                     }
                 )
     finally:
@@ -182,6 +199,8 @@ def _describe(args: argparse.Namespace) -> int:
         columns += ["members", "type", "group_epoch", "assignor"]
     if any(row.get("type") == "consumer" for row in rows):
         columns += [c for c in _CONSUMER_COLUMNS if c not in columns]
+    if any(row.get("type") == "streams" for row in rows):
+        columns += [c for c in _STREAMS_COLUMNS if c not in columns]
     print_rows(rows, columns, args.output)
     return OK
 
@@ -196,24 +215,47 @@ def _describe_members(args: argparse.Namespace) -> int:
             for member in described.get("members") or []:
                 assigned = (member.get("member_assignment") or {}).get("assigned_partitions") or []
                 partitions = sorted((a["topic"], p) for a in assigned for p in a["partitions"])
-                rows.append(
-                    {
-                        "group": group_id,
-                        "consumer_id": member.get("member_id"),
-                        "host": member.get("client_host"),
-                        "client_id": member.get("client_id"),
-                        "member_epoch": member.get("member_epoch"),
-                        "partitions": len(partitions),
-                        "assignment": ",".join(f"{t}-{p}" for t, p in partitions),
-                        "type": described.get("type") or "classic",
-                    }
-                )
+                row = {
+                    "group": group_id,
+                    "consumer_id": member.get("member_id"),
+                    "host": member.get("client_host"),
+                    "client_id": member.get("client_id"),
+                    "member_epoch": member.get("member_epoch"),
+                    "partitions": len(partitions),
+                    "assignment": ",".join(f"{t}-{p}" for t, p in partitions),
+                    "type": described.get("type") or "classic",
+                }
+                if "tasks" in member:  # a streams group's member: its process and its tasks by role
+                    from .streams_groups import member_tasks
+
+                    row.update(member_tasks(member))
+                rows.append(row)
     finally:
         admin.close()
     columns = ["group", "consumer_id", "host", "client_id", "partitions", "assignment", "type"]
     if any(row["member_epoch"] is not None for row in rows):
         columns.insert(5, "member_epoch")
+    if any("process" in row for row in rows):
+        columns += ["process", "active", "standby", "warmup"]
     print_rows(rows, columns, args.output)
+    return OK
+
+
+def _describe_topology(args: argparse.Namespace) -> int:
+    """`describe --topology`: a streams group's subtopologies, the topics each reads, writes and keeps state in."""
+    from .streams_groups import TOPOLOGY_COLUMNS, topology_rows
+
+    rows: list[dict[str, Any]] = []
+    admin = admin_client(args)
+    try:
+        for group_id in args.groups:
+            described, _ = _describe_group(admin, group_id)
+            if described.get("type") != "streams":
+                raise CommandError(f"group {group_id} is not a streams group: it has no topology")
+            rows += topology_rows(group_id, described)
+    finally:
+        admin.close()
+    print_rows(rows, TOPOLOGY_COLUMNS, args.output)
     return OK
 
 

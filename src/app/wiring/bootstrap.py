@@ -78,6 +78,7 @@ from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupS
 from trafka.domain.groups.modern.consumer import ClassicGroups
 from trafka.domain.groups.modern.migration import MigrationPolicy
 from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
+from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import (
     AclStore,
@@ -445,11 +446,23 @@ def streams_groups_from(
             num_standby_replicas=groups.streams_num_standby_replicas,
             max_standby_replicas=groups.streams_max_standby_replicas,
             max_size=groups.streams_max_size,
+            min_session_timeout_ms=groups.streams_min_session_timeout_ms,
+            max_session_timeout_ms=groups.streams_max_session_timeout_ms,
+            min_heartbeat_interval_ms=groups.streams_min_heartbeat_interval_ms,
+            max_heartbeat_interval_ms=groups.streams_max_heartbeat_interval_ms,
+            initial_rebalance_delay_ms=groups.streams_initial_rebalance_delay_ms,
         ),
         catalog,
         group_ids,
         (lambda group_id: group_id in consumer.groups) if consumer is not None else (lambda group_id: False),
     )
+    plugin = groups.streams_topology_description_plugin_class.strip()
+    if plugin and plugin != IN_MEMORY_PLUGIN:
+        raise ConfigError(
+            f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
+            f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"
+        )
+    streams.describes_topologies = bool(plugin)
     group_ids.streams = streams
     return streams
 
@@ -507,6 +520,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
     streams_groups = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+    group_configs.restore_streams_groups(recorded_group_configs, streams_groups)  # before its sessions restart
     streams_groups.load(offsets.streams_group_records(), adapters.clock_ms())
     members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
     offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or streams_groups.has_members(group_id)

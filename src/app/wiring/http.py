@@ -66,6 +66,7 @@ def observe_broker(settings: Settings, ctx: BrokerContext, started_ms: int) -> B
         security=console_security(settings, ctx),
         consumer_groups=ctx.services.groups.consumer,
         share=ctx.services.share.groups if ctx.services.share is not None else None,
+        streams_groups=ctx.services.groups.streams,
         quotas=ctx.services.quotas,
         telemetry=ctx.services.telemetry,
         delete_group=committed(

@@ -26,7 +26,7 @@ CLUSTER_OPERATIONS = _codes(
 )
 
 
-GROUP_OPERATIONS = _codes(Op.READ, Op.DELETE, Op.DESCRIBE)
+GROUP_OPERATIONS = _codes(Op.READ, Op.DELETE, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS)  # AclEntry 4.2
 
 
 def as_bits(operations: frozenset[int] | None) -> set[int] | None:

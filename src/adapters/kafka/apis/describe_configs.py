@@ -89,7 +89,7 @@ def _config_value(entry: ConfigEntry, synonyms: bool) -> Any:  # a ConfigValue
 
 def _describe_resource(ctx: Uses, resource, synonyms: bool) -> Any:  # a ConfigsResult
     keys = None if resource.configuration_keys is None else list(resource.configuration_keys)
-    error, message, entries = ErrorCode.NONE, None, []
+    error, message, entries = ErrorCode.NONE, "", []  # Kafka: its field default when it succeeds
     if resource.resource_type == TOPIC_RESOURCE:
         topic = ctx.catalog.get(resource.resource_name)
         if topic is None:

@@ -1,8 +1,9 @@
-"""The GROUP config resource (type 32) holds both a consumer group's `consumer.*` keys (KIP-848, the
-domain's ConsumerGroupCoordinator) and a share group's `share.*` keys and KIP-1191's
-`errors.deadletterqueue.topic.name` and `errors.deadletterqueue.copy.record.enable` (the domain's `groups.share.configs`), as Kafka's GroupConfig does.
-This module splits a resource's changes between the two, validates both before applying either, and
-describes the union. A group's configs may be set before the group exists, as Kafka allows.
+"""The GROUP config resource (type 32) holds a consumer group's `consumer.*` keys (KIP-848, the
+domain's ConsumerGroupCoordinator), a share group's `share.*` keys and KIP-1191's
+`errors.deadletterqueue.topic.name` and `errors.deadletterqueue.copy.record.enable` (the domain's
+`groups.share.configs`), and a streams group's `streams.*` keys (KIP-1071, the StreamsGroupCoordinator's
+`configs`), as Kafka's GroupConfig does. This module splits a resource's changes between the three,
+validates all before applying any, and describes the union. A group's configs may be set before the group exists, as Kafka allows.
 Authorization (ALTER_CONFIGS / DESCRIBE_CONFIGS on the group) is the config rooms'.
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trafka.domain.configs import ConfigEntry, ConfigSource, ConfigType
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, INT_KEYS, SET
+from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
@@ -69,19 +71,25 @@ def alter(ctx: ConfiguresGroups, resource: Any, validate_only: bool) -> tuple[Er
         return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
     share: Changes = {}
     consumer: Changes = {}
+    streams: Changes = {}
     for c in resource.configs:
-        (share if _is_share_key(c.name) else consumer)[c.name] = (int(c.config_operation), c.value)
+        family = share if _is_share_key(c.name) else streams if is_streams_key(c.name) else consumer
+        family[c.name] = (int(c.config_operation), c.value)
     group_id = resource.resource_name
     try:
         if share and ctx.share is None:
             raise KafkaError(ErrorCode.INVALID_CONFIG, "Share groups are disabled.")
         if consumer and ctx.groups.consumer is None:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {sorted(consumer)[0]}")
+        if streams and ctx.groups.streams is None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {sorted(streams)[0]}")
         for only in (True, False) if not validate_only else (True,):
             if share and ctx.share is not None:
                 ctx.share.groups.alter_configs(group_id, share, only)
             if consumer and ctx.groups.consumer is not None:
                 ctx.groups.consumer.alter_group_configs(group_id, consumer, only)
+            if streams and ctx.groups.streams is not None:
+                ctx.groups.streams.alter_group_configs(group_id, streams, only)
     except KafkaError as error:
         return error.code, error.message
     return ErrorCode.NONE, None
@@ -92,6 +100,8 @@ def describe(ctx: ConfiguresGroups, group_id: str, keys: Iterable[str] | None) -
     entries = []
     if ctx.groups.consumer is not None:
         entries += ctx.groups.consumer.describe_group_configs(group_id, wanted)
+    if ctx.groups.streams is not None:
+        entries += ctx.groups.streams.describe_group_configs(group_id, wanted)
     if ctx.share is not None:
         for name, value, is_default in ctx.share.groups.describe_configs(group_id):
             if wanted is not None and name not in wanted:

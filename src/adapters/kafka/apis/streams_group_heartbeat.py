@@ -1,4 +1,4 @@
-"""StreamsGroupHeartbeat (key 88): v0. KIP-1071's streams groups, as Kafka 4.2 serves them to Kafka
+"""StreamsGroupHeartbeat (key 88): v0-1. KIP-1071's streams groups, as Kafka 4.2 serves them to Kafka
 Streams with `group.protocol=streams`: a member joins (epoch 0) with its topology and process id,
 heartbeats with the tasks it owns (served while `streams.version` is finalized at 1, Kafka 4.2's
 level for new clusters; UpdateFeatures can turn it off), learns its active, standby and warm-up tasks from the
@@ -8,6 +8,17 @@ The internal topics the coordinator finds missing (repartition and changelog top
 partition counts it derived) are created here before the answer leaves, as Kafka's KafkaApis does,
 with the configs the topology gives them (a changelog's `cleanup.policy=compact`); the answer still
 says MISSING_INTERNAL_TOPICS and the next heartbeat finds them.
+
+Version notes: v1 (Kafka 4.4, KIP-1331) has the same request; its answer carries the acceptable
+recovery lag as an int64 (v0's int32 becomes `AcceptableRecoveryLagLegacy`, which no Kafka broker
+sets: 0) and
+`TopologyDescriptionRequired`, set while the broker keeps descriptions (a topology description plugin
+is configured) and has none of the group's current topology epoch: the member then pushes it with
+StreamsGroupTopologyDescriptionUpdate (key 93). The reported task offsets and end offsets are kept
+per member for StreamsGroupDescribe, as Kafka 4.4 keeps them. Kafka 4.2's coordinator answers the
+acceptable recovery lag and task offset interval as 0 (it sets neither); Kafka 4.4's answers its
+`group.streams.acceptable.recovery.lag` (10000) and `group.streams.task.offset.interval.ms` (60000):
+trafka answers as the release whose surface it serves.
 
 Authorization (Kafka's KafkaApis.handleStreamsGroupHeartbeat): READ on the group; on join, DESCRIBE on
 every topic the topology names, else TOPIC_AUTHORIZATION_FAILED; creating internal topics needs
@@ -65,6 +76,7 @@ class Uses:
 
 
 Response = StreamsGroupHeartbeatResponse
+API_KEY = 88
 
 
 def handle_streams_group_heartbeat(
@@ -72,8 +84,13 @@ def handle_streams_group_heartbeat(
 ) -> StreamsGroupHeartbeatResponse:
     if ctx.groups.streams is None or not ctx.features.finalized(feature_ceilings(ctx.registry)).get(STREAMS_VERSION):
         return _answer(version, StreamsAnswer(ErrorCode.UNSUPPORTED_VERSION, "The streams group protocol is disabled."))
+    unsupported = _unsupported_feature(request, _kafka_44(ctx))
+    if unsupported is not None:  # Kafka's answer carries the error alone
+        return _answer(version, StreamsAnswer(ErrorCode.INVALID_REQUEST, unsupported))
     try:
         topology = _topology(request.topology) if request.topology is not None else None
+        task_offsets = _task_offsets(request.task_offsets)
+        task_end_offsets = _task_offsets(request.task_end_offsets)
     except KafkaError as error:
         return _answer(version, StreamsAnswer(error.code, error.message, member_id=request.member_id))
     gate = ctx.authorization
@@ -107,9 +124,14 @@ def handle_streams_group_heartbeat(
         else None,
         shutdown_application=request.shutdown_application,
         client_id=client.client_id,
-        client_host=client.host,
+        client_host=f"/{client.host}",  # Kafka's InetAddress.toString() of the client's address
+        task_offsets=task_offsets,
+        task_end_offsets=task_end_offsets,
+        asks_description=version >= 1,
     )
     answer = ctx.groups.streams_heartbeat(heartbeat)
+    if not _kafka_44(ctx):  # Kafka 4.2's coordinator sets neither: its members get 0 for both
+        answer = attrs.evolve(answer, acceptable_recovery_lag=0, task_offset_interval_ms=0)
     if answer.to_create:
         refused = _create_internal_topics(ctx, client, answer.to_create)
         if refused:
@@ -120,6 +142,31 @@ def handle_streams_group_heartbeat(
             )
             answer = attrs.evolve(answer, statuses=statuses)
     return _answer(version, answer)
+
+
+def _unsupported_feature(request: StreamsGroupHeartbeatRequest, kafka_44: bool) -> str | None:
+    """Kafka's throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures, in its order: static
+    membership (Kafka 4.4 serves it, trafka not yet), then, before Kafka 4.4, task offsets and non-empty
+    warm-up tasks, then source topic regular expressions."""
+    if request.instance_id is not None:
+        return "Static membership is not yet supported."
+    if not kafka_44:
+        if request.task_offsets is not None:
+            return "TaskOffsets are not supported yet."
+        if request.task_end_offsets is not None:
+            return "TaskEndOffsets are not supported yet."
+        if request.warmup_tasks:
+            return "WarmupTasks are not supported yet."
+    for s in request.topology.subtopologies if request.topology is not None else ():
+        if s.source_topic_regex:
+            return "Regular expressions for source topics are not supported yet."
+    return None
+
+
+def _kafka_44(ctx: Uses) -> bool:
+    """Kafka 4.4's surface: this API's v1 is served (unpinned, or `kafka_version="4.4"`)."""
+    api = ctx.registry.get(API_KEY)
+    return api is not None and api.max_version >= 1
 
 
 def _create_internal_topics(ctx: Uses, client: ClientInfo, topics: tuple[TopicInfo, ...]) -> list[str]:
@@ -141,10 +188,6 @@ def _create_internal_topics(ctx: Uses, client: ClientInfo, topics: tuple[TopicIn
 def _topology(wire: Any) -> Topology:
     subtopologies = []
     for s in wire.subtopologies:
-        if s.source_topic_regex:
-            raise KafkaError(
-                ErrorCode.STREAMS_INVALID_TOPOLOGY, "Regular expressions for source topics are not supported."
-            )
         sources = tuple(s.source_topics)
         repartition_sources = tuple(_topic_info(t) for t in s.repartition_source_topics)
         groups = []
@@ -172,6 +215,22 @@ def _topology(wire: Any) -> Topology:
             )
         )
     return Topology(epoch=wire.epoch, subtopologies=tuple(subtopologies))
+
+
+def _task_offsets(wire: Any) -> dict[tuple[str, int], int] | None:
+    """A member's task offsets (null: unchanged); a task given twice is INVALID_REQUEST, as Kafka's
+    MemberTaskOffsets."""
+    if wire is None:
+        return None
+    offsets: dict[tuple[str, int], int] = {}
+    for t in wire:
+        if (t.subtopology_id, t.partition) in offsets:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Task offsets contain a duplicate entry for subtopology {t.subtopology_id} and partition {t.partition}.",
+            )
+        offsets[(t.subtopology_id, t.partition)] = t.offset
+    return offsets
 
 
 def _topic_info(t: Any) -> TopicInfo:
@@ -221,9 +280,12 @@ def _answer(version: int, answer: StreamsAnswer) -> StreamsGroupHeartbeatRespons
         member_id=answer.member_id,
         member_epoch=answer.member_epoch,
         heartbeat_interval_ms=answer.heartbeat_interval_ms,
+        acceptable_recovery_lag_legacy=0,  # v0's field: neither Kafka 4.2 nor 4.4 sets it
         acceptable_recovery_lag=answer.acceptable_recovery_lag,
+        topology_description_required=answer.topology_description_required and ok,
         task_offset_interval_ms=answer.task_offset_interval_ms,
-        status=[Response.Status(status_code=s.code, status_detail=s.detail) for s in answer.statuses] if ok else None,
+        # an error answer's is empty, not null: Kafka's field default
+        status=[Response.Status(status_code=s.code, status_detail=s.detail) for s in answer.statuses] if ok else [],
         active_tasks=_task_ids(assignment.active) if assignment is not None and ok else None,
         standby_tasks=_task_ids(assignment.standby) if assignment is not None and ok else None,
         warmup_tasks=_task_ids(assignment.warmup) if assignment is not None and ok else None,
@@ -235,7 +297,7 @@ def _answer(version: int, answer: StreamsAnswer) -> StreamsGroupHeartbeatRespons
 API = KafkaApi(
     StreamsGroupHeartbeatRequest,
     StreamsGroupHeartbeatResponse,
-    (0, 0),
+    (0, 1),
     handle_streams_group_heartbeat,
     authorization=Checks((Check(Res.GROUP, Op.READ, request_field("group_id")),)),
     refusal=top_level_error,

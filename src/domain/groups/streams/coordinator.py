@@ -18,9 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
 from ...topics import Topic
 from .assignor import MemberSpec, assign
+from .configs import StreamsGroupConfigs
+from .description import DescriptionStatus, TopologyDescription
 from .model import (
     EndpointPartitions,
     StreamsAnswer,
@@ -48,6 +51,8 @@ from .topology import (
     task_ids,
 )
 
+DESCRIPTION_BACKOFF_MS = 30_000  # Kafka 4.4's StreamsGroupTopologyDescriptionBackoff
+DESCRIPTION_MAX_BACKOFF_MS = 3_600_000
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
@@ -88,6 +93,8 @@ class StreamsGroupCoordinator:
         """`classic` and `is_consumer_group`: the ids other kinds of group hold (one namespace; an empty
         classic group gives way to a streams group, as in Kafka)."""
         self.settings = settings
+        self.configs = StreamsGroupConfigs(settings)  # the GROUP config resource's `streams.*` overrides
+        self.describes_topologies = False  # KIP-1331: a topology description plugin is configured
         self._topics = topics
         self._classic = classic or NoOtherGroups()
         self._is_consumer_group = is_consumer_group
@@ -116,7 +123,7 @@ class StreamsGroupCoordinator:
         if not request.member_id.strip():
             raise invalid("MemberId can't be empty.")
         if request.instance_id is not None:
-            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "Static membership is not yet supported.")
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Static membership is not yet supported.")
         if request.member_epoch == 0:
             if request.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided when joining.")
@@ -191,17 +198,45 @@ class StreamsGroupCoordinator:
                     f"{group.topology.epoch if group.topology else 0}.",
                 )
             )
+        was_empty = not group.members
         group.members[member.member_id] = member
         if self._refresh_configuration(group):
             bump = True
-        if bump:
-            group.group_epoch += 1
+        configs = self._assignment_configs(group.group_id)
+        if group.last_assignment_configs is None:
+            group.last_assignment_configs = configs
+        elif group.last_assignment_configs != configs:  # Kafka: a changed config is a new assignment
+            bump = True
+        if bump:  # Kafka 4.2: a new group's first epoch is 2, so that 1 is left for a delayed assignment
+            group.group_epoch = 2 if group.group_epoch == 0 else group.group_epoch + 1
+        delay = self.configs.initial_rebalance_delay_ms(group.group_id)
+        if was_empty and delay > 0 and group.initial_delay_deadline_ms is None:
+            # Kafka's initial rebalance delay (KAFKA-19829; KAFKA-19926: whenever the group was empty)
+            group.initial_delay_deadline_ms = now + delay
+        if request.task_offsets is not None:
+            member.task_offsets = dict(request.task_offsets)
+        if request.task_end_offsets is not None:
+            member.task_end_offsets = dict(request.task_end_offsets)
         if request.shutdown_application:
-            group.shutdown_requested = True
-        self._update_target(group)
+            group.request_shutdown(member.member_id)
+        if group.group_epoch > group.assignment_epoch and group.initial_delay_deadline_ms is not None:
+            # while the delay runs a member is given nothing, at epoch 1 in a new group
+            target_epoch, target = max(1, group.assignment_epoch), EMPTY
+            statuses.append(
+                Status(
+                    StreamsStatus.ASSIGNMENT_DELAYED,
+                    "Assignment delayed due to the configured initial rebalance delay.",
+                )
+            )
+        else:
+            self._update_target(group)
+            target_epoch, target = group.assignment_epoch, group.target.get(member.member_id, EMPTY)
         before = member.assigned
-        self._reconcile(group, member, request.owned, now)
-        member.session_deadline_ms = now + self.settings.session_timeout_ms
+        self._reconcile(group, member, request.owned, now, target_epoch, target)
+        sends_tasks = joining or member.assigned != before
+        if sends_tasks and member.user_endpoint is not None:
+            group.endpoint_information_epoch += 1  # Kafka 4.2: a member with an endpoint got new tasks
+        member.session_deadline_ms = now + self.configs.session_timeout_ms(group.group_id)
         self._dirty.add((group.group_id, None))
         self._dirty.update((group.group_id, m) for m in group.members)  # a new target moves every member's
 
@@ -210,9 +245,13 @@ class StreamsGroupCoordinator:
         if configured is not None and configured.problem is not None:
             statuses.append(configured.problem)
             to_create = configured.to_create
-        if group.shutdown_requested:
+        if group.shutdown_request_member_id is not None:
             statuses.append(
-                Status(StreamsStatus.SHUTDOWN_APPLICATION, "The application has been requested to shutdown.")
+                Status(
+                    StreamsStatus.SHUTDOWN_APPLICATION,
+                    f"Streams group member {group.shutdown_request_member_id} encountered a fatal error and requested"
+                    " a shutdown for the entire application.",
+                )
             )
         endpoints = None
         if request.endpoint_information_epoch != group.endpoint_information_epoch:
@@ -220,16 +259,17 @@ class StreamsGroupCoordinator:
         return StreamsAnswer(
             member_id=member.member_id,
             member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.settings.heartbeat_interval_ms,
+            heartbeat_interval_ms=self.configs.heartbeat_interval_ms(group.group_id),
             acceptable_recovery_lag=self.settings.acceptable_recovery_lag,
             task_offset_interval_ms=self.settings.task_offset_interval_ms,
             statuses=tuple(statuses),
             # as Kafka: the tasks when they changed, on join, and to a full request (a member that
             # lost track of its state sends every field)
-            assignment=member.assigned if joining or _is_full(request) or member.assigned != before else None,
+            assignment=member.assigned if sends_tasks or _is_full(request) else None,
             endpoint_information_epoch=group.endpoint_information_epoch,
             partitions_by_endpoint=endpoints,
             to_create=to_create,
+            topology_description_required=request.asks_description and self._asks_for_description(group, statuses, now),
         )
 
     @staticmethod
@@ -272,30 +312,45 @@ class StreamsGroupCoordinator:
         group.configured = configured
         return changed
 
+    def _assignment_configs(self, group_id: str) -> tuple[tuple[str, str], ...]:
+        """Kafka's streamsGroupAssignmentConfigs: what the target was computed with (LastAssignmentConfigs)."""
+        return (("num.standby.replicas", str(self.configs.num_standby_replicas(group_id))),)
+
     def _update_target(self, group: StreamsGroup) -> None:
         if group.assignment_epoch == group.group_epoch:
             return
+        group.last_assignment_configs = self._assignment_configs(group.group_id)
         configured = group.configured
-        if configured is None or not configured.ready or configured.task_counts is None:
+        if configured is None or not configured.ready or configured.task_counts is None or group.topology is None:
             group.target = dict.fromkeys(group.members, EMPTY)
         else:
-            specs = {m: MemberSpec(member.process_id, member.assigned) for m, member in group.members.items()}
-            standbys = min(self.settings.num_standby_replicas, self.settings.max_standby_replicas)
-            group.target = assign(specs, task_ids(configured.task_counts), standbys)
+            # as Kafka's TargetAssignmentBuilder: stickiness from each member's previous target
+            specs = {
+                m: MemberSpec(member.process_id, group.target.get(m, EMPTY)) for m, member in group.members.items()
+            }
+            standbys = min(self.configs.num_standby_replicas(group.group_id), self.settings.max_standby_replicas)
+            stateful = [s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics]
+            group.target = assign(specs, task_ids(configured.task_counts), standbys, stateful)
         group.assignment_epoch = group.group_epoch
-        group.endpoint_information_epoch += 1
 
-    def _reconcile(self, group: StreamsGroup, member: StreamsMember, owned: TasksTuple | None, now: int) -> bool:
+    def _reconcile(
+        self,
+        group: StreamsGroup,
+        member: StreamsMember,
+        owned: TasksTuple | None,
+        now: int,
+        target_epoch: int,
+        target: TasksTuple,
+    ) -> bool:
         # Computed against the books as they are, the member's own tasks included (as Kafka): a task it
         # still runs in one role is not handed to it in another in the same answer.
-        target = group.target.get(member.member_id, EMPTY)
         result = reconcile(
             member.state,
             member.member_epoch,
             member.process_id,
             member.assigned,
             member.pending_revocation,
-            group.assignment_epoch,
+            target_epoch,
             target,
             owned,
             group.owners(),
@@ -342,6 +397,8 @@ class StreamsGroupCoordinator:
             raise KafkaError(
                 ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group.group_id}."
             )
+        if request.shutdown_application:  # a member may ask as it leaves (Kafka's streamsGroupLeave)
+            group.request_shutdown(member.member_id)
         self.remove_member(group, member)
         return StreamsAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
@@ -352,7 +409,7 @@ class StreamsGroupCoordinator:
         group.target.pop(member.member_id, None)
         group.group_epoch += 1
         if not group.members:
-            group.shutdown_requested = False
+            group.shutdown_request_member_id = None  # as Kafka: cleared when the group empties
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -364,12 +421,19 @@ class StreamsGroupCoordinator:
             for d in (m.session_deadline_ms, m.rebalance_deadline_ms)
             if d is not None
         ]
+        deadlines += [g.initial_delay_deadline_ms for g in self.groups.values() if g.initial_delay_deadline_ms]
         return min(deadlines, default=None)
 
     def tick(self, now: int) -> list[tuple[str, str]]:
         """Fence the members whose session expired or who did not revoke in time; (group, member) each."""
         fenced = []
         for group in self.groups.values():
+            if group.initial_delay_deadline_ms is not None and group.initial_delay_deadline_ms <= now:
+                group.initial_delay_deadline_ms = None  # Kafka's computeDelayedTargetAssignment
+                if group.members:
+                    self._update_target(group)
+                self._dirty.add((group.group_id, None))
+                self._dirty.update((group.group_id, m) for m in group.members)
             for member in list(group.members.values()):
                 expired = member.session_deadline_ms is not None and member.session_deadline_ms <= now
                 late = member.rebalance_deadline_ms is not None and member.rebalance_deadline_ms <= now
@@ -380,15 +444,28 @@ class StreamsGroupCoordinator:
 
     # -- the other APIs ------------------------------------------------------------------------
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int, version: int) -> ErrorCode:
-        """Kafka's StreamsGroup.validateOffsetCommit (`group_id` must be a streams group's)."""
+    def validate_offset_commit(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        version: int,
+        transactional: bool = False,
+        instance_id: str | None = None,
+    ) -> ErrorCode:
+        """Kafka's StreamsGroup.validateOffsetCommit (`group_id` must be a streams group's). A
+        TxnOffsetCommit (`transactional`: Kafka Streams under exactly_once_v2 commits its offsets in its
+        transaction, with its member id and epoch) is not held to OffsetCommit's version, and one that
+        names no member (epoch -1) is an admin's."""
         group = self.groups[group_id]
         if member_epoch < 0 and not member_id and not group.members:
+            return ErrorCode.NONE
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.NONE
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if version < 9:
+        if not transactional and version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch != member.member_epoch:
             return ErrorCode.STALE_MEMBER_EPOCH
@@ -428,10 +505,22 @@ class StreamsGroupCoordinator:
 
     def load(self, records: Iterable[StreamsGroupRecord], now: int) -> None:
         """Rebuild the groups from their records (the last value of each key, in log order)."""
-        self._written, groups = restore(records, now + self.settings.session_timeout_ms)
+        self._written, groups = restore(records, now)
         self.groups.update(groups)
         for group in groups.values():
             self._refresh_configuration(group)
+            for member in group.members.values():  # sessions start again, with the group's timeout
+                member.session_deadline_ms = now + self.configs.session_timeout_ms(group.group_id)
+
+    # -- the GROUP config resource's `streams.*` keys: `self.configs` (configs.py) ---------------
+
+    def describe_group_configs(self, group_id: str, keys: Iterable[str] | None) -> list[ConfigEntry]:
+        return self.configs.describe(group_id, keys)
+
+    def alter_group_configs(
+        self, group_id: str, changes: Mapping[str, tuple[int, str | None]], validate_only: bool
+    ) -> None:
+        self.configs.alter(group_id, changes, validate_only)
 
     def has_members(self, group_id: str) -> bool:
         group = self.groups.get(group_id)
@@ -440,6 +529,59 @@ class StreamsGroupCoordinator:
     def state(self, group_id: str) -> StreamsGroupState:
         group = self.groups.get(group_id)
         return StreamsGroupState.DEAD if group is None else group.state
+
+    # -- KIP-1331: topology descriptions (Kafka 4.4) -------------------------------------------------
+
+    def _asks_for_description(self, group: StreamsGroup, statuses: list[Status], now: int) -> bool:
+        """Kafka 4.4's maybeSetTopologyDescriptionRequired: a heartbeat asks for a push while the broker
+        keeps no description of the group's current topology epoch, unless the member itself is behind
+        that topology; then not again for that epoch until a back-off has passed (Kafka's
+        StreamsGroupTopologyDescriptionBackoff: 30 s, doubling to an hour; its 20 % jitter left out, as
+        the domain takes no randomness), so one member of many pushes."""
+        if not self.describes_topologies or group.topology is None:
+            return False
+        epoch = group.topology.epoch
+        if group.description_epoch == epoch or any(s.code == StreamsStatus.STALE_TOPOLOGY for s in statuses):
+            return False
+        asked = group.description_asked
+        if asked is not None and asked[0] == epoch and now < asked[2]:
+            return False
+        attempts = asked[1] if asked is not None and asked[0] == epoch else 0
+        backoff = min(DESCRIPTION_BACKOFF_MS * 2**attempts, DESCRIPTION_MAX_BACKOFF_MS)
+        group.description_asked = (epoch, attempts + 1, now + backoff)
+        return True
+
+    def update_topology_description(
+        self, group_id: str, member_id: str, topology_epoch: int, description: Callable[[], TopologyDescription]
+    ) -> None:
+        """StreamsGroupTopologyDescriptionUpdate, checked as Kafka 4.4's
+        validateStreamsGroupTopologyDescriptionUpdate (the group, its member, the topology epoch), then
+        `description()` (the request's, converted: it may refuse it) kept for the group at that epoch."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if self._classic.is_classic_group(group_id) or self._is_consumer_group(group_id):
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        if member_id not in group.members:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+        current = group.topology.epoch if group.topology is not None else -1
+        if topology_epoch != current:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Topology epoch {topology_epoch} does not match the group's current topology epoch {current}.",
+            )
+        group.topology_description = description()
+        group.description_epoch = topology_epoch
+        group.description_asked = None
+
+    def topology_description(self, group_id: str) -> tuple[DescriptionStatus, TopologyDescription | None]:
+        """What StreamsGroupDescribe v1 returns when asked: the description of the current topology epoch."""
+        group = self.groups.get(group_id)
+        if group is None or group.topology is None or group.topology_description is None:
+            return DescriptionStatus.NOT_STORED, None
+        if group.description_epoch != group.topology.epoch:
+            return DescriptionStatus.NOT_STORED, None
+        return DescriptionStatus.AVAILABLE, group.topology_description
 
 
 def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:

@@ -10,19 +10,28 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from ...errors import ErrorCode
+from .description import TopologyDescription
 from .tasks import EMPTY, MemberState, Owners, TasksTuple
 from .topology import ConfiguredTopology, Status, TopicInfo, Topology
+
+TaskOffsets = dict[tuple[str, int], int]  # (subtopology id, partition) -> offset
 
 
 @attrs.frozen
 class StreamsGroupSettings:
-    """Kafka's `group.streams.*` broker configs (4.2 defaults)."""
+    """Kafka's `group.streams.*` broker configs (4.2 defaults, but the initial rebalance delay: Kafka's
+    is 3000, which the wiring passes; a coordinator built bare in a test assigns at once)."""
 
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     num_standby_replicas: int = 0
     max_standby_replicas: int = 2
     max_size: int = 2**31 - 1
+    min_session_timeout_ms: int = 45_000
+    max_session_timeout_ms: int = 60_000
+    min_heartbeat_interval_ms: int = 5_000
+    max_heartbeat_interval_ms: int = 15_000
+    initial_rebalance_delay_ms: int = 0
     acceptable_recovery_lag: int = 10_000
     task_offset_interval_ms: int = 60_000
 
@@ -61,6 +70,10 @@ class StreamsHeartbeat:
     shutdown_application: bool = False
     client_id: str = ""
     client_host: str = ""
+    # the offsets of the member's tasks, and their ends (Kafka 4.4 keeps the last reported; None: unchanged)
+    task_offsets: TaskOffsets | None = None
+    task_end_offsets: TaskOffsets | None = None
+    asks_description: bool = False  # StreamsGroupHeartbeat v1+: the answer can ask for a description push
 
 
 @attrs.frozen
@@ -84,6 +97,9 @@ class StreamsAnswer:
     endpoint_information_epoch: int = 0
     partitions_by_endpoint: tuple[EndpointPartitions, ...] | None = None
     to_create: tuple[TopicInfo, ...] = ()  # internal topics the broker creates before answering
+    topology_description_required: bool = (
+        False  # KIP-1331: push the description (StreamsGroupTopologyDescriptionUpdate)
+    )
 
 
 @attrs.define
@@ -105,6 +121,8 @@ class StreamsMember:
     pending_revocation: TasksTuple = EMPTY
     session_deadline_ms: int | None = None
     rebalance_deadline_ms: int | None = None
+    task_offsets: TaskOffsets = attrs.field(factory=dict)  # as last reported (Kafka 4.4), not recorded
+    task_end_offsets: TaskOffsets = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -118,11 +136,19 @@ class StreamsGroup:
     members: dict[str, StreamsMember] = attrs.field(factory=dict)
     target: dict[str, TasksTuple] = attrs.field(factory=dict)
     endpoint_information_epoch: int = 0
-    shutdown_requested: bool = False
+    shutdown_request_member_id: str | None = None  # the first member that asked for ShutdownApplication (not kept)
     # who holds each task now (assigned or pending revocation): member ids
     active_owner: dict[tuple[str, int], str] = attrs.field(factory=dict)
     standby_owners: dict[tuple[str, int], set[str]] = attrs.field(factory=dict)
     warmup_owners: dict[tuple[str, int], set[str]] = attrs.field(factory=dict)
+    # the assignment configs the target was computed with (Kafka's LastAssignmentConfigs); None: not known
+    last_assignment_configs: tuple[tuple[str, str], ...] | None = None
+    initial_delay_deadline_ms: int | None = None  # while the initial rebalance delay runs
+    # KIP-1331: the description the members pushed, and the topology epoch it describes (-1: none)
+    topology_description: TopologyDescription | None = None
+    description_epoch: int = -1
+    # Kafka's StreamsGroupTopologyDescriptionBackoff: (topology epoch, pushes asked for, next ask at ms)
+    description_asked: tuple[int, int, int] | None = None
 
     @property
     def state(self) -> StreamsGroupState:
@@ -136,6 +162,12 @@ class StreamsGroup:
             if m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE:
                 return StreamsGroupState.RECONCILING
         return StreamsGroupState.STABLE
+
+    def request_shutdown(self, member_id: str) -> None:
+        """ShutdownApplication: every member's heartbeats carry the status until the group is empty; the
+        first member that asked is the one named (Kafka's setShutdownRequestMemberId)."""
+        if self.shutdown_request_member_id is None:
+            self.shutdown_request_member_id = member_id
 
     def owners(self) -> Owners:
         def active(sid: str, p: int) -> str | None:

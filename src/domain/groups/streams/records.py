@@ -48,6 +48,7 @@ STATES_BY_CODE = {code: state for state, code in STATE_CODES.items()}
 @attrs.frozen
 class GroupEpoch:
     epoch: int
+    assignment_configs: tuple[tuple[str, str], ...] = ()  # Kafka's LastAssignmentConfigs
 
 
 @attrs.frozen
@@ -126,7 +127,7 @@ def current_values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRe
     gid = group.group_id
     if member_id is None:
         values: dict[StreamsRecordKey, StreamsRecordValue] = {
-            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch),
+            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch, group.last_assignment_configs or ()),
             (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
         }
         if group.topology is not None:
@@ -177,6 +178,7 @@ def restore(
         group = groups.setdefault(gid, StreamsGroup(gid))
         if isinstance(value, GroupEpoch):
             group.group_epoch = value.epoch
+            group.last_assignment_configs = value.assignment_configs or None
         elif isinstance(value, AssignmentEpoch):
             group.assignment_epoch = value.epoch
         elif isinstance(value, Topology):

@@ -95,8 +95,14 @@ DIFFERENT = {
     35: (1, 5),
     28: (0, 6),
     42: (0, 3),
+    # Kafka 4.4's StreamsGroupHeartbeat and StreamsGroupDescribe v1 (ADR 95)
+    88: (0, 1),
+    89: (0, 1),
 }
 """Where trafka advertises another range than Kafka 4.2, on purpose."""
+
+KAFKA_44_ONLY = {93: (0, 0)}  # StreamsGroupTopologyDescriptionUpdate (KIP-1331, ADR 95)
+"""The APIs trafka serves unpinned that Kafka 4.2 does not have at all."""
 
 
 def _advertised(http: bool = False) -> dict[int, tuple[int, int]]:
@@ -116,10 +122,10 @@ def _advertised(http: bool = False) -> dict[int, tuple[int, int]]:
 
 def test_every_served_api_has_kafka_42s_range():
     advertised = _advertised()
-    assert set(advertised) <= set(KAFKA_42), "an API Kafka 4.2's brokers do not serve"
+    assert set(advertised) <= set(KAFKA_42) | set(KAFKA_44_ONLY), "an API Kafka 4.2's brokers do not serve"
     for key, versions in advertised.items():
         name = build_registry().get(key).name
-        assert versions == DIFFERENT.get(key, KAFKA_42[key]), f"{name} (key {key})"
+        assert versions == DIFFERENT.get(key, {**KAFKA_42, **KAFKA_44_ONLY}[key]), f"{name} (key {key})"
 
 
 def test_the_apis_not_served_yet():

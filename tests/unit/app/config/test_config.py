@@ -12,7 +12,8 @@ def test_defaults():
     settings = load_settings()
     assert settings == Settings()  # Kafka's code defaults; `trafka serve` starts from its single-node file
     single_node = load_settings(single_node=True)
-    assert single_node == attrs.evolve(settings, groups=attrs.evolve(settings.groups, initial_rebalance_delay_ms=0))
+    no_delays = attrs.evolve(settings.groups, initial_rebalance_delay_ms=0, streams_initial_rebalance_delay_ms=0)
+    assert single_node == attrs.evolve(settings, groups=no_delays)
     assert (settings.server.host, settings.server.port) == ("localhost", 9092)
     assert (settings.storage.kind, settings.storage.data_dir) == ("filesystem", "/tmp/trafka-logs")
 

@@ -85,6 +85,7 @@ def test_copartitioned_user_topics_of_different_counts_are_refused():
 
 
 TASKS = [("0", p) for p in range(4)] + [("1", p) for p in range(4)]
+STATEFUL = ("0", "1")
 
 
 def tasks_of(assignment: TasksTuple) -> set[tuple[str, int]]:
@@ -103,9 +104,53 @@ def test_active_tasks_are_balanced_and_stay_where_they_were():
 
 def test_standby_tasks_go_to_another_process_and_are_capped_by_the_processes():
     two_in_one = {"a": MemberSpec("p1", TasksTuple()), "b": MemberSpec("p1", TasksTuple())}
-    assert all(not assign(two_in_one, TASKS, 1)[m].standby for m in "ab")  # nowhere else to put them
+    assert all(not assign(two_in_one, TASKS, 1, STATEFUL)[m].standby for m in "ab")  # nowhere else to put them
     members = {"a": MemberSpec("p1", TasksTuple()), "b": MemberSpec("p2", TasksTuple())}
-    result = assign(members, TASKS, 1)
+    result = assign(members, TASKS, 1, STATEFUL)
     for m, other in (("a", "b"), ("b", "a")):
         standby = {(sid, p) for sid, ps in result[m].standby.items() for p in ps}
         assert standby == tasks_of(result[other])
+
+
+def standby_of(assignment: TasksTuple) -> set[tuple[str, int]]:
+    return {(sid, p) for sid, ps in assignment.standby.items() for p in ps}
+
+
+def test_only_stateful_subtopologies_get_standby_tasks():
+    """Kafka 4.2's StickyTaskAssignor lists standby tasks of stateful subtopologies only (a subtopology
+    with changelog topics): a stateless task has no state to keep warm."""
+    members = {"a": MemberSpec("p1", TasksTuple()), "b": MemberSpec("p2", TasksTuple())}
+    result = assign(members, TASKS, 1, stateful=("1",))
+    standbys = standby_of(result["a"]) | standby_of(result["b"])
+    assert standbys == {("1", p) for p in range(4)}
+
+
+def test_no_standby_shares_a_process_with_its_active_task_across_many_members():
+    """Three instances of two stream threads each (six members, three processes), two standby copies:
+    every stateful task has its active and its two copies on three different processes."""
+    members = {f"{p}-t{t}": MemberSpec(p, TasksTuple()) for p in ("p1", "p2", "p3") for t in (1, 2)}
+    result = assign(members, TASKS, 2, STATEFUL)
+    for task in TASKS:
+        holders = [members[m].process_id for m in members if task in tasks_of(result[m]) | standby_of(result[m])]
+        assert sorted(holders) == ["p1", "p2", "p3"], task
+    loads = sorted(len(tasks_of(result[m])) + len(standby_of(result[m])) for m in members)
+    assert loads[-1] - loads[0] <= 1  # 24 tasks over 6 members
+
+
+def test_a_task_that_moves_leaves_its_standby_copy_on_the_member_that_ran_it():
+    """Kafka's stickiness for standbys: the previous active owner keeps a standby copy when its task
+    moves, so the state it built is not thrown away."""
+    first = assign({"a": MemberSpec("p1", TasksTuple()), "b": MemberSpec("p2", TasksTuple())}, TASKS, 1, STATEFUL)
+    members = {m: MemberSpec(p, first[m]) for m, p in (("a", "p1"), ("b", "p2"))}
+    members["c"] = MemberSpec("p3", TasksTuple())
+    second = assign(members, TASKS, 1, STATEFUL)
+    moved = {t: m for m in "ab" for t in tasks_of(first[m]) if t not in tasks_of(second[m])}
+    assert moved  # c took some
+    for task, previous in moved.items():
+        assert task in standby_of(second[previous])
+
+
+def test_a_standby_becomes_the_active_task_when_its_owner_leaves():
+    first = assign({"a": MemberSpec("p1", TasksTuple()), "b": MemberSpec("p2", TasksTuple())}, TASKS, 1, STATEFUL)
+    second = assign({"b": MemberSpec("p2", first["b"])}, TASKS, 1, STATEFUL)
+    assert tasks_of(second["b"]) == set(TASKS) and not second["b"].standby

@@ -61,7 +61,9 @@ final class Brokers {
         try {
             Path config = Files.createTempFile("trafka-", ".properties");
             Files.writeString(config, "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
-                    + "super.users=User:ANONYMOUS\n");
+                    + "super.users=User:ANONYMOUS\n"
+                    // streams sessions as tests/kafka's Apache Kafka has them (StreamsScenariosTest's kill)
+                    + "group.streams.session.timeout.ms=6000\ngroup.streams.heartbeat.interval.ms=1000\n");
             Trafka trafka = Trafka.start(System.getProperty("trafka.python", "python3"), config.toString());
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {

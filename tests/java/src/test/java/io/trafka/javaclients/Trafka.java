@@ -30,12 +30,29 @@ public final class Trafka implements AutoCloseable {
 
     /** Starts `python -m trafka serve --memory` on an ephemeral port, plus any further serve arguments. */
     public static Trafka start(String python, String... serveArgs) throws IOException, InterruptedException {
+        List<String> storage = new ArrayList<>(List.of("--memory", "--port", "0"));
+        storage.addAll(List.of(serveArgs));
+        return launch(python, storage);
+    }
+
+    /**
+     * Starts `python -m trafka serve --data-dir D` on `port` (0: an ephemeral one), plus any further serve
+     * arguments: started again on the same data dir and the port it had, it is the same broker restarted.
+     */
+    public static Trafka startOn(String python, Path dataDir, int port, String... serveArgs)
+            throws IOException, InterruptedException {
+        List<String> storage = new ArrayList<>(List.of("--data-dir", dataDir.toString(), "--port", String.valueOf(port)));
+        storage.addAll(List.of(serveArgs));
+        return launch(python, storage);
+    }
+
+    private static Trafka launch(String python, List<String> serveArgs) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("trafka-");
         Path ready = dir.resolve("ready.json");
         Path log = dir.resolve("trafka.log");
-        List<String> command = new ArrayList<>(List.of(python, "-m", "trafka", "serve", "--memory",
-                "--host", "127.0.0.1", "--port", "0", "--ready-file", ready.toString()));
-        command.addAll(List.of(serveArgs));
+        List<String> command = new ArrayList<>(List.of(python, "-m", "trafka", "serve",
+                "--host", "127.0.0.1", "--ready-file", ready.toString()));
+        command.addAll(serveArgs);
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         // A consumer group's first join is not held back for newcomers (Kafka's own test default).
         builder.environment().put("TRAFKA_GROUPS_INITIAL_REBALANCE_DELAY_MS", "0");
@@ -59,6 +76,10 @@ public final class Trafka implements AutoCloseable {
 
     public String bootstrapServers() {
         return bootstrapServers;
+    }
+
+    public int port() {
+        return Integer.parseInt(bootstrapServers.substring(bootstrapServers.lastIndexOf(':') + 1));
     }
 
     /** What the broker printed so far (stdout and stderr). */
