@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from .broker_configs import BrokerConfigs
-from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, validate_topic_configs
+from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, is_topic_config, validate_topic_configs
 from .errors import ErrorCode, KafkaError
 from .leader_epochs import lead
 from .ports import CatalogStore, LogStore
@@ -225,9 +225,8 @@ class TopicCatalog:
         configs = dict(topic.configs)
         recorded: dict[str, str | None] = {}
         for config, (op, value) in changes.items():
-            if config not in TOPIC_CONFIG_DEFAULTS:
+            if not is_topic_config(config):
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {config}")
-            current = self._policy.topic_config(configs, config)
             if op is AlterOp.DELETE:
                 configs.pop(config, None)
                 recorded[config] = None
@@ -235,11 +234,11 @@ class TopicCatalog:
             if value is None:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for: {config}")
             if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
-                if TOPIC_CONFIG_DEFAULTS[config][1] is not ConfigType.LIST:
+                if config not in TOPIC_CONFIG_DEFAULTS or TOPIC_CONFIG_DEFAULTS[config][1] is not ConfigType.LIST:
                     raise KafkaError(
                         ErrorCode.INVALID_CONFIG, f"Config value append is not allowed for config key: {config}"
                     )
-                items = [i for i in current.split(",") if i]
+                items = [i for i in self._policy.topic_config(configs, config).split(",") if i]
                 wanted = [i for i in value.split(",") if i]
                 if op is AlterOp.APPEND:
                     items += [i for i in wanted if i not in items]

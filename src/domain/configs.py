@@ -116,6 +116,23 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "unclean.leader.election.enable": ("false", ConfigType.BOOLEAN),
 }
 
+# Kafka's internal topic configs (LogConfig's defineInternal): accepted by CreateTopics and
+# IncrementalAlterConfigs, described only when a topic sets them, with no default. `internal.segment.bytes`
+# is how Kafka's own tests roll segments below segment.bytes' 1 MiB minimum: when set, it is the segment
+# size (LogConfig.segmentSize), and it has no lower bound. trafka's tests use it the same way (ADR 99).
+INTERNAL_SEGMENT_BYTES = "internal.segment.bytes"
+INTERNAL_TOPIC_CONFIGS: Mapping[str, ConfigType] = {INTERNAL_SEGMENT_BYTES: ConfigType.INT}
+
+# Kafka 4.1+ (KIP-1030): segment.bytes and log.segment.bytes are at least 1 MiB.
+MIN_SEGMENT_BYTES = 1024 * 1024
+
+
+def segment_size(configs: Mapping[str, str], segment_bytes: int | str) -> int:
+    """The size a topic's segments roll at: its `internal.segment.bytes` when set, else `segment_bytes`
+    (its segment.bytes, already resolved against the broker's defaults), as Kafka's LogConfig.segmentSize."""
+    return int(configs.get(INTERNAL_SEGMENT_BYTES, segment_bytes))
+
+
 # The topic configs the broker acts on; the others are validated, stored and described as Kafka does,
 # with nothing to act on (one broker, one replica, no compaction yet). docs/COVERAGE.md shows both.
 HONOURED_TOPIC_CONFIGS = frozenset(
@@ -147,7 +164,7 @@ HONOURED_TOPIC_CONFIGS = frozenset(
 
 # Kafka's ranges (its ConfigDef validators) for the numeric topic configs trafka acts on.
 _RANGES: Mapping[str, tuple[int, int]] = {
-    "segment.bytes": (14, 2**31 - 1),
+    "segment.bytes": (MIN_SEGMENT_BYTES, 2**31 - 1),
     "segment.ms": (1, 2**63 - 1),
     "index.interval.bytes": (0, 2**31 - 1),
     "max.message.bytes": (0, 2**31 - 1),
@@ -210,7 +227,17 @@ def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
 
 def valid_config_value(topic_config: str, value: str) -> bool:
     """Whether `value` is one Kafka accepts for the topic config (or its broker synonym)."""
-    return _invalid(topic_config, value, TOPIC_CONFIG_DEFAULTS[topic_config][1]) is None
+    return _invalid(topic_config, value, _config_type(topic_config)) is None
+
+
+def _config_type(name: str) -> ConfigType:
+    internal = INTERNAL_TOPIC_CONFIGS.get(name)
+    return internal if internal is not None else TOPIC_CONFIG_DEFAULTS[name][1]
+
+
+def is_topic_config(name: str) -> bool:
+    """A topic config name Kafka's LogConfig knows (validateNames): a public one or an internal one."""
+    return name in TOPIC_CONFIG_DEFAULTS or name in INTERNAL_TOPIC_CONFIGS
 
 
 # The order Kafka's LogConfig defines its topic configs, which is the order ConfigDef.parse checks the
@@ -238,14 +265,14 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
     """Check names, then values, against Kafka's topic configs (LogConfig.validate: validateNames, then
     ConfigDef.parse in definition order); return the non-null ones."""
     for name in configs:
-        if name not in TOPIC_CONFIG_DEFAULTS:
+        if not is_topic_config(name):
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
     out: dict[str, str] = {}
     for name in sorted(configs, key=lambda n: _KAFKA_CHECK_ORDER.get(n, len(_KAFKA_CHECK_ORDER))):
         value = configs[name]
         if value is None:
             continue
-        reason = _invalid(name, value, TOPIC_CONFIG_DEFAULTS[name][1])
+        reason = _invalid(name, value, _config_type(name))
         if reason is not None:
             message = f"Invalid value {value} for configuration {name}"
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"{message}: {reason}" if reason else message)
@@ -310,7 +337,23 @@ def describe_topic_configs(
             entries.append(ConfigEntry(name, broker_defaults[name], ConfigSource.STATIC_BROKER_CONFIG, config_type))
         else:
             entries.append(ConfigEntry(name, default, ConfigSource.DEFAULT_CONFIG, config_type))
-    return entries
+    return sorted(entries + _internal_entries(overrides, keys), key=lambda entry: entry.name)
+
+
+def _internal_entries(topic_configs: Mapping[str, str], keys: list[str] | None) -> list[ConfigEntry]:
+    """The internal configs a topic sets: Kafka describes a topic's own overrides whatever they are
+    (ConfigHelper lists the LogConfig's originals beside its public values)."""
+    return [
+        ConfigEntry(
+            name,
+            topic_configs[name],
+            ConfigSource.DYNAMIC_TOPIC_CONFIG,
+            config_type,
+            synonyms=(ConfigSynonym(name, topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG),),
+        )
+        for name, config_type in INTERNAL_TOPIC_CONFIGS.items()
+        if name in topic_configs and (keys is None or name in keys)
+    ]
 
 
 CORDONED_LOG_DIRS = "cordoned.log.dirs"  # KIP-1066 (Kafka 4.3): log dirs that take no new partitions
@@ -425,7 +468,7 @@ class BrokerPolicy:
             else:
                 value, source = self.broker_default(name)  # in the topic config's unit (ms, not hours)
             entries.append(ConfigEntry(name, value, source, config_type, synonyms=tuple(synonyms)))
-        return entries
+        return sorted(entries + _internal_entries(topic_configs, keys), key=lambda entry: entry.name)
 
     def describe(self, keys: list[str] | None) -> list[ConfigEntry]:
         """This broker's configs (DescribeConfigs of BROKER "<node id>"): the dynamic ones by precedence."""

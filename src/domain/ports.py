@@ -89,7 +89,7 @@ class PartitionLog(Protocol):
         """Aborted transactions overlapping [start_offset, end_offset], in the order they ended."""
 
     def roll(self) -> None:
-        """Start a new active segment."""
+        """Start a new active segment (the observer `LogStore.observe_rolls` set is told)."""
 
     def segment_infos(self) -> list[SegmentInfo]:
         """The segments, oldest first; the last is the active one."""
@@ -142,6 +142,12 @@ class LogStore(Protocol):
         no override of its own follows them from its next `reconfigure` (dynamic broker configs)."""
 
     def delete(self, tp: TopicPartition) -> None: ...
+
+    def observe_rolls(self, observer: Callable[[TopicPartition, PartitionLog, int], None]) -> None:
+        """From now on, each time one of the store's logs (every one, now and later, internal topics'
+        too) starts a new segment, by an append or `roll`: `observer(tp, log, base offset of the new
+        segment)`, once the new segment is there and before anything is appended to it. Kafka's
+        UnifiedLog.roll takes its producer snapshot at that moment."""
 
     def log_dir(self) -> LogDirUsage:
         """The one log dir every partition lives in, with its volume's total and usable bytes now."""

@@ -44,6 +44,8 @@ class ProducerEntry:
     batches: deque[BatchMetadata] = attrs.field(factory=lambda: deque(maxlen=BATCHES_KEPT))
     current_txn_first_offset: int | None = None  # set while a transaction of this producer is open
     last_timestamp: int = -1  # of its last batch or marker: what producer.id.expiration.ms counts from
+    # the coordinator epoch of its last transaction marker, -1 until one (Kafka's ProducerStateEntry)
+    coordinator_epoch: int = -1
 
     @property
     def last_sequence(self) -> int | None:
@@ -151,6 +153,7 @@ class PartitionProducerState:
             entry = self.producers[producer_id] = ProducerEntry(producer_id, producer_epoch)
         first = entry.current_txn_first_offset
         self._set_open(entry, None)
+        entry.coordinator_epoch = 0  # trafka's one transaction coordinator writes every marker at epoch 0
         if producer_epoch > entry.epoch:
             entry.batches.clear()
             entry.epoch = producer_epoch
@@ -182,7 +185,7 @@ class PartitionProducerState:
                     last.last_offset if last else -1,
                     (last.last_offset - last.first_offset) if last else 0,
                     p.last_timestamp,
-                    0,
+                    p.coordinator_epoch,
                     p.current_txn_first_offset if p.current_txn_first_offset is not None else -1,
                 )
             )
@@ -191,7 +194,9 @@ class PartitionProducerState:
     def restore(self, entries: list[ProducerSnapshotEntry]) -> None:
         """State from a snapshot: each producer's last batch (as Kafka keeps it) and open transaction."""
         for e in entries:
-            entry = self.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch, last_timestamp=e.timestamp)
+            entry = self.producers[e.producer_id] = ProducerEntry(
+                e.producer_id, e.epoch, last_timestamp=e.timestamp, coordinator_epoch=e.coordinator_epoch
+            )
             if e.last_sequence >= 0:
                 first_sequence = (e.last_sequence - e.offset_delta) % (MAX_SEQUENCE + 1)  # sequences wrap
                 entry.batches.append(

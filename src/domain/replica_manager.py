@@ -211,6 +211,19 @@ class ReplicaManager:
         self.internal_topics: Callable[[str], Topic | None] = lambda name: None
         # Internal logs: their producer state and the offset it is read up to (never snapshotted here).
         self._internal_states: dict[TopicPartition, tuple[PartitionLog, PartitionProducerState, int]] = {}
+        logs.observe_rolls(self._rolled)
+
+    def _rolled(self, tp: TopicPartition, log: PartitionLog, base_offset: int) -> None:
+        """A log started a new segment: its producer state as of the segment's base offset (every batch
+        below it) goes to `<base offset>.snapshot`, as Kafka's UnifiedLog.roll takes its snapshot, so
+        that a log dir has the snapshot files Kafka's would, and recovery replays one segment at most.
+        The coordinators' topics (`__*`) are written by their stores, not through this manager: their
+        state is replayed from the previous snapshot each time, never kept."""
+        if tp.topic.startswith("__"):
+            state = self._replayed(log)
+        else:
+            state = self._producer_state(tp, log)
+        log.write_producer_snapshot(base_offset, state.snapshot())
 
     @property
     def checksum(self) -> Checksum:
@@ -230,6 +243,13 @@ class ReplicaManager:
         cached = self._producer_states.get(tp)
         if cached is not None and cached[0] is log:
             return cached[1]
+        state = self._replayed(log)
+        self._producer_states[tp] = (log, state)
+        return state
+
+    @staticmethod
+    def _replayed(log: PartitionLog) -> PartitionProducerState:
+        """The producer state of a log: its newest snapshot, then the batch headers after it."""
         state = PartitionProducerState()
         snapshot = log.latest_producer_snapshot()
         replay_from = 0
@@ -237,7 +257,6 @@ class ReplicaManager:
             replay_from, entries = snapshot
             state.restore(entries)
         _replay(log, state, replay_from)
-        self._producer_states[tp] = (log, state)
         return state
 
     def _log(self, tp: TopicPartition) -> PartitionLog | None:
@@ -485,7 +504,8 @@ class ReplicaManager:
         return sum(state.expire(now_ms, expiration_ms) for _, state in self._producer_states.values())
 
     def snapshot_producers(self) -> None:
-        """Write each partition's producer state as of its log end (at shutdown and checkpoints)."""
+        """Write each partition's producer state as of its log end (at shutdown, as Kafka's UnifiedLog.close;
+        the others are taken when a segment rolls, `_rolled`)."""
         for tp, (log, state) in list(self._producer_states.items()):
             if self._logs.get(tp) is log:  # an empty snapshot too: the next start need not scan
                 log.write_producer_snapshot(log.log_end_offset, state.snapshot())

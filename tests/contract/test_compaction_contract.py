@@ -21,7 +21,7 @@ from trafka.domain.compaction import Cleaner, CompactionConfig, cleanable_offset
 from trafka.domain.topics import Topic, TopicPartition
 
 TP = TopicPartition("c", 0)
-TOPIC = Topic("c", uuid.UUID(int=9), 1, {"segment.bytes": "400", "index.interval.bytes": "100"})
+TOPIC = Topic("c", uuid.UUID(int=9), 1, {"internal.segment.bytes": "400", "index.interval.bytes": "100"})
 CONFIG = CompactionConfig(delete_retention_ms=1000, segment_bytes=400)
 CLEANER = Cleaner(crc32c.crc32c, decompress, compress, 1 << 20)
 

@@ -23,7 +23,7 @@ from trafka.domain.batch import assign_offsets, iter_batches, validate_batches
 from trafka.domain.topics import Topic, TopicPartition
 
 TP = TopicPartition("t", 0)
-TOPIC = Topic("t", uuid.UUID(int=7), 1, {"segment.bytes": "600", "index.interval.bytes": "100"})
+TOPIC = Topic("t", uuid.UUID(int=7), 1, {"internal.segment.bytes": "600", "index.interval.bytes": "100"})
 
 
 class Clock:
@@ -81,7 +81,7 @@ def test_appends_are_read_back_as_whole_batches(log):
     assert _offsets(log.read(7, 1 << 20, True))[0] == 6
     assert log.read(0, 1, False) == b""
     assert len(_offsets(log.read(0, 1, True))) == 1
-    assert len(log.segment_infos()) > 1  # segment.bytes = 600 rolled the log
+    assert len(log.segment_infos()) > 1  # internal.segment.bytes = 600 rolled the log
 
 
 def test_timestamp_lookups(log):

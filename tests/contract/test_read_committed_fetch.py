@@ -37,7 +37,7 @@ from trafka.domain.topics import TopicPartition
 
 TP = TopicPartition("t", 0)
 NOW = 1_700_000_000_000
-CONFIGS = {"segment.bytes": "700", "index.interval.bytes": "150", "cleanup.policy": "compact"}
+CONFIGS = {"internal.segment.bytes": "700", "index.interval.bytes": "150", "cleanup.policy": "compact"}
 CLEANER = Cleaner(crc32c.crc32c, decompress, compress, 1 << 20)
 COMPACTION = CompactionConfig(delete_retention_ms=1000, segment_bytes=700)
 

@@ -56,9 +56,18 @@ def test_key_bytes_are_kafkas():
     assert key == b"\x00\x0b" + b"\x00\x02g1"
     key = codec.encode_key(ShareGroupRecord(K.CURRENT_ASSIGNMENT, "g", "m", None))
     assert key == b"\x00\x0e" + b"\x00\x01g" + b"\x00\x01m"
-    # ShareGroupMetadataValue v0: int16 0, int32 epoch, no tagged fields (MetadataHash left at 0)
+    # ShareGroupMetadataValue v0 as Kafka 4.2.2's schema has it: int16 0, int32 epoch, int64 MetadataHash
+    # (not tagged: Kafka's kafka-dump-log could not read a value without it), no tagged fields
     assert codec.encode_value(ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(7))) == bytes.fromhex(
-        "0000000000070" + "0"
+        "0000" + "00000007" + "0000000000000000" + "00"
+    )
+
+
+def test_a_group_epoch_value_trafka_wrote_before_is_still_read():
+    # the 7-byte layout of earlier trafka versions: epoch, no MetadataHash, no tagged fields
+    key = codec.encode_key(ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(7)))
+    assert codec.decode(key, bytes.fromhex("0000" + "00000007" + "00")) == ShareGroupRecord(
+        K.GROUP_EPOCH, "g", None, GroupEpoch(7)
     )
 
 

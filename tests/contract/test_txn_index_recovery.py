@@ -74,7 +74,7 @@ class Broker:
 @pytest.fixture
 def broker(tmp_path):
     broker = Broker(tmp_path / "logs")
-    broker.ctx.services.catalog.create("t", 1, 1, {"segment.bytes": "2000"})
+    broker.ctx.services.catalog.create("t", 1, 1, {"internal.segment.bytes": "2000"})
     # two transactional producers interleaved, transactions spanning segments, one plain producer
     broker.send(1)
     broker.send(2)

@@ -50,11 +50,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
         "MESSAGE_TOO_LARGE: Kafka sends no message, trafka says the batch's size and the limit (kept: "
         "the message helps and no client reads it)"
     ),
-    ("CreateTopics segment.bytes under 1 MiB", "topics[name=*]*"): (
-        "Kafka 4 refuses segment.bytes under 1 MiB (1048576); trafka accepts any positive size, and its own "
-        "tests roll segments with small sizes (Kafka's tests use the internal internal.segment.bytes). To fix "
-        "with a follow-up that moves those tests to an internal key"
-    ),
     ("IncrementalAlterConfigs broker cordoned.log.dirs", "responses[resource_name=1].error_*"): (
         "Kafka 4.2 does not know cordoned.log.dirs and keeps it as a custom config with no effect; trafka "
         "(which stores no config it cannot apply) answers as Kafka 4.3+ does below metadata.version 4.3-IV0 "

@@ -190,7 +190,8 @@ def test_classic_group_error_paths(pair):
 CONFIG_VALUES = {
     "cleanup.policy": st.sampled_from(["delete", "compact", "compact,delete", "sometimes"]),
     "retention.ms": st.sampled_from(["-1", "0", "60000", "soon"]),
-    "segment.bytes": st.sampled_from(["1048576", "104857600"]),  # below 1 MiB: a listed divergence
+    "segment.bytes": st.sampled_from(["1048575", "1048576", "104857600"]),  # Kafka 4.1+: at least 1 MiB
+    "internal.segment.bytes": st.sampled_from(["100", "small"]),
     "max.message.bytes": st.sampled_from(["0", "1024", "-5"]),
     "min.insync.replicas": st.sampled_from(["1", "2", "0"]),
     "compression.type": st.sampled_from(["producer", "zstd", "brotli"]),
@@ -222,17 +223,26 @@ def test_generated_topic_configs(pair, configs):
     compare("CreateTopics generated configs", kafka, trafka)
 
 
-def test_segment_bytes_under_a_mebibyte(pair):
+@pytest.mark.parametrize(
+    ("case", "config", "value"),
+    [
+        ("segment.bytes under 1 MiB", "segment.bytes", "100"),
+        ("segment.bytes one under 1 MiB", "segment.bytes", "1048575"),
+        # Kafka's tests' way to small segments: an internal topic config, any size
+        ("internal.segment.bytes", "internal.segment.bytes", "100"),
+    ],
+)
+def test_segment_bytes_under_a_mebibyte(pair, case, config, value):
     name = f"segments-{uuid.uuid4().hex[:8]}"
 
     def make():
-        config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name="segment.bytes", value="100")
+        config_entry = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=config, value=value)
         topic = CreateTopicsRequest.CreatableTopic(
-            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config]
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config_entry]
         )
         return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
 
-    pair.raw("CreateTopics segment.bytes under 1 MiB", make, CreateTopicsResponse, 7)
+    pair.raw(f"CreateTopics {case}", make, CreateTopicsResponse, 7)
 
 
 def _send(node, make):

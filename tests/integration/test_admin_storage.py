@@ -95,9 +95,9 @@ def test_delete_records_moves_the_low_watermark(fs_broker, topic_name):
 
 def test_retention_deletes_old_segments_in_the_background(fs_broker, topic_name):
     admin = _admin(fs_broker)
-    admin.create_topics([NewTopic(topic_name, 1, 1, config={"segment.bytes": "2000", "retention.ms": "60000"})])[
-        topic_name
-    ].result(10)
+    admin.create_topics(
+        [NewTopic(topic_name, 1, 1, config={"internal.segment.bytes": "2000", "retention.ms": "60000"})]
+    )[topic_name].result(10)
     old = int(time.time() * 1000) - 3_600_000  # an hour ago: past retention.ms
     _produce(fs_broker, topic_name, 30, size=200, timestamp=old)
     segments_before = sorted(n for n in os.listdir(fs_broker.data_dir / f"{topic_name}-0") if n.endswith(".log"))

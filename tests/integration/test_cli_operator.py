@@ -75,11 +75,11 @@ def test_topic_lifecycle(cli_broker):
 
     ok(
         trafka(
-            cli_broker, "topic", "alter-config", "orders", "--set", "segment.bytes=1000000", "--delete", "retention.ms"
+            cli_broker, "topic", "alter-config", "orders", "--set", "segment.bytes=2000000", "--delete", "retention.ms"
         )
     )
     assert json.loads(ok(trafka(cli_broker, "topic", "describe", "orders", "-o", "json")))[0]["configs"] == {
-        "segment.bytes": "1000000"
+        "segment.bytes": "2000000"
     }
     ok(trafka(cli_broker, "topic", "add-partitions", "orders", "-p", "3"))
     assert ["orders", "3"] in table(ok(trafka(cli_broker, "topic", "list")))

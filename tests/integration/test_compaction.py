@@ -113,7 +113,9 @@ def produce_all(bootstrap: str, topic: str, pairs: list[tuple[bytes, bytes | Non
 def test_a_compacted_topic_reads_back_latest_values_with_gaps_and_tombstones_go(tmp_path):
     logs = str(tmp_path / "logs")
     with trafka.Broker(data_dir=logs, log_cleaner_backoff_ms=3_600_000, clock="manual") as broker:
-        topic = create_compacted(broker.bootstrap_servers, {"delete.retention.ms": "300", "segment.bytes": "2048"})
+        topic = create_compacted(
+            broker.bootstrap_servers, {"delete.retention.ms": "300", "internal.segment.bytes": "2048"}
+        )
         writes = [(b"k%d" % (i % 10), b"v%d" % i) for i in range(200)] + [(b"k0", None), (b"k1", None)]
         produce_all(broker.bootstrap_servers, topic, writes)
         broker.compact(topic)
@@ -171,7 +173,7 @@ def _zombie(pid: int) -> bool:
 
 def test_filesystem_logs_are_cleaned_in_the_cleaner_process_which_stops_with_the_broker(tmp_path):
     with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=3_600_000) as broker:
-        topic = create_compacted(broker.bootstrap_servers, {"segment.bytes": "4096"})
+        topic = create_compacted(broker.bootstrap_servers, {"internal.segment.bytes": "4096"})
         produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 10), b"v%d" % i) for i in range(300)])
         broker.compact(topic)
         [first] = cleaner_processes(os.getpid())  # the cleaning ran there, off the broker's GIL
@@ -200,7 +202,7 @@ def test_the_background_cleaner_compacts_a_dirty_log(tmp_path):
     """The issue's case: 2,002 writes of 10 keys to 16 KiB segments with min.cleanable.dirty.ratio 0.01."""
     with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=100) as broker:
         topic = create_compacted(
-            broker.bootstrap_servers, {"segment.bytes": "16384", "min.cleanable.dirty.ratio": "0.01"}
+            broker.bootstrap_servers, {"internal.segment.bytes": "16384", "min.cleanable.dirty.ratio": "0.01"}
         )
         writes = [(b"k%d" % (i % 10), b"x" * 50) for i in range(2002)]
         produce_all(broker.bootstrap_servers, topic, writes, **{"batch.size": 1000})
@@ -243,7 +245,9 @@ def test_the_cleaners_metrics_are_rendered_as_kafkas_jmx_exporter_names_them(tmp
     config.write_text("log.cleaner.backoff.ms=100\n")
     process = BrokerProcess(["--memory", "--http-port", "0", "--config", str(config)]).start()
     try:
-        topic = create_compacted(process.bootstrap, {"segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"})
+        topic = create_compacted(
+            process.bootstrap, {"internal.segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"}
+        )
         writes = [(b"k%d" % (i % 5), b"x" * 40) for i in range(600)]
         produce_all(process.bootstrap, topic, writes, **{"batch.size": 500})
 
@@ -296,7 +300,7 @@ def test_dump_log_reads_a_cleaned_segment(tmp_path):
 def test_a_consumer_group_restores_a_changelog_after_compaction(tmp_path):
     """As a Kafka Streams or Faust table restores: subscribe from the beginning, keep the last value."""
     with trafka.Broker(data_dir=str(tmp_path / "logs"), log_cleaner_backoff_ms=3_600_000) as broker:
-        topic = create_compacted(broker.bootstrap_servers, {"segment.bytes": "4096"}, partitions=2)
+        topic = create_compacted(broker.bootstrap_servers, {"internal.segment.bytes": "4096"}, partitions=2)
         writes = [(b"user-%d" % (i % 50), b"state-%d" % i) for i in range(2000)] + [(b"user-7", None)]
         produce_all(broker.bootstrap_servers, topic, writes)
         broker.compact(topic)
@@ -340,7 +344,7 @@ def test_compact_delete_applies_retention_too(tmp_path):
     ) as broker:
         topic = create_compacted(
             broker.bootstrap_servers,
-            {"cleanup.policy": "compact,delete", "segment.bytes": "1024", "retention.ms": "1500"},
+            {"cleanup.policy": "compact,delete", "internal.segment.bytes": "1024", "retention.ms": "1500"},
         )
         produce_all(broker.bootstrap_servers, topic, [(b"k%d" % (i % 3), b"v" * 50) for i in range(100)])
         broker.compact(topic)
@@ -358,7 +362,9 @@ def test_a_broker_killed_while_cleaning_loses_nothing(tmp_path, delay):
     data_dir = tmp_path / "logs"
     broker = BrokerProcess(["--data-dir", str(data_dir), "--config", str(config)]).start()
     try:
-        topic = create_compacted(broker.bootstrap, {"segment.bytes": "65536", "min.cleanable.dirty.ratio": "0.01"})
+        topic = create_compacted(
+            broker.bootstrap, {"internal.segment.bytes": "65536", "min.cleanable.dirty.ratio": "0.01"}
+        )
         writes = [(b"k%d" % (i % 100), b"%d:" % i + b"v" * 100) for i in range(20_000)]
         produce_all(broker.bootstrap, topic, writes, **{"batch.size": 4000})
         time.sleep(delay)

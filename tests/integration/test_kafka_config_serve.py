@@ -45,7 +45,7 @@ def test_kafkas_server_properties_starts_trafka(tmp_path):
 
 def test_broker_log_defaults_reach_topics(tmp_path):
     props = tmp_path / "server.properties"
-    props.write_text("log.retention.hours=2\nlog.segment.bytes=1024\nlog.dirs=" + str(tmp_path / "logs") + "\n")
+    props.write_text("log.retention.hours=2\nlog.segment.bytes=1048576\nlog.dirs=" + str(tmp_path / "logs") + "\n")
     broker = BrokerProcess(["--config", str(props)]).start()
     try:
         admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
@@ -57,18 +57,18 @@ def test_broker_log_defaults_reach_topics(tmp_path):
             "STATIC_BROKER_CONFIG",
         )
         assert (topic["segment.bytes"]["value"], topic["segment.bytes"]["config_source"]) == (
-            "1024",
+            "1048576",
             "STATIC_BROKER_CONFIG",
         )
         assert topic["retention.bytes"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
         assert topic["flush.ms"]["config_source"] == "DEFAULT_CONFIG"
         broker_configs = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
-        assert broker_configs["broker"]["1"]["log.segment.bytes"]["value"] == "1024"
+        assert broker_configs["broker"]["1"]["log.segment.bytes"]["value"] == "1048576"
         admin.close()
 
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
-        for _ in range(20):
-            producer.send("rolled", b"x" * 200).get(10)
+        for _ in range(6):  # 1.2 MB: past Kafka's smallest log.segment.bytes
+            producer.send("rolled", b"x" * 200_000).get(10)
         producer.close()
         segments = [f for f in os.listdir(tmp_path / "logs" / "rolled-0") if f.endswith(".log")]
         assert len(segments) > 1, "segments roll at the broker's log.segment.bytes"

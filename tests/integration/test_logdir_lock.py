@@ -61,3 +61,42 @@ def test_a_killed_broker_leaves_no_lock_behind(tmp_path):
         broker.process.wait(10)
     with running(data_dir) as again:  # flock dies with its process, as Kafka's FileLock does
         create_topic(again.bootstrap, "t", 1)
+
+
+_JAVA_STYLE_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a POSIX record lock, as Java's FileChannel.tryLock
+except OSError:
+    print("refused", flush=True)
+    sys.exit(0)
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_kafkas_lock_and_trafkas_see_each_other(tmp_path):
+    """Kafka's FileLock is a POSIX record lock (fcntl), which a flock does not see: a Kafka broker or
+    `kafka-metadata-shell` on a dir trafka serves would take `.lock` and go on. trafka holds both
+    kinds, so each refuses a dir the other holds."""
+    data_dir = tmp_path / "logs"
+    with running(data_dir):
+        java = subprocess.run(
+            [sys.executable, "-c", _JAVA_STYLE_LOCK, str(data_dir / ".lock"), "0"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert java.stdout.strip() == "refused", java.stdout + java.stderr
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _JAVA_STYLE_LOCK, str(data_dir / ".lock"), "60"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        second = _serve(data_dir)
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert "in use by another process" in second.stderr
+    finally:
+        holder.kill()
+        holder.wait(10)

@@ -68,7 +68,7 @@ def test_records_without_a_timestamp_survive_until_retention_ms_after_they_were_
 
 def test_a_restart_keeps_them_by_the_segment_files_modification_time(tmp_path):
     with trafka.Broker(data_dir=str(tmp_path)) as broker:
-        broker.create_topic("t", 1, {"retention.ms": str(HOUR_MS), "segment.bytes": "100"})
+        broker.create_topic("t", 1, {"retention.ms": str(HOUR_MS), "internal.segment.bytes": "100"})
         for i in range(3):  # a segment each
             _produce_raw(broker.bootstrap_servers, "t", _librdkafka_header(make_batch([(-1, None, b"%d" % i * 80)])))
     log = os.path.join(tmp_path, "t-0", f"{0:020d}.log")

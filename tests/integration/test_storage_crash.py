@@ -285,7 +285,7 @@ def test_a_lost_or_corrupt_index_is_rebuilt(tmp_path, damage, how):
     # (one per 4096 bytes appended).
     batches = [[(0, b"%d-%d" % (b, i), os.urandom(1000)) for i in range(10)] for b in range(60)]
     with running(tmp_path) as broker:
-        create_topic(broker.bootstrap, topic, 1, {"segment.bytes": str(200_000)})
+        create_topic(broker.bootstrap, topic, 1, {"internal.segment.bytes": str(200_000)})
         reports = produce_batches(broker.bootstrap, topic, batches)
         stop(broker, how)
     expected = by_partition(reports)[0]

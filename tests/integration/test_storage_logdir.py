@@ -199,7 +199,7 @@ def test_segments_and_indexes_decode_independently(tmp_path):
 
     # Half the codecs, a kill -9 (so the next start recovers and rebuilds the indexes), the rest.
     with running(tmp_path) as broker:
-        configs = {"segment.bytes": "16384", "index.interval.bytes": str(interval)}
+        configs = {"internal.segment.bytes": "16384", "index.interval.bytes": str(interval)}
         create_topic(broker.bootstrap, topic, partitions, configs)
         produce_with(broker.bootstrap, list(CODECS)[:3])
         broker.process.kill()

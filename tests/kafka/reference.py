@@ -76,19 +76,28 @@ def kafka_version() -> str:
 
 def classpath() -> str:
     """The classpath of Kafka's artifacts, built by Maven when the pom changed since it last ran."""
-    digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
-    cached = HERE / f".classpath-{digest}.txt"
+    return maven_classpath(POM)
+
+
+def maven_classpath(pom: Path, *inherited: Path) -> str:
+    """The classpath Maven resolves for `pom` (`mvn dependency:build-classpath`), cached beside it in
+    `.classpath-<hash>.txt` (git-ignored), the hash taken over `pom` and the poms it `inherited` from:
+    resolved again only when one of them changed. The one way the harness asks Maven for jars (the
+    reference broker here, Kafka's tools in tests/tools)."""
+    folder = pom.parent
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in (pom, *inherited))).hexdigest()[:16]
+    cached = folder / f".classpath-{digest}.txt"
     if not cached.exists():
         partial = cached.with_suffix(f".{os.getpid()}.partial")
         result = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={partial}"],
+            ["mvn", "-q", "-B", "-f", str(pom), "dependency:build-classpath", f"-Dmdep.outputFile={partial}"],
             capture_output=True,
             text=True,
             timeout=1200,
         )
         if result.returncode != 0 or not partial.exists():
-            raise RuntimeError(f"mvn could not resolve Apache Kafka's artifacts:\n{result.stdout}\n{result.stderr}")
-        for stale in HERE.glob(".classpath-*.txt"):
+            raise RuntimeError(f"mvn could not resolve the artifacts of {pom}:\n{result.stdout}\n{result.stderr}")
+        for stale in folder.glob(".classpath-*.txt"):
             stale.unlink()
         partial.replace(cached)
     return cached.read_text().strip()

@@ -1,9 +1,10 @@
 """trafka's log dir under Apache Kafka and back (issue 36, item 4): the documented way from one trafka
 to a Kafka cluster. trafka writes topics (configs, a compacted one, every codec, headers), idempotent and
 transactional records (committed and aborted), a classic and a KIP-848 group's committed offsets, a
-SCRAM user, ACLs, a client quota and its finalized features; it stops; Kafka 4.2.2 starts on the same
-directory and serves all of it to real clients (the SCRAM login, an ACL denial); Kafka writes more and
-stops; trafka opens the directory again and serves everything, Kafka's writes included.
+share group's progress (records accepted, rejected, left available), a SCRAM user, ACLs, a client quota
+and its finalized features; it stops; Kafka 4.2.2 starts on the same directory and serves all of it to
+real clients (the SCRAM login, an ACL denial, the share group going on where it was); Kafka writes more
+and stops; trafka opens the directory again and serves everything, Kafka's writes included.
 
 Kafka runs with `controller.quorum.voters` (a static single voter): trafka's metadata log records no
 voter set (see ADR 64).
@@ -16,12 +17,15 @@ import json
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import AcknowledgeType, Consumer, KafkaException, Producer, ShareConsumer, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclOperation,
     AclPermissionType,
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -89,6 +93,7 @@ def _create(bootstrap: str) -> None:
     topics.append(NewTopic("configured", 2, 1, config={"retention.ms": "86400000", "max.message.bytes": "200000"}))
     topics.append(NewTopic("compacted", 1, 1, config={"cleanup.policy": "compact"}))
     topics.append(NewTopic("txn", 1, 1))
+    topics.append(NewTopic(SHARED, 1, 1))
     for future in admin.create_topics(topics).values():
         future.result(TIMEOUT)
 
@@ -267,6 +272,64 @@ def _consumer_group_commit(bootstrap: str, group: str) -> None:
         consumer.close()
 
 
+SHARED, SHARE_GROUP, SHARED_RECORDS = "shared", "sharing", 10
+
+
+def _share_setup(bootstrap: str) -> None:
+    """`shared`: ten records, each in a batch of its own; the share group reads from the earliest."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i in range(SHARED_RECORDS):
+        producer.produce(SHARED, value=b"s%d" % i, partition=0)
+        assert producer.flush(TIMEOUT) == 0
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    entry = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ResourceType.GROUP, SHARE_GROUP, incremental_configs=[entry])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(TIMEOUT)
+
+
+def _share_round(bootstrap: str, wanted: set[int], decide, settle: float = 0.0) -> list[int]:
+    """A share consumer of the group reads until it has had the offsets `wanted`, acknowledging each
+    record as `decide(offset)` says, commits and closes;
+    with `settle`, it polls that long more to see that nothing else comes. Every offset delivered."""
+    consumer = ShareConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": SHARE_GROUP,
+            "share.acknowledgement.mode": "explicit",
+            "log_level": 0,
+        }
+    )
+    consumer.subscribe([SHARED])
+    delivered: list[int] = []
+
+    def poll() -> None:
+        for message in consumer.poll(0.5) or []:
+            if message.error():
+                continue
+            delivered.append(message.offset())
+            consumer.acknowledge(message, decide(message.offset()))
+
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not wanted <= set(delivered) and time.monotonic() < deadline:
+            poll()
+        assert wanted <= set(delivered), delivered
+        consumer.commit_sync()
+        deadline = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            poll()
+            consumer.commit_sync()
+    finally:
+        consumer.close()
+    return delivered
+
+
+def _reject_at(offset: int, rejected: int) -> AcknowledgeType:
+    """REJECT at `rejected`, RELEASE past it (every record of a poll is acknowledged before the next)."""
+    return AcknowledgeType.REJECT if offset == rejected else AcknowledgeType.RELEASE
+
+
 TOPICS = [f"codec-{codec}" for codec in CODECS] + ["configured", "txn"]
 PARTITIONS = [TopicPartition(topic, 0) for topic in TOPICS] + [TopicPartition("configured", 1)]
 PER_ROUND = 5 * len(CODECS) + 4 + 1  # codecs, configured, the committed transaction
@@ -288,6 +351,9 @@ def test_kafka_serves_a_log_dir_trafka_wrote_and_trafka_serves_it_back(tmp_path)
         modern_by_trafka = _committed(bootstrap, "modern", CONFIGURED)
         assert set(modern_by_trafka.values()) != {-1001}
         _secure(bootstrap)
+        # the share group accepts 0-4 and rejects 5; what it saw past them it releases
+        _share_setup(bootstrap)
+        _share_round(bootstrap, set(range(6)), lambda o: AcknowledgeType.ACCEPT if o < 5 else _reject_at(o, 5))
         features = _finalized(bootstrap)
         assert trafka.stop() == 0, trafka.log()
 
@@ -308,6 +374,11 @@ def test_kafka_serves_a_log_dir_trafka_wrote_and_trafka_serves_it_back(tmp_path)
         _check_security(kafka.bootstrap, kafka.listeners["SASL_PLAINTEXT"])
         admin = AdminClient({"bootstrap.servers": kafka.bootstrap, "log_level": 0})
         assert len(admin.list_topics(timeout=TIMEOUT).topics["configured"].partitions) == 2
+        # the share group goes on where trafka's share coordinator left it: 0-5 do not come again; it
+        # accepts 6 and 7, rejects 8, and releases 9
+        rest = set(range(6, SHARED_RECORDS))
+        seen = _share_round(kafka.bootstrap, rest, lambda o: AcknowledgeType.ACCEPT if o < 8 else _reject_at(o, 8))
+        assert set(seen) == rest, (seen, kafka.log_tail())
         # Kafka writes more, and the groups move on under Kafka
         _produce(kafka.bootstrap, "k")
         moved = _read_all(kafka.bootstrap, TOPICS, PER_ROUND, "migrating")
@@ -322,6 +393,8 @@ def test_kafka_serves_a_log_dir_trafka_wrote_and_trafka_serves_it_back(tmp_path)
         assert _committed(bootstrap, "migrating", PARTITIONS) == committed_by_kafka, trafka.log()
         assert _committed(bootstrap, "modern", CONFIGURED) == modern_by_trafka, trafka.log()
         _check_security(bootstrap, sasl_bootstrap)
+        # and back: only 9, which Kafka's share coordinator left available, is delivered again
+        assert set(_share_round(bootstrap, {9}, lambda o: AcknowledgeType.ACCEPT, 2)) == {9}, trafka.log()
         try:
             _produce(bootstrap, "again")
         except KafkaException as exc:  # the message says what broke

@@ -73,7 +73,7 @@ def _headers(headers: list) -> tuple | None:
 
 
 def produce_everything(bootstrap: str) -> Produced:
-    create_topic(bootstrap, TOPIC, PARTITIONS, {"segment.bytes": "65536", "index.interval.bytes": "1024"})
+    create_topic(bootstrap, TOPIC, PARTITIONS, {"internal.segment.bytes": "65536", "index.interval.bytes": "1024"})
     create_topic(bootstrap, APPEND_TIME_TOPIC, 1, {"message.timestamp.type": "LogAppendTime"})
     rng = random.Random(6)
     rows: set = set()

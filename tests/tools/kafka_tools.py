@@ -1,15 +1,15 @@
 """Kafka's own tools run as `kafka-*.sh` runs them: `java -cp <Kafka's jars> <main class> <arguments>`
 (ADR 66). The jars are tests/tools/pom.xml's classpath (the parent's kafka_2.13 and kafka-tools, plus
-kafka-shell), resolved by Maven once and cached beside the pom, as tests/kafka/reference.py does."""
+kafka-shell), resolved by Maven once and cached beside the pom by tests/kafka/reference.py's `maven_classpath`."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import subprocess
 import threading
 from pathlib import Path
+
+from tests.kafka.reference import maven_classpath
 
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
@@ -47,22 +47,7 @@ JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xsha
 
 def classpath() -> str:
     """Kafka's jars for the tools, built by Maven when either pom changed since it last ran."""
-    digest = hashlib.sha256(POM.read_bytes() + PARENT_POM.read_bytes()).hexdigest()[:16]
-    cached = HERE / f".classpath-{digest}.txt"
-    if not cached.exists():
-        partial = cached.with_suffix(f".{os.getpid()}.partial")
-        result = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={partial}"],
-            capture_output=True,
-            text=True,
-            timeout=1200,
-        )
-        if result.returncode != 0 or not partial.exists():
-            raise RuntimeError(f"mvn could not resolve Kafka's tools:\n{result.stdout}\n{result.stderr}")
-        for stale in HERE.glob(".classpath-*.txt"):
-            stale.unlink()
-        partial.replace(cached)
-    return cached.read_text().strip()
+    return maven_classpath(POM, PARENT_POM)
 
 
 # Tools that call System.exit, or run consumers and producers with threads of their own: a JVM each,

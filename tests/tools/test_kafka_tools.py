@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -127,6 +128,7 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
         "earliest",
     )
     out["verifiable-consumer"] = _consumer_summary(events)
+    _streams_group(bootstrap, f"{prefix}-st", topic)
 
     groups = ("kafka-consumer-groups", *b)
     step("consumer-groups describe", *groups, "--describe", "--group", group)
@@ -391,7 +393,102 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
     out["producer-perf-test"] = "\n".join(re.findall(r"^(\d+ records sent)", sent, re.MULTILINE)[-1:])
     read = run("kafka-consumer-perf-test", *b, "--topic", dumped, "--messages", "50", "--timeout", "60000")
     out["consumer-perf-test"] = _perf_summary(read)
+    out.update(_internal_topics(log_dir, prefix, work))
     return out
+
+
+# Kafka's decoders of its internal topics (DumpLogSegments' options) and the partition each reads.
+DECODERS = {
+    "offsets": ("--offsets-decoder", "__consumer_offsets-0"),
+    "transaction log": ("--transaction-log-decoder", "__transaction_state-0"),
+    "cluster metadata": ("--cluster-metadata-decoder", "__cluster_metadata-0"),
+    "share group state": ("--share-group-state-decoder", "__share_group_state-0"),
+}
+# What DumpLogSegments prints of a record its decoder could not read (its parsers' catch blocks).
+UNDECODED = re.compile(r"Unknown record type|Error at (offset )?\d+|Failed to decode|Exception")
+
+
+def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
+    """Kafka's readers of the broker's internal topics: `kafka-dump-log` with each internal topic's
+    decoder over all its segments, and `kafka-metadata-shell` over the metadata log. Each dump gives
+    two steps: the records the scenario wrote (those naming its prefix, or the ids of its topics and
+    ACLs), and every line of the whole dump the decoder could not read (none, on either broker). The
+    shell reads a copy of the metadata log: on the live log dir it would want the broker's `.lock`."""
+    out: dict[str, str] = {}
+    for name, (decoder, partition) in DECODERS.items():
+        segments = sorted(str(path) for path in (log_dir / partition).glob("*.log"))
+        dump = run("kafka-dump-log", decoder, "--files", ",".join(segments))
+        records = [line for line in dump.splitlines() if line.startswith("| offset:")]
+        out[f"dump-log {name} undecoded"] = "\n".join(line for line in records if UNDECODED.search(line))
+        out[f"dump-log {name}"] = "\n".join(_of_the_scenario(records, prefix))
+    copy = work / "metadata-copy" / "__cluster_metadata-0"
+    shutil.copytree(log_dir / "__cluster_metadata-0", copy, ignore=shutil.ignore_patterns("*.tmp"))
+    shell = ("kafka-metadata-shell", "--snapshot", str(sorted(copy.glob("*.log"))[-1]))
+    for path in (
+        f"/image/topics/byName/{prefix}-a",
+        f"/image/topics/byName/{prefix}-a/0",
+        f"/image/configs/topic/{prefix}-a",
+        f"/image/configs/group/{prefix}-g",
+        "/image/features",
+    ):
+        out[f"metadata-shell ls {path.replace(prefix, 'P')}"] = run(*shell, "ls", path)
+    out["metadata-shell cat partition"] = run(*shell, "cat", f"/image/topics/byName/{prefix}-a/0")
+    out["metadata-shell cat topic config"] = run(*shell, "cat", f"/image/configs/topic/{prefix}-a/retention.ms")
+    return out
+
+
+def _of_the_scenario(records: list[str], prefix: str) -> list[str]:
+    """The decoded records that name the scenario's prefix, or an id (topic, ACL) such a record named
+    first, each as `key: ... payload: ...` (the offset, timestamp and sizes dropped)."""
+    ids: set[str] = set()
+    kept = []
+    for line in records:
+        decoded = line[line.find(" key: ") + 1 :] if " key: " in line else line[line.find(" payload: ") + 1 :]
+        if prefix in decoded:
+            ids.update(re.findall(r'"(?:topicId|id)":"([A-Za-z0-9_-]{22})"', decoded))
+        elif not any(known in decoded for known in ids):
+            continue
+        kept.append(decoded)
+    return kept
+
+
+def _streams_group(bootstrap: str, group: str, topic: str) -> None:
+    """A Streams group (KIP-1071) of one member reading `topic`: it joins, is given its tasks, and
+    leaves; its records go to __consumer_offsets."""
+    from tests.differential.compare import Wire
+    from tests.kafka_python_messages import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
+
+    request = StreamsGroupHeartbeatRequest
+    subtopology = request.Topology.Subtopology(
+        subtopology_id="0",
+        source_topics=[topic],
+        source_topic_regex=[],
+        state_changelog_topics=[],
+        repartition_sink_topics=[],
+        repartition_source_topics=[],
+        copartition_groups=[],
+    )
+    member = str(uuid.uuid4())
+    join = request[0](
+        group_id=group,
+        member_id=member,
+        member_epoch=0,
+        endpoint_information_epoch=0,
+        rebalance_timeout_ms=30000,
+        topology=request.Topology(epoch=1, subtopologies=[subtopology]),
+        active_tasks=[],
+        standby_tasks=[],
+        warmup_tasks=[],
+        process_id=str(uuid.uuid4()),
+        client_tags=[],
+    )
+    with Wire(bootstrap) as wire:
+        joined = eventually(
+            lambda: _ok(wire.request(join, StreamsGroupHeartbeatResponse, 0)), 30, what="a Streams group", interval=0.5
+        )
+        leave = request[0](group_id=group, member_id=member, member_epoch=-1, endpoint_information_epoch=0)
+        left = wire.request(leave, StreamsGroupHeartbeatResponse, 0)
+        assert (joined.member_epoch > 0, left.error_code) == (True, 0), (joined, left)
 
 
 def _produce_fixed(bootstrap: str, topic: str, now_ms: int) -> None:
@@ -500,8 +597,8 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
         kafka, trafka_out = results["kafka"], results["trafka"]
         yield {
             step: (
-                NORMALISE.get(step, _same)(normalise(kafka[0][step], kafka[1])),
-                NORMALISE.get(step, _same)(normalise(trafka_out[0][step], trafka_out[1])),
+                _normaliser(step)(normalise(kafka[0][step], kafka[1])),
+                _normaliser(step)(normalise(trafka_out[0][step], trafka_out[1])),
             )
             for step in kafka[0]
         }
@@ -512,6 +609,10 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
 
 def _same(text: str) -> str:
     return text
+
+
+def _normaliser(step: str) -> Callable[[str], str]:
+    return NORMALISE.get(step, _shell if step.startswith("metadata-shell") else _same)
 
 
 def _topic_configs(text: str) -> str:
@@ -557,7 +658,26 @@ def _log_dirs(text: str) -> str:
     return "\n".join(lines)
 
 
+def _lines_sorted(text: str) -> str:
+    """Lines Kafka prints in the order of a hash map (ListGroups' groups): sorted."""
+    return "\n".join(sorted(text.splitlines()))
+
+
+# SnapshotFileReader's note on each KRaft control record it skips: Kafka's metadata log holds its voter
+# set (KRaftVersion and KRaftVoters records, `format --standalone`); trafka's records none (one node
+# with no dynamic quorum, ADR 64), so there is nothing for the shell to skip.
+_KRAFT_CONTROL = re.compile(r"\[<time>\] ERROR Ignoring control record with type KRAFT_(VERSION|VOTERS) ")
+
+
+def _shell(text: str) -> str:
+    lines = [line for line in text.splitlines() if not _KRAFT_CONTROL.match(line)]
+    if lines and lines[-1] == "--- stderr":
+        lines.pop()
+    return "\n".join(lines)
+
+
 NORMALISE: dict[str, Callable[[str], str]] = {
+    "consumer-groups list": _lines_sorted,
     "share-groups reset": _rows_sorted,
     "streams-groups list": lambda text: "\n".join(line for line in text.splitlines() if "-streams" in line),
     "streams-groups describe": _rows_sorted,
@@ -632,16 +752,19 @@ STEPS = [
     "leader-election",
     "producer-perf-test",
     "consumer-perf-test",
+    *(f"dump-log {name}{part}" for name in DECODERS for part in ("", " undecoded")),
+    "metadata-shell ls /image/topics/byName/P-a",
+    "metadata-shell ls /image/topics/byName/P-a/0",
+    "metadata-shell ls /image/configs/topic/P-a",
+    "metadata-shell ls /image/configs/group/P-g",
+    "metadata-shell ls /image/features",
+    "metadata-shell cat partition",
+    "metadata-shell cat topic config",
 ]
 
 
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
-_SNAPSHOTS_ON_ROLL = (
-    "Kafka writes a producer snapshot each time a segment rolls (UnifiedLog.roll's takeSnapshot, named by the new "
-    "segment's base offset); trafka writes them at shutdown and at its periodic checkpoint only, so a rolled log "
-    "dir lacks the snapshot files Kafka would have (recovery still starts from the newest snapshot)."
-)
 _STREAMS_DELAY = (
     "Kafka 4.2 holds a new streams group's first assignment for group.streams.initial.rebalance.delay.ms (3 s, "
     "ASSIGNMENT_DELAYED), so its first target has both members (group epoch 3, tasks 0 and 2 to the first, 1 to "
@@ -649,11 +772,18 @@ _STREAMS_DELAY = (
     "second joins: group epoch 2). Goes when trafka serves the initial rebalance delay."
 )
 DIFFERENT = {
+    "dump-log offsets": "the records each broker's group coordinators write for the same steps: trafka writes "
+    "fewer classic GroupMetadata generations and no ConsumerGroupPartitionMetadata, its OffsetCommit values omit "
+    "what Kafka fills, and heartbeats' timing decides how many epochs each writes (every record decodes: "
+    "`dump-log offsets undecoded` is empty on both)",
+    "dump-log cluster metadata": "trafka writes PartitionRecord v1 (Kafka 4.2: v2, with ELR fields) and its "
+    "records of a topic in another order; Kafka's controller also writes what one node that is its own controller "
+    "has no use for (broker registrations, NoOpRecords, producer id blocks)",
+    "dump-log share group state": "the share coordinators' records for the same share group: Kafka writes a "
+    "ShareSnapshot per partition at initialization (start offset -1, state epoch 1) and ShareUpdates as "
+    "acknowledgements come, trafka its own snapshot epochs and state batches; both decode in full",
     "streams-groups describe members": _STREAMS_DELAY,
     "streams-groups describe state": _STREAMS_DELAY,
-    "files": _SNAPSHOTS_ON_ROLL,
-    "dump-log snapshot 00000000000000000003": _SNAPSHOTS_ON_ROLL,
-    "dump-log snapshot 00000000000000000005": _SNAPSHOTS_ON_ROLL,
     "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
     "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "

@@ -4,8 +4,10 @@
 - `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint`: "0", a count, then one
   "<topic> <partition> <offset>" line per partition.
 - `.kafka_cleanshutdown`: present only after a clean shutdown; removed at startup.
-- `.lock`: held with an exclusive `flock` for the life of the broker, as Kafka's LogManager holds it,
-  so a second broker on the same dir stops before touching anything. Readers take no lock.
+- `.lock`: held for the life of the broker, as Kafka's LogManager holds it, so a second broker on the
+  same dir stops before touching anything: an exclusive `flock`, and on Linux the record lock Kafka's
+  own FileLock takes (Java's FileChannel.tryLock is an fcntl lock, which flock does not see), so a Kafka
+  broker or tool refuses a dir trafka holds and trafka refuses one Kafka holds. Readers take no lock.
 
 `LogDir.open` checks a directory before writing anything to it: it must be empty, or already hold
 a `meta.properties` (a Kafka or trafka log dir), and be readable and writable; then it takes the lock.
@@ -14,10 +16,12 @@ a `meta.properties` (a Kafka or trafka log dir), and be readable and writable; t
 from __future__ import annotations
 
 import base64
+import errno
 import fcntl
 import json
 import os
 import re
+import struct
 import uuid
 
 import attrs
@@ -77,16 +81,35 @@ def _check_partition_dirs(path: str, entries: list[str]) -> None:
 
 
 def lock_log_dir(path: str) -> int:
-    """Take the log dir's `.lock` (an exclusive, non-blocking flock); returns the fd that holds it."""
+    """Take the log dir's `.lock` (an exclusive, non-blocking flock, and Kafka's record lock); returns
+    the fd that holds them."""
     fd = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _lock_as_kafka(fd)
     except BlockingIOError:
         os.close(fd)
         raise DataDirError(
             f"data dir {path} is in use by another process (it holds {os.path.join(path, LOCK)})"
         ) from None
     return fd
+
+
+def _lock_as_kafka(fd: int) -> None:
+    """A write lock on the whole file that conflicts with the POSIX record lock Kafka's FileLock takes
+    (Java's FileChannel.tryLock): an open file description lock (F_OFD_SETLK, Linux), owned by this
+    descriptor alone, so that no other descriptor the process closes releases it. BlockingIOError when
+    another process holds one (a Kafka broker or tool on this dir). Where the platform has none, the
+    flock alone guards the dir."""
+    command = getattr(fcntl, "F_OFD_SETLK", None)
+    if command is None:
+        return
+    try:
+        fcntl.fcntl(fd, command, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            raise BlockingIOError(exc.errno, exc.strerror) from None
+        raise
 
 
 class LogDir:

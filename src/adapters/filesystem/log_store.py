@@ -13,8 +13,9 @@ import shutil
 import uuid
 from collections.abc import Callable, Mapping
 
-from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS, segment_size
 from trafka.domain.log_dirs import UNKNOWN_VOLUME_BYTES, LogDirUsage
+from trafka.domain.ports import PartitionLog
 from trafka.domain.topics import Topic, TopicPartition
 
 from .fileio import LogDirHealth
@@ -34,7 +35,7 @@ def log_config(
         return int(configs.get(name, defaults.get(name, TOPIC_CONFIG_DEFAULTS[name][0])))
 
     return LogConfig(
-        segment_bytes=value("segment.bytes"),
+        segment_bytes=segment_size(configs, value("segment.bytes")),
         segment_ms=value("segment.ms"),
         index_interval_bytes=value("index.interval.bytes"),
         flush_messages=value("flush.messages") if flush_messages is None else flush_messages,
@@ -78,6 +79,7 @@ class FileLogStore:
         clean = logdir.clean_shutdown
         self._recovery_points = logdir.read_checkpoint(RECOVERY_POINT_CHECKPOINT) if clean else {}
         self._log_starts = logdir.read_checkpoint(LOG_START_CHECKPOINT)
+        self._roll_observer: Callable[[TopicPartition, PartitionLog, int], None] | None = None
 
     def _open(self, tp: TopicPartition, configs: Mapping[str, str]) -> FilePartitionLog:
         path = self.logdir.partition_path(tp)
@@ -91,6 +93,7 @@ class FileLogStore:
             health=self.health,
         )
         partition_log.open(self._recovery_points.get(tp))
+        self._observe(tp, partition_log)
         if partition_log.truncated_bytes:
             log.warning(
                 "recovered %s: truncated %d bytes of incomplete or corrupt batches; the log now ends at %d",
@@ -139,6 +142,16 @@ class FileLogStore:
             if read_partition_metadata(path) in removed_topic_ids:
                 log.warning("removing log dir %s of a deleted topic", path)
                 shutil.rmtree(path)
+
+    def observe_rolls(self, observer: Callable[[TopicPartition, PartitionLog, int], None]) -> None:
+        self._roll_observer = observer
+        for tp, partition_log in self._logs.items():
+            self._observe(tp, partition_log)
+
+    def _observe(self, tp: TopicPartition, partition_log: FilePartitionLog) -> None:
+        observer = self._roll_observer
+        if observer is not None:
+            partition_log.on_roll = lambda base_offset: observer(tp, partition_log, base_offset)
 
     def get(self, tp: TopicPartition) -> FilePartitionLog | None:
         return self._logs.get(tp)

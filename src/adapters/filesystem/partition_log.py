@@ -24,7 +24,7 @@ from trafka.domain.retention import SegmentInfo
 from .fileio import LogDirHealth
 from .layout import kafka_uuid, parse_kafka_uuid
 from .leader_epoch_checkpoint import read_leader_epochs, write_leader_epochs
-from .producer_snapshot import latest_snapshot, write_snapshot
+from .producer_snapshot import delete_snapshot, latest_snapshot, remove_stray, write_snapshot
 from .segment import Segment
 from .txn_recovery import TransactionIndexRebuild, rebuild_transaction_indexes
 
@@ -94,6 +94,7 @@ class FilePartitionLog:
         self._last_flush_ms = clock_ms()
         self.truncated_bytes = 0
         self._leader_epochs: list[tuple[int, int]] | None = None  # read from the checkpoint when first asked
+        self.on_roll: Callable[[int], None] | None = None  # told the base offset of each new segment
 
     # -- opening -----------------------------------------------------------------------------------
 
@@ -134,6 +135,7 @@ class FilePartitionLog:
         self._segments[-1].created_ms = self._clock_ms()
         if self._log_start_offset < self._segments[0].base_offset:
             self._log_start_offset = self._segments[0].base_offset
+        remove_stray(self.directory, [s.base_offset for s in self._segments])
         for segment in self._segments:
             segment.drop_aborted_after(self.log_end_offset)
         if txn_replay is None:  # a clean shutdown: Kafka recovers the segments whose indexes are damaged
@@ -202,6 +204,8 @@ class FilePartitionLog:
         segment.created_ms = self._clock_ms()
         self._segments.append(segment)
         fsync_dir(self.directory)
+        if self.on_roll is not None:
+            self.on_roll(segment.base_offset)
         return segment
 
     def _segment_for(self, offset: int) -> int:
@@ -308,7 +312,9 @@ class FilePartitionLog:
         """Drop whole segments that end at or before `base_offset` (never the active one)."""
         before = self._log_start_offset
         while len(self._segments) > 1 and self._segments[1].base_offset <= base_offset:
-            self._segments.pop(0).delete()
+            gone = self._segments.pop(0)
+            gone.delete()
+            delete_snapshot(self.directory, gone.base_offset)  # as Kafka's deleteProducerSnapshots
         self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
         if self._log_start_offset != before:
             self._on_log_start_moved()
@@ -363,6 +369,8 @@ class FilePartitionLog:
             fsync_dir(directory)
             for old in olds:
                 old.delete()
+                if old.base_offset != cleaned.segment.base_offset:  # Kafka's replaceSegments: merged away
+                    delete_snapshot(directory, old.base_offset)
 
         if deferred is None:
             flush_and_delete()

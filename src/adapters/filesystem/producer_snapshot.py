@@ -3,6 +3,10 @@
 int16 version 1, a CRC-32C of everything after the CRC field, then the producer entries. A snapshot
 at offset N holds the state of every batch below N; the log after N is replayed on top of it. A
 snapshot past the log end (the log was cut by recovery) or with a bad CRC is deleted, not trusted.
+
+Which snapshots a partition keeps is Kafka's rule (ADR 100): one at each segment's base offset,
+written when the segment rolls and deleted with the segment, plus the newest one when it lies past
+every segment's base (the one written at shutdown); `remove_stray` drops the others when a log opens.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from trafka.domain.producers import ProducerSnapshotEntry
 from .metadata_records import ProducerSnapshot
 
 SUFFIX = ".snapshot"
-KEEP = 2
 
 
 def _path(directory: str, offset: int) -> str:
@@ -33,6 +36,7 @@ def snapshot_offsets(directory: str) -> list[int]:
 def write_snapshot(
     directory: str, offset: int, entries: list[ProducerSnapshotEntry], checksum: Callable[[memoryview], int]
 ) -> None:
+    """`<offset>.snapshot`, replacing one of that offset, durably."""
     snapshot = ProducerSnapshot(
         version=1,
         crc=0,
@@ -58,8 +62,25 @@ def write_snapshot(
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, _path(directory, offset))
-    for old in snapshot_offsets(directory)[:-KEEP]:
-        os.remove(_path(directory, old))
+
+
+def delete_snapshot(directory: str, offset: int) -> None:
+    """The snapshot at `offset`, if there is one (its segment is gone: Kafka's deleteProducerSnapshots)."""
+    try:
+        os.remove(_path(directory, offset))
+    except FileNotFoundError:
+        pass
+
+
+def remove_stray(directory: str, segment_bases: list[int]) -> None:
+    """Kafka's ProducerStateManager.removeStraySnapshots, when a log opens: the snapshots at no segment's
+    base offset go, but for the newest of them when it is past the last segment's base."""
+    bases = set(segment_bases)
+    stray = [offset for offset in snapshot_offsets(directory) if offset not in bases]
+    keep = stray[-1] if stray and (not segment_bases or stray[-1] > max(segment_bases)) else None
+    for offset in stray:
+        if offset != keep:
+            delete_snapshot(directory, offset)
 
 
 def latest_snapshot(

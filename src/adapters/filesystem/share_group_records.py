@@ -109,11 +109,11 @@ def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
     kind = ShareRecordKind(version)
     if value is None:
         return ShareGroupRecord(kind, group_id, member_id, None)
+    if kind is ShareRecordKind.GROUP_EPOCH:
+        return ShareGroupRecord(kind, group_id, member_id, GroupEpoch(_group_epoch(value)))
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
-    if kind is ShareRecordKind.GROUP_EPOCH:
-        decoded = GroupEpoch(v.epoch)
-    elif kind is ShareRecordKind.TARGET_ASSIGNMENT_EPOCH:
+    if kind is ShareRecordKind.TARGET_ASSIGNMENT_EPOCH:
         decoded = TargetAssignmentEpoch(v.assignment_epoch)
     elif kind is ShareRecordKind.MEMBER_METADATA:
         decoded = ShareMemberMetadata(v.rack_id, v.client_id, v.client_host, tuple(v.subscribed_topic_names))
@@ -133,3 +133,13 @@ def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
             tuple((e.topic_id, e.topic_name) for e in v.deleting_topics),
         )
     return ShareGroupRecord(kind, group_id, member_id, decoded)
+
+
+def _group_epoch(value: bytes) -> int:
+    """ShareGroupMetadataValue's epoch. Kafka 4.2's v0 is the epoch and an int64 MetadataHash (not a tagged
+    field: `kafka-dump-log` could not read the 7-byte values trafka wrote before, epoch and no hash); such an
+    older value is still read, its epoch being where it is in both layouts."""
+    try:
+        return int(decode_versioned(ShareGroupMetadataValue, value).epoch)
+    except Exception:  # the older layout: int16 version, int32 epoch, an empty tagged-field section
+        return int.from_bytes(value[2:6], "big", signed=True)

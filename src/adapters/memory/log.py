@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from trafka.domain.batch import BatchHeader
 from trafka.domain.compaction import CleanedSegment
-from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS
+from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS, segment_size
 from trafka.domain.control import AbortedTxn
 from trafka.domain.log_dirs import LogDirUsage
+from trafka.domain.ports import PartitionLog
 from trafka.domain.producers import ProducerSnapshotEntry
 from trafka.domain.retention import SegmentInfo
 from trafka.domain.topics import Topic, TopicPartition
@@ -30,8 +31,9 @@ _BASE_OFFSET = struct.Struct(">q")
 
 
 def _segment_bytes(topic: Topic, defaults: Mapping[str, str]) -> int:
-    return int(
-        topic.configs.get("segment.bytes", defaults.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0]))
+    configs = topic.configs
+    return segment_size(
+        configs, configs.get("segment.bytes", defaults.get("segment.bytes", TOPIC_CONFIG_DEFAULTS["segment.bytes"][0]))
     )
 
 
@@ -57,6 +59,7 @@ class MemoryPartitionLog:
         self._snapshot: tuple[int, list[ProducerSnapshotEntry]] | None = None
         self._lock = threading.Lock()  # segment list surgery vs the cleaner thread's reads
         self._leader_epochs: list[tuple[int, int]] = []
+        self.on_roll: Callable[[int], None] | None = None  # told the base offset of each new segment
 
     @property
     def log_start_offset(self) -> int:
@@ -153,6 +156,8 @@ class MemoryPartitionLog:
             self._segment_bases.append(self._log_end_offset)
             self._segment_modified.append(self._clock_ms())
             self._active_size = 0
+            if self.on_roll is not None:
+                self.on_roll(self._log_end_offset)
 
     def segment_infos(self) -> list[SegmentInfo]:
         infos = []
@@ -282,10 +287,22 @@ class MemoryLogStore:
         self._logs: dict[TopicPartition, MemoryPartitionLog] = {}
         self._clock_ms = clock_ms  # stamps each segment's last append
         self._topic_defaults = dict(topic_defaults or {})  # the broker's defaults for topic configs
+        self._roll_observer: Callable[[TopicPartition, PartitionLog, int], None] | None = None
 
     def create(self, tp: TopicPartition, topic: Topic) -> MemoryPartitionLog:
         log = self._logs[tp] = MemoryPartitionLog(_segment_bytes(topic, self._topic_defaults), self._clock_ms)
+        self._observe(tp, log)
         return log
+
+    def observe_rolls(self, observer: Callable[[TopicPartition, PartitionLog, int], None]) -> None:
+        self._roll_observer = observer
+        for tp, log in self._logs.items():
+            self._observe(tp, log)
+
+    def _observe(self, tp: TopicPartition, log: MemoryPartitionLog) -> None:
+        observer = self._roll_observer
+        if observer is not None:
+            log.on_roll = lambda base_offset: observer(tp, log, base_offset)
 
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
         if tp in self._logs:

@@ -28,6 +28,8 @@ from typing import Any
 
 import attrs
 
+from trafka.domain.configs import MIN_SEGMENT_BYTES
+
 KAFKA_ENV_PREFIX = "KAFKA_"
 # Kafka's scripts read these; they are never server.properties entries: KafkaDockerWrapper's
 # ExcludeServerPropsEnv, KAFKA_JMX_PORT (the image's `launch` script), the variables of
@@ -131,6 +133,24 @@ def _int(low: int = -_INT_MAX - 1) -> Callable[[str, str], int]:
     return _integer(low, _INT_MAX)
 
 
+def _config_def_int(low: int) -> Callable[[str, str], int]:
+    """An INT key refused with Kafka's own words (ConfigDef's ConfigException), for the keys whose
+    message a test compares with Kafka's: `Invalid value V for configuration K: ...`."""
+
+    def parse(key: str, value: str) -> int:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = _INT_MAX + 1
+        if not -_INT_MAX - 1 <= number <= _INT_MAX:  # Integer.parseInt's refusal, as a number too large
+            raise KafkaConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT")
+        if number < low:
+            raise KafkaConfigError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
+        return number
+
+    return parse
+
+
 def _long(low: int = -_LONG_MAX - 1) -> Callable[[str, str], int]:
     return _integer(low, _LONG_MAX)
 
@@ -170,7 +190,7 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
     "cordoned.log.dirs": (("broker", "cordoned_log_dirs"), _text),
     "transaction.state.log.segment.bytes": (("broker", "transaction_state_log_segment_bytes"), _int(1)),
     "log.retention.bytes": (("log", "retention_bytes"), _long()),
-    "log.segment.bytes": (("log", "segment_bytes"), _int(14)),
+    "log.segment.bytes": (("log", "segment_bytes"), _config_def_int(MIN_SEGMENT_BYTES)),
     "log.index.interval.bytes": (("log", "index_interval_bytes"), _int(0)),
     "log.flush.interval.messages": (("log", "flush_interval_messages"), _long(1)),
     "log.retention.check.interval.ms": (("storage", "retention_check_interval_ms"), _long(1)),

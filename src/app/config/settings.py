@@ -22,7 +22,7 @@ import cattrs
 
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.releases import UnknownRelease, release_name
-from trafka.domain.configs import BrokerPolicy
+from trafka.domain.configs import MIN_SEGMENT_BYTES, BrokerPolicy
 from trafka.domain.groups import GroupSettings
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
 from trafka.domain.transactions.coordinator import MAX_TRANSACTION_TIMEOUT_MS
@@ -209,7 +209,7 @@ class LogSettings:
 
     retention_ms: int | None = None  # retention.ms; log.retention.ms|minutes|hours
     retention_bytes: int | None = None  # retention.bytes
-    segment_bytes: int | None = None  # segment.bytes
+    segment_bytes: int | None = None  # segment.bytes; at least 1 MiB, as Kafka 4.1+ (ADR 99)
     roll_ms: int | None = None  # segment.ms; log.roll.ms|hours
     flush_interval_messages: int | None = None  # flush.messages
     flush_interval_ms: int | None = None  # flush.ms
@@ -509,6 +509,12 @@ def load_configuration(
             cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
         )
         raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
+    segment_bytes = settings.log.segment_bytes
+    if segment_bytes is not None and segment_bytes < MIN_SEGMENT_BYTES:  # Kafka 4.1+'s words (ADR 99)
+        raise ConfigError(
+            f"invalid configuration: Invalid value {segment_bytes} for configuration log.segment.bytes: "
+            f"Value must be at least {MIN_SEGMENT_BYTES}"
+        )
     if settings.broker.kafka_version is not None:
         try:
             release_name(settings.broker.kafka_version)

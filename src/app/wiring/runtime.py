@@ -121,8 +121,7 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
         for transactional_id in ctx.services.transactions.expire(now):
             log.info("transaction %s timed out and was aborted", transactional_id)
             ctx.services.appends.notify_all()
-        if now >= next_checkpoint:
-            ctx.services.replicas.snapshot_producers()
+        if now >= next_checkpoint:  # producer snapshots are taken at each roll and at shutdown, as Kafka's
             adapters.checkpoint()
             next_checkpoint = now + storage.checkpoint_interval_ms
         if now >= next_producer_expiry:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 from ..catalog import TopicCatalog
-from ..configs import BrokerPolicy
+from ..configs import BrokerPolicy, segment_size
 from ..ports import LogStore, PartitionLog
 from ..topics import Topic, TopicPartition
 from .cleaner import Cleaner, CleanerStats
@@ -50,7 +50,7 @@ def compaction_config(policy: BrokerPolicy, configs: Mapping[str, str]) -> Compa
         min_compaction_lag_ms=int(value("min.compaction.lag.ms")),
         max_compaction_lag_ms=int(value("max.compaction.lag.ms")),
         delete_retention_ms=int(value("delete.retention.ms")),
-        segment_bytes=int(value("segment.bytes")),
+        segment_bytes=segment_size(configs, value("segment.bytes")),
         max_message_bytes=int(value("max.message.bytes")),
     )
 

@@ -57,10 +57,14 @@ def test_precedence_per_broker_over_default_over_static_over_kafkas():
 
 def test_the_cluster_default_describes_only_its_dynamic_values(cluster: Cluster):
     assert cluster.policy.describe_cluster_default(None) == []
-    cluster.catalog.broker_configs.alter("", {"log.segment.bytes": (SET, "100000")})
+    cluster.catalog.broker_configs.alter("", {"log.segment.bytes": (SET, "2000000")})
     cluster.catalog.broker_configs.alter("1", {"message.max.bytes": (SET, "5000")})
     [entry] = cluster.policy.describe_cluster_default(None)
-    assert (entry.name, entry.value, entry.source) == ("log.segment.bytes", "100000", Src.DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert (entry.name, entry.value, entry.source) == (
+        "log.segment.bytes",
+        "2000000",
+        Src.DYNAMIC_DEFAULT_BROKER_CONFIG,
+    )
 
 
 def test_a_topic_describes_where_its_default_comes_from(cluster: Cluster):
@@ -97,12 +101,14 @@ def test_message_max_bytes_applies_to_produce_at_once(cluster: Cluster):
 
 def test_segment_bytes_reaches_the_open_logs(cluster: Cluster):
     cluster.catalog.create("t", 1, 1)
-    cluster.catalog.create("own", 1, 1, {"segment.bytes": "999999"})
-    cluster.catalog.broker_configs.alter("1", {"log.segment.bytes": (SET, "1000")})
-    assert cluster.logs.get(TP).segment_bytes == 1000
-    assert cluster.logs.get(TopicPartition("own", 0)).segment_bytes == 999999
+    cluster.catalog.create("own", 1, 1, {"segment.bytes": "3000000"})
+    cluster.catalog.create("small", 1, 1, {"internal.segment.bytes": "500"})  # Kafka's tests' way below 1 MiB
+    cluster.catalog.broker_configs.alter("1", {"log.segment.bytes": (SET, "2000000")})
+    assert cluster.logs.get(TP).segment_bytes == 2000000
+    assert cluster.logs.get(TopicPartition("own", 0)).segment_bytes == 3000000
+    assert cluster.logs.get(TopicPartition("small", 0)).segment_bytes == 500
     cluster.catalog.create("later", 1, 1)
-    assert cluster.logs.get(TopicPartition("later", 0)).segment_bytes == 1000
+    assert cluster.logs.get(TopicPartition("later", 0)).segment_bytes == 2000000
 
 
 def test_log_cleanup_policy_list_operations_and_retention(cluster: Cluster):
@@ -117,7 +123,7 @@ def test_log_cleanup_policy_list_operations_and_retention(cluster: Cluster):
 
 def test_legacy_alter_replaces_the_whole_set(cluster: Cluster):
     configs = cluster.catalog.broker_configs
-    configs.alter("1", {"log.retention.ms": (SET, "1"), "log.segment.bytes": (SET, "2000")})
+    configs.alter("1", {"log.retention.ms": (SET, "1"), "log.segment.bytes": (SET, "2000000")})
     configs.replace("1", {"log.retention.bytes": "5"})
     assert configs.current("1") == {"log.retention.bytes": "5"}
     assert cluster.store.broker_configs() == {"1": {"log.retention.bytes": "5"}}
@@ -133,7 +139,7 @@ def test_validate_only_changes_nothing(cluster: Cluster):
 def test_configs_survive_a_restart_on_the_same_store():
     first = Cluster()
     first.catalog.broker_configs.alter("", {"message.max.bytes": (SET, "4096")})
-    first.catalog.broker_configs.alter("1", {"log.segment.bytes": (SET, "2048")})
+    first.catalog.broker_configs.alter("1", {"log.segment.bytes": (SET, "2097152")})
     again = Cluster(store=first.store)
     assert again.policy.max_message_bytes({}) == 4096
     assert _broker(again, "log.segment.bytes").source is Src.DYNAMIC_BROKER_CONFIG

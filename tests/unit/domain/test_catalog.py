@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.conftest import Cluster
+from trafka.domain.catalog import AlterOp
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.topics import TopicPartition, validate_topic_name
@@ -142,6 +143,14 @@ def test_config_values_outside_kafkas_ranges_are_invalid_config(cluster: Cluster
             {"segment.bytes": "3000000000"},
             "Invalid value 3000000000 for configuration segment.bytes: Value must be no more than 2147483647",
         ),
+        (  # Kafka 4.1+ (KIP-1030): segments of at least 1 MiB
+            {"segment.bytes": "1048575"},
+            "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576",
+        ),
+        (
+            {"internal.segment.bytes": "small"},
+            "Invalid value small for configuration internal.segment.bytes: Not a number of type INT",
+        ),
         (
             {"unclean.leader.election.enable": "maybe"},
             "Invalid value maybe for configuration unclean.leader.election.enable: "
@@ -155,6 +164,20 @@ def test_bad_config_values_are_refused_in_kafkas_words(cluster: Cluster, configs
         cluster.catalog.create("t", 1, 1, configs)
     assert info.value.code == ErrorCode.INVALID_CONFIG
     assert str(info.value.message) == message
+
+
+def test_internal_segment_bytes_sizes_segments_below_a_mebibyte(cluster: Cluster):
+    """Kafka's internal.segment.bytes (LogConfig's internal config, how its tests roll small segments):
+    accepted at any size, the segment size when set, described only on the topics that set it."""
+    cluster.catalog.create("small", 1, 1, {"internal.segment.bytes": "100", "segment.bytes": "1048576"})
+    assert cluster.logs.get(TopicPartition("small", 0)).segment_bytes == 100
+    described = {e.name: e.value for e in cluster.policy.describe_topic(cluster.catalog.get("small").configs, None)}
+    assert (described["internal.segment.bytes"], described["segment.bytes"]) == ("100", "1048576")
+    cluster.catalog.create("plain", 1, 1)
+    assert "internal.segment.bytes" not in {e.name for e in cluster.policy.describe_topic({}, None)}
+    altered = cluster.catalog.alter_configs("plain", {"internal.segment.bytes": (AlterOp.SET, "300")})
+    assert altered.configs == {"internal.segment.bytes": "300"}
+    assert cluster.logs.get(TopicPartition("plain", 0)).segment_bytes == 300
 
 
 def test_internal_and_colliding_topic_names_are_refused(cluster: Cluster):

@@ -35,7 +35,7 @@ def test_size_retention_deletes_only_while_the_log_stays_at_or_above_the_limit()
 
 
 def test_enforce_retention_on_a_topic(cluster: Cluster):
-    cluster.catalog.create("t", 1, 1, {"segment.bytes": "200", "retention.ms": "1000"})
+    cluster.catalog.create("t", 1, 1, {"internal.segment.bytes": "200", "retention.ms": "1000"})
     tp = TopicPartition("t", 0)
     for i in range(6):
         cluster.replicas.produce(tp, make_batch([(NOW - 10_000 + i, None, b"x" * 100)]), NOW)
@@ -45,7 +45,9 @@ def test_enforce_retention_on_a_topic(cluster: Cluster):
 
 
 def test_compacted_topics_are_left_alone(cluster: Cluster):
-    cluster.catalog.create("c", 1, 1, {"segment.bytes": "200", "retention.ms": "1", "cleanup.policy": "compact"})
+    cluster.catalog.create(
+        "c", 1, 1, {"internal.segment.bytes": "200", "retention.ms": "1", "cleanup.policy": "compact"}
+    )
     for _i in range(4):
         cluster.replicas.produce(TopicPartition("c", 0), make_batch([(0, b"k", b"x" * 100)]), NOW)
     assert cluster.replicas.enforce_retention(NOW) == {}
@@ -69,15 +71,15 @@ def test_alter_configs_set_delete_append_subtract(cluster: Cluster):
         "t",
         {
             "retention.ms": (AlterOp.DELETE, None),
-            "segment.bytes": (AlterOp.SET, "1000"),
+            "segment.bytes": (AlterOp.SET, "2000000"),
             "cleanup.policy": (AlterOp.APPEND, "compact"),
         },
     )
-    assert topic.configs == {"segment.bytes": "1000", "cleanup.policy": "delete,compact"}
+    assert topic.configs == {"segment.bytes": "2000000", "cleanup.policy": "delete,compact"}
     topic = cluster.catalog.alter_configs("t", {"cleanup.policy": (AlterOp.SUBTRACT, "delete")})
     assert topic.configs["cleanup.policy"] == "compact"
     assert cluster.store.load()[0].configs == topic.configs
-    assert cluster.logs.get(TopicPartition("t", 0)).segment_bytes == 1000
+    assert cluster.logs.get(TopicPartition("t", 0)).segment_bytes == 2000000
     for changes, code in (
         ({"nope": (AlterOp.SET, "1")}, ErrorCode.INVALID_CONFIG),
         ({"retention.ms": (AlterOp.SET, "soon")}, ErrorCode.INVALID_CONFIG),

@@ -88,7 +88,7 @@ def test_a_compressed_librdkafka_batch_gets_the_records_max_timestamp():
 
 
 def test_records_without_a_timestamp_live_retention_ms_after_they_were_written():
-    broker = Broker({"retention.ms": "60000", "segment.bytes": "100"})
+    broker = Broker({"retention.ms": "60000", "internal.segment.bytes": "100"})
     for _ in range(3):
         broker.produce(librdkafka_batch([-1] * 5))  # each batch over 100 bytes: a segment each
     broker.clock.now += 120_000  # the next retention check, as in the issue: nothing has expired
@@ -143,7 +143,7 @@ def test_no_record_is_deleted_before_its_segment_is_past_retention_ms(retention_
     Kafka keeps a segment by its largest record timestamp whenever one record has a timestamp
     (LogSegment.largestTimestamp); records without one that share a segment with timestamped records
     follow those."""
-    broker = Broker({"retention.ms": str(retention_ms), "segment.bytes": str(segment_bytes)})
+    broker = Broker({"retention.ms": str(retention_ms), "internal.segment.bytes": str(segment_bytes)})
     written: dict[int, tuple[int, int]] = {}  # offset -> (record timestamp, when it was written)
     for step in steps:
         if step[0] == "produce":

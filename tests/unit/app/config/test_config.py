@@ -50,8 +50,18 @@ def test_a_bad_key_or_value_is_an_error_that_names_it(tmp_path, toml, needle):
 
 
 def test_the_log_cleaner_section_is_set_from_the_environment():
-    settings = load_settings(environ={"TRAFKA_LOG_CLEANER_BACKOFF_MS": "100", "TRAFKA_LOG_SEGMENT_BYTES": "4096"})
-    assert (settings.log_cleaner.backoff_ms, settings.log.segment_bytes) == (100, 4096)
+    settings = load_settings(environ={"TRAFKA_LOG_CLEANER_BACKOFF_MS": "100", "TRAFKA_LOG_SEGMENT_BYTES": "2097152"})
+    assert (settings.log_cleaner.backoff_ms, settings.log.segment_bytes) == (100, 2097152)
+
+
+def test_log_segment_bytes_below_a_mebibyte_is_refused_in_kafkas_words():
+    """Kafka 4.1+ refuses log.segment.bytes below 1 MiB; tests roll smaller segments with the topic
+    config internal.segment.bytes, as Kafka's do."""
+    with pytest.raises(
+        ConfigError, match="Invalid value 1048575 for configuration log.segment.bytes: Value must be at least 1048576"
+    ):
+        load_settings(environ={"TRAFKA_LOG_SEGMENT_BYTES": "1048575"})
+    assert load_settings(environ={"TRAFKA_LOG_SEGMENT_BYTES": "1048576"}).log.segment_bytes == 1048576
 
 
 def test_an_unknown_environment_variable_is_named():

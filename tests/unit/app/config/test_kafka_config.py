@@ -118,7 +118,19 @@ def test_broker_id_is_node_id_and_must_agree():
         ({"num.partitions": "0"}, "'0' for num.partitions"),
         ({"auto.create.topics.enable": "yes"}, "'yes' for auto.create.topics.enable"),
         ({"default.replication.factor": "3"}, "'3' for default.replication.factor"),
-        ({"log.segment.bytes": "13"}, "'13' for log.segment.bytes"),
+        (
+            {"log.segment.bytes": "13"},
+            "Invalid value 13 for configuration log.segment.bytes: Value must be at least 1048576",
+        ),
+        # Kafka 4.1+'s minimum (KIP-1030), in its words
+        (
+            {"log.segment.bytes": "1048575"},
+            "Invalid value 1048575 for configuration log.segment.bytes: Value must be at least 1048576",
+        ),
+        (
+            {"log.segment.bytes": "big"},
+            "Invalid value big for configuration log.segment.bytes: Not a number of type INT",
+        ),
         ({"node.id": "99999999999"}, "for node.id"),
         ({"listeners": "PLAINTEXT://nohost"}, "for listeners"),
         ({"process.roles": "controller"}, "process.roles"),
