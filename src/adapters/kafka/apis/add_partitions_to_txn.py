@@ -150,7 +150,7 @@ def _partial(r: Refused) -> Any:
     denied = r.topics()
     results = []
     for t in r.body.v3_and_below_topics:
-        topic = r.ctx.catalog.get(t.name)
+        topic = r.uses.catalog.get(t.name)
         errors = []
         for p in t.partitions:
             if t.name in denied:

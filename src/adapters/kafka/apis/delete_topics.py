@@ -126,7 +126,7 @@ def _refusal_entries(response_class: Any, request: Any, version: int, error: int
 
 def _partial(r: Refused) -> Any:
     Result = r.handler.response.DeletableTopicResult
-    catalog, denied = r.ctx.catalog, r.topics()
+    catalog, denied = r.uses.catalog, r.topics()
     message = TOPIC_REFUSED.message if r.version >= 5 else None
 
     def refusal(name: str | None, topic_id: Any) -> Any:

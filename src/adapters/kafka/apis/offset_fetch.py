@@ -207,7 +207,7 @@ def _filter(gate, handler, ctx, body, version, client):
         )
     Group = Response.OffsetFetchResponseGroup
     Topics = Group.OffsetFetchResponseTopics
-    resolve_topic_ids(ctx, body, version)
+    resolve_topic_ids(handler.uses(ctx), body, version)  # its declared services (ADR 103)
     asked = list(body.groups)
     body.groups = [g for g in asked if group_allowed(g.group_id)]
     refused_by_group = [_without_refused_topics(g, topic_allowed) for g in body.groups]

@@ -32,6 +32,11 @@ class Refused:
     def topics(self) -> set[str]:
         return self.denied.get(Res.TOPIC, set())
 
+    @property
+    def uses(self) -> Any:
+        """The services the room's handler declares (ADR 103), for the partial answer's own lookups."""
+        return self.handler.uses(self.ctx)
+
     def serve(self, **fields: Any) -> Any:
         """The handler's answer to the request with `fields` replaced by their authorized part."""
         for name, value in fields.items():
