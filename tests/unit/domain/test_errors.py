@@ -28,7 +28,8 @@ KAFKA_PYTHON_RETRIABLE_DIFFERS = {
 }
 
 # Codes Kafka added after kafka-python 3.0.12's table (KIP-848's regex subscriptions, Kafka 4.0; the
-# share session limit, Kafka 4.1; KIP-1071's streams groups, Kafka 4.2).
+# share session limit, Kafka 4.1; KIP-1071's streams groups, Kafka 4.2; Kafka 4.4's group deletion and
+# topology description update).
 KAFKA_PYTHON_LACKS = {
     128: "INVALID_REGULAR_EXPRESSION",
     129: "REBOOTSTRAP_REQUIRED",
@@ -36,6 +37,8 @@ KAFKA_PYTHON_LACKS = {
     131: "STREAMS_INVALID_TOPOLOGY_EPOCH",
     132: "STREAMS_TOPOLOGY_FENCED",
     133: "SHARE_SESSION_LIMIT_REACHED",
+    134: "GROUP_DELETION_FAILED",
+    135: "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED",
 }
 
 
