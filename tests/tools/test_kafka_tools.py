@@ -128,6 +128,22 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
         "earliest",
     )
     out["verifiable-consumer"] = _consumer_summary(events)
+    # the same through the KIP-848 protocol (group.protocol=consumer), for its records in __consumer_offsets
+    events = run(
+        "kafka-verifiable-consumer",
+        *b,
+        "--topic",
+        topic,
+        "--group-id",
+        f"{prefix}-m",
+        "--group-protocol",
+        "consumer",
+        "--max-messages",
+        "30",
+        "--reset-policy",
+        "earliest",
+    )
+    out["verifiable-consumer consumer protocol"] = _consumer_summary(events)
     _streams_group(bootstrap, f"{prefix}-st", topic)
 
     groups = ("kafka-consumer-groups", *b)
@@ -703,6 +719,7 @@ STEPS = [
     "verifiable-producer",
     "get-offsets",
     "verifiable-consumer",
+    "verifiable-consumer consumer protocol",
     "consumer-groups describe",
     "consumer-groups describe state",
     "consumer-groups reset",
