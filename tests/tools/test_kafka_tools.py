@@ -782,12 +782,6 @@ STEPS = [
 
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
-_STREAMS_DELAY = (
-    "Kafka 4.2 holds a new streams group's first assignment for group.streams.initial.rebalance.delay.ms (3 s, "
-    "ASSIGNMENT_DELAYED), so its first target has both members (group epoch 3, tasks 0 and 2 to the first, 1 to "
-    "the second); trafka assigns at once (all three to the first member, then two kept and one moved when the "
-    "second joins: group epoch 2). Goes when trafka serves the initial rebalance delay."
-)
 DIFFERENT = {
     "dump-log offsets": "the records each broker's group coordinators write for the same steps: trafka writes "
     "fewer classic GroupMetadata generations and no ConsumerGroupPartitionMetadata, its OffsetCommit values omit "
@@ -799,8 +793,6 @@ DIFFERENT = {
     "dump-log share group state": "the share coordinators' records for the same share group: Kafka writes a "
     "ShareSnapshot per partition at initialization (start offset -1, state epoch 1) and ShareUpdates as "
     "acknowledgements come, trafka its own snapshot epochs and state batches; both decode in full",
-    "streams-groups describe members": _STREAMS_DELAY,
-    "streams-groups describe state": _STREAMS_DELAY,
     "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
     "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "
