@@ -11,6 +11,8 @@ median. A case's time is from spawning the process to:
 - floor: `python -c "import trio, attrs"` exiting;
 - serve-memory / serve-data-dir: `python -m trafka serve --memory|--data-dir D --port 0 --ready-file F`
   having written F and accepted a TCP connection (then it is stopped with SIGTERM);
+- serve-first-record / kafka-first-record (with `--kafka`): the same start, then one record produced
+  to a new topic and consumed back by confluent-kafka in this process: a test suite's first assertion;
 - help: `python -m trafka --help` exiting; topic-list: `python -m trafka topic list` against a
   broker started once beforehand, exiting;
 - broker: `python -c "import trafka; trafka.Broker().start()"` having accepted a TCP connection
@@ -72,8 +74,31 @@ def run_to_exit(*args: str) -> float:
     return time.perf_counter() - began
 
 
-def serve_until_ready(*extra: str) -> float:
-    """Spawn `trafka serve`, wait for its ready file and one accepted connection, stop it."""
+def first_record(bootstrap: str, deadline: float) -> None:
+    """Produce one record to a new topic (created by the broker on first use) and consume it back: what
+    a test suite waits for before its first assertion. The client (confluent-kafka) is the same for every
+    broker, loaded in this process before the clock starts."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic = f"coldstart-{time.time_ns()}"
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    producer.produce(topic, b"first")
+    if producer.flush(max(1.0, deadline - time.perf_counter())):
+        raise RuntimeError("the first record was not acknowledged")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": topic, "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        while time.perf_counter() < deadline:
+            message = consumer.poll(0.01)
+            if message is not None and message.error() is None:
+                return
+        raise RuntimeError("no record consumed")
+    finally:
+        consumer.close()
+
+
+def serve_until_ready(*extra: str, then: Callable[[str, float], None] | None = None) -> float:
+    """Spawn `trafka serve`, wait for its ready file and one accepted connection (and `then`), stop it."""
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready.json"
         began = time.perf_counter()
@@ -90,6 +115,8 @@ def serve_until_ready(*extra: str) -> float:
                 time.sleep(POLL_S)
             address = json.loads(ready.read_text())
             _connect(address["host"] or "127.0.0.1", address["port"], deadline)
+            if then is not None:
+                then(address["bootstrap_servers"], deadline)
             return time.perf_counter() - began
         finally:
             process.send_signal(signal.SIGINT)
@@ -130,7 +157,7 @@ def broker_again() -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def kafka_start() -> float:
+def kafka_start(then: Callable[[str, float], None] | None = None) -> float:
     sys.path.insert(0, str(ROOT))
     from tests.kafka.reference import ReferenceKafka  # the yardstick branch's reference broker
 
@@ -138,6 +165,8 @@ def kafka_start() -> float:
         kafka = ReferenceKafka(Path(tmp))
         began = time.perf_counter()
         kafka.start()
+        if then is not None:
+            then(kafka.bootstrap, began + 120)
         elapsed = time.perf_counter() - began
         kafka.stop()
         return elapsed
@@ -225,6 +254,7 @@ def main() -> None:
         "floor": lambda: run_to_exit("-c", "import trio, attrs"),
         "serve-memory": lambda: serve_until_ready("--memory"),
         "serve-data-dir": lambda: serve_until_ready("--data-dir", f"{data_dirs.name}/d{next(counter)}"),
+        "serve-first-record": lambda: serve_until_ready("--memory", then=first_record),
         "help": lambda: run_to_exit("-m", "trafka", "--help"),
         "topic-list": lambda: run_to_exit("-m", "trafka", "topic", "list", "-b", bootstrap),
         "broker": first_broker,
@@ -236,11 +266,12 @@ def main() -> None:
         if not (ROOT / "tests" / "kafka" / "reference.py").exists():
             parser.error("--kafka needs tests/kafka/reference.py (a checkout of this repository)")
         cases["kafka"] = kafka_start
+        cases["kafka-first-record"] = lambda: kafka_start(then=first_record)
     if args.only:
         wanted = {"floor", *args.only.split(",")}
         cases = {name: case for name, case in cases.items() if name in wanted}
     if args.compare:
-        for name in [n for n in cases if n not in ("floor", "kafka", "python", "trio")]:
+        for name in [n for n in cases if n not in ("floor", "kafka", "kafka-first-record", "python", "trio")]:
             cases[f"{name} (compared)"] = _with_python(cases[name], args.compare)
     times: dict[str, list[float]] = {name: [] for name in cases}
     try:
