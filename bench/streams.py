@@ -24,6 +24,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,8 +64,28 @@ def _lines(bootstrap: str, topic: str, lines: int, words: int) -> None:
         raise SystemExit("the input lines were not all written")
 
 
+def _trafka_as_the_reference() -> tuple[str, ...]:
+    """trafka with the streams group settings `tests/kafka/reference.py` gives Apache Kafka (ADR 98: 1 s
+    heartbeats, 6 s sessions) and, through a properties file, Kafka's 3 s initial delay: both brokers'
+    members then learn of a new assignment at the same pace."""
+    sys.path.insert(0, str(ROOT))
+    from tests.kafka.reference import server_properties
+
+    reference = server_properties(
+        Path(tempfile.mkdtemp(prefix="bench-streams-")), {"PLAINTEXT": 0, "CONTROLLER": 0}, False
+    )
+    wanted = {k: v for k, v in reference.items() if k.startswith("group.") and "streams" in k}
+    wanted["group.initial.rebalance.delay.ms"] = reference["group.initial.rebalance.delay.ms"]
+    properties = Path(tempfile.mkdtemp(prefix="bench-streams-config-")) / "server.properties"
+    properties.write_text("".join(f"{k}={v}\n" for k, v in sorted(wanted.items())))
+    return ("--memory", "--config", str(properties))
+
+
 def run_once(broker_name: str, args: argparse.Namespace, classpath: str) -> dict:
-    broker = KafkaBroker(120) if broker_name == "kafka" else spawn_trafka(None, 60, args.trafka_src, ("--memory",))
+    if broker_name == "kafka":
+        broker = KafkaBroker(120)
+    else:
+        broker = spawn_trafka(None, 60, args.trafka_src, _trafka_as_the_reference())
     try:
         suffix = int(time.time() * 1000)
         source, sink = f"bench-lines-{suffix}", f"bench-counts-{suffix}"
