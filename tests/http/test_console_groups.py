@@ -47,7 +47,13 @@ TP = TopicPartition("t", 0)
 
 @pytest.fixture
 def broker():
-    settings = load_settings(None, {}, {"storage": {"kind": "memory"}, "http": {"port": 0}})
+    # no initial rebalance delay for streams groups, as `trafka serve` and Broker() (Kafka's code default is 3 s)
+    overrides = {
+        "storage": {"kind": "memory"},
+        "http": {"port": 0},
+        "groups": {"streams_initial_rebalance_delay_ms": 0},
+    }
+    settings = load_settings(None, {}, overrides)
     adapters = default_adapters(settings)
     ctx = bootstrap(settings, adapters)
     view = observe_broker(settings, ctx, ctx.services.clock_ms())

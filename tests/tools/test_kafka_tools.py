@@ -440,6 +440,16 @@ def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
     copy = work / "metadata-copy" / "__cluster_metadata-0"
     shutil.copytree(log_dir / "__cluster_metadata-0", copy, ignore=shutil.ignore_patterns("*.tmp"))
     shell = ("kafka-metadata-shell", "--snapshot", str(sorted(copy.glob("*.log"))[-1]))
+
+    def shell_run(*args: str) -> str:
+        # The shell answers a command while its loader may still be reading the log (seen on Kafka's own
+        # long metadata log with a cold JVM: "no such file or directory" for a topic a second run lists).
+        for _ in range(3):
+            printed = run(*shell, *args)
+            if "no such file or directory" not in printed:
+                break
+        return printed
+
     for path in (
         f"/image/topics/byName/{prefix}-a",
         f"/image/topics/byName/{prefix}-a/0",
@@ -447,9 +457,9 @@ def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
         f"/image/configs/group/{prefix}-g",
         "/image/features",
     ):
-        out[f"metadata-shell ls {path.replace(prefix, 'P')}"] = run(*shell, "ls", path)
-    out["metadata-shell cat partition"] = run(*shell, "cat", f"/image/topics/byName/{prefix}-a/0")
-    out["metadata-shell cat topic config"] = run(*shell, "cat", f"/image/configs/topic/{prefix}-a/retention.ms")
+        out[f"metadata-shell ls {path.replace(prefix, 'P')}"] = shell_run("ls", path)
+    out["metadata-shell cat partition"] = shell_run("cat", f"/image/topics/byName/{prefix}-a/0")
+    out["metadata-shell cat topic config"] = shell_run("cat", f"/image/configs/topic/{prefix}-a/retention.ms")
     return out
 
 
