@@ -69,7 +69,8 @@ def _value(field, version: int, depth: int) -> st.SearchStrategy:
     if field.is_struct_array() or field.is_struct():
         item = _struct(field, version, depth + 1)
         if field.is_struct():
-            return item  # a struct field: always built (kafka-python cannot encode a null non-nullable one)
+            # null only where the schema allows it (kafka-python cannot encode a null non-nullable struct)
+            return st.one_of(st.none(), item) if field.nullable_for_version_q(version) else item
         return st.one_of(st.none(), st.lists(item, max_size=3 if depth < 2 else 1))
     if field.is_array():
         return st.one_of(st.none(), st.lists(_simple(field.array_of.type_str), max_size=4))
