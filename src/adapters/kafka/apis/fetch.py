@@ -47,7 +47,7 @@ from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, Topic, TopicPartition
 from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
-from ..api import KafkaApi, Parked, QuotaCharge, top_level_error
+from ..api import FastDecoder, KafkaApi, Parked, QuotaCharge, top_level_error
 from ..connection.cluster import fail_partitions
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
@@ -57,7 +57,8 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
-from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
+from ..wire.fast_fetch import REQUEST_VERSIONS, FetchAnswer, PartitionAnswer, TopicAnswer, decode_fetch
+from ..wire.fast_fetch import ProtocolError as FetchProtocolError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -345,4 +346,5 @@ API = KafkaApi(
     read_only=True,
     cluster=fail_partitions("responses", "partition_index"),
     quota=_quota_use,
+    fast_decoder=FastDecoder(REQUEST_VERSIONS, decode_fetch, FetchProtocolError),  # ADR 116
 )

@@ -1,8 +1,8 @@
 """Request and response codec on top of trafka's schema-compiled message classes (`wire/messages`).
 
 Bodies go through the classes `schema_codec` compiles from Kafka's JSON schemas (ADRs 71, 92), except
-where a room declares a measured `FastDecoder` for some versions (Produce's `fast_produce`, proven
-equal to the schema's encoding by differential tests, ADR 9); a response that encodes itself (a
+where a room declares a measured `FastDecoder` for some versions (Produce's `fast_produce`, Fetch's
+`fast_fetch`, proven equal to the schema codec by differential tests, ADRs 9 and 116); a response that encodes itself (a
 fast-path answer) does so. This module reads the request header, picks the class and version, and
 turns every decoding failure into a `ProtocolError` for the connection to report.
 """
