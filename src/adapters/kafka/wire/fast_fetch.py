@@ -192,10 +192,10 @@ _HEAD = struct.Struct(">hhih")  # api key, version, correlation id, client id le
 _TOP_V4 = struct.Struct(">iiiib")  # replica id, max wait, min bytes, max bytes, isolation level
 _TOP_V7 = struct.Struct(">iiiibii")  # ... session id, session epoch
 _TOP_V15 = struct.Struct(">iiibii")  # v15+: the replica id moved into the (tagged) replica state
-_PARTITION_V4 = struct.Struct(">iqi")  # partition, fetch offset, partition max bytes
-_PARTITION_V5 = struct.Struct(">iqqi")  # ... log start offset
-_PARTITION_V9 = struct.Struct(">iiqqi")  # ... current leader epoch
-_PARTITION_V12 = struct.Struct(">iiqiqi")  # ... last fetched epoch
+_WANTED_V4 = struct.Struct(">iqi")  # partition, fetch offset, partition max bytes
+_WANTED_V5 = struct.Struct(">iqqi")  # ... log start offset
+_WANTED_V9 = struct.Struct(">iiqqi")  # ... current leader epoch
+_WANTED_V12 = struct.Struct(">iiqiqi")  # ... last fetched epoch
 _ZERO_ID = bytes(16)
 _NO_HIGH_WATERMARK = 2**63 - 1  # the schema's default for the v18 tagged HighWatermark
 _new = object.__new__
@@ -310,13 +310,7 @@ def _decode(frame: bytes, version: int) -> tuple[int, str | None, Any]:
         fields["session_epoch"] = epoch
     by_id = version >= 13
     partition_struct = (
-        _PARTITION_V12
-        if version >= 12
-        else _PARTITION_V9
-        if version >= 9
-        else _PARTITION_V5
-        if version >= 5
-        else _PARTITION_V4
+        _WANTED_V12 if version >= 12 else _WANTED_V9 if version >= 9 else _WANTED_V5 if version >= 5 else _WANTED_V4
     )
     step = partition_struct.size
     topics = []
