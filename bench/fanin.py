@@ -5,6 +5,7 @@
     python bench/fanin.py --spawn kfake                 # franz-go's kfake (bench/kfake, built with Go)
     python bench/fanin.py --spawn kafka                 # Apache Kafka, the yardstick (tests/kafka/pom.xml)
     python bench/fanin.py --spawn trafka --profile /tmp/fanin.svg      # py-spy flame graph of the broker
+    python bench/fanin.py --spawn trafka --profile /tmp/out.txt --profile-phase fan-out --profile-rate 1000
 
 1. creates a topic of `--partitions` (8) partitions;
 2. **fan-in**: `--producers` (4) processes each send `--records` (20,000) records of `--size` (100)
@@ -151,20 +152,32 @@ def run_once(args: argparse.Namespace) -> dict:
             admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result(30)
         except KafkaException as exc:
             raise SystemExit(f"cannot create {topic}: {exc}") from None
-        if args.profile:
+
+        def profile() -> subprocess.Popen:
             fmt = ["--format", "raw"] if args.profile.endswith(".txt") else []  # collapsed stacks, or a flame graph
-            profiler = subprocess.Popen(
-                ["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", "200"],
+            rate = str(args.profile_rate)
+            started = subprocess.Popen(
+                ["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", rate],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
             time.sleep(1)
+            return started
+
+        if args.profile and args.profile_phase != "fan-out":
+            profiler = profile()
         total = args.producers * args.records
         produce_s, produce_cpu = _phase(
             _produce,
             [(broker.bootstrap, topic, args.partitions, args.records, args.size, i) for i in range(args.producers)],
             broker,
         )
+        if profiler is not None and args.profile_phase == "fan-in":
+            profiler.send_signal(2)
+            profiler.wait(60)
+            profiler = None
+        elif args.profile and args.profile_phase == "fan-out":
+            profiler = profile()
         times = multiprocessing.get_context("spawn").Queue()
         consume_s, consume_cpu = _phase(
             _consume, [(broker.bootstrap, topic, total, f"fanout-{g}", times) for g in range(args.groups)], broker
@@ -209,6 +222,10 @@ def main() -> None:
         "--profile",
         help="with --spawn trafka: py-spy samples of the broker: a flame graph (.svg) or collapsed stacks (.txt)",
     )
+    parser.add_argument(
+        "--profile-phase", choices=["all", "fan-in", "fan-out"], default="all", help="the phase --profile samples"
+    )
+    parser.add_argument("--profile-rate", type=int, default=200, help="py-spy's samples per second")
     parser.add_argument("--trafka-src", help="run the spawned trafka from another src/ tree")
     parser.add_argument(
         "--rebalance-delay-ms",

@@ -35,6 +35,7 @@ _INT = {
     "float64": struct.Struct(">d"),
 }
 _NULL_UUID = bytes(16)
+_I32 = _INT["int32"]
 
 
 class SchemaError(ValueError):
@@ -186,23 +187,71 @@ def _uvarint(out: bytearray, n: int) -> None:
     out.append(n)
 
 
+# Each struct's fields at one version, resolved once into a plan: (name, field, kind, argument, default,
+# tag or None) per field the version has, in schema order. The encoder and decoder walk plans, not the
+# schema, so a field's versions, type and codec are looked up once per (struct, version), not per value.
+_INT_KIND, _BOOL, _UUID, _STRING, _BYTES, _STRUCT_ARRAY, _SCALAR_ARRAY, _STRUCT = range(8)
+_PLANS: dict[tuple[int, int, bool], tuple[tuple[Field, ...], tuple[tuple[Any, ...], ...]]] = {}
+
+
+def _scalar_kind(type_: str) -> tuple[int, Any]:
+    codec = _INT.get(type_)
+    if codec is not None:
+        return _INT_KIND, codec
+    kind = {"bool": _BOOL, "uuid": _UUID, "string": _STRING, "bytes": _BYTES, "records": _BYTES}.get(type_)
+    return (-1, type_) if kind is None else (kind, None)
+
+
+def _plan(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[tuple[Any, ...], ...]:
+    key = (id(fields), version, flexible)
+    cached = _PLANS.get(key)
+    if cached is not None and cached[0] is fields:  # the plan holds `fields`, so its id stays its own
+        return cached[1]
+    plan = []
+    for field in fields:
+        if version not in field.versions:
+            continue
+        tag = field.tag if flexible and version in field.tagged else None
+        if field.is_array:
+            if field.is_struct:
+                kind, argument = _STRUCT_ARRAY, field.fields
+            else:
+                kind, argument = _SCALAR_ARRAY, _scalar_kind(field.element)
+        elif field.is_struct:
+            kind, argument = _STRUCT, version in field.nullable
+        else:
+            kind, argument = _scalar_kind(field.type)
+        plan.append((field.name, field, kind, argument, field.default, tag))
+    _PLANS[key] = (fields, tuple(plan))
+    return _PLANS[key][1]
+
+
 def _write_struct(
     out: bytearray, fields: tuple[Field, ...], value: dict[str, Any], version: int, flexible: bool
 ) -> None:
     tagged: list[tuple[int, bytes]] = []
-    for field in fields:
-        if version not in field.versions:
-            continue
-        item = value.get(field.name, field.default)
-        if flexible and version in field.tagged:
+    for name, field, kind, argument, default, tag in _plan(fields, version, flexible):
+        item = value.get(name, default)
+        if tag is not None:
             if _is_default(field, item):
                 continue
             body = bytearray()
             _write_field(body, field, item, version, True)
-            assert field.tag is not None
-            tagged.append((field.tag, bytes(body)))
+            tagged.append((tag, bytes(body)))
             continue
-        _write_field(out, field, item, version, flexible)
+        if kind == _INT_KIND:
+            out += argument.pack(item)
+        elif kind == _STRING:
+            _write_bytes(out, None if item is None else item.encode(), flexible, short=True)
+        elif kind == _STRUCT_ARRAY:
+            if item is None:  # null even where the schema says non-nullable, as kafka-python wrote it
+                _uvarint(out, 0) if flexible else out.extend(_I32.pack(-1))
+                continue
+            _uvarint(out, len(item) + 1) if flexible else out.extend(_I32.pack(len(item)))
+            for element in item:
+                _write_struct(out, argument, element, version, flexible)
+        else:
+            _write_field(out, field, item, version, flexible)
     if flexible:
         _uvarint(out, len(tagged))
         for tag, encoded in sorted(tagged):
@@ -283,7 +332,12 @@ class _Reader:
         return chunk
 
     def unpack(self, codec: struct.Struct) -> Any:
-        return codec.unpack(self.take(codec.size))[0]
+        pos = self.pos
+        end = pos + codec.size
+        if end > len(self.data):
+            raise SchemaError("the message ends inside a field")
+        self.pos = end
+        return codec.unpack_from(self.data, pos)[0]
 
     def uvarint(self) -> int:
         shift = result = 0
@@ -300,15 +354,22 @@ class _Reader:
 def _read_struct(reader: _Reader, fields: tuple[Field, ...], version: int, flexible: bool) -> dict[str, Any]:
     value: dict[str, Any] = {}
     by_tag: dict[int, Field] = {}
-    for field in fields:
-        if version not in field.versions:
-            continue
-        if flexible and version in field.tagged:
-            assert field.tag is not None
-            by_tag[field.tag] = field
-            value[field.name] = None if field.is_struct and not field.is_array else field.default
-            continue
-        value[field.name] = _read_field(reader, field, version, flexible)
+    for name, field, kind, argument, default, tag in _plan(fields, version, flexible):
+        if tag is not None:
+            by_tag[tag] = field
+            value[name] = None if kind == _STRUCT else default
+        elif kind == _INT_KIND:
+            value[name] = reader.unpack(argument)
+        elif kind == _STRUCT_ARRAY:
+            count = reader.uvarint() - 1 if flexible else reader.unpack(_I32)
+            if count < 0:
+                value[name] = None
+                continue
+            if count > len(reader.data) - reader.pos:  # every element takes at least a byte
+                raise SchemaError(f"{name}: {count} elements in {len(reader.data) - reader.pos} bytes")
+            value[name] = [_read_struct(reader, argument, version, flexible) for _ in range(count)]
+        else:
+            value[name] = _read_field(reader, field, version, flexible)
     if flexible:
         for _ in range(reader.uvarint()):
             tag, size = reader.uvarint(), reader.uvarint()

@@ -301,7 +301,7 @@ def _from_value(cls: type[Message], value: dict[str, Any], version: int) -> Any:
                 )
             elif view.bitfield:
                 item = _bits(item)
-            elif item == _ZERO_UUID and view.field.type == "uuid":
+            elif view.field.type == "uuid" and item == _ZERO_UUID:
                 item = None
         setattr(message, view.name, item)
     return message
