@@ -211,6 +211,7 @@ def _plan(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[tupl
     for field in fields:
         if version not in field.versions:
             continue
+        argument: Any
         tag = field.tag if flexible and version in field.tagged else None
         if field.is_array:
             if field.is_struct:
