@@ -244,13 +244,25 @@ def _write_struct(
             out += argument.pack(item)
         elif kind == _STRING:
             _write_bytes(out, None if item is None else item.encode(), flexible, short=True)
-        elif kind == _STRUCT_ARRAY:
+        elif kind == _STRUCT_ARRAY or kind == _SCALAR_ARRAY:
             if item is None:  # null even where the schema says non-nullable, as kafka-python wrote it
                 _uvarint(out, 0) if flexible else out.extend(_I32.pack(-1))
                 continue
             _uvarint(out, len(item) + 1) if flexible else out.extend(_I32.pack(len(item)))
-            for element in item:
-                _write_struct(out, argument, element, version, flexible)
+            if kind == _STRUCT_ARRAY:
+                for element in item:
+                    _write_struct(out, argument, element, version, flexible)
+            elif argument[0] == _INT_KIND:
+                pack = argument[1].pack
+                for element in item:
+                    out += pack(element)
+            else:
+                for element in item:
+                    _write_scalar(out, field.element, element, flexible, name)
+        elif kind == _BOOL:
+            out.append(1 if item else 0)
+        elif kind == _UUID:
+            out += _NULL_UUID if item is None else item.bytes
         else:
             _write_field(out, field, item, version, flexible)
     if flexible:
