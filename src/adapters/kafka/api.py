@@ -225,6 +225,9 @@ class FastDecoder:
     versions: tuple[int, int]
     decode: Callable[[bytes, int], tuple[int, str | None, Any]]
     error: type[Exception]
+    # True where a frame's size is entries to walk (Fetch's partitions), not bytes kept as they are
+    # (Produce's records): a large frame is then decoded off the event loop as the schema codec's are.
+    off_loop_when_large: bool = False
 
 
 class QuotaCharge(NamedTuple):

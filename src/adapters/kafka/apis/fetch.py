@@ -346,5 +346,5 @@ API = KafkaApi(
     read_only=True,
     cluster=fail_partitions("responses", "partition_index"),
     quota=_quota_use,
-    fast_decoder=FastDecoder(REQUEST_VERSIONS, decode_fetch, FetchProtocolError),  # ADR 116
+    fast_decoder=FastDecoder(REQUEST_VERSIONS, decode_fetch, FetchProtocolError, off_loop_when_large=True),  # ADR 116
 )

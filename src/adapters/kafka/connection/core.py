@@ -143,7 +143,7 @@ class ConnectionCore:
                 return group
         if len(frame) >= DECODE_OFF_LOOP_BYTES:
             api = self.registry.get(int.from_bytes(frame[:2], "big", signed=True))
-            if api is not None and api.fast_decoder is None:
+            if api is not None and (api.fast_decoder is None or api.fast_decoder.off_loop_when_large):
                 return DecodeOffLoop(frame)
         try:
             return decode_request(frame, self.registry)

@@ -5,6 +5,7 @@ without a socket, a task or a clock."""
 from __future__ import annotations
 
 import logging
+import uuid
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +24,7 @@ from trafka.adapters.kafka.connection.core import (
 from trafka.adapters.kafka.request_context import Endpoint
 from trafka.adapters.kafka.wire.codec import DecodedRequest
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
-from trafka.schema_codec.messages import ApiVersionsRequest, MetadataRequest, ProduceRequest
+from trafka.schema_codec.messages import ApiVersionsRequest, FetchRequest, MetadataRequest, ProduceRequest
 
 from .test_produce_lane import _batch
 
@@ -130,6 +131,19 @@ def test_a_large_frame_without_a_fast_decoder_is_decoded_off_the_loop_and_produc
     core.frames.feed(framed(_encoded(huge, 9)))
     (action,) = _actions(core, lane_open=False, room=32)
     assert type(action) is DecodedRequest  # Produce's fast decoder is cheap at any size
+
+
+def test_a_large_fetch_is_decoded_off_the_loop_although_it_has_a_fast_decoder():
+    """A Fetch frame is large by its partitions, each one decoded (ADR 116): off the loop, as before."""
+    topic = FetchRequest.FetchTopic
+    partitions = [topic.FetchPartition(partition=i, fetch_offset=0, partition_max_bytes=1) for i in range(40_000)]
+    request = FetchRequest[16](max_wait_ms=0, min_bytes=1, topics=[topic(topic_id=uuid.uuid4(), partitions=partitions)])
+    large = _encoded(request, 16)
+    assert len(large) >= DECODE_OFF_LOOP_BYTES
+    core = _core()
+    core.frames.feed(framed(large))
+    (action,) = _actions(core)
+    assert type(action) is DecodeOffLoop and action.frame == large
 
 
 def test_unsupported_versions_close_but_api_versions_answers_and_garbage_closes(caplog):
