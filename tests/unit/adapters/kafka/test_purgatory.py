@@ -4,7 +4,9 @@ the unit of work commits after every round of completions."""
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 
 import pytest
 import trio
@@ -148,3 +150,37 @@ async def test_a_completion_without_an_answer_at_its_deadline_fails_that_request
         await trio.sleep(0.3)
         assert type(answers[0]) is Failed and answers[1:] == ["later expired"]
         nursery.cancel_scope.cancel()
+
+
+def _parked_as_the_server_parks(purgatory: Purgatory, keys: tuple[str, ...], answers: list) -> tuple:
+    """A `deliver` that refers to its own operation, as the connection's does (it forgets it): the
+    operation, and a weak reference to its `deliver`."""
+    op = None
+
+    def deliver(answer: object) -> None:
+        assert op is not None
+        answers.append(answer)
+
+    op = purgatory.park(Parked(keys, None, lambda expired: "answer"), deliver)
+    return op, weakref.ref(deliver)
+
+
+def test_an_answered_or_forgotten_operation_is_freed_without_the_collector():
+    """The operation and its connection's `deliver` refer to each other: the purgatory drops its end
+    once delivered (or forgotten), so nothing waits for the cyclic collector (issue 43: on the latency
+    path every parked Fetch left about 40 objects of cyclic garbage, a collection every ~20 records)."""
+    gc.disable()
+    try:
+        purgatory = Purgatory()
+        answers: list = []
+        op, answered = _parked_as_the_server_parks(purgatory, ("p0",), answers)
+        del op
+        op, forgotten = _parked_as_the_server_parks(purgatory, ("p1",), answers)
+        purgatory.notify(["p0"])
+        assert answers == ["answer"]
+        assert answered() is None
+        purgatory.forget(op)
+        del op
+        assert forgotten() is None
+    finally:
+        gc.enable()
