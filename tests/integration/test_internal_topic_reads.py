@@ -7,6 +7,7 @@ Apache Kafka."""
 from __future__ import annotations
 
 import struct
+import time
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -126,3 +127,44 @@ def test_a_read_committed_reader_skips_the_offsets_an_aborted_transaction_commit
         assert aborted in _commits_read(broker, "read_uncommitted", committed)
         assert aborted not in _commits_read(broker, "read_committed", committed)
         producer = plain = None
+
+
+def test_a_fetch_waiting_on_consumer_offsets_is_answered_by_the_next_commit(tmp_path):
+    """A commit appends to `__consumer_offsets` and wakes the Fetch parked there, as an append wakes
+    Kafka's delayed fetches: the reader gets it long before its fetch.wait.max.ms."""
+    with running(tmp_path / "data") as broker:
+        producer = Producer({"bootstrap.servers": broker.bootstrap})
+        producer.produce("orders", b"o-1")
+        producer.flush(10)
+        committer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g1", "enable.auto.commit": False})
+        committer.commit(offsets=[TopicPartition("orders", 0, 1)], asynchronous=False)
+        reader = Consumer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "group.id": "reader",
+                "enable.auto.commit": False,
+                "fetch.wait.max.ms": 30_000,
+            }
+        )
+        reader.assign([TopicPartition(OFFSETS, 0, OFFSET_BEGINNING)])
+        seen: list[tuple[str, str, int, int]] = []
+
+        def read() -> None:
+            message = reader.poll(0.2)
+            if message is not None and message.error() is None and message.key():
+                found = offset_commit(message.key(), message.value())
+                if found is not None:
+                    seen.append(found)
+
+        try:
+            assert eventually(lambda: read() or ("g1", "orders", 0, 1) in seen, 15, what="the first commit")
+            for _ in range(10):  # 2 s of polls: the reader's next fetch is parked at the end of the log
+                read()
+            committed = time.monotonic()
+            committer.commit(offsets=[TopicPartition("orders", 0, 2)], asynchronous=False)
+            assert eventually(lambda: read() or ("g1", "orders", 0, 2) in seen, 25, what="the second commit")
+            assert time.monotonic() - committed < 10, "answered by the commit, not at fetch.wait.max.ms"
+        finally:
+            reader.close()
+            committer.close()
+            producer = None

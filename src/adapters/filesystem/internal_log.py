@@ -6,7 +6,8 @@ code as every topic, and fsynced before the write returns: this is the broker's 
 A coordinator's transactional batches (TxnOffsetCommit's offsets) are decided by the marker it writes
 when the transaction ends; an abort goes into the aborted transaction index (`.txnindex`) as Kafka's
 log does for every partition it appends a marker to, so a read_committed reader of the topic (Fetch,
-ADR 108) is told to drop them.
+ADR 108) is told to drop them. Each append is told to `appended`: a Fetch parked on the partition
+wakes, as an append to any partition completes Kafka's delayed fetches.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class InternalLog:
         self.log: FilePartitionLog = logs.open(tp, Topic(tp.topic, self.topic_id, 1, self.configs))
         # producer id -> the first offset of its open transaction here; read from the log when first needed
         self._open: dict[int, int] | None = None
+        # Told after each append (the wiring wakes the Fetch requests parked on this partition, ADR 108).
+        self.appended: Callable[[TopicPartition], None] = lambda tp: None
 
     def append(
         self, records: Sequence[tuple[bytes | None, bytes | None]], producer_id: int = -1, producer_epoch: int = -1
@@ -88,6 +91,7 @@ class InternalLog:
         headers = assign_offsets(batches, self.log.log_end_offset, 0, self._checksum)
         self.log.append(batches.buffer, headers)
         self.log.flush()
+        self.appended(self.log_tp)
         return headers[0].base_offset
 
     def batches(self) -> Iterator[tuple[BatchHeader, bytes]]:
