@@ -1,4 +1,4 @@
-"""The line budget (issue 40; STYLE.md: "a file over ~400 lines is a sign it holds two ideas"): no module
+"""The line budget (issue 40, ADR 113; STYLE.md: "a file over ~400 lines is a sign it holds two ideas"): no module
 under src/ is longer than 450 lines. A module that outgrows it is split by concern, not granted an
 exception.
 
