@@ -1,12 +1,6 @@
 """A view of Kafka record batches (magic v2) that reads and patches headers, never records.
 
-Layout of the 61-byte header (offsets in bytes):
-
-    0 base_offset int64      8 batch_length int32     12 partition_leader_epoch int32
-   16 magic int8            17 crc uint32 (CRC-32C of bytes 21..end)
-   21 attributes int16      23 last_offset_delta int32 27 base_timestamp int64
-   35 max_timestamp int64   43 producer_id int64      51 producer_epoch int16
-   53 base_sequence int32   57 records_count int32    61 records...
+The 61-byte header's layout and fields are `batch_header.py`'s (ADR 112).
 
 The produce path validates each batch's header and CRC and then patches `base_offset` and
 `partition_leader_epoch` in place. The CRC does not cover those fields, so the bytes clients sent are
