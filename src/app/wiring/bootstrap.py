@@ -151,6 +151,8 @@ class Adapters:
     cleaning: CleanerSlot = attrs.field(factory=CleanerSlot)
     compacted_internal: Callable[[], list[tuple[TopicPartition, PartitionLog, dict[str, str]]]] = list
     internal_topic_ids: Mapping[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's internal topics
+    # Given the function to call after each append to an internal topic Fetch reads (ADR 108).
+    watch_internal_appends: Callable[[Callable[[TopicPartition], None]], None] = lambda appended: None
 
 
 def wall_clock_ms() -> int:
@@ -223,6 +225,10 @@ def default_adapters(settings: Settings) -> Adapters:
         clock_ms,
     )
 
+    def watch_internal_appends(appended: Callable[[TopicPartition], None]) -> None:
+        for internal in (offsets, txn_state, share_state):
+            internal.appended = appended
+
     def started() -> None:
         logs.remove_stray(catalog_store.removed_topic_ids)
         logdir.start()
@@ -268,6 +274,7 @@ def default_adapters(settings: Settings) -> Adapters:
             for internal in (offsets, txn_state)
         ],
         internal_topic_ids={internal.log_tp.topic: internal.topic_id for internal in (offsets, txn_state, share_state)},
+        watch_internal_appends=watch_internal_appends,
         **common,
     )
 
@@ -496,6 +503,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
     replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
+    adapters.watch_internal_appends(lambda tp: appends.notify((tp,)))  # and a Fetch parked on one wakes
     consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:
