@@ -40,11 +40,20 @@ FEATURES = (
     "trafka.adapters.schema_registry",
     "trafka.adapters.spark",
     "trafka.app.wiring.http",
-    "trafka.app.wiring.cleaner_process",
+    "trafka.app.cleaner.process",
     "trafka.adapters.compression.keys",
 )
 # What `trafka --help` must not load: the broker and every client library.
-BROKER = ("trio", "kafka", "trafka.domain", "trafka.adapters", "trafka.app.wiring", "trafka.app.config", "crc32c")
+BROKER = (
+    "trio",
+    "kafka",
+    "trafka.domain",
+    "trafka.adapters",
+    "trafka.app.wiring",
+    "trafka.app.cleaner",
+    "trafka.app.config",
+    "crc32c",
+)
 
 
 def loaded_after(code: str) -> set[str]:

@@ -25,6 +25,7 @@ from ..offset_validation import checked_member
 from .assignor import MemberSpec, assign
 from .configs import StreamsGroupConfigs
 from .description import DescriptionStatus, TopologyDescription
+from .heartbeat_checks import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, check_epoch, is_full, validate
 from .model import (
     EndpointPartitions,
     StreamsAnswer,
@@ -48,14 +49,11 @@ from .topology import (
     StreamsStatus,
     TopicInfo,
     configure,
-    invalid_topology,
     task_ids,
 )
 
 DESCRIPTION_BACKOFF_MS = 30_000  # Kafka 4.4's StreamsGroupTopologyDescriptionBackoff
 DESCRIPTION_MAX_BACKOFF_MS = 3_600_000
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 
 class TopicLookup(Protocol):
@@ -108,41 +106,12 @@ class StreamsGroupCoordinator:
 
     def heartbeat(self, request: StreamsHeartbeat, now: int) -> StreamsAnswer:
         try:
-            self._validate(request)
+            validate(request)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._leave(request)
             return self._heartbeat(request, now)
         except KafkaError as error:
             return StreamsAnswer(error.code, error.message, member_id=request.member_id)
-
-    def _validate(self, request: StreamsHeartbeat) -> None:
-        def invalid(message: str) -> KafkaError:
-            return KafkaError(ErrorCode.INVALID_REQUEST, message)
-
-        if not request.group_id.strip():
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID, "GroupId can't be empty.")
-        if not request.member_id.strip():
-            raise invalid("MemberId can't be empty.")
-        if request.instance_id is not None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "Static membership is not yet supported.")
-        if request.member_epoch == 0:
-            if request.rebalance_timeout_ms == -1:
-                raise invalid("RebalanceTimeoutMs must be provided when joining.")
-            if request.topology is None:
-                raise invalid("Topology must be non-null when joining.")
-            if request.process_id is None:
-                raise invalid("ProcessId must be provided when joining.")
-            if request.owned is None:
-                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when joining.")
-            if not request.owned.is_empty():
-                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
-            problem = invalid_topology(request.topology)
-            if problem is not None:
-                raise KafkaError(ErrorCode.STREAMS_INVALID_TOPOLOGY, problem)
-        elif request.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise invalid(f"MemberEpoch is {request.member_epoch}, but must be greater than or equal to -2.")
-        elif request.topology is not None and request.member_epoch > 0:
-            raise invalid("Topology can only be provided when (re-)joining.")
 
     def _group(self, group_id: str, create: bool) -> StreamsGroup:
         group = self.groups.get(group_id)
@@ -175,7 +144,7 @@ class StreamsGroupCoordinator:
             member = StreamsMember(request.member_id)
             bump = True
         else:
-            _check_epoch(member, request)
+            check_epoch(member, request)
             bump = False
             if joining:  # a member coming back with epoch 0 gives up what it had
                 group.release(member)
@@ -266,7 +235,7 @@ class StreamsGroupCoordinator:
             statuses=tuple(statuses),
             # as Kafka: the tasks when they changed, on join, and to a full request (a member that
             # lost track of its state sends every field)
-            assignment=member.assigned if sends_tasks or _is_full(request) else None,
+            assignment=member.assigned if sends_tasks or is_full(request) else None,
             endpoint_information_epoch=group.endpoint_information_epoch,
             partitions_by_endpoint=endpoints,
             to_create=to_create,
@@ -575,46 +544,6 @@ class StreamsGroupCoordinator:
         if group.description_epoch != group.topology.epoch:
             return DescriptionStatus.NOT_STORED, None
         return DescriptionStatus.AVAILABLE, group.topology_description
-
-
-def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:
-    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
-    if request.member_epoch > member.member_epoch:
-        raise KafkaError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a greater member epoch ({request.member_epoch}) than the one known by "
-            f"the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
-        )
-    if request.member_epoch < member.member_epoch:
-        if request.member_epoch != member.previous_member_epoch or (
-            request.owned is not None and not _is_subset(request.owned, member.assigned)
-        ):
-            raise KafkaError(
-                ErrorCode.FENCED_MEMBER_EPOCH,
-                f"The streams group member has a smaller member epoch ({request.member_epoch}) than the one known "
-                f"by the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
-            )
-
-
-def _is_full(request: StreamsHeartbeat) -> bool:
-    return (
-        request.rebalance_timeout_ms != -1
-        and request.owned is not None
-        and request.client_tags is not None
-        and request.process_id is not None
-    )
-
-
-def _is_subset(owned: TasksTuple, assigned: TasksTuple) -> bool:
-    return all(
-        ps <= mine.get(sid, frozenset())
-        for theirs, mine in (
-            (owned.active, assigned.active),
-            (owned.standby, assigned.standby),
-            (owned.warmup, assigned.warmup),
-        )
-        for sid, ps in theirs.items()
-    )
 
 
 def _topic_partitions(
