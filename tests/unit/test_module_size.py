@@ -23,9 +23,6 @@ BEING_SPLIT_ELSEWHERE = {"app/wiring/bootstrap.py"}  # not checked until that br
 NOT_YET_SPLIT = {
     "domain/replica_manager.py": 716,
     "adapters/kafka/connection/server.py": 660,
-    "domain/groups/streams/coordinator.py": 556,
-    "domain/groups/share/service.py": 590,
-    "domain/groups/modern/consumer.py": 583,
     "adapters/filesystem/segment.py": 559,
     "adapters/filesystem/partition_log.py": 538,
     "adapters/kafka/wire/fast_produce.py": 482,
