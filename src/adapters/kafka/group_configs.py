@@ -27,8 +27,8 @@ from trafka.domain.groups.streams import StreamsGroupCoordinator
 from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
-from .apis import share_group_configs
-from .apis.config_resources import GROUP_RESOURCE
+from .apis.common import share_group_configs
+from .apis.common.config_resources import GROUP_RESOURCE
 
 if TYPE_CHECKING:
     from .group_runtime import GroupRuntime

@@ -19,13 +19,13 @@ from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..request_context import ClientInfo
-from ..share_dead_letters import dead_letter_refusal
+from ...request_context import ClientInfo
+from ...share_dead_letters import dead_letter_refusal
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
-    from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
+    from ...group_runtime import GroupRuntime
+    from ...security.authorization import AuthorizationGate
+    from ...share_runtime import ShareRuntime
 
 
 class ConfiguresGroups(Protocol):
