@@ -326,6 +326,13 @@ class KafkaApi:
         return response
 
 
+def _check_schema(api: KafkaApi) -> None:
+    low, high = api.versions
+    schema_low = int(str(api.request.json["validVersions"]).split("-")[0])
+    if not schema_low <= low <= high <= api.request.max_version:
+        raise ValueError(f"{api.request.__name__} has no schema for versions {low}-{high}")
+
+
 class Room(NamedTuple):
     """What ApiVersions advertises of a room, known before its module is imported (ADR 110): its name, its
     module under `apis/`, the lowest version advertised, the versions served, and whether it has a `Lane`
@@ -355,10 +362,7 @@ class HandlerRegistry:
         self._load = load
 
     def register(self, api: KafkaApi) -> None:
-        low, high = api.versions
-        schema_low = int(str(api.request.json["validVersions"]).split("-")[0])
-        if not schema_low <= low <= high <= api.request.max_version:
-            raise ValueError(f"{api.request.__name__} has no schema for versions {low}-{high}")
+        _check_schema(api)
         if api.api_key in self._apis:
             raise ValueError(f"{api.request.__name__} registered twice")
         self._apis[api.api_key] = api
@@ -370,13 +374,16 @@ class HandlerRegistry:
         return api
 
     def _loaded(self, api_key: int) -> KafkaApi:
+        loaded = self._apis.get(api_key)  # loaded meanwhile (a frame decoded off the loop, ADR 78)
+        if loaded is not None:
+            return loaded
         room = self._rooms[api_key]
         assert self._load is not None
         api = self._load(api_key)
         if Room.of(api, room.module) != room:  # the table is checked by a test; a stale one fails loudly
             raise RuntimeError(f"the rooms' table says {room}, the room declares {Room.of(api, room.module)}")
-        self.register(api)
-        return api
+        _check_schema(api)
+        return self._apis.setdefault(api_key, api)
 
     def apis(self) -> list[KafkaApi]:
         """Every served API, by key (every room imported)."""
