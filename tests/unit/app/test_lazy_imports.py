@@ -91,6 +91,24 @@ def test_a_memory_broker_imports_the_rooms_of_the_apis_it_is_sent_only():
     assert among(modules, LOG_DIR_STORES) == []
 
 
+def test_the_broker_is_imported_without_collections_and_the_collector_left_as_found():
+    """ADR 110: what `trafka.Broker`'s import builds lives as long as the process, so no collection walks
+    it while it is built (about a hundred otherwise); the collector is on again after it (its first
+    allocation may then collect once), or still off when the caller had turned it off."""
+    probe = (
+        "import gc, trafka\n"
+        "def collections():\n"
+        "    return sum(generation['collections'] for generation in gc.get_stats())\n"
+        "before = collections()\n"
+        "trafka.Broker\n"
+        "assert collections() - before <= 1 and gc.isenabled(), (collections() - before, gc.isenabled())\n"
+        "gc.disable()\n"
+        "trafka.Cluster\n"
+        "assert not gc.isenabled()\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
+
+
 def test_a_data_dir_broker_reads_and_writes_records_without_a_client_library(tmp_path):
     """ADR 101: the internal logs, `Broker.records()` and the share groups' copies use trafka's own record
     batch codec; kafka-python is the user's client only (it left the core install)."""
