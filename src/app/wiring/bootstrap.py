@@ -11,6 +11,7 @@ import os
 import socket
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -51,11 +52,14 @@ from trafka.domain.transactions import TransactionCoordinator, TransactionServic
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults_from
-from .groups import consumer_groups_from, streams_groups_from
+from .groups import consumer_groups_from, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
 from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.streams import StreamsGroupCoordinator
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
     "Adapters",
@@ -226,11 +230,18 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
-    streams_groups = streams_groups_from(settings, catalog, group_ids, consumer_groups)
-    group_configs.restore_streams_groups(recorded_group_configs, streams_groups)  # before its sessions restart
-    streams_groups.load(offsets.streams_group_records(), adapters.clock_ms())
+    streams_plugin(settings)  # a configuration error stops the start, as before the coordinator was lazy
+
+    def build_streams() -> StreamsGroupCoordinator:
+        streams = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+        group_configs.restore_streams_groups(recorded_group_configs, streams)  # before its sessions restart
+        streams.load(offsets.streams_group_records(), adapters.clock_ms())
+        return streams
+
+    # Built now when the log dir holds streams groups, else at the first use (ADR 110)
+    streams_groups = build_streams() if offsets.streams_group_records() else None
     members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
-    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or streams_groups.has_members(group_id)
+    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or groups.has_streams_members(group_id)
     groups = GroupRuntime(
         coordinator,
         offsets,
@@ -240,6 +251,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         adapters.clock.seconds_until,
         consumer=consumer_groups,
         streams=streams_groups,
+        build_streams=build_streams,
     )
     adapters.clock.listen(groups.touched)
     services = BrokerServices(

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
 from trafka.domain.groups.modern.migration import MigrationPolicy
-from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
-from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
 
 from ..config.settings import ConfigError, Settings
 from .share import ClassicOrShareGroupIds
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.streams import StreamsGroupCoordinator
 
 
 def consumer_groups_from(
@@ -43,6 +45,20 @@ def consumer_groups_from(
     )
 
 
+def streams_plugin(settings: Settings) -> str:
+    """`group.streams.topology.description.plugin.class`, checked at start (the coordinator is built at
+    the first streams group request, ADR 110): only Kafka's in-memory plugin can be honoured."""
+    from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
+
+    plugin = settings.groups.streams_topology_description_plugin_class.strip()
+    if plugin and plugin != IN_MEMORY_PLUGIN:
+        raise ConfigError(
+            f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
+            f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"
+        )
+    return plugin
+
+
 def streams_groups_from(
     settings: Settings,
     catalog: TopicCatalog,
@@ -50,6 +66,8 @@ def streams_groups_from(
     consumer: ConsumerGroupCoordinator | None,
 ) -> StreamsGroupCoordinator:
     """The KIP-1071 coordinator (served while `streams.version` is finalized at 1, ADR 82)."""
+    from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
+
     groups = settings.groups
     streams = StreamsGroupCoordinator(
         StreamsGroupSettings(
@@ -68,12 +86,6 @@ def streams_groups_from(
         group_ids,
         (lambda group_id: group_id in consumer.groups) if consumer is not None else (lambda group_id: False),
     )
-    plugin = groups.streams_topology_description_plugin_class.strip()
-    if plugin and plugin != IN_MEMORY_PLUGIN:
-        raise ConfigError(
-            f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
-            f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"
-        )
-    streams.describes_topologies = bool(plugin)
+    streams.describes_topologies = bool(streams_plugin(settings))
     group_ids.streams = streams
     return streams

@@ -74,6 +74,11 @@ LOG_DIR_STORES = tuple(
 )
 
 
+STREAMS_COORDINATOR = tuple(
+    f"trafka.domain.groups.streams.{module}" for module in ("coordinator", "model", "assignor", "records", "tasks")
+)
+
+
 def test_a_memory_broker_imports_the_rooms_of_the_apis_it_is_sent_only():
     """ApiVersions is answered from the rooms' table; a room is imported at its API's first request."""
     modules = loaded_after(
@@ -89,6 +94,8 @@ def test_a_memory_broker_imports_the_rooms_of_the_apis_it_is_sent_only():
     rooms = {m.removeprefix(ROOMS) for m in modules if m.startswith(ROOMS) and ".common" not in m}
     assert {"api_versions", "produce", "fetch"} <= rooms <= FIRST_ROOMS
     assert among(modules, LOG_DIR_STORES) == []
+    # no streams coordinator before a streams group request (the package itself and its description are light)
+    assert among(modules, STREAMS_COORDINATOR) == []
 
 
 def test_the_broker_is_imported_without_collections_and_the_collector_left_as_found():
