@@ -85,6 +85,8 @@ class Adapters:
     cleaning: CleanerSlot = attrs.field(factory=CleanerSlot)
     compacted_internal: Callable[[], list[tuple[TopicPartition, PartitionLog, dict[str, str]]]] = list
     internal_topic_ids: Mapping[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's internal topics
+    # Given the function to call after each append to an internal topic Fetch reads (ADR 108).
+    watch_internal_appends: Callable[[Callable[[TopicPartition], None]], None] = lambda appended: None
 
 
 def wall_clock_ms() -> int:

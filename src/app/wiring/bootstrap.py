@@ -205,6 +205,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     group_ids = ClassicOrShareGroupIds(coordinator)  # classic, consumer and share groups share ids
     internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
     replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
+    adapters.watch_internal_appends(lambda tp: appends.notify((tp,)))  # and a Fetch parked on one wakes
     consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
     if consumer_groups is not None:

@@ -62,6 +62,10 @@ def log_dir_stores(
         clock_ms,
     )
 
+    def watch_internal_appends(appended: Callable[[TopicPartition], None]) -> None:
+        for internal in (offsets, txn_state, share_state):
+            internal.appended = appended
+
     def started() -> None:
         logs.remove_stray(catalog_store.removed_topic_ids)
         logdir.start()
@@ -109,6 +113,7 @@ def log_dir_stores(
         "internal_topic_ids": {
             internal.log_tp.topic: internal.topic_id for internal in (offsets, txn_state, share_state)
         },
+        "watch_internal_appends": watch_internal_appends,
     }
 
 

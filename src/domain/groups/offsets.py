@@ -37,6 +37,9 @@ class CommitRequest:
     generation_id: int
     group_instance_id: str | None
     offsets: tuple[tuple[TopicPartition, CommittedOffset], ...]
+    # Its partitions of internal topics that exist (`__consumer_offsets`...): not in the catalog (ADR
+    # 64), but committed to as Kafka commits to any partition its metadata holds (ADR 108).
+    internal: frozenset[TopicPartition] = frozenset()
 
 
 class OffsetManager:
@@ -81,7 +84,7 @@ class OffsetManager:
         results: dict[TopicPartition, ErrorCode] = {}
         accepted: dict[TopicPartition, CommittedOffset] = {}
         for tp, committed in request.offsets:
-            if not self._catalog.has_partition(tp):  # Kafka's KafkaApis answers these before the group
+            if tp not in request.internal and not self._catalog.has_partition(tp):  # KafkaApis answers these
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif fenced is not ErrorCode.NONE:
                 results[tp] = fenced

@@ -104,6 +104,7 @@ def handle_offset_commit(
         generation_id=request.generation_id_or_member_epoch,
         group_instance_id=request.group_instance_id if version >= 7 else None,
         offsets=offsets,
+        internal=_internal_partitions(ctx, offsets),
     )
     results = ctx.groups.commit(commit, version)
     ctx.groups.touched()
@@ -127,6 +128,17 @@ def handle_offset_commit(
             for topic in request.topics
         ],
     )
+
+
+def _internal_partitions(ctx: Uses, offsets: Any) -> frozenset[TopicPartition]:
+    """The partitions of internal topics that exist among `offsets`: Kafka commits to them as to any
+    partition in its metadata (ADR 108)."""
+    internal = set()
+    for tp, _ in offsets:
+        topic = ctx.internal_topics.get(tp.topic) if tp.topic.startswith("__") else None
+        if topic is not None and 0 <= tp.partition < topic.partition_count:
+            internal.add(tp)
+    return frozenset(internal)
 
 
 def _refused_topic(Response: Any, entry: Any, version: int, error: int = TOPIC_REFUSED) -> Any:

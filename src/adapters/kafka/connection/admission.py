@@ -9,6 +9,11 @@ the Selector's idle expiry.
   ..., address already has the configured maximum of N connections.").
 - `connections.max.idle.ms`: a connection that sent nothing for that long, with no response still
   to come, is closed (authenticated or not: Kafka has no other deadline before authentication).
+- A connection waiting in the listen backlog is taken at the accept loop's next turn with every other
+  one waiting there (up to `max.connections`), as Kafka's Acceptor, a thread of its own, takes them
+  as they come: a broker whose loop is busy serving requests does not leave clients it has not
+  accepted yet waiting on their first answer for seconds (franz-go opens a connection from the
+  goroutine that writes every request to that broker, its heartbeats included).
 - A listener whose `accept` fails (EMFILE: the process is at its descriptor limit) says so in one
   ERROR line, retries every 100 ms without logging, and says when it accepts again.
 """
@@ -16,8 +21,10 @@ the Selector's idle expiry.
 from __future__ import annotations
 
 import logging
+import os
+import socket as stdlib_socket
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import attrs
 import trio
@@ -49,6 +56,11 @@ class Admission:
         """Return once fewer than `max.connections` are open."""
         while self.open >= self.limits.max_connections:
             await self._closed.wait()
+
+    @property
+    def has_slot(self) -> bool:
+        """Fewer than `max.connections` are open."""
+        return self.open < self.limits.max_connections
 
     def admit(self, host: str) -> bool:
         """Count a new connection from `host`, or refuse it (logged) when its address is at its limit."""
@@ -86,3 +98,28 @@ class Admission:
         if self._accept_failing:
             self._accept_failing = False
             log.warning("listener %s accepts connections again", listener)
+
+
+class Backlog:
+    """The connections waiting in a listener's backlog, taken without waiting: the accept loop awaits
+    the first (trio's `accept`, which yields to the scheduler once per connection) and then takes the
+    rest here in the same turn. Works on a duplicate of the listening descriptor (closed with it)."""
+
+    def __init__(self, listener: trio.SocketListener) -> None:
+        self._socket = stdlib_socket.socket(fileno=os.dup(listener.socket.fileno()))
+        self._socket.setblocking(False)
+
+    def waiting(self, admission: Admission, limit: int) -> Iterator[trio.SocketStream]:
+        """Up to `limit` connections the kernel holds, while `admission` has a slot for each; stops at
+        the first refusal (EMFILE and friends: the accept loop's next `accept` reports it)."""
+        for _ in range(limit):
+            if not admission.has_slot:
+                return
+            try:
+                accepted, _ = self._socket.accept()
+            except OSError:  # BlockingIOError: none left
+                return
+            yield trio.SocketStream(trio.socket.from_stdlib_socket(accepted))
+
+    def close(self) -> None:
+        self._socket.close()

@@ -63,7 +63,7 @@ from ..wire.codec import (
     decode_request,
     encode_response_pieces,
 )
-from .admission import Admission, ConnectionLimits
+from .admission import Admission, Backlog, ConnectionLimits
 from .core import Answer, Close, ConnectionCore, DecodeOffLoop, LaneGroup
 from .outbox import ConnectionAborted, Outbox, Slot
 from .pipeline import Pipeline
@@ -73,6 +73,9 @@ from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
 
 log = logging.getLogger("trafka.server")
+
+# Connections the accept loop takes from a listener's backlog per turn (admission.py).
+ACCEPTED_PER_TURN = 64
 
 
 @attrs.frozen
@@ -140,20 +143,39 @@ async def _accept_loop(
     admission: Admission,
     lane: SharedLane | None,
 ) -> None:
-    while True:
-        await admission.wait_for_slot()  # max.connections: the next client waits in the backlog
-        try:
-            stream = await socket.accept()
-        except OSError as exc:  # EMFILE and friends: said once, then back off instead of spinning
-            admission.accept_failed(listener.name, exc)
-            await trio.sleep(0.1)
-            continue
-        admission.accepted(listener.name)
-        host = kafka_host(_peer_name(stream).rsplit(":", 1)[0])
-        if not admission.admit(host):  # max.connections.per.ip
-            await stream.aclose()
-            continue
-        connections.start_soon(_admitted, admission, host, stream, listener, ctx, limits, pipeline, lane)
+    backlog = Backlog(socket)
+    try:
+        while True:
+            await admission.wait_for_slot()  # max.connections: the next client waits in the backlog
+            try:
+                stream = await socket.accept()
+            except OSError as exc:  # EMFILE and friends: said once, then back off instead of spinning
+                admission.accept_failed(listener.name, exc)
+                await trio.sleep(0.1)
+                continue
+            admission.accepted(listener.name)
+            _start(stream, listener, connections, ctx, limits, pipeline, admission, lane)
+            for waiting in backlog.waiting(admission, ACCEPTED_PER_TURN - 1):  # the others, in this turn
+                _start(waiting, listener, connections, ctx, limits, pipeline, admission, lane)
+    finally:
+        backlog.close()
+
+
+def _start(
+    stream: trio.SocketStream,
+    listener: Listener,
+    connections: trio.Nursery,
+    ctx: BrokerContext,
+    limits: ServerLimits,
+    pipeline: Pipeline,
+    admission: Admission,
+    lane: SharedLane | None,
+) -> None:
+    host = kafka_host(_peer_name(stream).rsplit(":", 1)[0])
+    if not admission.admit(host):  # max.connections.per.ip
+        stream.socket.close()
+        return
+    connections.start_soon(_admitted, admission, host, stream, listener, ctx, limits, pipeline, lane)
 
 
 async def _admitted(

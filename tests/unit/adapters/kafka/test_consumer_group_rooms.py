@@ -474,3 +474,35 @@ def test_a_regex_matches_consumer_offsets_once_it_exists_and_assigns_it_by_its_i
         "t": frozenset(range(4)),
         "__consumer_offsets": frozenset({0}),
     }
+
+
+def test_offset_commit_to_an_internal_topic_that_exists_is_stored_as_kafka_stores_it(ctx):
+    """Kafka's KafkaApis commits to any partition its metadata holds, `__consumer_offsets` included (a
+    KIP-848 member a regex assigned it commits its position there, ADR 107); a partition it does not
+    have, or the topic before it exists, is UNKNOWN_TOPIC_OR_PARTITION."""
+    Topic = OffsetCommitRequest.OffsetCommitRequestTopic
+
+    def commit(partition):
+        request = OffsetCommitRequest[8](
+            group_id="reader",
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            topics=[
+                Topic(
+                    name="__consumer_offsets",
+                    partitions=[Topic.OffsetCommitRequestPartition(partition_index=partition, committed_offset=2)],
+                )
+            ],
+        )
+        return offset_commit.API.handle(ctx, request, 8, CLIENT).topics[0].partitions[0].error_code
+
+    assert commit(0) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # nobody looked for a coordinator yet
+    ctx.services.internal_topics.create("__consumer_offsets")
+    assert commit(0) == ErrorCode.NONE
+    assert commit(1) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # trafka's has one partition (ADR 64)
+    Group = OffsetFetchRequest.OffsetFetchRequestGroup
+    request = OffsetFetchRequest[9](groups=[Group(group_id="reader", topics=None)], require_stable=False)
+    (group,) = offset_fetch.API.handle(ctx, request, 9, CLIENT).groups
+    assert [(t.name, p.partition_index, p.committed_offset) for t in group.topics for p in t.partitions] == [
+        ("__consumer_offsets", 0, 2)
+    ]

@@ -1,0 +1,74 @@
+"""The connections waiting in a listener's backlog are taken in one turn of the accept loop, as Kafka's
+Acceptor (a thread of its own) takes them as they come. Taken one per scheduler turn, a broker whose
+loop is busy left a burst of new connections unanswered for seconds: franz-go opens a connection from
+the goroutine that writes every request to that broker, so its heartbeats waited behind the first
+answer on a new connection and group members were expired (kgo's TestTxnEtl under load, issue 41)."""
+
+from __future__ import annotations
+
+import socket
+
+import trio
+
+from trafka.adapters.kafka.connection.admission import ConnectionLimits
+from trafka.adapters.kafka.connection.server import ServerLimits, serve
+from trafka.app.config.settings import load_settings
+from trafka.app.wiring.bootstrap import bootstrap, default_adapters, listeners_from
+
+from .test_connection_core import metadata
+
+CLIENTS = 40
+
+
+def _answered(sock: socket.socket) -> bool:
+    try:
+        return bool(sock.recv(4, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+async def _broker(nursery: trio.Nursery, limits: ServerLimits = ServerLimits()) -> int:
+    settings = load_settings(overrides={"storage": {"kind": "memory"}, "server": {"host": "127.0.0.1", "port": 0}})
+    ctx = bootstrap(settings, default_adapters(settings))
+    bound = await nursery.start(serve, ctx, listeners_from(settings), limits)
+    return bound[0].port
+
+
+async def _turns_until_answered(clients: list[socket.socket], most: int) -> int:
+    """Scheduler turns until every client has an answer (at most `most`)."""
+    for turn in range(most):
+        if all(_answered(client) for client in clients):
+            return turn
+        await trio.lowlevel.cancel_shielded_checkpoint()
+    return most
+
+
+async def test_a_burst_of_new_connections_is_accepted_and_answered_in_a_few_turns():
+    async with trio.open_nursery() as nursery:
+        port = await _broker(nursery)
+        # Connected while the loop does not run (the kernel completes each handshake): all of them wait
+        # in the backlog at once, each with its first request sent, as a client's burst on a busy broker.
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(CLIENTS)]
+        for number, client in enumerate(clients):
+            client.sendall(metadata(number))
+        turns = await _turns_until_answered(clients, 10 * CLIENTS)
+        assert turns < CLIENTS // 4, f"{turns} scheduler turns to answer {CLIENTS} new connections"
+        for client in clients:
+            client.close()
+        nursery.cancel_scope.cancel()
+
+
+async def test_taking_the_backlog_stops_at_max_connections():
+    async with trio.open_nursery() as nursery:
+        port = await _broker(nursery, ServerLimits(connections=ConnectionLimits(max_connections=3)))
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+        for number, client in enumerate(clients):
+            client.sendall(metadata(number))
+        await _turns_until_answered(clients, 50)
+        assert [_answered(client) for client in clients] == [True] * 3 + [False] * 2
+        clients[0].close()  # a slot frees: the next one waiting is taken
+        await _turns_until_answered(clients[1:4], 50)
+        assert [_answered(client) for client in clients[1:]] == [True] * 3 + [False]
+        for client in clients:
+            client.close()
+        nursery.cancel_scope.cancel()
