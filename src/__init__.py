@@ -30,8 +30,15 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy, so `import trafka` stays cheap for code that only wants the version or the Spark source.
     if name in ("Broker", "Cluster", "open_broker"):
-        from .app import embedded
+        import gc
 
+        collecting = gc.isenabled()
+        gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
+        try:
+            from .app import embedded
+        finally:
+            if collecting:
+                gc.enable()
         return getattr(embedded, name)
     if name == "testing":
         import importlib

@@ -348,3 +348,22 @@ def test_the_leaf_check_sees_the_codec_and_the_header():
         target[:3] == ["trafka", "domain", "batch_header"]
         for _, target in _imports(SRC / "schema_codec" / "records.py")
     )
+
+
+# -- only rooms in `apis/` (ADR 110, issue 40 item 8): what rooms share lives in `apis/common/` ----------
+
+
+@pytest.mark.parametrize("path", ROOMS, ids=[p.name for p in ROOMS])
+def test_every_module_in_apis_is_a_room(path):
+    """The lazy rooms' table is derived from the modules in `apis/` (`apis.declared_rooms`): each is one
+    API's room (or a tight family's) and declares `API` or `APIS`; a helper goes in `apis/common/`."""
+    if path.name == "__init__.py":
+        return
+    declared = {
+        target.id
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    assert declared & {"API", "APIS"}, f"{path.relative_to(SRC)} declares no API: a helper goes in apis/common/"

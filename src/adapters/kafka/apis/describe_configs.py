@@ -34,8 +34,8 @@ from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
 )
-from . import share_group_configs
-from .config_resources import (
+from .common import share_group_configs
+from .common.config_resources import (
     BROKER_LOGGER_RESOURCE,
     BROKER_RESOURCE,
     CONFIGS_WITH_GROUPS,

@@ -33,7 +33,7 @@ from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
 )
-from .config_resources import (
+from .common.config_resources import (
     BROKER_LOGGER_RESOURCE,
     BROKER_RESOURCE,
     CONFIGS_WITH_GROUPS,
@@ -45,7 +45,7 @@ from .config_resources import (
     refused_resources,
     whole_refusal,
 )
-from .share_group_configs import dead_letter_refusal_for
+from .common.share_group_configs import dead_letter_refusal_for
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog

@@ -34,7 +34,7 @@ from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import GROUP_OPERATIONS, as_int32
+from .common.authorized_operations import GROUP_OPERATIONS, as_int32
 
 STREAMS_GROUP_HEARTBEAT = 88
 ASSIGNOR_NAME = "sticky"  # Kafka's StickyTaskAssignor, the only one trafka has (its own tie-breaks, ADR 82)
