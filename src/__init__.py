@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from trafka._version import __version__
 
 __all__ = ["Broker", "Cluster", "__version__", "open_broker", "testing"]
 
 if TYPE_CHECKING:
     from trafka import testing
-
-    from .app.embedded import Broker, Cluster, open_broker
+    from trafka.app.embedded import Broker, Cluster, open_broker
 
 
 def __getattr__(name: str) -> Any:
@@ -35,7 +34,7 @@ def __getattr__(name: str) -> Any:
         collecting = gc.isenabled()
         gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
         try:
-            from .app import embedded
+            from trafka.app import embedded
         finally:
             if collecting:
                 gc.enable()

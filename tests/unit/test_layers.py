@@ -174,7 +174,7 @@ NAMING_AN_API_ALLOWED = {
     "wire/fast_fetch.py",
     # The GROUP config resource's store takes IncrementalAlterConfigs' resource shape, to share the
     # config rooms' code for what it replays from the metadata log.
-    "group_configs.py",
+    "runtime/group_configs.py",
 }
 OUTSIDE_THE_ROOMS = sorted(
     p
@@ -367,3 +367,15 @@ def test_every_module_in_apis_is_a_room(path):
         if isinstance(target, ast.Name)
     }
     assert declared & {"API", "APIS"}, f"{path.relative_to(SRC)} declares no API: a helper goes in apis/common/"
+
+
+# -- folders that say what they hold (issue 40, item 8): few loose modules in `adapters/kafka` ----------
+LOOSE_MODULES_LIMIT = 8
+
+
+def test_adapters_kafka_keeps_at_most_eight_loose_modules():
+    """The re-layout's rule: the Kafka adapter's top level holds the API and its registry, the contexts
+    and a few leaves; the rest lives in folders named for what they hold (`apis/`, `connection/`,
+    `wire/`, `security/`, `runtime/`)."""
+    loose = sorted(p.name for p in (SRC / "adapters" / "kafka").glob("*.py") if p.name != "__init__.py")
+    assert 0 < len(loose) <= LOOSE_MODULES_LIMIT, f"{len(loose)} loose modules in adapters/kafka: {loose}"

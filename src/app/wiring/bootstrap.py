@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.internal_topics import InternalTopics, VisibleTopics
 from trafka.adapters.kafka.releases import pinned, release_name
 from trafka.adapters.kafka.request_context import Endpoint, Listening
+from trafka.adapters.kafka.runtime import group_configs
+from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, fetch_session_cache
-from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.features import (

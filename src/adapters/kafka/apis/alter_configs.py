@@ -25,9 +25,9 @@ from trafka.schema_codec.messages import (
     AlterConfigsResponse,
 )
 
-from .. import group_configs
 from ..api import KafkaApi
 from ..request_context import ClientInfo
+from ..runtime import group_configs
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
 
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -42,8 +42,8 @@ from .common.modern_groups import heartbeat_response
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..group_runtime import GroupRuntime
     from ..internal_topics import InternalTopics
+    from ..runtime.group_runtime import GroupRuntime
     from ..security.authorization import AuthorizationGate
 
 

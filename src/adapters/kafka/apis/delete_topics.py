@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.quotas import QuotaSensors
 
-    from ..group_runtime import GroupRuntime
-    from ..share_runtime import ShareRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
 
 
 @attrs.frozen

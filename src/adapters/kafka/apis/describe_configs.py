@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.configs import BrokerPolicy
 
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

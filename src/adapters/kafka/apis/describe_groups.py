@@ -34,7 +34,7 @@ from ..security.authorization import Filter
 from .common.authorized_operations import GROUP_OPERATIONS, as_bits
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

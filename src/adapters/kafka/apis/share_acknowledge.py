@@ -33,8 +33,8 @@ from .common.share_acks import NO_LEADER, acknowledge, identity_error, share_par
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
     from ..internal_topics import InternalTopics
     from ..request_context import ShutdownSignal
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -31,9 +31,9 @@ from .common.modern_groups import describe_filter, describe_refusal, described_a
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..group_runtime import GroupRuntime
     from ..internal_topics import InternalTopics
-    from ..share_runtime import ShareRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..internal_topics import InternalTopics
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

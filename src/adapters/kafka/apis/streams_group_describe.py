@@ -41,7 +41,7 @@ ASSIGNOR_NAME = "sticky"  # Kafka's StickyTaskAssignor, the only one trafka has 
 
 if TYPE_CHECKING:
     from ..api import HandlerRegistry
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

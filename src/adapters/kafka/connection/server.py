@@ -54,8 +54,8 @@ from ..api import (
     never,
 )
 from ..context import BrokerContext
-from ..purgatory import Failed, Operation
 from ..request_context import Endpoint
+from ..runtime.purgatory import Failed, Operation
 from ..wire.codec import (
     DecodedRequest,
     ProtocolError,

@@ -18,8 +18,8 @@ from ...request_context import ClientInfo
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ...runtime.share_runtime import ShareRuntime
     from ...security.authorization import AuthorizationGate
-    from ...share_runtime import ShareRuntime
 
 
 class AcknowledgesShares(Protocol):

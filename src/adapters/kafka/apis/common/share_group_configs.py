@@ -19,12 +19,12 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
 from ...request_context import ClientInfo
-from ...share_dead_letters import dead_letter_refusal
+from ...runtime.share_dead_letters import dead_letter_refusal
 
 if TYPE_CHECKING:
-    from ...group_runtime import GroupRuntime
+    from ...runtime.group_runtime import GroupRuntime
+    from ...runtime.share_runtime import ShareRuntime
     from ...security.authorization import AuthorizationGate
-    from ...share_runtime import ShareRuntime
 
 
 class ConfiguresGroups(Protocol):

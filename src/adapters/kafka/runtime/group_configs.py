@@ -25,14 +25,14 @@ from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
-from .apis.common import share_group_configs
-from .apis.common.config_resources import GROUP_RESOURCE
+from ..apis.common import share_group_configs
+from ..apis.common.config_resources import GROUP_RESOURCE
 
 if TYPE_CHECKING:
     from trafka.domain.groups.streams import StreamsGroupCoordinator
 
+    from ..security.authorization import AuthorizationGate
     from .group_runtime import GroupRuntime
-    from .security.authorization import AuthorizationGate
     from .share_runtime import ShareRuntime
 
 
