@@ -134,7 +134,7 @@ def _broker_status_kb(pid: int, field: str) -> int:
 
 
 def _cleaner_processes(parent: int) -> list[int]:
-    """The broker's cleaner processes (`python -m trafka.app.wiring.cleaner_process`)."""
+    """The broker's cleaner processes (`python -m trafka.app.cleaner.process`)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -144,7 +144,7 @@ def _cleaner_processes(parent: int) -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-        if b"trafka.app.wiring.cleaner_process" in cmdline and ppid == parent:
+        if b"trafka.app.cleaner.process" in cmdline and ppid == parent:
             found.append(int(entry.name))
     return found
 

@@ -17,21 +17,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from trafka._version import __version__
 
 __all__ = ["Broker", "Cluster", "__version__", "open_broker", "testing"]
 
 if TYPE_CHECKING:
     from trafka import testing
-
-    from .app.embedded import Broker, Cluster, open_broker
+    from trafka.app.embedded import Broker, Cluster, open_broker
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `import trafka` stays cheap for code that only wants the version or the Spark source.
     if name in ("Broker", "Cluster", "open_broker"):
-        from .app import embedded
+        import gc
 
+        collecting = gc.isenabled()
+        gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
+        try:
+            from trafka.app import embedded
+        finally:
+            if collecting:
+                gc.enable()
         return getattr(embedded, name)
     if name == "testing":
         import importlib

@@ -29,8 +29,8 @@ and `broker.advance(46)`. docs/COVERAGE.md lists what is covered.
 
 from __future__ import annotations
 
-from .app.embedded import Broker, BrokerError, Cluster, Record, RunningBroker, open_broker
-from .app.intercepting import InterceptedRequest, Interception, delay, drop, respond
+from trafka.app.embedded import Broker, BrokerError, Cluster, Record, RunningBroker, open_broker
+from trafka.app.embedded.intercepting import InterceptedRequest, Interception, delay, drop, respond
 
 __all__ = [
     "Broker",

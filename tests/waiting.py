@@ -70,6 +70,13 @@ async def eventually_async(
             await asyncio.sleep(interval)
 
 
+async def throughout_async(step: Callable[[], Awaitable[object]], seconds: float) -> None:
+    """`throughout` for asyncio tests: `step` is awaited again and again for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        await step()
+
+
 def _name(predicate: Callable[..., object]) -> str:
     return getattr(predicate, "__name__", repr(predicate))
 

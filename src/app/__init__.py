@@ -2,4 +2,4 @@
 
 Laid out by role: `wiring` (the composition root and what runs a wired broker), `config` (settings and
 Kafka's keys), `cli` (the broker's own commands), `ops` (the operator commands, Kafka clients that
-import nothing of the broker), and the embedding face (`embedded`, `pytest_plugin`)."""
+import nothing of the broker), and the embedding face with its test helpers (`embedded`)."""

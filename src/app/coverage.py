@@ -19,7 +19,8 @@ from trafka.adapters.kafka.releases import api_versions, releases
 from trafka.domain.broker_configs import INERT, KAFKA_DYNAMIC
 from trafka.domain.configs import HONOURED_TOPIC_CONFIGS, TOPIC_CONFIG_DEFAULTS
 
-from .config.kafka_keys import IMPLEMENTED_KAFKA_KEYS, kafka_broker_keys
+from .config.kafka_keys import IMPLEMENTED_KAFKA_KEYS
+from .config.kafka_names import kafka_broker_keys
 from .embedded import Broker, Cluster
 
 # Names of the APIs kafka-python has no class for (trafka serves none of them).
@@ -197,7 +198,7 @@ def _controls() -> list[str]:
 
 def _other_languages() -> list[str]:
     from .cli.main import build_parser
-    from .testing_http import __doc__ as endpoints
+    from .embedded.testing_http import __doc__ as endpoints
 
     serve = next(
         action

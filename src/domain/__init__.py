@@ -7,12 +7,12 @@ time come in as arguments; storage is reached through the ports in `trafka.domai
 from .batch import (
     BatchHeader,
     Compression,
-    TimestampType,
     ValidatedBatches,
     assign_offsets,
     iter_batches,
     validate_batches,
 )
+from .batch_header import TimestampType
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy, ConfigEntry, ConfigSource, ConfigType
 from .errors import ErrorCode, KafkaError

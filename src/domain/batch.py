@@ -1,12 +1,6 @@
 """A view of Kafka record batches (magic v2) that reads and patches headers, never records.
 
-Layout of the 61-byte header (offsets in bytes):
-
-    0 base_offset int64      8 batch_length int32     12 partition_leader_epoch int32
-   16 magic int8            17 crc uint32 (CRC-32C of bytes 21..end)
-   21 attributes int16      23 last_offset_delta int32 27 base_timestamp int64
-   35 max_timestamp int64   43 producer_id int64      51 producer_epoch int16
-   53 base_sequence int32   57 records_count int32    61 records...
+The 61-byte header's layout and fields are `batch_header.py`'s (ADR 112).
 
 The produce path validates each batch's header and CRC and then patches `base_offset` and
 `partition_leader_epoch` in place. The CRC does not cover those fields, so the bytes clients sent are
@@ -21,12 +15,29 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
+from .batch_header import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .errors import ErrorCode, KafkaError
 
-HEADER_SIZE = 61
-LOG_OVERHEAD = 12  # base_offset + batch_length: the part of a batch that batch_length does not count
+# The header's names are re-exported: the hot paths name a batch and its header in one place.
+__all__ = [
+    "CRC_START",
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "MIN_BATCH_LENGTH",
+    "MIN_RECORD_SIZE",
+    "BatchHeader",
+    "Checksum",
+    "Compression",
+    "ValidatedBatches",
+    "assign_offsets",
+    "iter_batches",
+    "place_batch",
+    "set_max_timestamp",
+    "validate_batches",
+    "validate_one_batch",
+]
+
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
-CRC_START = 21
 MIN_RECORD_SIZE = 7  # length, attributes, timestamp delta, offset delta, key length, value length, header count
 
 Checksum = Callable[[memoryview], int]
@@ -44,70 +55,6 @@ class Compression(enum.IntEnum):
     SNAPPY = 2
     LZ4 = 3
     ZSTD = 4
-
-
-class TimestampType(enum.IntEnum):
-    CREATE_TIME = 0
-    LOG_APPEND_TIME = 1
-
-
-class BatchHeader(NamedTuple):
-    """A batch header's fields. A named tuple rather than an attrs class: the produce path builds two
-    per request, and a tuple is several times cheaper to build than a frozen attrs instance."""
-
-    base_offset: int
-    batch_length: int
-    partition_leader_epoch: int
-    magic: int
-    crc: int
-    attributes: int
-    last_offset_delta: int
-    base_timestamp: int
-    max_timestamp: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    records_count: int
-
-    @classmethod
-    def parse(cls, buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
-        """Read the header at `pos`; CORRUPT_MESSAGE if fewer than 61 bytes remain."""
-        if len(buf) - pos < HEADER_SIZE:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "record batch header is truncated")
-        return tuple.__new__(cls, _HEADER.unpack_from(buf, pos))
-
-    def placed(self, base_offset: int, partition_leader_epoch: int) -> BatchHeader:
-        """This header as it reads after offset assignment."""
-        return tuple.__new__(BatchHeader, (base_offset, self[1], partition_leader_epoch, *self[3:]))
-
-    @property
-    def size(self) -> int:
-        """Bytes the whole batch occupies in a log."""
-        return LOG_OVERHEAD + self.batch_length
-
-    @property
-    def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
-
-    @property
-    def next_offset(self) -> int:
-        return self.last_offset + 1
-
-    @property
-    def compression(self) -> int:
-        return self.attributes & 0x07
-
-    @property
-    def timestamp_type(self) -> TimestampType:
-        return TimestampType((self.attributes >> 3) & 1)
-
-    @property
-    def is_transactional(self) -> bool:
-        return bool(self.attributes & 0x10)
-
-    @property
-    def is_control(self) -> bool:
-        return bool(self.attributes & 0x20)
 
 
 def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from .batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
+from .batch import HEADER_SIZE, BatchHeader, Compression
+from .batch_header import TimestampType
 from .errors import ErrorCode, KafkaError
 from .varint import read_varint
 

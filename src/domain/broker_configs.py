@@ -25,10 +25,10 @@ from .configs import (
     TOPIC_CONFIG_SYNONYMS,
     BrokerPolicy,
     ConfigType,
-    valid_config_value,
 )
 from .errors import ErrorCode, KafkaError
 from .ports import CatalogStore, LogStore
+from .topic_config_checks import valid_config_value
 from .topics import Topic
 
 # Broker config -> the topic config whose default it sets: what trafka applies dynamically.

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from .broker_configs import BrokerConfigs
-from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType, is_topic_config, validate_topic_configs
+from .configs import TOPIC_CONFIG_DEFAULTS, BrokerPolicy, ConfigType
 from .errors import ErrorCode, KafkaError
 from .leader_epochs import lead
 from .ports import CatalogStore, LogStore
 from .schema_validation import SchemaValidation
+from .topic_config_checks import is_topic_config, validate_topic_configs
 from .topics import Topic, TopicPartition, is_internal_topic, validate_topic_name
 
 MAX_PARTITIONS = 100_000

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from .errors import ErrorCode, KafkaError
-
 # The subject name strategies broker-side schema validation (`schema_validation.py`) serves: Confluent's
 # class name, and Redpanda's short name. Only TopicNameStrategy, so these are the configs' only values.
 TOPIC_NAME_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
@@ -161,123 +159,6 @@ HONOURED_TOPIC_CONFIGS = frozenset(
         "segment.ms",
     }
 )
-
-# Kafka's ranges (its ConfigDef validators) for the numeric topic configs trafka acts on.
-_RANGES: Mapping[str, tuple[int, int]] = {
-    "segment.bytes": (MIN_SEGMENT_BYTES, 2**31 - 1),
-    "segment.ms": (1, 2**63 - 1),
-    "index.interval.bytes": (0, 2**31 - 1),
-    "max.message.bytes": (0, 2**31 - 1),
-    "retention.ms": (-1, 2**63 - 1),
-    "retention.bytes": (-1, 2**63 - 1),
-    "flush.messages": (1, 2**63 - 1),
-    "flush.ms": (0, 2**63 - 1),
-    "segment.index.bytes": (8, 2**31 - 1),
-    "min.insync.replicas": (1, 2**31 - 1),
-}
-
-_ENUMS = {
-    "message.timestamp.type": {"CreateTime", "LogAppendTime"},
-    "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
-    "confluent.key.subject.name.strategy": SUBJECT_NAME_STRATEGIES,
-    "confluent.value.subject.name.strategy": SUBJECT_NAME_STRATEGIES,
-}
-
-
-# Kafka's ValidString messages, its values in its order
-_ENUM_MESSAGES = {
-    "message.timestamp.type": "String must be one of: CreateTime, LogAppendTime",
-    "compression.type": "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer",
-}
-
-
-def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
-    """Why Kafka's ConfigDef refuses `value` for the topic config `name` (its message after "Invalid value V
-    for configuration N", empty where trafka has none of Kafka's words), or None when it is valid."""
-    if name in _ENUMS:
-        if value in _ENUMS[name]:
-            return None
-        return _ENUM_MESSAGES.get(name, "")
-    if name == "cleanup.policy":
-        parts = [p.strip() for p in value.split(",")]
-        return (
-            None
-            if parts and all(p in ("delete", "compact") for p in parts)
-            else "String must be one of: compact, delete"
-        )
-    if config_type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            return f"Not a number of type {config_type.name}"
-        low, high = _RANGES.get(name, (-(2**63), 2**63 - 1))
-        if number < low:
-            return f"Value must be at least {low}"
-        return None if number <= high else f"Value must be no more than {high}"
-    if config_type is ConfigType.DOUBLE:
-        try:
-            float(value)
-        except ValueError:
-            return f"Not a number of type {config_type.name}"
-        return None
-    if config_type is ConfigType.BOOLEAN:
-        return None if value.strip().lower() in ("true", "false") else "Expected value to be either true or false"
-    return None
-
-
-def valid_config_value(topic_config: str, value: str) -> bool:
-    """Whether `value` is one Kafka accepts for the topic config (or its broker synonym)."""
-    return _invalid(topic_config, value, _config_type(topic_config)) is None
-
-
-def _config_type(name: str) -> ConfigType:
-    internal = INTERNAL_TOPIC_CONFIGS.get(name)
-    return internal if internal is not None else TOPIC_CONFIG_DEFAULTS[name][1]
-
-
-def is_topic_config(name: str) -> bool:
-    """A topic config name Kafka's LogConfig knows (validateNames): a public one or an internal one."""
-    return name in TOPIC_CONFIG_DEFAULTS or name in INTERNAL_TOPIC_CONFIGS
-
-
-# The order Kafka's LogConfig defines its topic configs, which is the order ConfigDef.parse checks the
-# values in: of several invalid values, Kafka names the first in this order.
-_KAFKA_CHECK_ORDER = {
-    name: i
-    for i, name in enumerate(
-        (
-            "segment.bytes segment.ms segment.jitter.ms segment.index.bytes flush.messages flush.ms "
-            "retention.bytes retention.ms max.message.bytes index.interval.bytes delete.retention.ms "
-            "min.compaction.lag.ms max.compaction.lag.ms file.delete.delay.ms min.cleanable.dirty.ratio "
-            "cleanup.policy unclean.leader.election.enable min.insync.replicas compression.type "
-            "compression.gzip.level compression.lz4.level compression.zstd.level preallocate "
-            "message.format.version message.timestamp.type message.timestamp.difference.max.ms "
-            "message.timestamp.before.max.ms message.timestamp.after.max.ms "
-            "leader.replication.throttled.replicas follower.replication.throttled.replicas "
-            "message.downconversion.enable remote.storage.enable local.retention.ms local.retention.bytes "
-            "remote.log.copy.disable remote.log.delete.on.disable"
-        ).split()
-    )
-}
-
-
-def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
-    """Check names, then values, against Kafka's topic configs (LogConfig.validate: validateNames, then
-    ConfigDef.parse in definition order); return the non-null ones."""
-    for name in configs:
-        if not is_topic_config(name):
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
-    out: dict[str, str] = {}
-    for name in sorted(configs, key=lambda n: _KAFKA_CHECK_ORDER.get(n, len(_KAFKA_CHECK_ORDER))):
-        value = configs[name]
-        if value is None:
-            continue
-        reason = _invalid(name, value, _config_type(name))
-        if reason is not None:
-            message = f"Invalid value {value} for configuration {name}"
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"{message}: {reason}" if reason else message)
-        out[name] = value
-    return out
 
 
 # Topic config -> the broker config that sets its default (Kafka's ServerTopicConfigSynonyms).

@@ -7,7 +7,7 @@ the operator commands (`trafka consume`, `trafka produce`, `dump-log`) and Spark
 and one builder for all of them (ADR 101), in this leaf package so that adapters and the operator
 commands share it without importing each other.
 
-A batch is the 61-byte header (`BatchHeader`), then `records_count` records, compressed together
+A batch is the 61-byte header (`BatchHeader`, the broker's own: `trafka.domain.batch_header`, ADR 112), then `records_count` records, compressed together
 when the header's codec says so. A record is: length (varint), attributes (int8, unused), timestamp
 delta (varint), offset delta (varint), key length (varint, -1 null) and key, value length and value,
 header count (varint), then each header's key length and key (UTF-8) and value length and value.
@@ -22,13 +22,16 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-HEADER_SIZE = 61
-LOG_OVERHEAD = 12  # base_offset + batch_length: the part of a batch that batch_length does not count
-CRC_START = 21
+from trafka.domain.batch_header import (
+    CRC_START,
+    HEADER_SIZE,
+    HEADER_STRUCT,
+    LOG_OVERHEAD,
+    TRANSACTIONAL_FLAG,
+    BatchHeader,
+)
+
 NO_COMPRESSION = 0
-LOG_APPEND_TIME_FLAG = 0x08
-TRANSACTIONAL_FLAG = 0x10
-CONTROL_FLAG = 0x20
 
 Decompress = Callable[[int, bytes], bytes]
 Compress = Callable[[int, bytes], bytes]
@@ -36,63 +39,9 @@ Checksum = Callable[[memoryview], int]
 Buffer = bytes | bytearray | memoryview
 Headers = tuple[tuple[str, bytes | None], ...]
 
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-
 
 class CorruptBatch(ValueError):
     """A batch or record that runs past its end, or a codec this reader was not given."""
-
-
-class BatchHeader(NamedTuple):
-    """A record batch header's fields, in the order of the layout."""
-
-    base_offset: int
-    batch_length: int
-    partition_leader_epoch: int
-    magic: int
-    crc: int
-    attributes: int
-    last_offset_delta: int
-    base_timestamp: int
-    max_timestamp: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    records_count: int
-
-    @classmethod
-    def parse(cls, buf: Buffer, pos: int = 0) -> BatchHeader:
-        """The header at `pos`; the caller checks that 61 bytes remain."""
-        return cls._make(_HEADER.unpack_from(buf, pos))
-
-    @property
-    def size(self) -> int:
-        """Bytes the whole batch occupies in a log."""
-        return LOG_OVERHEAD + self.batch_length
-
-    @property
-    def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
-
-    @property
-    def next_offset(self) -> int:
-        return self.last_offset + 1
-
-    @property
-    def compression(self) -> int:
-        return self.attributes & 0x07
-
-    @property
-    def is_log_append_time(self) -> bool:
-        return bool(self.attributes & LOG_APPEND_TIME_FLAG)
-
-    @property
-    def is_transactional(self) -> bool:
-        return bool(self.attributes & TRANSACTIONAL_FLAG)
-
-    @property
-    def is_control(self) -> bool:
-        return bool(self.attributes & CONTROL_FLAG)
 
 
 class Record(NamedTuple):
@@ -257,7 +206,7 @@ def build_batch(
         payload = compress(compression, payload)
     attributes = compression | (TRANSACTIONAL_FLAG if transactional else 0)
     batch = bytearray(
-        _HEADER.pack(
+        HEADER_STRUCT.pack(
             base_offset,
             HEADER_SIZE - LOG_OVERHEAD + len(payload),
             partition_leader_epoch,

@@ -6,7 +6,6 @@ PLAIN users, the StandardAuthorizer with the same super users, no initial rebala
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorRespo
 
 from tests.integration.broker import DATA_DIR_ENV, BrokerProcess
 from tests.kafka.reference import PLAIN_USERS, STANDARD_AUTHORIZER, SUPER_USERS
+from tests.waiting import eventually
 
 from .compare import REPORT, Node, Pair, Wire
 
@@ -68,23 +68,28 @@ def _warm_up(node: Node, timeout: float = 120.0) -> None:
     """Until the group and transaction coordinators answer: a fresh Kafka creates `__consumer_offsets`
     and `__transaction_state` on the first FindCoordinator and answers COORDINATOR_NOT_AVAILABLE, then
     NOT_COORDINATOR while it loads them, which is not what a running cluster answers."""
-    deadline = time.monotonic() + timeout
+
+    def coordinator(key_type: int) -> bool:
+        with Wire(node.bootstrap) as wire:
+            request = FindCoordinatorRequest[4](key_type=key_type, coordinator_keys=["differential-warm-up"])
+            answer = wire.request(request, FindCoordinatorResponse, 4)
+        return answer.coordinators[0].error_code == 0
+
     for key_type in (0, 1):  # group, transaction
-        while True:
-            with Wire(node.bootstrap) as wire:
-                request = FindCoordinatorRequest[4](key_type=key_type, coordinator_keys=["differential-warm-up"])
-                answer = wire.request(request, FindCoordinatorResponse, 4)
-            if answer.coordinators[0].error_code == 0:
-                break
-            assert time.monotonic() < deadline, f"{node.name}: no coordinator for key type {key_type}"
-            time.sleep(0.5)
+        eventually(
+            lambda: coordinator(key_type),
+            timeout,
+            what=f"{node.name}: a coordinator for key type {key_type}",
+            interval=0.5,
+        )
     with Wire(node.bootstrap) as wire:  # the group coordinator has loaded its partitions
-        while True:
-            groups = wire.request(DescribeGroupsRequest[5](groups=["differential-warm-up"]), DescribeGroupsResponse, 5)
-            if groups.groups[0].error_code == 0:
-                return
-            assert time.monotonic() < deadline, f"{node.name}: the group coordinator did not load"
-            time.sleep(0.5)
+        describe = DescribeGroupsRequest[5](groups=["differential-warm-up"])
+        eventually(
+            lambda: wire.request(describe, DescribeGroupsResponse, 5).groups[0].error_code == 0,
+            timeout,
+            what=f"{node.name}: the group coordinator to load",
+            interval=0.5,
+        )
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

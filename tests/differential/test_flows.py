@@ -25,6 +25,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from tests.batches import make_batch
+from tests.waiting import eventually
 
 from .compare import Pair, Wire, compare
 
@@ -51,18 +52,19 @@ def _create(pair: Pair, name: str, partitions: int = 1, configs: dict[str, str] 
                 CreateTopicsRequest[7](topics=[topic], timeout_ms=15000, validate_only=False), CreateTopicsResponse, 7
             )
             assert answer.topics[0].error_code == 0, answer
-            deadline = time.monotonic() + 30
-            while True:
-                request = MetadataRequest[12](
-                    topics=[MetadataRequest.MetadataRequestTopic(name=name, topic_id=None)],
-                    allow_auto_topic_creation=False,
-                )
+            request = MetadataRequest[12](
+                topics=[MetadataRequest.MetadataRequestTopic(name=name, topic_id=None)],
+                allow_auto_topic_creation=False,
+            )
+            seen: list[object] = []
+
+            def led() -> bool:
                 metadata = wire.request(request, MetadataResponse, 12)
+                seen[:] = [metadata]
                 partitions_led = [p for p in metadata.topics[0].partitions if p.leader_id >= 0]
-                if metadata.topics[0].error_code == 0 and len(partitions_led) == partitions:
-                    return
-                assert time.monotonic() < deadline, metadata
-                time.sleep(0.2)
+                return metadata.topics[0].error_code == 0 and len(partitions_led) == partitions
+
+            eventually(led, 30, what=f"every partition of {name} led", interval=0.2, state=lambda: seen)
 
     pair.each(create)
 

@@ -36,7 +36,7 @@ CREATE_CASES = {
     "bad cleanup policy": {"configs": [("cleanup.policy", "sometimes")], "validate_only": True},
     # Of two invalid values Kafka names the first in its LogConfig's definition order (ConfigDef.parse),
     # not the request's: segment.bytes before retention.ms, max.message.bytes before cleanup.policy
-    # (trafka's `_KAFKA_CHECK_ORDER` in domain/configs.py). Given here in the other order.
+    # (trafka's `_KAFKA_CHECK_ORDER` in domain/topic_config_checks.py). Given here in the other order.
     "two bad config values": {
         "configs": [("retention.ms", "soon"), ("segment.bytes", "big")],
         "validate_only": True,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from tests.kafka_python_messages import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
+from tests.waiting import eventually
 
 from .wire import WireClient
 
@@ -96,17 +97,18 @@ def settle(members: list[StreamsMember], tasks: int | None = None, timeout: floa
     handed over) and, if given, `tasks` active tasks are running in all. Apache Kafka delays a new
     group's first assignment (`group.streams.initial.rebalance.delay.ms`, ASSIGNMENT_DELAYED): real
     time, in short steps."""
-    deadline = time.monotonic() + timeout
-    before = None
-    while True:
+    rounds: list[object] = [None, None]  # the previous round's state, the last answers
+
+    def settled() -> bool:
         answers = [member.heartbeat() for member in members]
         now = [(m.epoch, repr(m.active), repr(m.standby)) for m in members]
         delayed = any(s.status_code == ASSIGNMENT_DELAYED for a in answers for s in a.status or [])
         running = sum(len(t.partitions) for m in members for t in m.active)
-        if now == before and not delayed and (tasks is None or running == tasks):
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the streams group did not settle: {now}, {answers}")
-        if now == before:
-            time.sleep(0.2)
-        before = now
+        if now == rounds[0] and not delayed and (tasks is None or running == tasks):
+            return True
+        if now == rounds[0]:
+            time.sleep(0.2)  # pacing: nothing moved this round
+        rounds[:] = [now, answers]
+        return False
+
+    eventually(settled, timeout, what="the streams group to settle", interval=0, state=lambda: rounds)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.batches import read_batches
 from tests.contract.test_compaction_contract import CLEANER, CONFIG, TP, FileStore, append, batches, everything
-from trafka.app.wiring.cleaner_process import CleanerProcess, ProcessGone
+from trafka.app.cleaner.process import CleanerProcess, ProcessGone
 from trafka.domain.compaction import cleanable_offsets, log_to_clean
 
 

@@ -139,7 +139,7 @@ def test_a_compacted_topic_reads_back_latest_values_with_gaps_and_tombstones_go(
 
 
 def cleaner_processes(parent: int) -> list[int]:
-    """The pids of the cleaner processes (`python -m trafka.app.wiring.cleaner_process`) of `parent`."""
+    """The pids of the cleaner processes (`python -m trafka.app.cleaner.process`) of `parent`."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -151,7 +151,7 @@ def cleaner_processes(parent: int) -> list[int]:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-        if b"trafka.app.wiring.cleaner_process" in cmdline and ppid == parent:
+        if b"trafka.app.cleaner.process" in cmdline and ppid == parent:
             found.append(int(entry))
     return found
 

@@ -4,14 +4,12 @@ no partition it already follows while every record still arrives; librdkafka ask
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from confluent_kafka import Consumer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 import trafka
-from tests.waiting import eventually
+from tests.waiting import eventually, throughout
 
 from .clients import client_log_fixture
 
@@ -34,12 +32,14 @@ def _produce(broker, records: list[tuple[int, bytes]]) -> None:
     producer.close()
 
 
-def _poll_until(consumer: KafkaConsumer, count: int, seconds: float = TIMEOUT) -> list[bytes]:
+def _poll_into(consumer: KafkaConsumer, got: list[bytes]) -> None:
+    for batch in consumer.poll(timeout_ms=200).values():
+        got += [record.value for record in batch]
+
+
+def _poll_until(consumer: KafkaConsumer, count: int) -> list[bytes]:
     got: list[bytes] = []
-    deadline = time.monotonic() + seconds
-    while len(got) < count and time.monotonic() < deadline:
-        for batch in consumer.poll(timeout_ms=200).values():
-            got += [record.value for record in batch]
+    eventually(lambda: _poll_into(consumer, got) or len(got) >= count, TIMEOUT, what=f"{count} records", interval=0)
     return got
 
 
@@ -55,7 +55,9 @@ def test_kafka_python_follows_three_partitions_through_one_session(broker):
         later = [(p, f"b{p}".encode()) for p in range(3)]
         _produce(broker, later)
         assert sorted(_poll_until(consumer, 3)) == sorted(v for _, v in later)
-        assert _poll_until(consumer, 1, seconds=1.0) == []  # idle long polls
+        idle: list[bytes] = []
+        throughout(lambda: _poll_into(consumer, idle), 1.0)  # idle long polls
+        assert idle == []
     finally:
         consumer.close()
     requests = [call.request for call in fetches.calls]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 
-from tests.waiting import eventually_async
+from tests.waiting import eventually_async, throughout_async
 
 from .clients import aiokafka_admin, client_log_fixture, create_topic, unique
 from .groups_helpers import SESSION_TIMEOUT_MS, TIMEOUT, group_broker, is_disjoint_cover
@@ -275,11 +274,13 @@ def test_static_member_restart_keeps_its_partitions(bootstrap, rdkafka_logger):
                     state=lambda: (a2.partitions(), b.partitions()),
                 )
                 assert a2.partitions() == a_partitions
+
                 # Watch b for several heartbeat intervals: a rebalance would reach it through one.
-                deadline = time.monotonic() + 2.0
-                while time.monotonic() < deadline:
+                async def b_keeps_its_assignment() -> None:
                     await poll_all(a2, b)()
                     assert (len(b.assigned), len(b.revoked)) == b_events, "the other static member was rebalanced"
+
+                await throughout_async(b_keeps_its_assignment, 2.0)
                 assert b.partitions() == b_partitions
 
     run(scenario)

@@ -12,6 +12,8 @@ import time
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
+from tests.waiting import throughout
+
 from .broker import DATA_DIR_ENV, BrokerProcess
 from .secured import secured_broker
 from .wire import WireClient
@@ -56,10 +58,11 @@ max_connections_per_ip_overrides = "127.0.0.2:1"
 
 def test_an_idle_connection_is_closed_and_an_active_one_is_kept(limited):
     with WireClient(limited["bootstrap"]) as idle, WireClient(limited["bootstrap"]) as active:
-        started = time.monotonic()
-        while time.monotonic() - started < 2.0:  # twice the idle time, active all along
+
+        def stays_served() -> None:
             assert served(active)
-            time.sleep(0.25)
+
+        throughout(stays_served, 2.0, interval=0.25)  # twice the idle time, active all along
         assert closed_within(idle, 3.0), "idle for connections.max.idle.ms: closed"
         assert served(active)
 

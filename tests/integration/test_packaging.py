@@ -40,7 +40,7 @@ def test_the_wheel_installs_only_the_trafka_package(wheel):
         "trafka/adapters/kafka/connection/server.py",
         "trafka/adapters/kafka/apis/produce.py",
         "trafka/app/cli/main.py",
-        "trafka/app/pytest_plugin.py",
+        "trafka/app/embedded/pytest_plugin.py",
         "trafka/kafka_schemas/TopicRecord.json",
     ):
         assert module in names, module
@@ -50,7 +50,7 @@ def test_the_wheel_declares_the_console_script_and_the_pytest_plugin(wheel):
     [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
     assert "[console_scripts]\ntrafka = trafka.app.cli.main:main" in text
-    assert "[pytest11]\ntrafka = trafka.app.pytest_plugin" in text
+    assert "[pytest11]\ntrafka = trafka.app.embedded.pytest_plugin" in text
 
 
 def test_importing_trafka_starts_nothing_and_names_its_public_api():

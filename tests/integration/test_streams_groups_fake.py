@@ -37,3 +37,15 @@ def test_the_fake_shows_streams_tasks_and_its_manual_clock_expires_a_silent_memb
         assert broker.streams_tasks("app")["m1"]["standby"] == set()  # no other process to keep copies on
         with pytest.raises(trafka.testing.BrokerError, match="no streams group"):
             broker.streams_tasks("nope")
+
+
+def test_a_streams_group_in_a_log_dir_is_restored_at_start_and_a_broker_without_one_builds_none(tmp_path):
+    """ADR 110: the streams coordinator is built at the first streams group request, or at start when the
+    log dir holds streams groups (their sessions then run from the start, as Kafka's coordinator loads)."""
+    with trafka.Broker(data_dir=str(tmp_path), topics={"lines": 2}) as broker:
+        assert broker._running.ctx.services.groups._streams is None  # nothing asked for streams groups yet
+        settle([StreamsMember(broker.bootstrap_servers, "m1")])
+        assert broker.assignment("app") == {"m1": {("0", 0), ("0", 1)}}
+    with trafka.Broker(data_dir=str(tmp_path)) as broker:
+        assert broker._running.ctx.services.groups._streams is not None
+        assert broker.assignment("app") == {"m1": {("0", 0), ("0", 1)}}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 
 import pytest
 from confluent_kafka import AcknowledgeType, Consumer, KafkaException, Producer, ShareConsumer, TopicPartition
@@ -41,6 +40,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from tests.integration.broker import DATA_DIR_ENV, BrokerProcess
 from tests.integration.secured import add_scram_users
 from tests.integration.wire import WireClient
+from tests.waiting import eventually, throughout
 
 from .reference import PLAIN_USERS, STANDARD_AUTHORIZER, SUPER_USERS, ReferenceKafka
 
@@ -139,13 +139,16 @@ def _read_all(bootstrap: str, topics: list[str], expected: int, group: str) -> l
     )
     consumer.subscribe(topics)
     seen: list[tuple] = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while len(seen) < expected and time.monotonic() < deadline:
+
+    def read_all() -> bool:
+        if len(seen) < expected:
             message = consumer.poll(0.5)
-            if message is None or message.error():
-                continue
-            seen.append((message.topic(), message.key(), message.value(), message.headers()))
+            if message is not None and not message.error():
+                seen.append((message.topic(), message.key(), message.value(), message.headers()))
+        return len(seen) >= expected
+
+    try:
+        eventually(read_all, TIMEOUT, what=f"{expected} records of {topics}", interval=0, state=lambda: len(seen))
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
@@ -221,11 +224,12 @@ def _check_security(bootstrap: str, sasl_bootstrap: str) -> None:
     consumer = Consumer({**carol, "group.id": "carol-readers", "auto.offset.reset": "earliest"})
     try:
         consumer.assign([TopicPartition("codec-none", 0, 0)])
-        message = None
-        deadline = time.monotonic() + TIMEOUT
-        while (message is None or message.error()) and time.monotonic() < deadline:
+
+        def a_record() -> object:
             message = consumer.poll(0.5)
-        assert message is not None and not message.error(), message
+            return message if message is not None and not message.error() else None
+
+        eventually(a_record, TIMEOUT, what="a record of codec-none", interval=0)
         metadata = consumer.list_topics("txn", timeout=TIMEOUT)
         assert metadata.topics["txn"].error is not None
         assert metadata.topics["txn"].error.name() == "TOPIC_AUTHORIZATION_FAILED"
@@ -260,13 +264,15 @@ def _consumer_group_commit(bootstrap: str, group: str) -> None:
     )
     try:
         consumer.subscribe(["configured"])
-        seen = 0
-        deadline = time.monotonic() + TIMEOUT
-        while seen < 4 and time.monotonic() < deadline:
+        seen: list[object] = []
+
+        def four_records() -> bool:
             message = consumer.poll(0.5)
             if message is not None and not message.error():
-                seen += 1
-        assert seen >= 4
+                seen.append(message)
+            return len(seen) >= 4
+
+        eventually(four_records, TIMEOUT, what="4 records of configured", interval=0, state=lambda: len(seen))
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
@@ -311,15 +317,20 @@ def _share_round(bootstrap: str, wanted: set[int], decide, settle: float = 0.0) 
             consumer.acknowledge(message, decide(message.offset()))
 
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while not wanted <= set(delivered) and time.monotonic() < deadline:
-            poll()
-        assert wanted <= set(delivered), delivered
+
+        def had_wanted() -> bool:
+            if not wanted <= set(delivered):
+                poll()
+            return wanted <= set(delivered)
+
+        eventually(had_wanted, TIMEOUT, what=f"offsets {sorted(wanted)}", interval=0, state=lambda: delivered)
         consumer.commit_sync()
-        deadline = time.monotonic() + settle
-        while time.monotonic() < deadline:
+
+        def poll_and_commit() -> None:
             poll()
             consumer.commit_sync()
+
+        throughout(poll_and_commit, settle)
     finally:
         consumer.close()
     return delivered

@@ -174,7 +174,7 @@ NAMING_AN_API_ALLOWED = {
     "wire/fast_fetch.py",
     # The GROUP config resource's store takes IncrementalAlterConfigs' resource shape, to share the
     # config rooms' code for what it replays from the metadata log.
-    "group_configs.py",
+    "runtime/group_configs.py",
 }
 OUTSIDE_THE_ROOMS = sorted(
     p
@@ -314,3 +314,68 @@ def test_every_room_declares_the_services_it_uses():
         assert type(view) is uses and not hasattr(view, "services") and not hasattr(view, "faults")
         if api.lane is not None:
             assert api.lane.answer.uses is not None, f"{api.name}'s lane declares no Uses class"
+
+
+# The shared leaves (issue 40, item 7; ADR 112): what the broker and the operator commands both use is
+# code without state that imports nothing of the broker: the schema codec imports Kafka's schemas, itself
+# and two leaves of the domain (Kafka's errors and the record batch header), which import nothing more.
+SHARED_LEAVES = (["trafka", "domain", "errors"], ["trafka", "domain", "batch_header"])
+SCHEMA_CODEC = sorted((SRC / "schema_codec").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SCHEMA_CODEC, ids=[str(p.relative_to(SRC)) for p in SCHEMA_CODEC])
+def test_the_schema_codec_imports_nothing_of_the_broker_but_the_shared_leaves(path):
+    for line, target in _imports(path):
+        if target[0] == "trafka":
+            assert (
+                target[:2] in (["trafka", "schema_codec"], ["trafka", "kafka_schemas"]) or target[:3] in SHARED_LEAVES
+            ), (
+                f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}: the codec is a leaf the operator commands share"
+            )
+
+
+@pytest.mark.parametrize("leaf", SHARED_LEAVES, ids=["/".join(leaf[1:]) for leaf in SHARED_LEAVES])
+def test_the_shared_leaves_of_the_domain_import_only_each_other(leaf):
+    path = SRC.joinpath(*leaf[1:]).with_suffix(".py")
+    for line, target in _imports(path):
+        if target[0] == "trafka":
+            assert target[:3] in SHARED_LEAVES, f"{path.relative_to(SRC)}:{line} imports {'.'.join(target)}"
+
+
+def test_the_leaf_check_sees_the_codec_and_the_header():
+    assert {p.name for p in SCHEMA_CODEC} >= {"records.py", "messages.py", "internal_records.py"}
+    assert any(
+        target[:3] == ["trafka", "domain", "batch_header"]
+        for _, target in _imports(SRC / "schema_codec" / "records.py")
+    )
+
+
+# -- only rooms in `apis/` (ADR 110, issue 40 item 8): what rooms share lives in `apis/common/` ----------
+
+
+@pytest.mark.parametrize("path", ROOMS, ids=[p.name for p in ROOMS])
+def test_every_module_in_apis_is_a_room(path):
+    """The lazy rooms' table is derived from the modules in `apis/` (`apis.declared_rooms`): each is one
+    API's room (or a tight family's) and declares `API` or `APIS`; a helper goes in `apis/common/`."""
+    if path.name == "__init__.py":
+        return
+    declared = {
+        target.id
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    assert declared & {"API", "APIS"}, f"{path.relative_to(SRC)} declares no API: a helper goes in apis/common/"
+
+
+# -- folders that say what they hold (issue 40, item 8): few loose modules in `adapters/kafka` ----------
+LOOSE_MODULES_LIMIT = 8
+
+
+def test_adapters_kafka_keeps_at_most_eight_loose_modules():
+    """The re-layout's rule: the Kafka adapter's top level holds the API and its registry, the contexts
+    and a few leaves; the rest lives in folders named for what they hold (`apis/`, `connection/`,
+    `wire/`, `security/`, `runtime/`)."""
+    loose = sorted(p.name for p in (SRC / "adapters" / "kafka").glob("*.py") if p.name != "__init__.py")
+    assert 0 < len(loose) <= LOOSE_MODULES_LIMIT, f"{len(loose)} loose modules in adapters/kafka: {loose}"

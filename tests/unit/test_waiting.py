@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from tests.waiting import eventually, eventually_async, throughout
+from tests.waiting import eventually, eventually_async, throughout, throughout_async
 
 
 def test_eventually_returns_the_first_true_answer():
@@ -54,3 +54,22 @@ async def test_eventually_async_awaits_the_predicate():
 
 async def _never() -> bool:
     return False
+
+
+async def test_throughout_async_awaits_the_step_for_the_window_and_stops_at_a_failure():
+    calls: list[int] = []
+
+    async def step() -> None:
+        calls.append(1)
+        assert len(calls) < 4
+
+    with pytest.raises(AssertionError):
+        await throughout_async(step, 5)
+    assert len(calls) == 4
+    calls.clear()
+
+    async def holds() -> None:
+        calls.append(1)
+
+    await throughout_async(holds, 0.02)
+    assert calls

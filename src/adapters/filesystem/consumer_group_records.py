@@ -19,36 +19,17 @@ from trafka.domain.groups.modern.records import (
 )
 
 from .metadata_records import (
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ConsumerGroupCurrentMemberAssignmentValue,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupMemberMetadataValue,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataValue,
+    CONSUMER_GROUP_RECORDS,
     decode_group_key,
     decode_versioned,
     encode_group_key,
     encode_versioned,
 )
 
-KEYS: dict[RecordKind, Any] = {
-    RecordKind.GROUP_EPOCH: ConsumerGroupMetadataKey,
-    RecordKind.MEMBER_METADATA: ConsumerGroupMemberMetadataKey,
-    RecordKind.TARGET_ASSIGNMENT_EPOCH: ConsumerGroupTargetAssignmentMetadataKey,
-    RecordKind.TARGET_ASSIGNMENT_MEMBER: ConsumerGroupTargetAssignmentMemberKey,
-    RecordKind.CURRENT_ASSIGNMENT: ConsumerGroupCurrentMemberAssignmentKey,
-}
-VALUES: dict[RecordKind, Any] = {
-    RecordKind.GROUP_EPOCH: ConsumerGroupMetadataValue,
-    RecordKind.MEMBER_METADATA: ConsumerGroupMemberMetadataValue,
-    RecordKind.TARGET_ASSIGNMENT_EPOCH: ConsumerGroupTargetAssignmentMetadataValue,
-    RecordKind.TARGET_ASSIGNMENT_MEMBER: ConsumerGroupTargetAssignmentMemberValue,
-    RecordKind.CURRENT_ASSIGNMENT: ConsumerGroupCurrentMemberAssignmentValue,
-}
+# Kafka's key and value classes of each kind, from the one table the dump-log decoder reads too (the
+# kind is the key version).
+KEYS: dict[RecordKind, Any] = {kind: CONSUMER_GROUP_RECORDS[int(kind)][0] for kind in RecordKind}
+VALUES: dict[RecordKind, Any] = {kind: CONSUMER_GROUP_RECORDS[int(kind)][1] for kind in RecordKind}
 KEY_VERSIONS = frozenset(int(kind) for kind in RecordKind)
 VALUE_VERSION = 0
 

@@ -15,40 +15,17 @@ from trafka.domain.groups.share.records import (
 )
 
 from .metadata_records import (
-    ShareGroupCurrentMemberAssignmentKey,
-    ShareGroupCurrentMemberAssignmentValue,
-    ShareGroupMemberMetadataKey,
-    ShareGroupMemberMetadataValue,
-    ShareGroupMetadataKey,
-    ShareGroupMetadataValue,
-    ShareGroupStatePartitionMetadataKey,
-    ShareGroupStatePartitionMetadataValue,
-    ShareGroupTargetAssignmentMemberKey,
-    ShareGroupTargetAssignmentMemberValue,
-    ShareGroupTargetAssignmentMetadataKey,
-    ShareGroupTargetAssignmentMetadataValue,
+    SHARE_GROUP_RECORDS,
     decode_group_key,
     decode_versioned,
     encode_group_key,
     encode_versioned,
 )
 
-KEYS: dict[ShareRecordKind, Any] = {
-    ShareRecordKind.MEMBER_METADATA: ShareGroupMemberMetadataKey,
-    ShareRecordKind.GROUP_EPOCH: ShareGroupMetadataKey,
-    ShareRecordKind.TARGET_ASSIGNMENT_EPOCH: ShareGroupTargetAssignmentMetadataKey,
-    ShareRecordKind.TARGET_ASSIGNMENT_MEMBER: ShareGroupTargetAssignmentMemberKey,
-    ShareRecordKind.CURRENT_ASSIGNMENT: ShareGroupCurrentMemberAssignmentKey,
-    ShareRecordKind.STATE_PARTITION_METADATA: ShareGroupStatePartitionMetadataKey,
-}
-VALUES: dict[ShareRecordKind, Any] = {
-    ShareRecordKind.MEMBER_METADATA: ShareGroupMemberMetadataValue,
-    ShareRecordKind.GROUP_EPOCH: ShareGroupMetadataValue,
-    ShareRecordKind.TARGET_ASSIGNMENT_EPOCH: ShareGroupTargetAssignmentMetadataValue,
-    ShareRecordKind.TARGET_ASSIGNMENT_MEMBER: ShareGroupTargetAssignmentMemberValue,
-    ShareRecordKind.CURRENT_ASSIGNMENT: ShareGroupCurrentMemberAssignmentValue,
-    ShareRecordKind.STATE_PARTITION_METADATA: ShareGroupStatePartitionMetadataValue,
-}
+# Kafka's key and value classes of each kind, from the one table the dump-log decoder reads too (the
+# kind is the key version).
+KEYS: dict[ShareRecordKind, Any] = {kind: SHARE_GROUP_RECORDS[int(kind)][0] for kind in ShareRecordKind}
+VALUES: dict[ShareRecordKind, Any] = {kind: SHARE_GROUP_RECORDS[int(kind)][1] for kind in ShareRecordKind}
 # (9, ShareGroupPartitionMetadata, which Kafka 4.0 wrote and 4.1 replaced by a metadata hash, is not
 # one of them: the offset store reads past it as past any other coordinator's record)
 KEY_VERSIONS = frozenset(int(kind) for kind in ShareRecordKind)
@@ -140,6 +117,6 @@ def _group_epoch(value: bytes) -> int:
     field: `kafka-dump-log` could not read the 7-byte values trafka wrote before, epoch and no hash); such an
     older value is still read, its epoch being where it is in both layouts."""
     try:
-        return int(decode_versioned(ShareGroupMetadataValue, value).epoch)
+        return int(decode_versioned(VALUES[ShareRecordKind.GROUP_EPOCH], value).epoch)
     except Exception:  # the older layout: int16 version, int32 epoch, an empty tagged-field section
         return int.from_bytes(value[2:6], "big", signed=True)

@@ -19,18 +19,7 @@ from trafka.domain.groups.streams.records import (
 from trafka.domain.groups.streams.tasks import TasksTuple
 
 from .metadata_records import (
-    StreamsGroupCurrentMemberAssignmentKey,
-    StreamsGroupCurrentMemberAssignmentValue,
-    StreamsGroupMemberMetadataKey,
-    StreamsGroupMemberMetadataValue,
-    StreamsGroupMetadataKey,
-    StreamsGroupMetadataValue,
-    StreamsGroupTargetAssignmentMemberKey,
-    StreamsGroupTargetAssignmentMemberValue,
-    StreamsGroupTargetAssignmentMetadataKey,
-    StreamsGroupTargetAssignmentMetadataValue,
-    StreamsGroupTopologyKey,
-    StreamsGroupTopologyValue,
+    STREAMS_GROUP_RECORDS,
     decode_group_key,
     decode_versioned,
     encode_group_key,
@@ -38,22 +27,10 @@ from .metadata_records import (
 )
 
 Kind = StreamsRecordKind
-KEYS: dict[StreamsRecordKind, Any] = {
-    Kind.METADATA: StreamsGroupMetadataKey,
-    Kind.MEMBER_METADATA: StreamsGroupMemberMetadataKey,
-    Kind.TARGET_ASSIGNMENT_EPOCH: StreamsGroupTargetAssignmentMetadataKey,
-    Kind.TARGET_ASSIGNMENT_MEMBER: StreamsGroupTargetAssignmentMemberKey,
-    Kind.CURRENT_ASSIGNMENT: StreamsGroupCurrentMemberAssignmentKey,
-    Kind.TOPOLOGY: StreamsGroupTopologyKey,
-}
-VALUES: dict[StreamsRecordKind, Any] = {
-    Kind.METADATA: StreamsGroupMetadataValue,
-    Kind.MEMBER_METADATA: StreamsGroupMemberMetadataValue,
-    Kind.TARGET_ASSIGNMENT_EPOCH: StreamsGroupTargetAssignmentMetadataValue,
-    Kind.TARGET_ASSIGNMENT_MEMBER: StreamsGroupTargetAssignmentMemberValue,
-    Kind.CURRENT_ASSIGNMENT: StreamsGroupCurrentMemberAssignmentValue,
-    Kind.TOPOLOGY: StreamsGroupTopologyValue,
-}
+# Kafka's key and value classes of each kind, from the one table the dump-log decoder reads too (the
+# kind is the key version).
+KEYS: dict[StreamsRecordKind, Any] = {kind: STREAMS_GROUP_RECORDS[int(kind)][0] for kind in StreamsRecordKind}
+VALUES: dict[StreamsRecordKind, Any] = {kind: STREAMS_GROUP_RECORDS[int(kind)][1] for kind in StreamsRecordKind}
 KEY_VERSIONS = frozenset(int(kind) for kind in StreamsRecordKind)
 VALUE_VERSION = 0
 

@@ -24,7 +24,6 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from trafka.domain.configs import ConfigEntry, ConfigSource
-from trafka.domain.quotas import CLIENT_ID, DEFAULT_NAME, IP, USER
 from trafka.domain.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from trafka.domain.topics import TopicPartition
 
@@ -376,8 +375,8 @@ def console_routes(view: BrokerView, history: History) -> list[Route]:
         return page(
             request,
             "broker.html",
-            quotas=quota_rows(view),
-            quota_usage=quota_usage_rows(view),
+            quotas=pages.quota_rows(view),
+            quota_usage=pages.quota_usage_rows(view),
             uptime=f"{uptime_s // 3600}h {uptime_s % 3600 // 60}m {uptime_s % 60}s",
             records_chart=records,
             bytes_chart=traffic,
@@ -422,43 +421,3 @@ def _start_offset(
     except ValueError:
         return start, f"Not an offset or a time: {position!r}."
     return max(start, end - limit), None
-
-
-def quota_rows(view: BrokerView) -> list[dict[str, object]]:
-    """The client quotas set, one row per entity and key (`<default>` for a default entity)."""
-    if view.quotas is None:
-        return []
-    rows: list[dict[str, object]] = []
-    for entity, values in view.quotas.quotas.all().items():
-        parts = {kind: DEFAULT_NAME if name is None else name for kind, name in entity.parts}
-        for key, value in sorted(values.items()):
-            rows.append(
-                {
-                    "user": parts.get(USER, ""),
-                    "client_id": parts.get(CLIENT_ID, ""),
-                    "ip": parts.get(IP, ""),
-                    "key": key,
-                    "value": int(value) if value.is_integer() else value,
-                }
-            )
-    return sorted(rows, key=lambda r: (str(r["user"]), str(r["client_id"]), str(r["ip"]), str(r["key"])))
-
-
-def quota_usage_rows(view: BrokerView) -> list[dict[str, object]]:
-    """Each quota id's rate now against its bound, and the throttles it was given."""
-    if view.quotas is None:
-        return []
-    return [
-        {
-            "type": s.quota_type.metric_group,
-            "user": s.user,
-            "client_id": s.client_id,
-            "rate": round(s.rate, 1),
-            "bound": s.bound,
-            "throttles": s.throttles,
-            "throttle_avg_ms": round(s.throttle_time_avg_ms),
-        }
-        for s in sorted(
-            view.quotas.statistics(view.clock_ms()), key=lambda s: (s.quota_type.metric_group, s.user, s.client_id)
-        )
-    ]

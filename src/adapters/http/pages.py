@@ -9,6 +9,7 @@ import attrs
 
 from trafka.domain.configs import TOPIC_CONFIG_DEFAULTS, ConfigEntry, ConfigSource, describe_topic_configs
 from trafka.domain.groups.state import GroupState
+from trafka.domain.quotas import CLIENT_ID, DEFAULT_NAME, IP, USER
 from trafka.domain.topics import Topic, TopicPartition
 from trafka.schema_codec.messages import ConsumerProtocolAssignment
 
@@ -262,3 +263,43 @@ def group_rows(view: BrokerView) -> list[GroupRow]:
     if view.streams_groups is not None:
         rows += [row for gid in sorted(view.streams_groups.groups) if (row := streams_group_row(view, gid))]
     return sorted(rows, key=lambda row: row.group_id)
+
+
+def quota_rows(view: BrokerView) -> list[dict[str, object]]:
+    """The client quotas set, one row per entity and key (`<default>` for a default entity)."""
+    if view.quotas is None:
+        return []
+    rows: list[dict[str, object]] = []
+    for entity, values in view.quotas.quotas.all().items():
+        parts = {kind: DEFAULT_NAME if name is None else name for kind, name in entity.parts}
+        for key, value in sorted(values.items()):
+            rows.append(
+                {
+                    "user": parts.get(USER, ""),
+                    "client_id": parts.get(CLIENT_ID, ""),
+                    "ip": parts.get(IP, ""),
+                    "key": key,
+                    "value": int(value) if value.is_integer() else value,
+                }
+            )
+    return sorted(rows, key=lambda r: (str(r["user"]), str(r["client_id"]), str(r["ip"]), str(r["key"])))
+
+
+def quota_usage_rows(view: BrokerView) -> list[dict[str, object]]:
+    """Each quota id's rate now against its bound, and the throttles it was given."""
+    if view.quotas is None:
+        return []
+    return [
+        {
+            "type": s.quota_type.metric_group,
+            "user": s.user,
+            "client_id": s.client_id,
+            "rate": round(s.rate, 1),
+            "bound": s.bound,
+            "throttles": s.throttles,
+            "throttle_avg_ms": round(s.throttle_time_avg_ms),
+        }
+        for s in sorted(
+            view.quotas.statistics(view.clock_ms()), key=lambda s: (s.quota_type.metric_group, s.user, s.client_id)
+        )
+    ]

@@ -35,7 +35,7 @@ the call decided is written and what it released woken before its answer leaves,
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
@@ -329,33 +329,112 @@ class KafkaApi:
         return response
 
 
+def _check_schema(api: KafkaApi) -> None:
+    low, high = api.versions
+    schema_low = int(str(api.request.json["validVersions"]).split("-")[0])
+    if not schema_low <= low <= high <= api.request.max_version:
+        raise ValueError(f"{api.request.__name__} has no schema for versions {low}-{high}")
+
+
+class Room(NamedTuple):
+    """What ApiVersions advertises of a room, known before its module is imported (ADR 110): its name, its
+    module under `apis/`, the lowest version advertised, the versions served, and whether it has a `Lane`
+    (the server shares it from the start)."""
+
+    name: str
+    module: str
+    advertised_min: int
+    min_version: int
+    max_version: int
+    lane: bool = False
+
+    @classmethod
+    def of(cls, api: KafkaApi, module: str) -> Room:
+        advertised = api.min_version if api.advertised_min_version is None else api.advertised_min_version
+        return cls(api.name, module, advertised, api.min_version, api.max_version, api.lane is not None)
+
+
 class HandlerRegistry:
-    def __init__(self) -> None:
+    """The APIs served: each registered (`register`) or, in a registry built from a table of rooms
+    (`apis.build_registry`, ADR 110), imported on its first `get` by `load`. ApiVersions reads the table
+    (`supported`), so a broker that is never sent a group request never imports a group room."""
+
+    def __init__(self, rooms: Mapping[int, Room] | None = None, load: Callable[[int], KafkaApi] | None = None) -> None:
         self._apis: dict[int, KafkaApi] = {}
+        self._rooms: dict[int, Room] = dict(rooms or {})
+        self._load = load
 
     def register(self, api: KafkaApi) -> None:
-        low, high = api.versions
-        schema_low = int(str(api.request.json["validVersions"]).split("-")[0])
-        if not schema_low <= low <= high <= api.request.max_version:
-            raise ValueError(f"{api.request.__name__} has no schema for versions {low}-{high}")
+        _check_schema(api)
         if api.api_key in self._apis:
             raise ValueError(f"{api.request.__name__} registered twice")
         self._apis[api.api_key] = api
 
     def get(self, api_key: int) -> KafkaApi | None:
-        return self._apis.get(api_key)
+        api = self._apis.get(api_key)
+        if api is None and api_key in self._rooms:  # the first request of this API: its room is imported
+            api = self._loaded(api_key)
+        return api
+
+    def _loaded(self, api_key: int) -> KafkaApi:
+        loaded = self._apis.get(api_key)  # loaded meanwhile (a frame decoded off the loop, ADR 78)
+        if loaded is not None:
+            return loaded
+        room = self._rooms[api_key]
+        assert self._load is not None
+        api = self._load(api_key)
+        if Room.of(api, room.module) != room:  # the table is checked by a test; a stale one fails loudly
+            raise RuntimeError(f"the rooms' table says {room}, the room declares {Room.of(api, room.module)}")
+        _check_schema(api)
+        return self._apis.setdefault(api_key, api)
 
     def apis(self) -> list[KafkaApi]:
-        """Every served API, by key."""
+        """Every served API, by key (every room imported)."""
+        for api_key in self._rooms.keys() - self._apis.keys():
+            self._loaded(api_key)
         return [api for _, api in sorted(self._apis.items())]
 
+    def rooms(self) -> dict[int, Room]:
+        """Every served API's `Room`, by key, without importing any."""
+        registered = {key: Room.of(api, "") for key, api in self._apis.items() if key not in self._rooms}
+        return dict(sorted({**registered, **self._rooms}.items()))
+
+    def with_lane(self) -> KafkaApi | None:
+        """The API whose room declares a `Lane`, if one is served."""
+        return next((self.get(key) for key, room in self.rooms().items() if room.lane), None)
+
+    def versions(self, api_key: int) -> tuple[int, int] | None:
+        """The versions served of `api_key`, or None, without importing its room."""
+        room = self._rooms.get(api_key)
+        if room is not None:
+            return room.min_version, room.max_version
+        api = self._apis.get(api_key)
+        return None if api is None else api.versions
+
+    def key_of(self, name: str) -> int | None:
+        """The key of the API served under `name` ("Produce", any case), without importing its room."""
+        wanted = name.lower()
+        return next((key for key, room in self.rooms().items() if room.name.lower() == wanted), None)
+
+    def narrowed(self, ranges: Mapping[int, tuple[int, int]]) -> HandlerRegistry:
+        """The APIs of `ranges` only, each within both its own and that range (a pinned Kafka release)."""
+        narrowed: dict[int, Room] = {}
+        for key, room in self.rooms().items():
+            if key not in ranges:
+                continue
+            low, high = max(room.min_version, ranges[key][0]), min(room.max_version, ranges[key][1])
+            if low <= high:
+                advertised = low if room.advertised_min == room.min_version else room.advertised_min
+                narrowed[key] = room._replace(advertised_min=advertised, min_version=low, max_version=high)
+
+        def load(api_key: int) -> KafkaApi:
+            api = self.get(api_key)
+            assert api is not None
+            room = narrowed[api_key]
+            return attrs.evolve(api, versions=(room.min_version, room.max_version))
+
+        return HandlerRegistry(narrowed, load)
+
     def supported(self) -> list[tuple[int, int, int]]:
-        """(api_key, min_version, max_version) for every served API, by key."""
-        return [
-            (
-                api.api_key,
-                api.min_version if api.advertised_min_version is None else api.advertised_min_version,
-                api.max_version,
-            )
-            for api in self.apis()
-        ]
+        """(api_key, min_version, max_version) for every served API, by key, as ApiVersions advertises it."""
+        return [(key, room.advertised_min, room.max_version) for key, room in self.rooms().items()]

@@ -21,8 +21,6 @@ kafka-clients 4.4.0's schemas, ADR 95). Each entry is "key:min-max".
 
 from __future__ import annotations
 
-import attrs
-
 from .api import HandlerRegistry
 
 _TABLES: dict[str, str] = {
@@ -306,14 +304,6 @@ def api_versions(version: str) -> dict[int, tuple[int, int]]:
 
 
 def pinned(registry: HandlerRegistry, version: str) -> HandlerRegistry:
-    """The registry as the release serves it: its APIs only, each within both version ranges."""
-    table = api_versions(version)
-    narrowed = HandlerRegistry()
-    for api in registry.apis():
-        release_range = table.get(api.api_key)
-        if release_range is None:
-            continue
-        low, high = max(api.min_version, release_range[0]), min(api.max_version, release_range[1])
-        if low <= high:
-            narrowed.register(attrs.evolve(api, versions=(low, high)))
-    return narrowed
+    """The registry as the release serves it: its APIs only, each within both version ranges (each room
+    still imported on its first use)."""
+    return registry.narrowed(api_versions(version))

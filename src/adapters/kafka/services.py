@@ -28,17 +28,17 @@ from trafka.domain.security import UserScramCredentials
 from trafka.domain.telemetry import ClientTelemetry
 from trafka.domain.transactions import TransactionService
 
-from .group_runtime import GroupRuntime
 from .internal_topics import InternalTopics
-from .purgatory import Purgatory
-from .unit_of_work import UnitOfWork
+from .runtime.group_runtime import GroupRuntime
+from .runtime.purgatory import Purgatory
+from .runtime.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
 
     from .cluster import ClusterMap
+    from .runtime.share_runtime import ShareRuntime
     from .security.authorization import AuthorizationGate
-    from .share_runtime import ShareRuntime
 
 AppendNotifier = Purgatory  # the name the wiring and the stores know it by: what an append notifies
 

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from kafka import codec
 
-from trafka.domain.batch import HEADER_SIZE, BatchHeader, Compression, TimestampType
+from trafka.domain.batch import HEADER_SIZE, BatchHeader, Compression
+from trafka.domain.batch_header import TimestampType
 from trafka.domain.errors import KafkaError
 from trafka.domain.varint import read_varint
 

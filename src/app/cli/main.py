@@ -149,7 +149,7 @@ async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adap
     routes = []
     if settings.http.testing and settings.http.port is not None:
         from ..embedded import RunningBroker
-        from ..testing_http import testing_routes
+        from ..embedded.testing_http import testing_routes
 
         routes = testing_routes(RunningBroker(settings, ctx, adapters, 0))
     async with trio.open_nursery() as nursery:

@@ -12,273 +12,152 @@ bound; the keys whose meaning spans several values are resolved after it, with K
 (every listener is served, PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL: ADR 16); the ones named in
 `controller.listener.names` are left out, as is the controller quorum: trafka runs none.
 
-A name that is no Kafka broker config at all (`kafka_broker_keys.txt`, generated from Kafka's source
-by `scripts/kafka_broker_keys.py`) is an error: a typo must not pass silently. A bad value is an error
-naming the key and the value. `KAFKA_<NAME>` variables are read as the `apache/kafka` image reads them
-(its `KafkaDockerWrapper`): `_` to `.`, then `...` to `-` and `..` to `_`, lower case.
+A name that is no Kafka broker config at all is an error (`kafka_names.py`, which also reads the
+`KAFKA_*` variables as the `apache/kafka` image does); a bad value is an error naming the key and the
+value (`kafka_values.py`, Kafka's types and bounds).
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Mapping
-from importlib import resources
 from typing import Any
 
 import attrs
 
 from trafka.domain.configs import MIN_SEGMENT_BYTES
 
-KAFKA_ENV_PREFIX = "KAFKA_"
-# Kafka's scripts read these; they are never server.properties entries: KafkaDockerWrapper's
-# ExcludeServerPropsEnv, KAFKA_JMX_PORT (the image's `launch` script), the variables of
-# bin/kafka-run-class.sh, and KAFKA_HOME, which Kafka installations commonly export.
-KAFKA_ENV_NOT_CONFIGS = frozenset(
-    {
-        "KAFKA_VERSION",
-        "KAFKA_HEAP_OPTS",
-        "KAFKA_LOG4J_OPTS",
-        "KAFKA_OPTS",
-        "KAFKA_JMX_OPTS",
-        "KAFKA_JVM_PERFORMANCE_OPTS",
-        "KAFKA_GC_LOG_OPTS",
-        "KAFKA_LOG4J_ROOT_LOGLEVEL",
-        "KAFKA_LOG4J_LOGGERS",
-        "KAFKA_TOOLS_LOG4J_LOGLEVEL",
-        "KAFKA_JMX_HOSTNAME",
-        "KAFKA_JMX_PORT",
-        "KAFKA_DEBUG",
-        "KAFKA_MODE",
-        "KAFKA_LOG4J_CMD_OPTS",
-        "KAFKA_HOME",
-    }
+from .kafka_names import is_kafka_key
+from .kafka_values import (
+    KafkaConfigError,
+    config_def_int,
+    kafka_boolean,
+    kafka_double,
+    kafka_int,
+    kafka_integer,
+    kafka_long,
+    kafka_text,
 )
-# Families of Kafka keys named by prefix (per listener, per plugin, config providers).
-_KAFKA_KEY_PREFIXES = ("listener.name.", "rsm.config.", "rlmm.config.", "config.providers.")
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
-
-
-class KafkaConfigError(ValueError):
-    """A Kafka config that cannot be used; the message names the key (and the value)."""
-
-
-@functools.cache
-@functools.cache
-def kafka_broker_keys() -> frozenset[str]:
-    text = resources.files("trafka.app.config").joinpath("kafka_broker_keys.txt").read_text()
-    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
-
-
-# StandardAuthorizer's own configs, read by the authorizer rather than declared in the broker's ConfigDef.
-_AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
-
-
-def is_kafka_key(name: str) -> bool:
-    return name in kafka_broker_keys() or name in _AUTHORIZER_KEYS or name.startswith(_KAFKA_KEY_PREFIXES)
-
-
-def env_to_kafka_key(variable: str) -> str:
-    """`KAFKA_LOG_RETENTION_MS` -> `log.retention.ms`, exactly as KafkaDockerWrapper converts names."""
-    return variable.replace(KAFKA_ENV_PREFIX, "").lower().replace("_", ".").replace("...", "-").replace("..", "_")
-
-
-def kafka_environment(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
-    """The `KAFKA_*` variables as Kafka config name -> (value, the variable it came from).
-
-    As the image's `configure` script does, a broker given `KAFKA_ADVERTISED_LISTENERS` without
-    `KAFKA_LISTENERS` listens on those listeners with every host replaced by 0.0.0.0."""
-    out = {
-        env_to_kafka_key(name): (environ[name], name)
-        for name in sorted(environ)
-        if name.startswith(KAFKA_ENV_PREFIX) and name not in KAFKA_ENV_NOT_CONFIGS
-    }
-    roles = out.get("process.roles", ("", ""))[0]
-    if "advertised.listeners" in out and "listeners" not in out and roles != "controller":
-        advertised = out["advertised.listeners"][0]
-        listeners = re.sub(r"://[^:]*:", "://0.0.0.0:", advertised)
-        out["listeners"] = (listeners, "KAFKA_ADVERTISED_LISTENERS")
-    return out
-
-
-def _integer(low: int, high: int) -> Callable[[str, str], int]:
-    def parse(key: str, value: str) -> int:
-        try:
-            number = int(value.strip())
-        except ValueError:
-            raise KafkaConfigError(f"invalid value {value!r} for {key}: not a number") from None
-        if not low <= number <= high:
-            raise KafkaConfigError(
-                f"invalid value {value!r} for {key}: must be at least {low}"
-                + (f" and at most {high}" if high not in (_INT_MAX, _LONG_MAX) else "")
-            )
-        return number
-
-    return parse
-
-
-def _boolean(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false"):
-        raise KafkaConfigError(f"invalid value {value!r} for {key}: expected true or false")
-    return lowered == "true"
-
-
-def _text(key: str, value: str) -> str:
-    return value
-
-
-def _int(low: int = -_INT_MAX - 1) -> Callable[[str, str], int]:
-    return _integer(low, _INT_MAX)
-
-
-def _config_def_int(low: int) -> Callable[[str, str], int]:
-    """An INT key refused with Kafka's own words (ConfigDef's ConfigException), for the keys whose
-    message a test compares with Kafka's: `Invalid value V for configuration K: ...`."""
-
-    def parse(key: str, value: str) -> int:
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = _INT_MAX + 1
-        if not -_INT_MAX - 1 <= number <= _INT_MAX:  # Integer.parseInt's refusal, as a number too large
-            raise KafkaConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT")
-        if number < low:
-            raise KafkaConfigError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
-        return number
-
-    return parse
-
-
-def _long(low: int = -_LONG_MAX - 1) -> Callable[[str, str], int]:
-    return _integer(low, _LONG_MAX)
-
-
-def _double(low: float) -> Callable[[str, str], float]:
-    def parse(key: str, value: str) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            raise KafkaConfigError(f"invalid value {value!r} for {key}: expected a number") from None
-        if number < low:
-            raise KafkaConfigError(f"invalid value {value!r} for {key}: must be at least {low}")
-        return number
-
-    return parse
-
 
 # Kafka key -> (trafka setting path, parser with Kafka's type and bounds).
 _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
-    "node.id": (("broker", "node_id"), _int(0)),
-    "num.partitions": (("broker", "num_partitions"), _int(1)),
-    "auto.create.topics.enable": (("broker", "auto_create_topics_enable"), _boolean),
-    "default.replication.factor": (("broker", "default_replication_factor"), _integer(1, 1)),
-    "message.max.bytes": (("broker", "message_max_bytes"), _int(0)),
-    "fetch.max.bytes": (("broker", "fetch_max_bytes"), _int(1024)),
-    "max.incremental.fetch.session.cache.slots": (("broker", "max_incremental_fetch_session_cache_slots"), _int(0)),
-    "quota.window.num": (("broker", "quota_window_num"), _int(1)),
-    "quota.window.size.seconds": (("broker", "quota_window_size_seconds"), _int(1)),
-    "controller.quota.window.num": (("broker", "controller_quota_window_num"), _int(1)),
-    "controller.quota.window.size.seconds": (("broker", "controller_quota_window_size_seconds"), _int(1)),
-    "socket.request.max.bytes": (("server", "max_request_bytes"), _int(1)),
-    "connections.max.idle.ms": (("server", "connections_max_idle_ms"), _long()),
-    "max.connections": (("server", "max_connections"), _int(0)),
-    "max.connections.per.ip": (("server", "max_connections_per_ip"), _int(0)),
-    "max.connections.per.ip.overrides": (("server", "max_connections_per_ip_overrides"), _text),
-    "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), _int(1)),
-    "cordoned.log.dirs": (("broker", "cordoned_log_dirs"), _text),
-    "transaction.state.log.segment.bytes": (("broker", "transaction_state_log_segment_bytes"), _int(1)),
-    "log.retention.bytes": (("log", "retention_bytes"), _long()),
-    "log.segment.bytes": (("log", "segment_bytes"), _config_def_int(MIN_SEGMENT_BYTES)),
-    "log.index.interval.bytes": (("log", "index_interval_bytes"), _int(0)),
-    "log.flush.interval.messages": (("log", "flush_interval_messages"), _long(1)),
-    "log.retention.check.interval.ms": (("storage", "retention_check_interval_ms"), _long(1)),
-    "log.flush.offset.checkpoint.interval.ms": (("storage", "checkpoint_interval_ms"), _int(0)),
-    "group.initial.rebalance.delay.ms": (("groups", "initial_rebalance_delay_ms"), _int()),
-    "group.min.session.timeout.ms": (("groups", "min_session_timeout_ms"), _int()),
-    "group.max.session.timeout.ms": (("groups", "max_session_timeout_ms"), _int()),
-    "sasl.enabled.mechanisms": (("security", "sasl_enabled_mechanisms"), _text),
-    "connection.failed.authentication.delay.ms": (("security", "connection_failed_authentication_delay_ms"), _int(0)),
-    "connections.max.reauth.ms": (("security", "connections_max_reauth_ms"), _long(0)),
-    "sasl.server.max.receive.size": (("security", "sasl_server_max_receive_size"), _int(1)),
-    "ssl.keystore.type": (("security", "ssl_keystore_type"), _text),
-    "ssl.keystore.location": (("security", "ssl_keystore_location"), _text),
-    "ssl.keystore.certificate.chain": (("security", "ssl_keystore_certificate_chain"), _text),
-    "ssl.keystore.key": (("security", "ssl_keystore_key"), _text),
-    "ssl.key.password": (("security", "ssl_key_password"), _text),
-    "ssl.truststore.type": (("security", "ssl_truststore_type"), _text),
-    "ssl.truststore.location": (("security", "ssl_truststore_location"), _text),
-    "ssl.truststore.certificates": (("security", "ssl_truststore_certificates"), _text),
-    "ssl.client.auth": (("security", "ssl_client_auth"), _text),
-    "ssl.principal.mapping.rules": (("security", "ssl_principal_mapping_rules"), _text),
-    "ssl.enabled.protocols": (("security", "ssl_enabled_protocols"), _text),
-    "ssl.cipher.suites": (("security", "ssl_cipher_suites"), _text),
-    "principal.builder.class": (("security", "principal_builder_class"), _text),
-    "authorizer.class.name": (("security", "authorizer_class_name"), _text),
-    "super.users": (("security", "super_users"), _text),
-    "allow.everyone.if.no.acl.found": (("security", "allow_everyone_if_no_acl_found"), _boolean),
-    "offsets.retention.minutes": (("groups", "offsets_retention_minutes"), _int(1)),
-    "offsets.retention.check.interval.ms": (("groups", "offsets_retention_check_interval_ms"), _long(1)),
-    "offsets.topic.segment.bytes": (("groups", "offsets_topic_segment_bytes"), _int(1)),
-    "group.consumer.session.timeout.ms": (("groups", "consumer_session_timeout_ms"), _int(1)),
-    "group.consumer.min.session.timeout.ms": (("groups", "consumer_min_session_timeout_ms"), _int(1)),
-    "group.consumer.max.session.timeout.ms": (("groups", "consumer_max_session_timeout_ms"), _int(1)),
-    "group.consumer.heartbeat.interval.ms": (("groups", "consumer_heartbeat_interval_ms"), _int(1)),
-    "group.consumer.min.heartbeat.interval.ms": (("groups", "consumer_min_heartbeat_interval_ms"), _int(1)),
-    "group.consumer.max.heartbeat.interval.ms": (("groups", "consumer_max_heartbeat_interval_ms"), _int(1)),
-    "group.consumer.max.size": (("groups", "consumer_max_size"), _int(1)),
-    "group.consumer.assignors": (("groups", "consumer_assignors"), _text),
-    "group.consumer.migration.policy": (("groups", "consumer_migration_policy"), _text),
-    "group.coordinator.rebalance.protocols": (("groups", "rebalance_protocols"), _text),
-    "group.streams.session.timeout.ms": (("groups", "streams_session_timeout_ms"), _int(1)),
-    "group.streams.heartbeat.interval.ms": (("groups", "streams_heartbeat_interval_ms"), _int(1)),
-    "group.streams.num.standby.replicas": (("groups", "streams_num_standby_replicas"), _int(0)),
-    "group.streams.max.standby.replicas": (("groups", "streams_max_standby_replicas"), _int(0)),
-    "group.streams.max.size": (("groups", "streams_max_size"), _int(1)),
-    "group.streams.min.session.timeout.ms": (("groups", "streams_min_session_timeout_ms"), _int(1)),
-    "group.streams.max.session.timeout.ms": (("groups", "streams_max_session_timeout_ms"), _int(1)),
-    "group.streams.min.heartbeat.interval.ms": (("groups", "streams_min_heartbeat_interval_ms"), _int(1)),
-    "group.streams.max.heartbeat.interval.ms": (("groups", "streams_max_heartbeat_interval_ms"), _int(1)),
-    "group.streams.initial.rebalance.delay.ms": (("groups", "streams_initial_rebalance_delay_ms"), _int(0)),
+    "node.id": (("broker", "node_id"), kafka_int(0)),
+    "num.partitions": (("broker", "num_partitions"), kafka_int(1)),
+    "auto.create.topics.enable": (("broker", "auto_create_topics_enable"), kafka_boolean),
+    "default.replication.factor": (("broker", "default_replication_factor"), kafka_integer(1, 1)),
+    "message.max.bytes": (("broker", "message_max_bytes"), kafka_int(0)),
+    "fetch.max.bytes": (("broker", "fetch_max_bytes"), kafka_int(1024)),
+    "max.incremental.fetch.session.cache.slots": (
+        ("broker", "max_incremental_fetch_session_cache_slots"),
+        kafka_int(0),
+    ),
+    "quota.window.num": (("broker", "quota_window_num"), kafka_int(1)),
+    "quota.window.size.seconds": (("broker", "quota_window_size_seconds"), kafka_int(1)),
+    "controller.quota.window.num": (("broker", "controller_quota_window_num"), kafka_int(1)),
+    "controller.quota.window.size.seconds": (("broker", "controller_quota_window_size_seconds"), kafka_int(1)),
+    "socket.request.max.bytes": (("server", "max_request_bytes"), kafka_int(1)),
+    "connections.max.idle.ms": (("server", "connections_max_idle_ms"), kafka_long()),
+    "max.connections": (("server", "max_connections"), kafka_int(0)),
+    "max.connections.per.ip": (("server", "max_connections_per_ip"), kafka_int(0)),
+    "max.connections.per.ip.overrides": (("server", "max_connections_per_ip_overrides"), kafka_text),
+    "transaction.max.timeout.ms": (("broker", "transaction_max_timeout_ms"), kafka_int(1)),
+    "cordoned.log.dirs": (("broker", "cordoned_log_dirs"), kafka_text),
+    "transaction.state.log.segment.bytes": (("broker", "transaction_state_log_segment_bytes"), kafka_int(1)),
+    "log.retention.bytes": (("log", "retention_bytes"), kafka_long()),
+    "log.segment.bytes": (("log", "segment_bytes"), config_def_int(MIN_SEGMENT_BYTES)),
+    "log.index.interval.bytes": (("log", "index_interval_bytes"), kafka_int(0)),
+    "log.flush.interval.messages": (("log", "flush_interval_messages"), kafka_long(1)),
+    "log.retention.check.interval.ms": (("storage", "retention_check_interval_ms"), kafka_long(1)),
+    "log.flush.offset.checkpoint.interval.ms": (("storage", "checkpoint_interval_ms"), kafka_int(0)),
+    "group.initial.rebalance.delay.ms": (("groups", "initial_rebalance_delay_ms"), kafka_int()),
+    "group.min.session.timeout.ms": (("groups", "min_session_timeout_ms"), kafka_int()),
+    "group.max.session.timeout.ms": (("groups", "max_session_timeout_ms"), kafka_int()),
+    "sasl.enabled.mechanisms": (("security", "sasl_enabled_mechanisms"), kafka_text),
+    "connection.failed.authentication.delay.ms": (
+        ("security", "connection_failed_authentication_delay_ms"),
+        kafka_int(0),
+    ),
+    "connections.max.reauth.ms": (("security", "connections_max_reauth_ms"), kafka_long(0)),
+    "sasl.server.max.receive.size": (("security", "sasl_server_max_receive_size"), kafka_int(1)),
+    "ssl.keystore.type": (("security", "ssl_keystore_type"), kafka_text),
+    "ssl.keystore.location": (("security", "ssl_keystore_location"), kafka_text),
+    "ssl.keystore.certificate.chain": (("security", "ssl_keystore_certificate_chain"), kafka_text),
+    "ssl.keystore.key": (("security", "ssl_keystore_key"), kafka_text),
+    "ssl.key.password": (("security", "ssl_key_password"), kafka_text),
+    "ssl.truststore.type": (("security", "ssl_truststore_type"), kafka_text),
+    "ssl.truststore.location": (("security", "ssl_truststore_location"), kafka_text),
+    "ssl.truststore.certificates": (("security", "ssl_truststore_certificates"), kafka_text),
+    "ssl.client.auth": (("security", "ssl_client_auth"), kafka_text),
+    "ssl.principal.mapping.rules": (("security", "ssl_principal_mapping_rules"), kafka_text),
+    "ssl.enabled.protocols": (("security", "ssl_enabled_protocols"), kafka_text),
+    "ssl.cipher.suites": (("security", "ssl_cipher_suites"), kafka_text),
+    "principal.builder.class": (("security", "principal_builder_class"), kafka_text),
+    "authorizer.class.name": (("security", "authorizer_class_name"), kafka_text),
+    "super.users": (("security", "super_users"), kafka_text),
+    "allow.everyone.if.no.acl.found": (("security", "allow_everyone_if_no_acl_found"), kafka_boolean),
+    "offsets.retention.minutes": (("groups", "offsets_retention_minutes"), kafka_int(1)),
+    "offsets.retention.check.interval.ms": (("groups", "offsets_retention_check_interval_ms"), kafka_long(1)),
+    "offsets.topic.segment.bytes": (("groups", "offsets_topic_segment_bytes"), kafka_int(1)),
+    "group.consumer.session.timeout.ms": (("groups", "consumer_session_timeout_ms"), kafka_int(1)),
+    "group.consumer.min.session.timeout.ms": (("groups", "consumer_min_session_timeout_ms"), kafka_int(1)),
+    "group.consumer.max.session.timeout.ms": (("groups", "consumer_max_session_timeout_ms"), kafka_int(1)),
+    "group.consumer.heartbeat.interval.ms": (("groups", "consumer_heartbeat_interval_ms"), kafka_int(1)),
+    "group.consumer.min.heartbeat.interval.ms": (("groups", "consumer_min_heartbeat_interval_ms"), kafka_int(1)),
+    "group.consumer.max.heartbeat.interval.ms": (("groups", "consumer_max_heartbeat_interval_ms"), kafka_int(1)),
+    "group.consumer.max.size": (("groups", "consumer_max_size"), kafka_int(1)),
+    "group.consumer.assignors": (("groups", "consumer_assignors"), kafka_text),
+    "group.consumer.migration.policy": (("groups", "consumer_migration_policy"), kafka_text),
+    "group.coordinator.rebalance.protocols": (("groups", "rebalance_protocols"), kafka_text),
+    "group.streams.session.timeout.ms": (("groups", "streams_session_timeout_ms"), kafka_int(1)),
+    "group.streams.heartbeat.interval.ms": (("groups", "streams_heartbeat_interval_ms"), kafka_int(1)),
+    "group.streams.num.standby.replicas": (("groups", "streams_num_standby_replicas"), kafka_int(0)),
+    "group.streams.max.standby.replicas": (("groups", "streams_max_standby_replicas"), kafka_int(0)),
+    "group.streams.max.size": (("groups", "streams_max_size"), kafka_int(1)),
+    "group.streams.min.session.timeout.ms": (("groups", "streams_min_session_timeout_ms"), kafka_int(1)),
+    "group.streams.max.session.timeout.ms": (("groups", "streams_max_session_timeout_ms"), kafka_int(1)),
+    "group.streams.min.heartbeat.interval.ms": (("groups", "streams_min_heartbeat_interval_ms"), kafka_int(1)),
+    "group.streams.max.heartbeat.interval.ms": (("groups", "streams_max_heartbeat_interval_ms"), kafka_int(1)),
+    "group.streams.initial.rebalance.delay.ms": (("groups", "streams_initial_rebalance_delay_ms"), kafka_int(0)),
     "group.streams.topology.description.plugin.class": (
         ("groups", "streams_topology_description_plugin_class"),
-        _text,
+        kafka_text,
     ),
-    "group.share.enable": (("groups", "share_enable"), _boolean),
-    "group.share.session.timeout.ms": (("groups", "share_session_timeout_ms"), _int(1)),
-    "group.share.heartbeat.interval.ms": (("groups", "share_heartbeat_interval_ms"), _int(1)),
-    "group.share.max.size": (("groups", "share_max_size"), _int(1)),
-    "group.share.record.lock.duration.ms": (("groups", "share_record_lock_duration_ms"), _int(1)),
+    "group.share.enable": (("groups", "share_enable"), kafka_boolean),
+    "group.share.session.timeout.ms": (("groups", "share_session_timeout_ms"), kafka_int(1)),
+    "group.share.heartbeat.interval.ms": (("groups", "share_heartbeat_interval_ms"), kafka_int(1)),
+    "group.share.max.size": (("groups", "share_max_size"), kafka_int(1)),
+    "group.share.record.lock.duration.ms": (("groups", "share_record_lock_duration_ms"), kafka_int(1)),
     # Kafka 4.2's ShareGroupConfig ranges
-    "group.share.min.record.lock.duration.ms": (("groups", "share_min_record_lock_duration_ms"), _integer(1000, 30000)),
+    "group.share.min.record.lock.duration.ms": (
+        ("groups", "share_min_record_lock_duration_ms"),
+        kafka_integer(1000, 30000),
+    ),
     "group.share.max.record.lock.duration.ms": (
         ("groups", "share_max_record_lock_duration_ms"),
-        _integer(30000, 3600000),
+        kafka_integer(30000, 3600000),
     ),
-    "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), _int(2)),
-    "errors.deadletterqueue.topic.name.prefix": (("groups", "share_dead_letter_topic_prefix"), _text),
+    "group.share.delivery.count.limit": (("groups", "share_delivery_count_limit"), kafka_int(2)),
+    "errors.deadletterqueue.topic.name.prefix": (("groups", "share_dead_letter_topic_prefix"), kafka_text),
     "errors.deadletterqueue.auto.create.topics.enable": (
         ("groups", "share_dead_letter_auto_create_topics_enable"),
-        _boolean,
+        kafka_boolean,
     ),
-    "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), _int(100)),
+    "group.share.partition.max.record.locks": (("groups", "share_partition_max_record_locks"), kafka_int(100)),
     "share.coordinator.snapshot.update.records.per.snapshot": (
         ("groups", "share_snapshot_update_records_per_snapshot"),
-        _integer(0, 500),  # Kafka's ShareCoordinatorConfig: between(0, 500)
+        kafka_integer(0, 500),  # Kafka's ShareCoordinatorConfig: between(0, 500)
     ),
-    "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), _int(1)),
-    "log.cleaner.enable": (("log_cleaner", "enable"), _boolean),
-    "log.cleaner.threads": (("log_cleaner", "threads"), _int(0)),
-    "log.cleaner.dedupe.buffer.size": (("log_cleaner", "dedupe_buffer_size"), _long()),
-    "log.cleaner.io.buffer.load.factor": (("log_cleaner", "io_buffer_load_factor"), _double(0.0)),
-    "log.cleaner.io.max.bytes.per.second": (("log_cleaner", "io_max_bytes_per_second"), _double(0.0)),
-    "log.cleaner.backoff.ms": (("log_cleaner", "backoff_ms"), _long(0)),
-    "producer.id.expiration.check.interval.ms": (("broker", "producer_id_expiration_check_interval_ms"), _int(1)),
-    "transactional.id.expiration.ms": (("broker", "transactional_id_expiration_ms"), _int(1)),
+    "producer.id.expiration.ms": (("broker", "producer_id_expiration_ms"), kafka_int(1)),
+    "log.cleaner.enable": (("log_cleaner", "enable"), kafka_boolean),
+    "log.cleaner.threads": (("log_cleaner", "threads"), kafka_int(0)),
+    "log.cleaner.dedupe.buffer.size": (("log_cleaner", "dedupe_buffer_size"), kafka_long()),
+    "log.cleaner.io.buffer.load.factor": (("log_cleaner", "io_buffer_load_factor"), kafka_double(0.0)),
+    "log.cleaner.io.max.bytes.per.second": (("log_cleaner", "io_max_bytes_per_second"), kafka_double(0.0)),
+    "log.cleaner.backoff.ms": (("log_cleaner", "backoff_ms"), kafka_long(0)),
+    "producer.id.expiration.check.interval.ms": (("broker", "producer_id_expiration_check_interval_ms"), kafka_int(1)),
+    "transactional.id.expiration.ms": (("broker", "transactional_id_expiration_ms"), kafka_int(1)),
     "transaction.remove.expired.transaction.cleanup.interval.ms": (
         ("broker", "transaction_remove_expired_transaction_cleanup_interval_ms"),
-        _int(1),
+        kafka_int(1),
     ),
 }
 # Resolved together below, with Kafka's precedence among them.
@@ -335,18 +214,23 @@ def map_kafka_configs(configs: Mapping[str, str]) -> KafkaSettings:
         put,
         ("log", "retention_ms"),
         [
-            ("log.retention.ms", _long(), 1),
-            ("log.retention.minutes", _int(), 60_000),
-            ("log.retention.hours", _int(), 3_600_000),
+            ("log.retention.ms", kafka_long(), 1),
+            ("log.retention.minutes", kafka_int(), 60_000),
+            ("log.retention.hours", kafka_int(), 3_600_000),
         ],
         negative_is_unlimited=True,
     )
-    _first_of(configs, put, ("log", "roll_ms"), [("log.roll.ms", _long(1), 1), ("log.roll.hours", _int(1), 3_600_000)])
+    _first_of(
+        configs,
+        put,
+        ("log", "roll_ms"),
+        [("log.roll.ms", kafka_long(1), 1), ("log.roll.hours", kafka_int(1), 3_600_000)],
+    )
     _first_of(
         configs,
         put,
         ("log", "flush_interval_ms"),
-        [("log.flush.interval.ms", _long(), 1), ("log.flush.scheduler.interval.ms", _long(), 1)],
+        [("log.flush.interval.ms", kafka_long(), 1), ("log.flush.scheduler.interval.ms", kafka_long(), 1)],
     )
     _listeners(configs, put)
     per_listener = _listener_name_keys(configs, overrides)
@@ -403,7 +287,7 @@ def _node_id(configs: Mapping[str, str], put: Callable[..., None]) -> None:
         raise KafkaConfigError(f"invalid value {configs['process.roles']!r} for process.roles: trafka is a broker")
     if "broker.id" not in configs:
         return
-    broker_id = _int(0)("broker.id", configs["broker.id"])
+    broker_id = kafka_int(0)("broker.id", configs["broker.id"])
     if "node.id" in configs and int(configs["node.id"].strip()) != broker_id:
         raise KafkaConfigError(f"broker.id {broker_id} must equal node.id {configs['node.id'].strip()}")
     if "node.id" not in configs:
@@ -446,7 +330,7 @@ def _parse_listeners(key: str, value: str) -> list[tuple[str, str, int]]:
         if not sep or not colon or not name:
             raise KafkaConfigError(f"invalid value {value!r} for {key}: {entry!r} is not NAME://host:port")
         host = host.strip("[]")
-        listeners.append((name.upper(), host, _integer(0, 65535)(key, port)))
+        listeners.append((name.upper(), host, kafka_integer(0, 65535)(key, port)))
     return listeners
 
 

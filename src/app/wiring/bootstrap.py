@@ -9,61 +9,26 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
-import uuid
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
-import crc32c
 
-from trafka.adapters.compression import decompress as inflate
-from trafka.adapters.filesystem import (
-    METADATA_TOPIC_ID,
-    DataDirError,
-    FileAclStore,
-    FileCatalogStore,
-    FileClientQuotaStore,
-    FileLogStore,
-    FileOffsetStore,
-    FileScramCredentialStore,
-    FileTransactionStore,
-    InternalLog,
-    LogDir,
-)
-from trafka.adapters.filesystem.fileio import LogDirHealth
-from trafka.adapters.filesystem.group_config_store import FileGroupConfigStore
-from trafka.adapters.filesystem.log_store import FileCleanerCheckpoints
-from trafka.adapters.filesystem.share_state_store import FileShareStateStore
-from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
 from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.kafka.group_runtime import GroupRuntime
 from trafka.adapters.kafka.internal_topics import InternalTopics, VisibleTopics
 from trafka.adapters.kafka.releases import pinned, release_name
 from trafka.adapters.kafka.request_context import Endpoint, Listening
-from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, UnobservedBroker, fetch_session_cache
-from trafka.adapters.kafka.unit_of_work import UnitOfWork
-from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
-from trafka.adapters.memory import (
-    MemoryAclStore,
-    MemoryCatalogStore,
-    MemoryClientQuotaStore,
-    MemoryLogStore,
-    MemoryOffsetStore,
-    MemoryScramCredentialStore,
-    MemoryTransactionStore,
-)
-from trafka.adapters.memory.group_config_store import MemoryGroupConfigStore
-from trafka.adapters.memory.share_state_store import MemoryShareStateStore
-from trafka.domain.batch import Checksum
-from trafka.domain.batch_records import Decompress
+from trafka.adapters.kafka.runtime import group_configs
+from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
+from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, fetch_session_cache
 from trafka.domain.catalog import TopicCatalog
-from trafka.domain.compaction.manager import CleanerCheckpoints, MemoryCheckpoints
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.features import (
     KAFKA_43_BOOTSTRAP,
@@ -74,241 +39,41 @@ from trafka.domain.features import (
     FeatureControl,
 )
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
-from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
-from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
-from trafka.domain.groups.modern.migration import MigrationPolicy
-from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
-from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
-from trafka.domain.ports import (
-    AclStore,
-    BrokerObserver,
-    CatalogStore,
-    ClientQuotaStore,
-    GroupConfigStore,
-    LogStore,
-    OffsetStore,
-    PartitionLog,
-    ScramCredentialStore,
-    ShareStateStore,
-    TransactionStore,
-)
+from trafka.domain.ports import ClientQuotaStore
 from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaWindow
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.topics import Topic, TopicPartition
 from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
-from .clock import Clock, WallClock, clock_from
-from .log_cleaner import CleanerSlot
+from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults_from
+from .groups import consumer_groups_from, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
 from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
-    pass
+    from trafka.domain.groups.streams import StreamsGroupCoordinator
+
+__all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
+    "Adapters",
+    "LogDirUnusable",
+    "bootstrap",
+    "default_adapters",
+    "limits_from",
+    "listeners_from",
+    "log_dir_cordoned",
+    "policy_from",
+    "topic_defaults_from",
+]
 
 log = logging.getLogger("trafka")
-
-
-class LogDirUnusable(Exception):
-    """The log dir cannot be opened (locked by another broker, not a log dir, not writable...); the
-    message names it. `trafka serve` exits 1, as Kafka does."""
-
-
-@attrs.frozen
-class Adapters:
-    logs: LogStore
-    catalog_store: CatalogStore
-    offset_store: OffsetStore
-    transaction_store: TransactionStore
-    clock_ms: Callable[[], int]
-    new_topic_id: Callable[[], uuid.UUID]
-    checksum: Checksum
-    decompress: Decompress
-    new_member_id: Callable[[str], str]
-    scram_store: ScramCredentialStore
-    acl_store: AclStore
-    quota_store: ClientQuotaStore
-    cluster_id: str | None = None  # a log dir's own cluster id wins over the configured one
-    started: Callable[[], None] = lambda: None  # after the catalog and logs are loaded
-    stop: Callable[[], None] = lambda: None  # after the server stopped: flush, checkpoint, mark clean
-    maintain: Callable[[int], None] = lambda now_ms: None  # every second: flush.ms
-    checkpoint: Callable[[], None] = lambda: None  # periodically: flush and write recovery points
-    health: LogDirHealth | None = None  # the log dir's write failures (filesystem store only)
-    observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # the metrics, with the HTTP listener
-    share_state_store: ShareStateStore = attrs.field(factory=MemoryShareStateStore)  # __share_group_state
-    group_config_store: GroupConfigStore = attrs.field(factory=MemoryGroupConfigStore)  # GROUP ConfigRecords
-    clock: Clock = attrs.field(factory=WallClock)  # clock_ms's clock: what deadline waiters ask and listen to
-    # The log cleaner's first dirty offsets (cleaner-offset-checkpoint in a log dir), and the cleaner itself.
-    cleaner_checkpoints: CleanerCheckpoints = attrs.field(factory=MemoryCheckpoints)
-    cleaning: CleanerSlot = attrs.field(factory=CleanerSlot)
-    compacted_internal: Callable[[], list[tuple[TopicPartition, PartitionLog, dict[str, str]]]] = list
-    internal_topic_ids: Mapping[str, uuid.UUID] = attrs.field(factory=dict)  # the log dir's internal topics
-    # Given the function to call after each append to an internal topic Fetch reads (ADR 108).
-    watch_internal_appends: Callable[[Callable[[TopicPartition], None]], None] = lambda appended: None
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def _observer(settings: Settings) -> BrokerObserver:
-    """The HTTP listener's metrics when it is on; nothing otherwise (its libraries load only with it)."""
-    if settings.http.port is None:
-        return UnobservedBroker()
-    extras.require("console", "the HTTP listener (--http-port, http.port)")
-    from trafka.adapters.http.metrics import BrokerMetrics
-
-    return BrokerMetrics()
-
-
-def default_adapters(settings: Settings) -> Adapters:
-    """The production adapters: the filesystem store (or memory with `kind = "memory"`)."""
-    clock = clock_from(settings.broker.clock)
-    clock_ms = clock.now_ms  # the filesystem store stamps segments and internal batches with it
-    common: dict[str, Any] = {
-        "observer": _observer(settings),
-        "clock": clock,
-        "clock_ms": clock.now_ms,
-        "new_topic_id": uuid.uuid4,
-        "checksum": crc32c.crc32c,
-        "decompress": inflate,
-        "new_member_id": lambda client_id: f"{client_id}-{uuid.uuid4()}",
-    }
-    if settings.storage.kind == "memory":
-        return Adapters(
-            logs=MemoryLogStore(topic_defaults_from(settings), clock_ms),
-            catalog_store=MemoryCatalogStore(),
-            offset_store=MemoryOffsetStore(),
-            transaction_store=MemoryTransactionStore(),
-            scram_store=MemoryScramCredentialStore(),
-            acl_store=MemoryAclStore(),
-            quota_store=MemoryClientQuotaStore(),
-            **common,
-        )
-    try:
-        logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
-    except DataDirError as exc:
-        raise LogDirUnusable(str(exc)) from exc
-    logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults_from(settings))
-    metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
-    catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
-    recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
-    offsets = InternalLog(
-        logs,
-        TopicPartition("__consumer_offsets", 0),
-        recorded.get("__consumer_offsets", uuid.uuid4()),
-        crc32c.crc32c,
-        clock_ms,
-        {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
-    )
-    txn_state = InternalLog(
-        logs,
-        TopicPartition("__transaction_state", 0),
-        recorded.get("__transaction_state", uuid.uuid4()),
-        crc32c.crc32c,
-        clock_ms,
-        {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
-    )
-    share_state = InternalLog(
-        logs,
-        TopicPartition("__share_group_state", 0),
-        recorded.get("__share_group_state", uuid.uuid4()),
-        crc32c.crc32c,
-        clock_ms,
-    )
-
-    def watch_internal_appends(appended: Callable[[TopicPartition], None]) -> None:
-        for internal in (offsets, txn_state, share_state):
-            internal.appended = appended
-
-    def started() -> None:
-        logs.remove_stray(catalog_store.removed_topic_ids)
-        logdir.start()
-
-    def stop() -> None:
-        logs.close()
-        if logs.clean:  # after a failed write, the next start recovers the logs
-            logdir.mark_clean_shutdown()
-        logdir.unlock()
-
-    for internal, configs in (
-        (offsets, OFFSETS_TOPIC_CONFIGS),
-        (txn_state, TRANSACTION_TOPIC_CONFIGS),
-        (share_state, SHARE_STATE_TOPIC_CONFIGS),
-    ):
-        topic = Topic(internal.log_tp.topic, internal.topic_id, 1, {**configs, **internal.configs})
-        catalog_store.register_internal(topic)
-    return Adapters(
-        logs=logs,
-        catalog_store=catalog_store,
-        offset_store=FileOffsetStore(offsets),
-        transaction_store=FileTransactionStore(txn_state),
-        share_state_store=FileShareStateStore(
-            share_state, clock_ms, settings.groups.share_snapshot_update_records_per_snapshot
-        ),
-        scram_store=FileScramCredentialStore(metadata),
-        acl_store=FileAclStore(metadata),
-        quota_store=FileClientQuotaStore(metadata),
-        group_config_store=FileGroupConfigStore(metadata),
-        cluster_id=logdir.meta.cluster_id,
-        started=started,
-        stop=stop,
-        maintain=logs.maintain,
-        checkpoint=logs.checkpoint,
-        health=logs.health,
-        cleaner_checkpoints=FileCleanerCheckpoints(logdir),
-        compacted_internal=lambda: [
-            (
-                internal.log_tp,
-                internal.log,
-                {"cleanup.policy": "compact", "segment.bytes": str(internal.log.config.segment_bytes)},
-            )
-            for internal in (offsets, txn_state)
-        ],
-        internal_topic_ids={internal.log_tp.topic: internal.topic_id for internal in (offsets, txn_state, share_state)},
-        watch_internal_appends=watch_internal_appends,
-        **common,
-    )
-
-
-# The configs Kafka's coordinators create their internal topics with (the ConfigRecords a Kafka log dir
-# holds for them), besides segment.bytes from the settings.
-OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "compression.type": "producer"}
-TRANSACTION_TOPIC_CONFIGS = {
-    "cleanup.policy": "compact",
-    "compression.type": "uncompressed",
-    "min.insync.replicas": "1",
-    "unclean.leader.election.enable": "false",
-}
-SHARE_STATE_TOPIC_CONFIGS = {
-    "cleanup.policy": "delete",
-    "compression.type": "producer",
-    "min.insync.replicas": "1",
-    "retention.ms": "-1",
-}
-
-
-def topic_defaults_from(settings: Settings) -> dict[str, str]:
-    """The broker's defaults for topic configs that the configuration sets (Kafka's log.* keys)."""
-    log_settings = settings.log
-    values = {
-        "retention.ms": log_settings.retention_ms,
-        "retention.bytes": log_settings.retention_bytes,
-        "segment.bytes": log_settings.segment_bytes,
-        "segment.ms": log_settings.roll_ms,
-        "flush.messages": log_settings.flush_interval_messages,
-        "flush.ms": log_settings.flush_interval_ms,
-        "index.interval.bytes": log_settings.index_interval_bytes,
-    }
-    return {name: str(value) for name, value in values.items() if value is not None}
 
 
 def policy_from(settings: Settings) -> BrokerPolicy:
@@ -411,69 +176,6 @@ def limits_from(settings: Settings) -> ServerLimits:
     )
 
 
-def consumer_groups_from(
-    settings: Settings, topics: TopicLookup, classic: ClassicGroups
-) -> ConsumerGroupCoordinator | None:
-    """The KIP-848 coordinator, unless `group.coordinator.rebalance.protocols` leaves `consumer` out."""
-    groups = settings.groups
-    if "consumer" not in {p.strip() for p in groups.rebalance_protocols.split(",")}:
-        return None
-    try:
-        migration_policy = MigrationPolicy.parse(groups.consumer_migration_policy)
-    except ValueError as exc:
-        raise ConfigError(f"invalid configuration: {exc}") from exc
-    consumer_settings = ConsumerGroupSettings(
-        session_timeout_ms=groups.consumer_session_timeout_ms,
-        heartbeat_interval_ms=groups.consumer_heartbeat_interval_ms,
-        max_size=groups.consumer_max_size,
-        assignors=assignor_names(groups.consumer_assignors),
-        min_session_timeout_ms=groups.consumer_min_session_timeout_ms,
-        max_session_timeout_ms=groups.consumer_max_session_timeout_ms,
-        min_heartbeat_interval_ms=groups.consumer_min_heartbeat_interval_ms,
-        max_heartbeat_interval_ms=groups.consumer_max_heartbeat_interval_ms,
-        migration_policy=migration_policy,
-    )
-    return ConsumerGroupCoordinator(
-        consumer_settings, topics, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
-    )
-
-
-def streams_groups_from(
-    settings: Settings,
-    catalog: TopicCatalog,
-    group_ids: ClassicOrShareGroupIds,
-    consumer: ConsumerGroupCoordinator | None,
-) -> StreamsGroupCoordinator:
-    """The KIP-1071 coordinator (served while `streams.version` is finalized at 1, ADR 82)."""
-    groups = settings.groups
-    streams = StreamsGroupCoordinator(
-        StreamsGroupSettings(
-            session_timeout_ms=groups.streams_session_timeout_ms,
-            heartbeat_interval_ms=groups.streams_heartbeat_interval_ms,
-            num_standby_replicas=groups.streams_num_standby_replicas,
-            max_standby_replicas=groups.streams_max_standby_replicas,
-            max_size=groups.streams_max_size,
-            min_session_timeout_ms=groups.streams_min_session_timeout_ms,
-            max_session_timeout_ms=groups.streams_max_session_timeout_ms,
-            min_heartbeat_interval_ms=groups.streams_min_heartbeat_interval_ms,
-            max_heartbeat_interval_ms=groups.streams_max_heartbeat_interval_ms,
-            initial_rebalance_delay_ms=groups.streams_initial_rebalance_delay_ms,
-        ),
-        catalog,
-        group_ids,
-        (lambda group_id: group_id in consumer.groups) if consumer is not None else (lambda group_id: False),
-    )
-    plugin = groups.streams_topology_description_plugin_class.strip()
-    if plugin and plugin != IN_MEMORY_PLUGIN:
-        raise ConfigError(
-            f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
-            f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"
-        )
-    streams.describes_topologies = bool(plugin)
-    group_ids.streams = streams
-    return streams
-
-
 def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if settings.http.port is not None:
         extras.require("console", "the HTTP listener (--http-port, http.port)")
@@ -529,11 +231,18 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     for transactional_id in transactions.recover(adapters.clock_ms()):
         log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
     adapters.started()
-    streams_groups = streams_groups_from(settings, catalog, group_ids, consumer_groups)
-    group_configs.restore_streams_groups(recorded_group_configs, streams_groups)  # before its sessions restart
-    streams_groups.load(offsets.streams_group_records(), adapters.clock_ms())
+    streams_plugin(settings)  # a configuration error stops the start, as before the coordinator was lazy
+
+    def build_streams() -> StreamsGroupCoordinator:
+        streams = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+        group_configs.restore_streams_groups(recorded_group_configs, streams)  # before its sessions restart
+        streams.load(offsets.streams_group_records(), adapters.clock_ms())
+        return streams
+
+    # Built now when the log dir holds streams groups, else at the first use (ADR 110)
+    streams_groups = build_streams() if offsets.streams_group_records() else None
     members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
-    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or streams_groups.has_members(group_id)
+    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or groups.has_streams_members(group_id)
     groups = GroupRuntime(
         coordinator,
         offsets,
@@ -543,6 +252,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         adapters.clock.seconds_until,
         consumer=consumer_groups,
         streams=streams_groups,
+        build_streams=build_streams,
     )
     adapters.clock.listen(groups.touched)
     services = BrokerServices(
@@ -578,7 +288,9 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         listening=Listening(advertised_endpoint(first_listener.advertise(first_listener.port))),
     )
     adapters.clock.listen(ctx.clock_signal.moved)  # idle connections follow a manual clock
-    if isinstance(adapters.transaction_store, FileTransactionStore):  # v1 records unless TV 0 is finalized
+    log_dir_store = sys.modules.get("trafka.adapters.filesystem.transaction_store")  # loaded with a log dir only
+    if log_dir_store is not None and isinstance(adapters.transaction_store, log_dir_store.FileTransactionStore):
+        # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
     if ctx.services.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
         ctx.services.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)

@@ -21,10 +21,10 @@ from starlette.routing import BaseRoute
 from trafka._version import __version__
 from trafka.adapters.http import BrokerInfo, BrokerView, ConsoleSecurity, HttpOptions, run_listener
 from trafka.adapters.http.metrics import BrokerMetrics
-from trafka.adapters.kafka import group_configs
 from trafka.adapters.kafka.apis import delete_groups
 from trafka.adapters.kafka.context import BrokerContext
-from trafka.adapters.kafka.unit_of_work import committed
+from trafka.adapters.kafka.runtime import group_configs
+from trafka.adapters.kafka.runtime.unit_of_work import committed
 
 from .. import extras
 

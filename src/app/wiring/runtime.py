@@ -22,9 +22,9 @@ import trio
 from trafka.adapters.kafka.connection.server import serve
 from trafka.adapters.kafka.context import BrokerContext
 
+from ..cleaner.runtime import LogCleaner
 from ..config.settings import Settings
 from .bootstrap import Adapters, limits_from, listeners_from
-from .log_cleaner import LogCleaner
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute

@@ -8,10 +8,10 @@ import uuid
 from collections.abc import Callable
 from typing import Protocol
 
+from trafka.adapters.kafka.runtime.share_dead_letters import dead_letter_writer
+from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime, ShareWrites
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.services import AppendNotifier
-from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
-from trafka.adapters.kafka.share_runtime import ShareRuntime, ShareWrites
-from trafka.adapters.kafka.unit_of_work import UnitOfWork
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups import GroupCoordinator
 from trafka.domain.groups.group_ids import ClassicOrShareGroupIds as ClassicOrShareGroupIds  # bootstrap names it here

@@ -15,7 +15,8 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from ..batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, Checksum, Compression, TimestampType
+from ..batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, Checksum, Compression
+from ..batch_header import TimestampType
 from ..errors import ErrorCode, KafkaError
 from ..varint import encode_varint, read_varint
 

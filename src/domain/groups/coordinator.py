@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterable
 import attrs
 
 from ..errors import ErrorCode
-from .model import Completion, Group, JoinedMember, JoinRequest, JoinResult, Member, SyncRequest, SyncResult
+from .model import Completion, Group, JoinRequest, JoinResult, Member, SyncRequest, SyncResult, join_result, sync_result
 from .state import GroupEvent, GroupState
 from .table import GroupTable
 
@@ -89,9 +89,9 @@ class GroupCoordinator(GroupTable):
         member.last_heartbeat_ms = now
         unchanged = member.protocols == request.protocols
         if group.state is GroupState.COMPLETING_REBALANCE and unchanged:
-            return [Completion(token, self._join_result(group, member))]
+            return [Completion(token, join_result(group, member))]
         if group.state is GroupState.STABLE and unchanged and member.member_id != group.leader_id:
-            return [Completion(token, self._join_result(group, member))]
+            return [Completion(token, join_result(group, member))]
         completions = self._replace_join_token(member, token)
         member.protocols = request.protocols
         member.session_timeout_ms = request.session_timeout_ms
@@ -129,7 +129,7 @@ class GroupCoordinator(GroupTable):
             and group.select_protocol() == group.protocol_name
         ):
             self._store_metadata(group)  # the new member id replaces the old one in the stored generation
-            return completions + [Completion(token, self._join_result(group, member))]
+            return completions + [Completion(token, join_result(group, member))]
         member.join_token = token
         return completions + self._prepare_rebalance(group, now)
 
@@ -214,28 +214,8 @@ class GroupCoordinator(GroupTable):
             member.assignment = b""
             member.last_heartbeat_ms = now
             token, member.join_token = member.join_token, None
-            completions.append(Completion(token, self._join_result(group, member)))
+            completions.append(Completion(token, join_result(group, member)))
         return completions
-
-    def _join_result(self, group: Group, member: Member) -> JoinResult:
-        is_leader = member.member_id == group.leader_id
-        members = (
-            tuple(
-                JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
-                for m in group.members.values()
-            )
-            if is_leader
-            else ()
-        )
-        return JoinResult(
-            ErrorCode.NONE,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=group.leader_id or "",
-            member_id=member.member_id,
-            members=members,
-        )
 
     def _remove_member(self, group: Group, member: Member) -> list[Completion]:
         del group.members[member.member_id]
@@ -289,7 +269,7 @@ class GroupCoordinator(GroupTable):
         if group.state is GroupState.PREPARING_REBALANCE:
             return answer(ErrorCode.REBALANCE_IN_PROGRESS)
         if group.state is GroupState.STABLE:
-            return [Completion(token, self._sync_result(group, member))]
+            return [Completion(token, sync_result(group, member))]
         # CompletingRebalance: wait for the leader's assignment.
         completions = []
         if member.sync_token is not None:
@@ -305,17 +285,13 @@ class GroupCoordinator(GroupTable):
         self._transition(group, GroupEvent.LEADER_SYNCED, now)
         for m in group.members.values():
             if m.sync_token is not None:
-                completions.append(Completion(m.sync_token, self._sync_result(group, m)))
+                completions.append(Completion(m.sync_token, sync_result(group, m)))
                 m.sync_token = None
                 # Kafka's propagateAssignment: a member's session starts again when its SyncGroup is
                 # answered; a follower that waited longer than its session for the leader is not
                 # expired before it can send its first heartbeat.
                 m.last_heartbeat_ms = now
         return completions
-
-    @staticmethod
-    def _sync_result(group: Group, member: Member) -> SyncResult:
-        return SyncResult(ErrorCode.NONE, member.assignment, group.protocol_type, group.protocol_name)
 
     # -- Heartbeat and LeaveGroup ----------------------------------------------------------------
 

@@ -175,3 +175,30 @@ class Group:
 
     def all_members_joined(self) -> bool:
         return not self.pending_members and all(m.join_token is not None for m in self.members.values())
+
+
+def join_result(group: Group, member: Member) -> JoinResult:
+    """What a member is answered once its group's join completes: the leader gets every member's metadata."""
+    is_leader = member.member_id == group.leader_id
+    members = (
+        tuple(
+            JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+            for m in group.members.values()
+        )
+        if is_leader
+        else ()
+    )
+    return JoinResult(
+        ErrorCode.NONE,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader=group.leader_id or "",
+        member_id=member.member_id,
+        members=members,
+    )
+
+
+def sync_result(group: Group, member: Member) -> SyncResult:
+    """What a member is answered once its group's assignment is set: its own assignment."""
+    return SyncResult(ErrorCode.NONE, member.assignment, group.protocol_type, group.protocol_name)

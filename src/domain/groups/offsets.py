@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -21,7 +22,9 @@ from .coordinator import GroupCoordinator
 from .group_metadata import CommittedOffset, GroupMetadataRecord
 from .modern.records import ConsumerGroupRecord
 from .state import GroupState
-from .streams.records import StreamsGroupRecord
+
+if TYPE_CHECKING:
+    from .streams.records import StreamsGroupRecord  # the streams package loads with its first group
 
 OFFSET_METADATA_MAX_BYTES = 4096
 CONSUMER_PROTOCOL = "consumer"

@@ -28,7 +28,7 @@ def test_every_honoured_topic_config_is_one_the_broker_knows():
 
 
 def test_every_testing_endpoint_is_on_the_page():
-    from trafka.app.testing_http import testing_routes
+    from trafka.app.embedded.testing_http import testing_routes
 
     page = render()
     for route in testing_routes(None):  # type: ignore[arg-type]

@@ -40,11 +40,20 @@ FEATURES = (
     "trafka.adapters.schema_registry",
     "trafka.adapters.spark",
     "trafka.app.wiring.http",
-    "trafka.app.wiring.cleaner_process",
+    "trafka.app.cleaner.process",
     "trafka.adapters.compression.keys",
 )
 # What `trafka --help` must not load: the broker and every client library.
-BROKER = ("trio", "kafka", "trafka.domain", "trafka.adapters", "trafka.app.wiring", "trafka.app.config", "crc32c")
+BROKER = (
+    "trio",
+    "kafka",
+    "trafka.domain",
+    "trafka.adapters",
+    "trafka.app.wiring",
+    "trafka.app.cleaner",
+    "trafka.app.config",
+    "crc32c",
+)
 
 
 def loaded_after(code: str) -> set[str]:
@@ -62,6 +71,58 @@ def test_a_memory_broker_imports_no_feature_it_does_not_use():
         "import trafka\nwith trafka.Broker(topics={'t': 1}) as broker:\n    broker.create_topic('u', 2)\n"
     )
     assert among(modules, FEATURES) == []
+
+
+# The rooms a client's first exchanges reach (ApiVersions, Metadata, Produce, ListOffsets, Fetch; ADR 110)
+FIRST_ROOMS = {"api_versions", "metadata", "produce", "list_offsets", "fetch"}
+ROOMS = "trafka.adapters.kafka.apis."
+# A log dir's stores: a memory broker opens none (the log cleaner's `partition_log` is imported, for now)
+LOG_DIR_STORES = tuple(
+    f"trafka.adapters.filesystem.{store}"
+    for store in ("catalog_store", "offset_store", "transaction_store", "share_state_store", "security_store")
+)
+
+
+STREAMS_COORDINATOR = tuple(
+    f"trafka.domain.groups.streams.{module}" for module in ("coordinator", "model", "assignor", "records", "tasks")
+)
+
+
+def test_a_memory_broker_imports_the_rooms_of_the_apis_it_is_sent_only():
+    """ApiVersions is answered from the rooms' table; a room is imported at its API's first request."""
+    modules = loaded_after(
+        "import io, sys, contextlib\n"
+        "import trafka\n"
+        "from trafka.app.cli.main import main\n"
+        "with trafka.Broker(topics={'t': 1}) as broker:\n"
+        "    sys.stdin = io.StringIO('v\\n')\n"
+        "    assert main(['produce', 't', '-b', broker.bootstrap_servers]) == 0\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert main(['consume', 't', '--from-beginning', '-n', '1', '-b', broker.bootstrap_servers]) == 0\n"
+    )
+    rooms = {m.removeprefix(ROOMS) for m in modules if m.startswith(ROOMS) and ".common" not in m}
+    assert {"api_versions", "produce", "fetch"} <= rooms <= FIRST_ROOMS
+    assert among(modules, LOG_DIR_STORES) == []
+    # no streams coordinator before a streams group request (the package itself and its description are light)
+    assert among(modules, STREAMS_COORDINATOR) == []
+
+
+def test_the_broker_is_imported_without_collections_and_the_collector_left_as_found():
+    """ADR 110: what `trafka.Broker`'s import builds lives as long as the process, so no collection walks
+    it while it is built (about a hundred otherwise); the collector is on again after it (its first
+    allocation may then collect once), or still off when the caller had turned it off."""
+    probe = (
+        "import gc, trafka\n"
+        "def collections():\n"
+        "    return sum(generation['collections'] for generation in gc.get_stats())\n"
+        "before = collections()\n"
+        "trafka.Broker\n"
+        "assert collections() - before <= 1 and gc.isenabled(), (collections() - before, gc.isenabled())\n"
+        "gc.disable()\n"
+        "trafka.Cluster\n"
+        "assert not gc.isenabled()\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
 
 
 def test_a_data_dir_broker_reads_and_writes_records_without_a_client_library(tmp_path):

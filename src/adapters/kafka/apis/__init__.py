@@ -1,137 +1,131 @@
-"""One room per Kafka API: each module here is named after the API it serves (or a tight family's,
-such as `classic_group` for JoinGroup, SyncGroup, Heartbeat and LeaveGroup) and declares its
-`KafkaApi`: handler, version range, authorization, refusal. `build_registry` registers them all.
+"""One room per Kafka API: each module here (and only rooms live here: what rooms share is in `common/`) is
+named after the API it serves (or a tight family's, such as `classic_group` for JoinGroup, SyncGroup,
+Heartbeat and LeaveGroup) and declares its `KafkaApi` (`API`, or `APIS` for a family): handler, version
+range, authorization, refusal.
 
-To serve a new API, add its module and list it in `APIS` (architecture/README.md has the checklist).
+A room is imported on the first request of its API (ADR 110): `ROOMS` is what ApiVersions advertises of
+each, known without importing it, and `build_registry` gives a registry that imports a room when its API
+is first asked for. `ROOMS` is generated from the rooms (`declared_rooms()`); `tests/unit/adapters/kafka/
+test_room_table.py` imports every room and fails on a stale table, printing the one to paste here.
+
+To serve a new API, add its module, then its line in `ROOMS` (architecture/README.md has the checklist).
 """
 
 from __future__ import annotations
 
-from ..api import HandlerRegistry, KafkaApi
-from . import (
-    acls,
-    add_offsets_to_txn,
-    add_partitions_to_txn,
-    alter_configs,
-    alter_replica_log_dirs,
-    api_versions,
-    classic_group,
-    client_quotas,
-    client_telemetry,
-    consumer_group_describe,
-    consumer_group_heartbeat,
-    create_partitions,
-    create_topics,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    describe_log_dirs,
-    describe_producers,
-    describe_quorum,
-    describe_topic_partitions,
-    describe_transactions,
-    elect_leaders,
-    end_txn,
-    fetch,
-    find_coordinator,
-    incremental_alter_configs,
-    init_producer_id,
-    list_config_resources,
-    list_groups,
-    list_offsets,
-    list_transactions,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    partition_reassignments,
-    produce,
-    sasl,
-    share_acknowledge,
-    share_fetch,
-    share_group_describe,
-    share_group_heartbeat,
-    share_group_offsets,
-    streams_group_describe,
-    streams_group_heartbeat,
-    streams_group_topology_description_update,
-    txn_offset_commit,
-    update_features,
-    user_scram_credentials,
-    write_txn_markers,
-)
+import importlib
+import pkgutil
+from typing import Any
 
-APIS: tuple[KafkaApi, ...] = (
-    produce.API,
-    fetch.API,
-    list_offsets.API,
-    metadata.API,
-    offset_commit.API,
-    offset_fetch.API,
-    find_coordinator.API,
-    *classic_group.APIS,
-    describe_groups.API,
-    list_groups.API,
-    *sasl.APIS,
-    api_versions.API,
-    create_topics.API,
-    delete_topics.API,
-    delete_records.API,
-    init_producer_id.API,
-    offset_for_leader_epoch.API,
-    add_partitions_to_txn.API,
-    add_offsets_to_txn.API,
-    end_txn.API,
-    write_txn_markers.API,
-    txn_offset_commit.API,
-    *acls.APIS,
-    describe_configs.API,
-    alter_configs.API,
-    alter_replica_log_dirs.API,
-    describe_log_dirs.API,
-    create_partitions.API,
-    delete_groups.API,
-    elect_leaders.API,
-    incremental_alter_configs.API,
-    *partition_reassignments.APIS,
-    offset_delete.API,
-    *user_scram_credentials.APIS,
-    describe_quorum.API,
-    update_features.API,
-    describe_cluster.API,
-    describe_producers.API,
-    describe_transactions.API,
-    list_transactions.API,
-    list_config_resources.API,
-    describe_topic_partitions.API,
-    consumer_group_heartbeat.API,
-    consumer_group_describe.API,
-    streams_group_heartbeat.API,
-    streams_group_describe.API,
-    streams_group_topology_description_update.API,
-    share_group_heartbeat.API,
-    share_group_describe.API,
-    share_fetch.API,
-    share_acknowledge.API,
-    *share_group_offsets.APIS,
-    *client_quotas.APIS,
-)
-"""Every API served, in Kafka's key order."""
+from ..api import HandlerRegistry, KafkaApi, Room
+
+ROOMS: dict[int, Room] = {
+    0: Room("Produce", "produce", 0, 3, 13, True),
+    1: Room("Fetch", "fetch", 4, 4, 18),
+    2: Room("ListOffsets", "list_offsets", 1, 1, 11),
+    3: Room("Metadata", "metadata", 0, 0, 13),
+    8: Room("OffsetCommit", "offset_commit", 2, 2, 10),
+    9: Room("OffsetFetch", "offset_fetch", 1, 1, 10),
+    10: Room("FindCoordinator", "find_coordinator", 0, 0, 6),
+    11: Room("JoinGroup", "classic_group", 0, 0, 9),
+    12: Room("Heartbeat", "classic_group", 0, 0, 4),
+    13: Room("LeaveGroup", "classic_group", 0, 0, 5),
+    14: Room("SyncGroup", "classic_group", 0, 0, 5),
+    15: Room("DescribeGroups", "describe_groups", 0, 0, 6),
+    16: Room("ListGroups", "list_groups", 0, 0, 5),
+    17: Room("SaslHandshake", "sasl", 0, 0, 1),
+    18: Room("ApiVersions", "api_versions", 0, 0, 5),
+    19: Room("CreateTopics", "create_topics", 2, 2, 7),
+    20: Room("DeleteTopics", "delete_topics", 1, 1, 6),
+    21: Room("DeleteRecords", "delete_records", 0, 0, 2),
+    22: Room("InitProducerId", "init_producer_id", 0, 0, 5),
+    23: Room("OffsetForLeaderEpoch", "offset_for_leader_epoch", 2, 2, 4),
+    24: Room("AddPartitionsToTxn", "add_partitions_to_txn", 0, 0, 5),
+    25: Room("AddOffsetsToTxn", "add_offsets_to_txn", 0, 0, 4),
+    26: Room("EndTxn", "end_txn", 0, 0, 5),
+    27: Room("WriteTxnMarkers", "write_txn_markers", 1, 1, 2),
+    28: Room("TxnOffsetCommit", "txn_offset_commit", 0, 0, 6),
+    29: Room("DescribeAcls", "acls", 1, 1, 3),
+    30: Room("CreateAcls", "acls", 1, 1, 3),
+    31: Room("DeleteAcls", "acls", 1, 1, 3),
+    32: Room("DescribeConfigs", "describe_configs", 1, 1, 4),
+    33: Room("AlterConfigs", "alter_configs", 0, 0, 2),
+    34: Room("AlterReplicaLogDirs", "alter_replica_log_dirs", 1, 1, 2),
+    35: Room("DescribeLogDirs", "describe_log_dirs", 1, 1, 5),
+    36: Room("SaslAuthenticate", "sasl", 0, 0, 2),
+    37: Room("CreatePartitions", "create_partitions", 0, 0, 3),
+    42: Room("DeleteGroups", "delete_groups", 0, 0, 3),
+    43: Room("ElectLeaders", "elect_leaders", 0, 0, 2),
+    44: Room("IncrementalAlterConfigs", "incremental_alter_configs", 0, 0, 1),
+    45: Room("AlterPartitionReassignments", "partition_reassignments", 0, 0, 1),
+    46: Room("ListPartitionReassignments", "partition_reassignments", 0, 0, 0),
+    47: Room("OffsetDelete", "offset_delete", 0, 0, 0),
+    48: Room("DescribeClientQuotas", "client_quotas", 0, 0, 1),
+    49: Room("AlterClientQuotas", "client_quotas", 0, 0, 1),
+    50: Room("DescribeUserScramCredentials", "user_scram_credentials", 0, 0, 0),
+    51: Room("AlterUserScramCredentials", "user_scram_credentials", 0, 0, 0),
+    55: Room("DescribeQuorum", "describe_quorum", 0, 0, 2),
+    57: Room("UpdateFeatures", "update_features", 0, 0, 2),
+    60: Room("DescribeCluster", "describe_cluster", 0, 0, 2),
+    61: Room("DescribeProducers", "describe_producers", 0, 0, 0),
+    65: Room("DescribeTransactions", "describe_transactions", 0, 0, 0),
+    66: Room("ListTransactions", "list_transactions", 0, 0, 2),
+    68: Room("ConsumerGroupHeartbeat", "consumer_group_heartbeat", 0, 0, 1),
+    69: Room("ConsumerGroupDescribe", "consumer_group_describe", 0, 0, 1),
+    74: Room("ListConfigResources", "list_config_resources", 0, 0, 1),
+    75: Room("DescribeTopicPartitions", "describe_topic_partitions", 0, 0, 0),
+    76: Room("ShareGroupHeartbeat", "share_group_heartbeat", 1, 1, 1),
+    77: Room("ShareGroupDescribe", "share_group_describe", 1, 1, 1),
+    78: Room("ShareFetch", "share_fetch", 1, 1, 2),
+    79: Room("ShareAcknowledge", "share_acknowledge", 1, 1, 2),
+    88: Room("StreamsGroupHeartbeat", "streams_group_heartbeat", 0, 0, 1),
+    89: Room("StreamsGroupDescribe", "streams_group_describe", 0, 0, 1),
+    90: Room("DescribeShareGroupOffsets", "share_group_offsets", 0, 0, 1),
+    91: Room("AlterShareGroupOffsets", "share_group_offsets", 0, 0, 0),
+    92: Room("DeleteShareGroupOffsets", "share_group_offsets", 0, 0, 0),
+    93: Room("StreamsGroupTopologyDescriptionUpdate", "streams_group_topology_description_update", 0, 0, 0),
+}
+"""Every API served, by key: (name, room module, lowest version advertised, versions served, lane)."""
+
+TELEMETRY_ROOMS: dict[int, Room] = {
+    71: Room("GetTelemetrySubscriptions", "client_telemetry", 0, 0, 0),
+    72: Room("PushTelemetry", "client_telemetry", 0, 0, 0),
+}
+"""KIP-714's two, served only when the HTTP listener is on (`build_registry(telemetry=True)`)."""
+
+
+def room_apis(module: Any) -> tuple[KafkaApi, ...]:
+    """The APIs a room module declares."""
+    return (module.API,) if hasattr(module, "API") else tuple(module.APIS)
+
+
+def load(api_key: int) -> KafkaApi:
+    """The API `api_key`, its room imported."""
+    room = ROOMS.get(api_key) or TELEMETRY_ROOMS[api_key]
+    module = importlib.import_module(f"{__name__}.{room.module}")
+    return next(api for api in room_apis(module) if api.api_key == api_key)
 
 
 def build_registry(telemetry: bool = False) -> HandlerRegistry:
-    """Every API in `APIS`; with `telemetry` (the HTTP listener is on), KIP-714's two as well."""
-    registry = HandlerRegistry()
-    for api in APIS:
-        registry.register(api)
-    if telemetry:
-        for api in client_telemetry.APIS:
-            registry.register(api)
-    return registry
+    """Every API in `ROOMS`, each room imported on its API's first use; with `telemetry` (the HTTP
+    listener is on), KIP-714's two as well."""
+    return HandlerRegistry({**ROOMS, **TELEMETRY_ROOMS} if telemetry else ROOMS, load)
 
 
-__all__ = ["APIS", "build_registry"]
+def declared_rooms() -> dict[int, Room]:
+    """What every room module declares, each imported: what `ROOMS` and `TELEMETRY_ROOMS` must say."""
+    declared: dict[int, Room] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if not info.ispkg:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            declared.update({api.api_key: Room.of(api, info.name) for api in room_apis(module)})
+    return dict(sorted(declared.items()))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "APIS":  # every API served (not telemetry's), each room imported: for tests and tools
+        return tuple(load(api_key) for api_key in ROOMS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["ROOMS", "TELEMETRY_ROOMS", "build_registry", "declared_rooms", "load", "room_apis"]

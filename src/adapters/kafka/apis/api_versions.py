@@ -83,9 +83,10 @@ API_VERSIONS = 18
 DESCRIBE_LOG_DIRS = 35
 
 
-def _serves(registry: HandlerRegistry, api_key: int, version: int) -> bool:
-    api = registry.get(api_key)
-    return api is not None and api.max_version >= version
+def _serves(registry: HandlerRegistry, api_key: int, version: int = 0) -> bool:
+    """Is `version` of `api_key` served (read from the rooms' table: no room is imported)?"""
+    versions = registry.versions(api_key)
+    return versions is not None and versions[1] >= version
 
 
 def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
@@ -99,11 +100,13 @@ def feature_ceilings(registry: HandlerRegistry) -> dict[str, int]:
         else LATEST_METADATA_VERSION,
         KRAFT_VERSION: 1,  # one static voter, as `kafka-storage format --standalone` leaves it
         TRANSACTION_VERSION: 2 if _serves(registry, END_TXN, 5) else 0,  # KIP-890 part 2 needs EndTxn v5
-        GROUP_VERSION: 1 if registry.get(CONSUMER_GROUP_HEARTBEAT) else 0,
+        GROUP_VERSION: 1 if _serves(registry, CONSUMER_GROUP_HEARTBEAT) else 0,
         ELIGIBLE_LEADER_REPLICAS_VERSION: 1,  # one broker: the eligible leader replicas are always empty
         # 2 (KIP-1191's dead-letter queue) with Kafka 4.4's surface, which ApiVersions v5 marks
-        SHARE_VERSION: (2 if _serves(registry, API_VERSIONS, 5) else 1) if registry.get(SHARE_GROUP_HEARTBEAT) else 0,
-        STREAMS_VERSION: 1 if registry.get(STREAMS_GROUP_HEARTBEAT) else 0,
+        SHARE_VERSION: (2 if _serves(registry, API_VERSIONS, 5) else 1)
+        if _serves(registry, SHARE_GROUP_HEARTBEAT)
+        else 0,
+        STREAMS_VERSION: 1 if _serves(registry, STREAMS_GROUP_HEARTBEAT) else 0,
     }
 
 

@@ -39,12 +39,12 @@ from trafka.schema_codec.messages import (
 
 from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
-from ..group_runtime import GroupAnswer
 from ..request_context import ClientInfo
+from ..runtime.group_runtime import GroupAnswer
 from ..security.authorization import Check, Checks, request_field
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

@@ -24,14 +24,14 @@ from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import GROUP_OPERATIONS, as_int32
-from .modern_groups import describe_filter, describe_refusal, described_assignment, not_described
+from .common.authorized_operations import GROUP_OPERATIONS, as_int32
+from .common.modern_groups import describe_filter, describe_refusal, described_assignment, not_described
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..group_runtime import GroupRuntime
     from ..internal_topics import InternalTopics
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

@@ -34,7 +34,7 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
-from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
+from .common.mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -42,7 +42,7 @@ from ..security.partial import (
     served_and_refused,
     shallow,
 )
-from .mutation_quota import MutationQuota, mutation_quota, mutation_quota_use, take, throttle_of
+from .common.mutation_quota import MutationQuota, mutation_quota, mutation_quota_use, take, throttle_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

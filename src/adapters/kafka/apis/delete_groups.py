@@ -32,8 +32,8 @@ from ..security.partial import (
 )
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
-    from ..share_runtime import ShareRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
 
 
 @attrs.frozen

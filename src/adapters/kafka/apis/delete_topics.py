@@ -39,7 +39,7 @@ from ..security.partial import (
     Refused,
     served_and_refused,
 )
-from .mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
+from .common.mutation_quota import mutation_quota, mutation_quota_use, take, throttle_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.quotas import QuotaSensors
 
-    from ..group_runtime import GroupRuntime
-    from ..share_runtime import ShareRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -26,7 +26,7 @@ from ..cluster import ClusterMap
 from ..connection.cluster import live_brokers, then
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import CLUSTER_OPERATIONS, as_bits
+from .common.authorized_operations import CLUSTER_OPERATIONS, as_bits
 
 if TYPE_CHECKING:
     from trafka.domain.configs import BrokerPolicy

@@ -34,8 +34,8 @@ from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
 )
-from . import share_group_configs
-from .config_resources import (
+from .common import share_group_configs
+from .common.config_resources import (
     BROKER_LOGGER_RESOURCE,
     BROKER_RESOURCE,
     CONFIGS_WITH_GROUPS,
@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.configs import BrokerPolicy
 
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

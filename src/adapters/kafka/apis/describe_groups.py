@@ -31,10 +31,10 @@ from ..api import KafkaApi, top_level_error
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import GROUP_OPERATIONS, as_bits
+from .common.authorized_operations import GROUP_OPERATIONS, as_bits
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

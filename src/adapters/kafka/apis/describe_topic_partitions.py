@@ -30,7 +30,7 @@ from ..security.authorization import Filter
 from ..security.partial import (
     merged,
 )
-from .authorized_operations import TOPIC_OPERATIONS, as_int32
+from .common.authorized_operations import TOPIC_OPERATIONS, as_int32
 from .metadata import LEADER_EPOCH
 
 if TYPE_CHECKING:

@@ -26,14 +26,14 @@ from trafka.schema_codec.messages import (
     IncrementalAlterConfigsResponse,
 )
 
-from .. import group_configs
 from ..api import KafkaApi
 from ..request_context import ClientInfo
+from ..runtime import group_configs
 from ..security.authorization import Check, Checks
 from ..security.partial import (
     PartialAnswer,
 )
-from .config_resources import (
+from .common.config_resources import (
     BROKER_LOGGER_RESOURCE,
     BROKER_RESOURCE,
     CONFIGS_WITH_GROUPS,
@@ -45,15 +45,15 @@ from .config_resources import (
     refused_resources,
     whole_refusal,
 )
-from .share_group_configs import dead_letter_refusal_for
+from .common.share_group_configs import dead_letter_refusal_for
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
 
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

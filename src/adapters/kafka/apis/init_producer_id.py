@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from trafka.domain.producers import ProducerIdAllocator
     from trafka.domain.transactions import TransactionService
 
-    from ..purgatory import Purgatory
+    from ..runtime.purgatory import Purgatory
 
 
 @attrs.frozen

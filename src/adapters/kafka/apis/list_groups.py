@@ -31,8 +31,8 @@ from ..request_context import ClientInfo
 from ..security.authorization import Filter
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
-    from ..share_runtime import ShareRuntime
+    from ..runtime.group_runtime import GroupRuntime
+    from ..runtime.share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -37,7 +37,7 @@ from ..connection.cluster import live_brokers, place_leaders, then
 from ..internal_topics import InternalTopics
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
+from .common.authorized_operations import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, as_bits
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog

@@ -34,7 +34,7 @@ from ..security.partial import (
 )
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

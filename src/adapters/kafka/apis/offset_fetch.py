@@ -44,8 +44,8 @@ from ..security.partial import (
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..group_runtime import GroupRuntime
     from ..internal_topics import InternalTopics
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from trafka.domain.ports import BrokerObserver
     from trafka.domain.replica_manager import ReplicaManager
 
-    from ..purgatory import Purgatory
+    from ..runtime.purgatory import Purgatory
 
 
 @attrs.frozen

@@ -28,13 +28,13 @@ from ..api import KafkaApi, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from .share_acks import NO_LEADER, acknowledge, identity_error, share_partitions
+from .common.share_acks import NO_LEADER, acknowledge, identity_error, share_partitions
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

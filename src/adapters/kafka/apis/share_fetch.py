@@ -41,7 +41,7 @@ from ..api import KafkaApi, Parked, top_level_error
 from ..connection.cluster import refuse_unless_leader
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from .share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, share_partitions, target
+from .common.share_acks import NO_LEADER, Target, acknowledge, identity_error, may_read, share_partitions, target
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
     from ..internal_topics import InternalTopics
     from ..request_context import ShutdownSignal
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -29,14 +29,14 @@ from ..api import KafkaApi, top_level_error
 from ..connection.cluster import one_group, refuse_unless_coordinator
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks, request_field
-from .modern_groups import heartbeat_response
+from .common.modern_groups import heartbeat_response
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
     from ..internal_topics import InternalTopics
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

@@ -45,8 +45,8 @@ from ..security.authorization import Check, Checks, Filter, request_field
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
+    from ..runtime.share_runtime import ShareRuntime
     from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
 
 
 @attrs.frozen

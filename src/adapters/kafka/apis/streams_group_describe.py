@@ -34,14 +34,14 @@ from ..api import KafkaApi
 from ..connection.cluster import groups_in, refuse_unless_coordinator
 from ..request_context import ClientInfo
 from ..security.authorization import Filter
-from .authorized_operations import GROUP_OPERATIONS, as_int32
+from .common.authorized_operations import GROUP_OPERATIONS, as_int32
 
 STREAMS_GROUP_HEARTBEAT = 88
 ASSIGNOR_NAME = "sticky"  # Kafka's StickyTaskAssignor, the only one trafka has (its own tie-breaks, ADR 82)
 
 if TYPE_CHECKING:
     from ..api import HandlerRegistry
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

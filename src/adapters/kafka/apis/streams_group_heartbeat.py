@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from trafka.domain.features import FeatureControl
 
     from ..api import HandlerRegistry
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
     from ..security.authorization import AuthorizationGate
 
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from trafka.domain.features import FeatureControl
 
     from ..api import HandlerRegistry
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.transactions import TransactionService
 
-    from ..group_runtime import GroupRuntime
+    from ..runtime.group_runtime import GroupRuntime
 
 
 @attrs.frozen

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from trafka.domain.replica_manager import ReplicaManager
 
-    from ..purgatory import Purgatory
+    from ..runtime.purgatory import Purgatory
 
 
 @attrs.frozen

@@ -54,8 +54,8 @@ from ..api import (
     never,
 )
 from ..context import BrokerContext
-from ..purgatory import Failed, Operation
 from ..request_context import Endpoint
+from ..runtime.purgatory import Failed, Operation
 from ..wire.codec import (
     DecodedRequest,
     ProtocolError,
@@ -294,7 +294,7 @@ def shared_lane(ctx: BrokerContext) -> SharedLane | None:
     go through the cluster's checks."""
     if ctx.services.cluster is not None:
         return None
-    api = next((api for api in ctx.registry.apis() if api.lane is not None), None)
+    api = ctx.registry.with_lane()
     return SharedLane(ctx, api) if api is not None else None
 
 

@@ -18,12 +18,12 @@ GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTA
 FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND for a group of the classic protocol that is not empty.
 The classic coordinator's table is consulted for group ids, which both protocols share.
 
-Beside it, by concern (issue 40, item 6): the request and its checks (`heartbeat.py`), who a
-heartbeat speaks for (`member_identity.py`), the classic members' requests (`classic_members.py`, a
-collaborator given this coordinator as `ConsumerGroupMembers`), what the groups subscribe to
-(`subscriptions.py`, regexes included), the per-group configs
-(`group_configs.py`), the offset commit and fetch checks (`..offset_validation`), the records
-(`records.py`).
+Beside it, by concern (issue 40): the request, its checks and what it sets (`heartbeat.py`), who a
+heartbeat speaks for (`member_identity.py`), the target and each member's step towards it
+(`targets.py`), the classic members' requests (`classic_members.py`, a collaborator given this
+coordinator as `ConsumerGroupMembers`), what the groups subscribe to (`subscriptions.py`, regexes
+included), the per-group configs (`group_configs.py`), the offset commit and fetch checks
+(`offset_checks.py`), the records (`records.py`).
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ from collections.abc import Callable, Iterable, Mapping
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
 from ..model import Completion
-from ..offset_validation import checked_member
-from .assignors import ASSIGNORS, Assignment, AssignmentMember
+from .assignors import Assignment
 from .classic_members import ClassicMembers
 from .group_configs import ConsumerGroupConfigs
 from .heartbeat import ConsumerHeartbeat as ConsumerHeartbeat  # re-exported: the rooms and runtimes name them here
 from .heartbeat import HeartbeatAnswer as HeartbeatAnswer
-from .heartbeat import validate
-from .member_identity import dynamic_member, replace_static_member, static_member
+from .heartbeat import is_full, take_request, validate
+from .member_identity import dynamic_member, leaving_member, replace_static_member, static_member
 from .migration import CONSUMER_PROTOCOL_TYPE, EmbeddedProtocol, to_classic_group, to_consumer_group
 from .model import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -50,23 +49,15 @@ from .model import (
     ConsumerMember,
     ModernGroupState,
 )
-from .reconciliation import MemberState, reconcile
-from .records import (
-    MEMBER_KINDS,
-    ConsumerGroupRecord,
-    RecordKey,
-    RecordKind,
-    RecordValue,
-    current_values,
-    in_kafka_order,
-    record_changes,
-    restore,
-)
+from .offset_checks import validate_commit, validate_fetch
+from .reconciliation import MemberState
+from .records import ConsumerGroupRecord, RecordKey, RecordValue, changed_records, current_values, restore
 from .settings import ClassicGroups as ClassicGroups  # re-exported: the wiring names them here
 from .settings import ConsumerGroupSettings as ConsumerGroupSettings
 from .subscriptions import REGEX_REFRESH_MS as REGEX_REFRESH_MS
 from .subscriptions import Subscriptions
 from .subscriptions import TopicLookup as TopicLookup
+from .targets import new_target, preferred_assignor, step_towards
 
 
 class ConsumerGroupCoordinator:
@@ -140,32 +131,13 @@ class ConsumerGroupCoordinator:
             member = static_member(group, member_id, request.instance_id, request, self._dirty)
         new_member = member.member_id not in group.members
         before = (member.subscription(), member.server_assignor)
-        if request.instance_id is not None:
-            member.instance_id = request.instance_id
-        if request.rack_id is not None:
-            member.rack_id = request.rack_id
-        if request.rebalance_timeout_ms != -1:
-            member.rebalance_timeout_ms = request.rebalance_timeout_ms
-        if request.server_assignor is not None:
-            member.server_assignor = request.server_assignor
-        if request.subscribed_topic_names is not None:
-            member.subscribed_topic_names = tuple(sorted(set(request.subscribed_topic_names)))
-        if request.subscribed_topic_regex is not None:
-            member.subscribed_topic_regex = request.subscribed_topic_regex or None
-        member.client_id = request.client_id
-        member.client_host = request.client_host
-        member.classic = None  # a member speaking the consumer protocol is no classic member any more
-        member.join_deadline_ms = member.sync_deadline_ms = None
+        take_request(member, request)
         if request.may_describe is not None:
             self.subscriptions.describable(group.group_id, member, request.may_describe)
         previous_assigned = member.assignment_by_id()
         self.update_group(group, member, new_member, before, request.owned, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group.group_id)
-        full = request.member_epoch == 0 or (
-            request.rebalance_timeout_ms != -1
-            and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
-            and request.owned is not None
-        )
+        full = is_full(request)
         return HeartbeatAnswer(
             member_id=member.member_id,
             member_epoch=member.member_epoch,
@@ -198,7 +170,7 @@ class ConsumerGroupCoordinator:
             group.assignor = self._preferred_assignor(group)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group)
-        self._reconcile(group, member, owned, now)
+        step_towards(group, member, owned, now)
 
     def replace_static_member(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str) -> ConsumerMember:
         return replace_static_member(group, existing, member_id, self._dirty)
@@ -212,31 +184,17 @@ class ConsumerGroupCoordinator:
             if self._classic.is_classic_group(request.group_id):
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
             raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Consumer group {request.group_id} not found.")
-        if request.instance_id is None:
-            member = group.members.get(request.member_id)
-            if member is None:
-                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member.")
-        else:
-            existing_id = group.static_members.get(request.instance_id)
-            member = group.members.get(existing_id) if existing_id is not None else None
-            if member is None:
-                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
-            if member.member_id != request.member_id:
-                raise KafkaError(
-                    ErrorCode.FENCED_INSTANCE_ID,
-                    f"Static member {request.member_id} with instance id {request.instance_id} was fenced by "
-                    f"member {member.member_id}.",
-                )
-            if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                # It will be back: it keeps its place and its partitions until its session expires.
-                group.release_partitions(member)
-                member.pending_revocation = {}
-                member.previous_member_epoch = member.member_epoch
-                member.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
-                member.state = MemberState.STABLE
-                member.rebalance_deadline_ms = None
-                group.claim_partitions(member)
-                return HeartbeatAnswer(member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+        member = leaving_member(group, request)
+        if request.instance_id is not None and request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # It will be back: it keeps its place and its partitions until its session expires.
+            group.release_partitions(member)
+            member.pending_revocation = {}
+            member.previous_member_epoch = member.member_epoch
+            member.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            member.state = MemberState.STABLE
+            member.rebalance_deadline_ms = None
+            group.claim_partitions(member)
+            return HeartbeatAnswer(member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
         self.remove_member(group, member, now)
         return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
@@ -341,74 +299,20 @@ class ConsumerGroupCoordinator:
             group.assignor = self._preferred_assignor(group)
             self._dirty.add((group.group_id, None))
 
-    # -- target assignment and reconciliation --------------------------------------------------
+    # -- target assignment and reconciliation: targets.py -----------------------------------------
 
     def _preferred_assignor(self, group: ConsumerGroup) -> str:
-        votes: dict[str, int] = {}
-        for member in group.members.values():
-            if member.server_assignor is not None:
-                votes[member.server_assignor] = votes.get(member.server_assignor, 0) + 1
-        if not votes:
-            return self.settings.assignors[0]
-        return max(sorted(votes), key=lambda name: votes[name])
+        return preferred_assignor(group, self.settings.assignors[0])
 
     def _update_target(self, group: ConsumerGroup) -> None:
-        counts = {name: count for name, (_, count) in group.subscription_metadata.items()}
-        members = [
-            AssignmentMember(
-                m.member_id,
-                frozenset(self.subscriptions.member_topics(group.group_id, m)),
-                group.target.get(m.member_id, {}),
-            )
-            for m in group.members.values()
-        ]
-        assignor = ASSIGNORS[group.assignor or self._preferred_assignor(group)]
-        group.target = {mid: {t: ps for t, ps in a.items() if ps} for mid, a in assignor(members, counts).items()}
-        group.assignment_epoch = group.group_epoch
+        assignor = group.assignor or self._preferred_assignor(group)
+        new_target(group, assignor, lambda m: self.subscriptions.member_topics(group.group_id, m))
         self._dirty.update((group.group_id, mid) for mid in group.members)
-
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, now: int) -> None:
-        if member.member_epoch == group.assignment_epoch and member.state is MemberState.STABLE:
-            return
-        result = reconcile(
-            member.state,
-            member.member_epoch,
-            member.assigned,
-            member.pending_revocation,
-            group.assignment_epoch,
-            group.target.get(member.member_id, {}),
-            owned,
-            group.partition_epoch,
-        )
-        if result is None:
-            return
-        group.release_partitions(member)
-        if result.member_epoch != member.member_epoch:
-            member.previous_member_epoch = member.member_epoch
-        member.state = result.state
-        member.member_epoch = result.member_epoch
-        member.assigned = result.assigned
-        member.take_topic_ids(group.subscription_metadata)
-        member.pending_revocation = result.pending_revocation
-        group.claim_partitions(member)
-        if member.classic is not None:
-            return  # classic members have join and sync deadlines instead (Kafka)
-        if member.state is MemberState.UNREVOKED_PARTITIONS:
-            if member.rebalance_deadline_ms is None:
-                member.rebalance_deadline_ms = now + member.rebalance_timeout_ms
-        else:
-            member.rebalance_deadline_ms = None
 
     # -- time ----------------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        deadlines = [
-            d
-            for group in self.groups.values()
-            for m in group.members.values()
-            for d in (m.session_deadline_ms, m.rebalance_deadline_ms, m.join_deadline_ms, m.sync_deadline_ms)
-            if d is not None
-        ]
+        deadlines = [d for group in self.groups.values() for m in group.members.values() for d in m.deadlines()]
         return min(deadlines, default=None)
 
     def tick(self, now: int) -> list[tuple[str, str]]:
@@ -418,13 +322,7 @@ class ConsumerGroupCoordinator:
             for member in list(group.members.values()):
                 if self.groups.get(group.group_id) is not group:
                     break  # downgraded to a classic group by the previous fencing
-                deadlines = (
-                    member.session_deadline_ms,
-                    member.rebalance_deadline_ms,
-                    member.join_deadline_ms,
-                    member.sync_deadline_ms,
-                )
-                if any(d is not None and d <= now for d in deadlines):
+                if any(d <= now for d in member.deadlines()):
                     self.remove_member(group, member, now)
                     fenced.append((group.group_id, member.member_id))
         return fenced
@@ -441,15 +339,9 @@ class ConsumerGroupCoordinator:
 
     def take_records(self) -> list[ConsumerGroupRecord]:
         """The records to write since the last call: the keys that changed, tombstones for those gone."""
-        records: list[ConsumerGroupRecord] = []
-        for gid, mid in sorted(self._dirty, key=lambda k: (k[0], k[1] is not None, k[1] or "")):
-            group = self.groups.get(gid)
-            values = current_values(group, mid, self._topic_id) if group is not None else {}
-            kinds = MEMBER_KINDS if mid is not None else (RecordKind.GROUP_EPOCH, RecordKind.TARGET_ASSIGNMENT_EPOCH)
-            changes = record_changes(self._written, [(kind, gid, mid) for kind in kinds], values)
-            records.extend(ConsumerGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
+        records = changed_records(self._dirty, self.groups, self._written, self._topic_id)
         self._dirty.clear()
-        return in_kafka_order(records)
+        return records
 
     def load(self, records: Iterable[ConsumerGroupRecord], now: int) -> None:
         """The groups `__consumer_offsets` kept; every member's session starts again at `now`."""
@@ -501,26 +393,11 @@ class ConsumerGroupCoordinator:
         transactional: bool = False,
         instance_id: str | None = None,
     ) -> ErrorCode:
-        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one), of an
-        OffsetCommit or (`transactional`) a TxnOffsetCommit, which need not name a member."""
-        group = self.groups[group_id]
-        if member_epoch < 0 and not group.members:
-            return ErrorCode.NONE
-        if transactional and member_epoch == -1 and not member_id and instance_id is None:
-            return ErrorCode.NONE
-        return checked_member(
-            group.members,
-            member_id,
-            member_epoch,
-            version_serves=lambda member: transactional or version >= 9 or member.classic is not None,
-            stale=_stale,
-        )
+        """Kafka's ConsumerGroup.validateOffsetCommit for a consumer group (`group_id` must be one)."""
+        return validate_commit(self.groups[group_id], member_id, member_epoch, version, transactional, instance_id)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """Kafka's ConsumerGroup.validateOffsetFetch: an admin's fetch (epoch -1, no member) always may."""
-        if member_epoch < 0 and member_id is None:
-            return ErrorCode.NONE
-        return checked_member(self.groups[group_id].members, member_id or "", member_epoch, stale=_stale)
+        return validate_fetch(self.groups[group_id], member_id, member_epoch)
 
     def delete(self, group_id: str) -> ErrorCode:
         group = self.groups.get(group_id)
@@ -561,23 +438,3 @@ class ConsumerGroupCoordinator:
     def subscribed_topics(self, group_id: str) -> set[str]:
         group = self.groups.get(group_id)
         return set(group.subscription_metadata) if group is not None else set()
-
-
-def _stale(member: ConsumerMember) -> ErrorCode:
-    """A member at another epoch: a classic member's generation is ILLEGAL_GENERATION, as Kafka's."""
-    return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
-
-
-def owners(groups: Iterable[ConsumerGroup]) -> dict[tuple[str, str, int], str]:
-    """Every (group, topic, partition) owned by a member, for checks: two owners would be a bug."""
-    result: dict[tuple[str, str, int], str] = {}
-    for group in groups:
-        for member in group.members.values():
-            for assignment in (member.assigned, member.pending_revocation):
-                for topic, ps in assignment.items():
-                    for p in ps:
-                        key = (group.group_id, topic, p)
-                        if key in result:
-                            raise AssertionError(f"{key} owned by {result[key]} and {member.member_id}")
-                        result[key] = member.member_id
-    return result

@@ -11,7 +11,7 @@ import attrs
 
 from ...errors import ErrorCode, KafkaError
 from .assignors import Assignment
-from .model import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from .model import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerMember
 
 
 @attrs.frozen
@@ -83,3 +83,34 @@ def validate(request: ConsumerHeartbeat, assignors: Collection[str]) -> None:
             ErrorCode.UNSUPPORTED_ASSIGNOR,
             f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: {', '.join(assignors)}.",
         )
+
+
+def is_full(request: ConsumerHeartbeat) -> bool:
+    """A full request (a join, or every field sent: a member that lost track of its state) is answered
+    with the member's assignment even when it did not change."""
+    return request.member_epoch == 0 or (
+        request.rebalance_timeout_ms != -1
+        and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
+        and request.owned is not None
+    )
+
+
+def take_request(member: ConsumerMember, request: ConsumerHeartbeat) -> None:
+    """What a heartbeat sets on its member: the fields it sent (None: unchanged), its client, and no
+    classic protocol any more (a member speaking the consumer protocol is no classic member)."""
+    if request.instance_id is not None:
+        member.instance_id = request.instance_id
+    if request.rack_id is not None:
+        member.rack_id = request.rack_id
+    if request.rebalance_timeout_ms != -1:
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+    if request.server_assignor is not None:
+        member.server_assignor = request.server_assignor
+    if request.subscribed_topic_names is not None:
+        member.subscribed_topic_names = tuple(sorted(set(request.subscribed_topic_names)))
+    if request.subscribed_topic_regex is not None:
+        member.subscribed_topic_regex = request.subscribed_topic_regex or None
+    member.client_id = request.client_id
+    member.client_host = request.client_host
+    member.classic = None  # a member speaking the consumer protocol is no classic member any more
+    member.join_deadline_ms = member.sync_deadline_ms = None

@@ -12,6 +12,7 @@ import attrs
 
 from ...errors import ErrorCode, KafkaError
 from .assignors import Assignment
+from .heartbeat import ConsumerHeartbeat
 from .model import LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
 
@@ -95,6 +96,27 @@ def replace_static_member(
         group.static_members[existing.instance_id] = member_id
     group.claim_partitions(replacement)
     return replacement
+
+
+def leaving_member(group: ConsumerGroup, request: ConsumerHeartbeat) -> ConsumerMember:
+    """The member a leaving heartbeat (epoch -1, or -2 for a static member) speaks for: the one it
+    names, or the static member of its instance id (FENCED_INSTANCE_ID if another member holds it)."""
+    if request.instance_id is None:
+        member = group.members.get(request.member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member.")
+        return member
+    existing_id = group.static_members.get(request.instance_id)
+    member = group.members.get(existing_id) if existing_id is not None else None
+    if member is None:
+        raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
+    if member.member_id != request.member_id:
+        raise KafkaError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {request.member_id} with instance id {request.instance_id} was fenced by "
+            f"member {member.member_id}.",
+        )
+    return member
 
 
 def check_epoch(member: ConsumerMember, request: EpochClaim) -> None:

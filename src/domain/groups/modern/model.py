@@ -71,6 +71,11 @@ class ConsumerMember:
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return self.subscribed_topic_names, self.subscribed_topic_regex
 
+    def deadlines(self) -> tuple[int, ...]:
+        """When it is fenced unless it heartbeats (session), revokes (rebalance), joins or syncs (classic)."""
+        times = (self.session_deadline_ms, self.rebalance_deadline_ms, self.join_deadline_ms, self.sync_deadline_ms)
+        return tuple(d for d in times if d is not None)
+
     def assignment_by_id(self) -> tuple[dict[str, frozenset[int]], dict[str, str]]:
         """The assignment as the member was given it: partitions and their topics' ids."""
         return dict(self.assigned), dict(self.assigned_topic_ids)

@@ -245,6 +245,24 @@ def record_changes(written: dict[_K, _V], keys: Iterable[_K], values: Mapping[_K
     return changes
 
 
+def changed_records(
+    dirty: Iterable[tuple[str, str | None]],
+    groups: Mapping[str, ConsumerGroup],
+    written: dict[RecordKey, RecordValue],
+    topic_id: Callable[[str], uuid.UUID | None],
+) -> list[ConsumerGroupRecord]:
+    """The records to write for the (group, member or None) keys a call changed, in Kafka's order: the
+    keys whose value changed, tombstones for those gone; `written` follows."""
+    records: list[ConsumerGroupRecord] = []
+    for gid, mid in sorted(dirty, key=lambda k: (k[0], k[1] is not None, k[1] or "")):
+        group = groups.get(gid)
+        values = current_values(group, mid, topic_id) if group is not None else {}
+        kinds = MEMBER_KINDS if mid is not None else (RecordKind.GROUP_EPOCH, RecordKind.TARGET_ASSIGNMENT_EPOCH)
+        changes = record_changes(written, [(kind, gid, mid) for kind in kinds], values)
+        records.extend(ConsumerGroupRecord(kind, gid, mid, value) for (kind, _, _), value in changes)
+    return in_kafka_order(records)
+
+
 def restore(
     records: Iterable[ConsumerGroupRecord], topic_name: Callable[[uuid.UUID], str | None]
 ) -> dict[str, ConsumerGroup]:

@@ -2,8 +2,10 @@
 state machine, share sessions."""
 
 from .coordinator import ShareGroupCoordinator, ShareGroupSettings, ShareHeartbeat
+from .fetched_records import PartitionFetch
 from .partition import AckType, Acquired, Archived, RecordState, Run, SharePartition, ShareSettings
-from .service import SHARE_GROUP_CONFIGS, PartitionFetch, ShareGroups, ShareSession
+from .service import SHARE_GROUP_CONFIGS, ShareGroups
+from .sessions import ShareSession
 
 __all__ = [
     "SHARE_GROUP_CONFIGS",

@@ -15,7 +15,7 @@ whether it is the default.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ...errors import ErrorCode, KafkaError
 
@@ -46,6 +46,18 @@ def duration_ms(text: str) -> int | None:
     days, hours, minutes, seconds = match.groups()
     total = (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60) * 1000
     return total + int(float(seconds or 0) * 1000)
+
+
+def start_offset(reset: str, log_start: int, high_watermark: int, written_since: Callable[[int], int | None]) -> int:
+    """Where a new share-partition starts by its `share.auto.offset.reset`: the high watermark (`latest`),
+    the log start offset (`earliest`), or the first offset written within the duration (`by_duration:`;
+    `written_since(ms)`, None if there is none: then the high watermark)."""
+    if reset == "earliest":
+        return log_start
+    if reset.startswith("by_duration:"):
+        found = written_since(duration_ms(reset.removeprefix("by_duration:")) or 0)
+        return high_watermark if found is None else found
+    return high_watermark
 
 
 def _check(name: str, value: str | None, bounds: Mapping[str, tuple[int, int]]) -> None:

@@ -106,6 +106,17 @@ class ShareGroupCoordinator:
             self.groups[group_id] = ConsumerGroup(group_id, assignor=SHARE_ASSIGNOR)
             self._dirty.add((group_id, None))
 
+    def check_empty(self, group_id: str, create: bool) -> ErrorCode:
+        """Whether an admin may set the group's share-partitions (Alter/DeleteShareGroupOffsets): an empty
+        share group, or none yet (made empty if `create`); NON_EMPTY_GROUP while it has members."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create or self.is_other_group(group_id):
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            self.create_empty(group_id)
+            return ErrorCode.NONE
+        return ErrorCode.NON_EMPTY_GROUP if group.members else ErrorCode.NONE
+
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
         if group is not None:

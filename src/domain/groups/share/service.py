@@ -1,15 +1,16 @@
 """Share groups as the broker serves them: membership (`coordinator`), a share-partition per group and
-topic partition (`partition`), and the share sessions of ShareFetch and ShareAcknowledge.
-
-A share session (Kafka's ShareSessionCache) is keyed by (group, member): epoch 0 opens it with the
-partitions of the request, each later request must carry the next epoch (1, 2, ... wrapping to 1) and
-adds its partitions and drops the forgotten ones, -1 closes it and releases what the member holds
-there. A wrong epoch is INVALID_SHARE_SESSION_EPOCH, a missing session SHARE_SESSION_NOT_FOUND.
+topic partition (`partition`), and the share sessions of ShareFetch and ShareAcknowledge (`sessions`:
+a request adds its partitions to its session and drops the forgotten ones; closing it releases what
+the member holds there).
 
 A share-partition is created on a group's first fetch of that partition, its start offset chosen by
 the group's `share.auto.offset.reset` (`latest` by default: the high watermark; `earliest`: the log
 start offset). A fetch reads the stored batches from the first offset it could acquire, then acquires
 only offsets within those bytes, so a member is never handed records it was not sent.
+
+Beside it, by concern (issue 40): the share sessions (`sessions.py`), what a fetch answers from the
+bytes it read (`fetched_records.py`), and the ShareGroupStatePartitionMetadata records
+(`state_partitions.py`).
 """
 
 from __future__ import annotations
@@ -20,21 +21,21 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from ...batch import iter_batches
-from ...control import ABORT, AbortedTxn, control_type
 from ...errors import ErrorCode
 from ...ports import StateBatch
 from ...replica_manager import ReplicaManager
 from ...topics import TopicPartition
 from . import configs as group_configs
-from . import records as share_records
 from .coordinator import ShareGroupCoordinator
-from .partition import AckType, Acquired, Archived, RecordState, SharePartition, ShareSettings, coalesce
-from .records import ShareGroupRecord, ShareRecordKind, StatePartitionMetadata
+from .fetched_records import PartitionFetch, archive_aborted, trim
+from .partition import Archived, RecordState, SharePartition, ShareSettings, coalesce
+from .records import ShareGroupRecord
+from .sessions import FINAL_EPOCH as FINAL_EPOCH  # re-exported: the share rooms name the epochs here
+from .sessions import INITIAL_EPOCH as INITIAL_EPOCH
+from .sessions import MAX_SHARE_SESSIONS, SessionConnections, ShareSession, session_at
+from .state_partitions import StatePartitions
 
-FINAL_EPOCH = -1
-MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions: a bound on what clients make us keep
 READ_FLOOR_BYTES = 64 * 1024
-INITIAL_EPOCH = 0
 # ShareFetch v2's ShareAcquireMode (KIP-1206); a v1 request is batch-optimized, as Kafka 4.1 acquired
 BATCH_OPTIMIZED = 0  # MaxRecords is a soft limit: the log batch holding the last record is acquired whole
 RECORD_LIMIT = 1  # MaxRecords is strict: acquisition may stop inside a log batch
@@ -42,32 +43,6 @@ ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 AUTO_OFFSET_RESET = group_configs.AUTO_OFFSET_RESET
 ISOLATION_LEVEL = group_configs.ISOLATION_LEVEL
 SHARE_GROUP_CONFIGS = group_configs.DEFAULTS
-
-
-@attrs.define
-class ShareSession:
-    """A share session's epoch and partitions, keyed by (topic id, partition) as Kafka's
-    CachedSharePartition: a topic deleted and created again under its name is another entry, so
-    records of the new topic are only answered to a client that asked for them under the new id."""
-
-    epoch: int  # the epoch the next request must carry
-    partitions: dict[tuple[uuid.UUID, int], TopicPartition] = attrs.field(factory=dict)  # in the order added
-
-    def bump(self) -> None:
-        self.epoch = 1 if self.epoch >= 2**31 - 1 else self.epoch + 1
-
-    def add(self, topic_id: uuid.UUID, tp: TopicPartition) -> None:
-        self.partitions[(topic_id, tp.partition)] = tp
-
-    def forget(self, topic_id: uuid.UUID, partition: int) -> None:
-        self.partitions.pop((topic_id, partition), None)
-
-
-@attrs.frozen
-class PartitionFetch:
-    error: ErrorCode = ErrorCode.NONE
-    records: bytes = b""
-    acquired: tuple[Acquired, ...] = ()
 
 
 class ShareGroups:
@@ -88,15 +63,12 @@ class ShareGroups:
         self.topic_ids: dict[tuple[str, TopicPartition], uuid.UUID] = {}
         self._gone: dict[tuple[str, TopicPartition], uuid.UUID] = {}  # deleted, its tombstone to write
         self.sessions: dict[tuple[str, str], ShareSession] = {}
-        # the connection each session was opened on (an opaque key from the adapter), and the reverse
-        self._session_connection: dict[tuple[str, str], object] = {}
-        self._connection_sessions: dict[object, set[tuple[str, str]]] = {}
+        self._connections = SessionConnections()  # the connection each session was opened on
         self.configs: dict[str, dict[str, str]] = {}  # the GROUP resource's share.* overrides
         self.dirty: set[tuple[str, TopicPartition]] = set()  # to persist
         self.released: set[TopicPartition] = set()  # records became available: wake waiting fetches
         # ShareGroupStatePartitionMetadata: groups whose set of share-partitions changed, last written
-        self._state_partitions_changed: set[str] = set()
-        self._state_partitions_written: dict[str, StatePartitionMetadata] = {}
+        self._state_partitions = StatePartitions()
 
     # -- configs -----------------------------------------------------------------------------------
 
@@ -155,49 +127,22 @@ class ShareGroups:
         A session opened (epoch 0) on a connection is closed when that connection closes
         (`connection_closed`), as Kafka's ShareSessionCache does."""
         key = (group_id, member_id)
-        if epoch == INITIAL_EPOCH:
-            if key not in self.sessions and len(self.sessions) >= self.max_sessions:
-                return ErrorCode.SHARE_SESSION_LIMIT_REACHED, None
-            self.sessions[key] = ShareSession(1)
-            self._bind(key, connection)
-            return ErrorCode.NONE, self.sessions[key]
-        session = self.sessions.get(key)
-        if session is None:
-            return ErrorCode.SHARE_SESSION_NOT_FOUND, None
-        if epoch == FINAL_EPOCH:
-            return ErrorCode.NONE, session
-        if epoch != session.epoch:
-            return ErrorCode.INVALID_SHARE_SESSION_EPOCH, None
-        session.bump()
-        return ErrorCode.NONE, session
-
-    def _bind(self, key: tuple[str, str], connection: object) -> None:
-        self._unbind(key)
-        if connection is not None:
-            self._session_connection[key] = connection
-            self._connection_sessions.setdefault(connection, set()).add(key)
-
-    def _unbind(self, key: tuple[str, str]) -> None:
-        connection = self._session_connection.pop(key, None)
-        if connection is not None:
-            keys = self._connection_sessions.get(connection)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
-                    del self._connection_sessions[connection]
+        error, session = session_at(self.sessions, key, epoch, self.max_sessions)
+        if epoch == INITIAL_EPOCH and session is not None:
+            self._connections.bind(key, connection)
+        return error, session
 
     def connection_closed(self, connection: object) -> int:
         """The client's connection closed: the share sessions opened on it close, and what their
         members hold is released (Kafka's SharePartitionManager on a disconnect). How many closed."""
-        keys = self._connection_sessions.pop(connection, set())
+        keys = self._connections.closed(connection)
         for group_id, member_id in sorted(keys):
-            self._session_connection.pop((group_id, member_id), None)
             self.close_session(group_id, member_id)
         return len(keys)
 
     def close_session(self, group_id: str, member_id: str) -> None:
         session = self.sessions.pop((group_id, member_id), None)
-        self._unbind((group_id, member_id))
+        self._connections.unbind((group_id, member_id))
         if session is None:
             return
         for tp in session.partitions.values():
@@ -238,19 +183,16 @@ class ShareGroups:
         marks = self._replicas.watermarks(tp)
         if marks is None or topic_id is None:
             return None
-        log_start, high_watermark = marks
-        reset = self.config(group_id, AUTO_OFFSET_RESET)
-        start = high_watermark
-        if reset == "earliest":
-            start = log_start
-        elif reset.startswith("by_duration:"):
-            ago = group_configs.duration_ms(reset.removeprefix("by_duration:")) or 0
-            found = self._replicas.list_offset(tp, max(now - ago, 0))
-            start = found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else high_watermark
+
+        def written_since(ago_ms: int) -> int | None:
+            found = self._replicas.list_offset(tp, max(now - ago_ms, 0))
+            return found.offset if found.error is ErrorCode.NONE and found.offset >= 0 else None
+
+        start = group_configs.start_offset(self.config(group_id, AUTO_OFFSET_RESET), *marks, written_since)
         sp = self.partitions[(group_id, tp)] = SharePartition(start, self.settings_of(group_id))
         self.topic_ids[(group_id, tp)] = topic_id
         self.dirty.add((group_id, tp))
-        self._state_partitions_changed.add(group_id)
+        self._state_partitions.changed.add(group_id)
         return sp
 
     def fetch(
@@ -301,58 +243,13 @@ class ShareGroups:
                     acquired + sp.acquire(member_id, min(batch_end + 1, fetch_end), batch_end - last, now)
                 )
         if read_committed and result.aborted:
-            acquired = self._archive_aborted(sp, member_id, acquired, result.records, result.aborted, now)
+            acquired = archive_aborted(sp, member_id, acquired, result.records, result.aborted, now)
             self._touched(group_id, tp, released=False)
             if not acquired:
                 return PartitionFetch()
         return PartitionFetch(
-            records=_trim(result.records, acquired[0].first, acquired[-1].last), acquired=tuple(acquired)
+            records=trim(result.records, acquired[0].first, acquired[-1].last), acquired=tuple(acquired)
         )
-
-    @staticmethod
-    def _archive_aborted(
-        sp: SharePartition,
-        member_id: str,
-        acquired: list[Acquired],
-        records: bytes,
-        aborted: Iterable[AbortedTxn],
-        now: int,
-    ) -> list[Acquired]:
-        """Under read_committed, records of aborted transactions are archived, not delivered (as
-        Kafka's SharePartition.fetchAbortedTransactionRecordBatches, the consumer's rule): walking the
-        batches in order, a producer is in an aborted transaction from the first offset of one in the
-        aborted transaction index up to its abort marker, and its transactional batches in that range
-        are archived; its committed transactions before or after are delivered. Found from batch
-        headers and the index, never by reading records."""
-        pending = sorted(aborted, key=lambda txn: txn.first_offset)
-        next_txn = 0
-        in_aborted: set[int] = set()
-        skip: list[tuple[int, int]] = []
-        for pos, header in iter_batches(records):
-            last = header.base_offset + header.last_offset_delta
-            while next_txn < len(pending) and pending[next_txn].first_offset <= last:
-                in_aborted.add(pending[next_txn].producer_id)
-                next_txn += 1
-            if not header.is_transactional or header.producer_id not in in_aborted:
-                continue
-            if header.is_control:
-                if control_type(records[pos : pos + header.size]) == ABORT:
-                    in_aborted.discard(header.producer_id)
-                continue
-            skip.append((header.base_offset, last))
-        kept: list[Acquired] = []
-        for a in acquired:
-            cuts = [(max(f, a.first), min(last, a.last)) for f, last in skip if f <= a.last and last >= a.first]
-            if cuts:
-                sp.acknowledge(member_id, [(f, last, [AckType.GAP]) for f, last in cuts], now)
-            offset = a.first
-            for f, last in sorted(cuts):
-                if f > offset:
-                    kept.append(Acquired(offset, f - 1, a.delivery_count))
-                offset = last + 1
-            if offset <= a.last:
-                kept.append(Acquired(offset, a.last, a.delivery_count))
-        return kept
 
     def acknowledge(
         self,
@@ -395,7 +292,7 @@ class ShareGroups:
             if not fenced and (group_id, member_id) in self.sessions:
                 continue
             self.sessions.pop((group_id, member_id), None)
-            self._unbind((group_id, member_id))
+            self._connections.unbind((group_id, member_id))
             for (g, tp), sp in self.partitions.items():
                 if g == group_id and sp.release_member(member_id):
                     self._touched(g, tp, released=True)
@@ -457,7 +354,7 @@ class ShareGroups:
             start_offset, list(batches), self.settings_of(group_id)
         )
         self.topic_ids[(group_id, tp)] = topic_id
-        self._state_partitions_changed.add(group_id)
+        self._state_partitions.changed.add(group_id)
 
     def topic_deleted(self, topic_id: uuid.UUID) -> int:
         """The topic is gone: every group's share-partitions of it go too, their state with them (Kafka
@@ -474,7 +371,7 @@ class ShareGroups:
         if topic_id is not None:
             self._gone[key] = topic_id
         self.dirty.discard(key)
-        self._state_partitions_changed.add(key[0])
+        self._state_partitions.changed.add(key[0])
 
     # -- admin -------------------------------------------------------------------------------------
 
@@ -491,7 +388,7 @@ class ShareGroups:
     def alter_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> ErrorCode:
         """AlterShareGroupOffsets: the share-partitions start at the given offsets (an empty or new
         share group only: NON_EMPTY_GROUP while it has members)."""
-        error = self._admin_check(group_id, create=True)
+        error = self.coordinator.check_empty(group_id, create=True)
         if error is not ErrorCode.NONE:
             return error
         for tp, offset in offsets.items():  # the state is reset: nothing in flight from there
@@ -503,29 +400,19 @@ class ShareGroups:
             self.partitions[(group_id, tp)] = SharePartition(offset, self.settings_of(group_id))
             self.topic_ids[(group_id, tp)] = topic_id
             self.dirty.add((group_id, tp))
-        self._state_partitions_changed.add(group_id)
+        self._state_partitions.changed.add(group_id)
         return ErrorCode.NONE
 
     def delete_offsets(self, group_id: str, topics: Iterable[str]) -> ErrorCode:
         """DeleteShareGroupOffsets: forget the share-partitions of `topics` (an empty share group only)."""
-        error = self._admin_check(group_id, create=False)
+        error = self.coordinator.check_empty(group_id, create=False)
         if error is not ErrorCode.NONE:
             return error
         names = set(topics)
         for key in [k for k in self.partitions if k[0] == group_id and k[1].topic in names]:
             self._forget(key)
-        self._state_partitions_changed.add(group_id)
+        self._state_partitions.changed.add(group_id)
         return ErrorCode.NONE
-
-    def _admin_check(self, group_id: str, create: bool) -> ErrorCode:
-        coordinator = self.coordinator
-        group = coordinator.groups.get(group_id)
-        if group is None:
-            if not create or coordinator.is_other_group(group_id):
-                return ErrorCode.GROUP_ID_NOT_FOUND
-            coordinator.create_empty(group_id)
-            return ErrorCode.NONE
-        return ErrorCode.NON_EMPTY_GROUP if group.members else ErrorCode.NONE
 
     def group_partitions(self, group_id: str) -> dict[TopicPartition, SharePartition]:
         return {tp: sp for (g, tp), sp in self.partitions.items() if g == group_id}
@@ -535,7 +422,7 @@ class ShareGroups:
         if error is ErrorCode.NONE:
             for key in [k for k in self.partitions if k[0] == group_id]:
                 self._forget(key)
-            self._state_partitions_changed.add(group_id)
+            self._state_partitions.changed.add(group_id)
         return error
 
     # -- the group's records in __consumer_offsets -------------------------------------------------
@@ -544,47 +431,13 @@ class ShareGroups:
         """What changed since the last call, to write to `__consumer_offsets`: the coordinator's
         records, then each changed group's ShareGroupStatePartitionMetadata (the topic partitions
         with share-group state; a tombstone once the group is gone)."""
-        if not self._state_partitions_changed and not self.coordinator.has_changes:
+        if not self._state_partitions.changed and not self.coordinator.has_changes:
             return []  # the common case: a fetch or an acknowledgement changes no group record
         records = self.coordinator.take_records()
-        changed, self._state_partitions_changed = self._state_partitions_changed, set()
-        for group_id in sorted(changed):
-            if group_id not in self.coordinator.groups:
-                if self._state_partitions_written.pop(group_id, None) is not None:
-                    records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, None))
-                continue
-            by_topic: dict[str, list[int]] = {}
-            for g, tp in self.partitions:
-                if g == group_id:
-                    by_topic.setdefault(tp.topic, []).append(tp.partition)
-            value = share_records.state_partitions(by_topic, topic_id)
-            if self._state_partitions_written.get(group_id) != value:
-                self._state_partitions_written[group_id] = value
-                records.append(ShareGroupRecord(ShareRecordKind.STATE_PARTITION_METADATA, group_id, None, value))
-        return records
+        return records + self._state_partitions.take_records(self.coordinator.groups, self.partitions, topic_id)
 
     def load_records(self, records: Iterable[ShareGroupRecord], now: int) -> None:
         """The share groups as `__consumer_offsets` kept them (before share-partitions are restored)."""
         records = list(records)
         self.coordinator.load(records, now)
-        for (kind, group_id, _), value in share_records.latest(records).items():
-            if kind is ShareRecordKind.STATE_PARTITION_METADATA and isinstance(value, StatePartitionMetadata):
-                self._state_partitions_written[group_id] = value
-
-
-def _trim(records: bytes, first: int, last: int) -> bytes:
-    """The batches of `records` that hold any offset of first..last (headers only are read)."""
-    start = end = None
-    for pos, header in iter_batches(records):
-        if header.base_offset + header.last_offset_delta < first:
-            continue
-        if header.base_offset > last:
-            break
-        if start is None:
-            start = pos
-        end = pos + header.size
-    if start is None or end is None:
-        return b""
-    if start == 0 and end == len(records):
-        return records
-    return records[start:end]
+        self._state_partitions.load(records)

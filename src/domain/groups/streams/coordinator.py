@@ -11,22 +11,27 @@ epochs (`tasks.reconcile`: revocations first, a task handed over only once relea
 
 Time comes in as `now`; `tick` fences members whose session or revocation deadline passed. The
 answers carry the statuses, the assignment and the internal topics for the broker to create.
+
+Beside it, by concern (issue 40): what a heartbeat does to its member (`member_updates.py`), where
+members serve from (`endpoints.py`), the KIP-1331 topology descriptions it asks for and keeps
+(`topology_descriptions.py`), and what it asks of the rest of the broker (`lookups.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
 
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
-from ...topics import Topic
 from ..offset_validation import checked_member
 from .assignor import MemberSpec, assign
 from .configs import StreamsGroupConfigs
 from .description import DescriptionStatus, TopologyDescription
+from .endpoints import partitions_by_endpoint
+from .heartbeat_checks import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, check_epoch, is_full, validate
+from .lookups import ClassicGroupIds, NoOtherGroups, TopicLookup
+from .member_updates import step_towards, take_request
 from .model import (
-    EndpointPartitions,
     StreamsAnswer,
     StreamsGroup,
     StreamsGroupSettings,
@@ -42,45 +47,15 @@ from .records import (
     current_values,
     restore,
 )
-from .tasks import EMPTY, MemberState, TasksTuple, reconcile
+from .tasks import EMPTY, MemberState
 from .topology import (
     Status,
     StreamsStatus,
     TopicInfo,
     configure,
-    invalid_topology,
     task_ids,
 )
-
-DESCRIPTION_BACKOFF_MS = 30_000  # Kafka 4.4's StreamsGroupTopologyDescriptionBackoff
-DESCRIPTION_MAX_BACKOFF_MS = 3_600_000
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
-
-
-class TopicLookup(Protocol):
-    def get(self, name: str) -> Topic | None: ...
-
-
-class ClassicGroupIds(Protocol):
-    """The classic coordinator's group ids (and the share groups' it answers for): one namespace."""
-
-    def is_classic_group(self, group_id: str) -> bool: ...
-
-    def is_empty_classic_group(self, group_id: str) -> bool: ...
-
-    def delete(self, group_id: str) -> ErrorCode: ...
-
-
-class NoOtherGroups:
-    def is_classic_group(self, group_id: str) -> bool:
-        return False
-
-    def is_empty_classic_group(self, group_id: str) -> bool:
-        return False
-
-    def delete(self, group_id: str) -> ErrorCode:
-        return ErrorCode.GROUP_ID_NOT_FOUND
+from .topology_descriptions import asks_for_description, stored_description, update_description
 
 
 class StreamsGroupCoordinator:
@@ -108,41 +83,12 @@ class StreamsGroupCoordinator:
 
     def heartbeat(self, request: StreamsHeartbeat, now: int) -> StreamsAnswer:
         try:
-            self._validate(request)
+            validate(request)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._leave(request)
             return self._heartbeat(request, now)
         except KafkaError as error:
             return StreamsAnswer(error.code, error.message, member_id=request.member_id)
-
-    def _validate(self, request: StreamsHeartbeat) -> None:
-        def invalid(message: str) -> KafkaError:
-            return KafkaError(ErrorCode.INVALID_REQUEST, message)
-
-        if not request.group_id.strip():
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID, "GroupId can't be empty.")
-        if not request.member_id.strip():
-            raise invalid("MemberId can't be empty.")
-        if request.instance_id is not None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "Static membership is not yet supported.")
-        if request.member_epoch == 0:
-            if request.rebalance_timeout_ms == -1:
-                raise invalid("RebalanceTimeoutMs must be provided when joining.")
-            if request.topology is None:
-                raise invalid("Topology must be non-null when joining.")
-            if request.process_id is None:
-                raise invalid("ProcessId must be provided when joining.")
-            if request.owned is None:
-                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when joining.")
-            if not request.owned.is_empty():
-                raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
-            problem = invalid_topology(request.topology)
-            if problem is not None:
-                raise KafkaError(ErrorCode.STREAMS_INVALID_TOPOLOGY, problem)
-        elif request.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise invalid(f"MemberEpoch is {request.member_epoch}, but must be greater than or equal to -2.")
-        elif request.topology is not None and request.member_epoch > 0:
-            raise invalid("Topology can only be provided when (re-)joining.")
 
     def _group(self, group_id: str, create: bool) -> StreamsGroup:
         group = self.groups.get(group_id)
@@ -175,7 +121,7 @@ class StreamsGroupCoordinator:
             member = StreamsMember(request.member_id)
             bump = True
         else:
-            _check_epoch(member, request)
+            check_epoch(member, request)
             bump = False
             if joining:  # a member coming back with epoch 0 gives up what it had
                 group.release(member)
@@ -190,7 +136,7 @@ class StreamsGroupCoordinator:
                     group.topology = request.topology
                     group.configured = None
                     bump = True
-        bump = self._update_member(member, request) or bump
+        bump = take_request(member, request) or bump
         if member.topology_epoch != (group.topology.epoch if group.topology else 0):
             statuses.append(
                 Status(
@@ -233,7 +179,7 @@ class StreamsGroupCoordinator:
             self._update_target(group)
             target_epoch, target = group.assignment_epoch, group.target.get(member.member_id, EMPTY)
         before = member.assigned
-        self._reconcile(group, member, request.owned, now, target_epoch, target)
+        step_towards(group, member, request.owned, now, target_epoch, target)
         sends_tasks = joining or member.assigned != before
         if sends_tasks and member.user_endpoint is not None:
             group.endpoint_information_epoch += 1  # Kafka 4.2: a member with an endpoint got new tasks
@@ -256,7 +202,7 @@ class StreamsGroupCoordinator:
             )
         endpoints = None
         if request.endpoint_information_epoch != group.endpoint_information_epoch:
-            endpoints = self._partitions_by_endpoint(group)
+            endpoints = partitions_by_endpoint(group)
         return StreamsAnswer(
             member_id=member.member_id,
             member_epoch=member.member_epoch,
@@ -266,36 +212,14 @@ class StreamsGroupCoordinator:
             statuses=tuple(statuses),
             # as Kafka: the tasks when they changed, on join, and to a full request (a member that
             # lost track of its state sends every field)
-            assignment=member.assigned if sends_tasks or _is_full(request) else None,
+            assignment=member.assigned if sends_tasks or is_full(request) else None,
             endpoint_information_epoch=group.endpoint_information_epoch,
             partitions_by_endpoint=endpoints,
             to_create=to_create,
-            topology_description_required=request.asks_description and self._asks_for_description(group, statuses, now),
+            topology_description_required=request.asks_description
+            and self.describes_topologies
+            and asks_for_description(group, statuses, now),
         )
-
-    @staticmethod
-    def _update_member(member: StreamsMember, request: StreamsHeartbeat) -> bool:
-        """Take what the request changed; True if it changes what the assignor sees."""
-        changed = False
-        if request.process_id is not None and request.process_id != member.process_id:
-            member.process_id = request.process_id
-            changed = True
-        if request.rack_id is not None and request.rack_id != member.rack_id:
-            member.rack_id = request.rack_id
-            changed = True
-        if request.client_tags is not None and request.client_tags != member.client_tags:
-            member.client_tags = request.client_tags
-            changed = True
-        if request.topology is not None and request.topology.epoch != member.topology_epoch:
-            member.topology_epoch = request.topology.epoch
-            changed = True
-        if request.user_endpoint is not None:
-            member.user_endpoint = request.user_endpoint
-        if request.rebalance_timeout_ms != -1:
-            member.rebalance_timeout_ms = request.rebalance_timeout_ms
-        member.client_id = request.client_id
-        member.client_host = request.client_host
-        return changed
 
     def _refresh_configuration(self, group: StreamsGroup) -> bool:
         """Configure the topology again if it or its topics changed; True if the configuration changed."""
@@ -333,63 +257,6 @@ class StreamsGroupCoordinator:
             stateful = [s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics]
             group.target = assign(specs, task_ids(configured.task_counts), standbys, stateful)
         group.assignment_epoch = group.group_epoch
-
-    def _reconcile(
-        self,
-        group: StreamsGroup,
-        member: StreamsMember,
-        owned: TasksTuple | None,
-        now: int,
-        target_epoch: int,
-        target: TasksTuple,
-    ) -> bool:
-        # Computed against the books as they are, the member's own tasks included (as Kafka): a task it
-        # still runs in one role is not handed to it in another in the same answer.
-        result = reconcile(
-            member.state,
-            member.member_epoch,
-            member.process_id,
-            member.assigned,
-            member.pending_revocation,
-            target_epoch,
-            target,
-            owned,
-            group.owners(),
-        )
-        changed = False
-        group.release(member)
-        if result is not None:
-            changed = result.assigned != member.assigned or result.pending_revocation != member.pending_revocation
-            if result.member_epoch != member.member_epoch:
-                member.previous_member_epoch = member.member_epoch
-            member.state = result.state
-            member.member_epoch = result.member_epoch
-            member.assigned = result.assigned
-            member.pending_revocation = result.pending_revocation
-        group.claim(member)
-        if member.state is MemberState.UNREVOKED_TASKS:
-            if member.rebalance_deadline_ms is None:
-                member.rebalance_deadline_ms = now + max(member.rebalance_timeout_ms, 0)
-        else:
-            member.rebalance_deadline_ms = None
-        return changed
-
-    def _partitions_by_endpoint(self, group: StreamsGroup) -> tuple[EndpointPartitions, ...] | None:
-        if group.topology is None or not any(m.user_endpoint for m in group.members.values()):
-            return None
-        sources = {s.subtopology_id: s.all_source_topics() for s in group.topology.subtopologies}
-        answer = []
-        for m in sorted(group.members.values(), key=lambda m: m.member_id):
-            if m.user_endpoint is None:
-                continue
-            answer.append(
-                EndpointPartitions(
-                    m.user_endpoint,
-                    _topic_partitions(m.assigned.active, sources),
-                    _topic_partitions(m.assigned.standby, sources),
-                )
-            )
-        return tuple(answer)
 
     def _leave(self, request: StreamsHeartbeat) -> StreamsAnswer:
         group = self._group(request.group_id, create=False)
@@ -525,25 +392,6 @@ class StreamsGroupCoordinator:
 
     # -- KIP-1331: topology descriptions (Kafka 4.4) -------------------------------------------------
 
-    def _asks_for_description(self, group: StreamsGroup, statuses: list[Status], now: int) -> bool:
-        """Kafka 4.4's maybeSetTopologyDescriptionRequired: a heartbeat asks for a push while the broker
-        keeps no description of the group's current topology epoch, unless the member itself is behind
-        that topology; then not again for that epoch until a back-off has passed (Kafka's
-        StreamsGroupTopologyDescriptionBackoff: 30 s, doubling to an hour; its 20 % jitter left out, as
-        the domain takes no randomness), so one member of many pushes."""
-        if not self.describes_topologies or group.topology is None:
-            return False
-        epoch = group.topology.epoch
-        if group.description_epoch == epoch or any(s.code == StreamsStatus.STALE_TOPOLOGY for s in statuses):
-            return False
-        asked = group.description_asked
-        if asked is not None and asked[0] == epoch and now < asked[2]:
-            return False
-        attempts = asked[1] if asked is not None and asked[0] == epoch else 0
-        backoff = min(DESCRIPTION_BACKOFF_MS * 2**attempts, DESCRIPTION_MAX_BACKOFF_MS)
-        group.description_asked = (epoch, attempts + 1, now + backoff)
-        return True
-
     def update_topology_description(
         self, group_id: str, member_id: str, topology_epoch: int, description: Callable[[], TopologyDescription]
     ) -> None:
@@ -555,73 +403,8 @@ class StreamsGroupCoordinator:
             if self._classic.is_classic_group(group_id) or self._is_consumer_group(group_id):
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        if member_id not in group.members:
-            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
-        current = group.topology.epoch if group.topology is not None else -1
-        if topology_epoch != current:
-            raise KafkaError(
-                ErrorCode.INVALID_REQUEST,
-                f"Topology epoch {topology_epoch} does not match the group's current topology epoch {current}.",
-            )
-        group.topology_description = description()
-        group.description_epoch = topology_epoch
-        group.description_asked = None
+        update_description(group, member_id, topology_epoch, description)
 
     def topology_description(self, group_id: str) -> tuple[DescriptionStatus, TopologyDescription | None]:
-        """What StreamsGroupDescribe v1 returns when asked: the description of the current topology epoch."""
-        group = self.groups.get(group_id)
-        if group is None or group.topology is None or group.topology_description is None:
-            return DescriptionStatus.NOT_STORED, None
-        if group.description_epoch != group.topology.epoch:
-            return DescriptionStatus.NOT_STORED, None
-        return DescriptionStatus.AVAILABLE, group.topology_description
-
-
-def _check_epoch(member: StreamsMember, request: StreamsHeartbeat) -> None:
-    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
-    if request.member_epoch > member.member_epoch:
-        raise KafkaError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a greater member epoch ({request.member_epoch}) than the one known by "
-            f"the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
-        )
-    if request.member_epoch < member.member_epoch:
-        if request.member_epoch != member.previous_member_epoch or (
-            request.owned is not None and not _is_subset(request.owned, member.assigned)
-        ):
-            raise KafkaError(
-                ErrorCode.FENCED_MEMBER_EPOCH,
-                f"The streams group member has a smaller member epoch ({request.member_epoch}) than the one known "
-                f"by the group coordinator ({member.member_epoch}). The member must abandon all its tasks and rejoin.",
-            )
-
-
-def _is_full(request: StreamsHeartbeat) -> bool:
-    return (
-        request.rebalance_timeout_ms != -1
-        and request.owned is not None
-        and request.client_tags is not None
-        and request.process_id is not None
-    )
-
-
-def _is_subset(owned: TasksTuple, assigned: TasksTuple) -> bool:
-    return all(
-        ps <= mine.get(sid, frozenset())
-        for theirs, mine in (
-            (owned.active, assigned.active),
-            (owned.standby, assigned.standby),
-            (owned.warmup, assigned.warmup),
-        )
-        for sid, ps in theirs.items()
-    )
-
-
-def _topic_partitions(
-    tasks: Mapping[str, frozenset[int]], sources: Mapping[str, Iterable[str]]
-) -> dict[str, tuple[int, ...]]:
-    by_topic: dict[str, set[int]] = {}
-    for sid, ps in tasks.items():
-        for topic in sources.get(sid, ()):
-            by_topic.setdefault(topic, set()).update(ps)
-    return {t: tuple(sorted(ps)) for t, ps in sorted(by_topic.items())}
+        """What StreamsGroupDescribe v1 returns when asked (topology_descriptions.py)."""
+        return stored_description(self.groups.get(group_id))

@@ -23,8 +23,8 @@ from trafka.adapters.kafka.apis import (
     offset_fetch,
 )
 from trafka.adapters.kafka.apis import txn_offset_commit as txn_offset_commit_room
-from trafka.adapters.kafka.group_runtime import GroupAnswer
 from trafka.adapters.kafka.request_context import ClientInfo
+from trafka.adapters.kafka.runtime.group_runtime import GroupAnswer
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode

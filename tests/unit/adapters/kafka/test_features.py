@@ -65,7 +65,7 @@ def test_v4_lists_the_features_trafka_implements_at_kafkas_levels(ctx):
 
 
 def test_group_share_and_streams_versions_follow_the_apis_served(ctx):
-    served = set(ctx.registry._apis)
+    served = set(ctx.registry.rooms())
     supported, finalized, _ = _versions(ctx, 4)
     assert ("group.version" in finalized) == (68 in served)
     assert ("share.version" in finalized) == (76 in served)

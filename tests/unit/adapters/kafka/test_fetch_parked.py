@@ -12,8 +12,8 @@ import trio.testing
 from tests.batches import make_batch
 from trafka.adapters.kafka.api import Parked
 from trafka.adapters.kafka.apis.fetch import Uses, handle_fetch
-from trafka.adapters.kafka.purgatory import Failed
 from trafka.adapters.kafka.request_context import ClientInfo
+from trafka.adapters.kafka.runtime.purgatory import Failed
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition

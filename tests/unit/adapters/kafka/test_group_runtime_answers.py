@@ -5,9 +5,9 @@ answers the parked ones from the purgatory (ADR 80) before the call's own answer
 from __future__ import annotations
 
 from trafka.adapters.kafka.api import Parked
-from trafka.adapters.kafka.group_runtime import GroupAnswer, GroupRuntime
-from trafka.adapters.kafka.purgatory import Purgatory
-from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
+from trafka.adapters.kafka.runtime.group_runtime import GroupAnswer, GroupRuntime
+from trafka.adapters.kafka.runtime.purgatory import Purgatory
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import errno
 import logging
 
-from trafka.adapters.kafka.group_runtime import GroupRuntime
-from trafka.adapters.kafka.purgatory import Purgatory
-from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
+from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
+from trafka.adapters.kafka.runtime.purgatory import Purgatory
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork, committed
 from trafka.adapters.memory.offset_store import MemoryOffsetStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings, JoinRequest, OffsetManager, Protocol, SyncRequest

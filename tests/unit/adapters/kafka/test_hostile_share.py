@@ -13,7 +13,7 @@ import pytest
 
 from trafka.adapters.kafka.apis import share_fetch, share_group_describe, share_group_heartbeat
 from trafka.adapters.kafka.request_context import ClientInfo
-from trafka.adapters.kafka.share_dead_letters import dead_letter_refusal
+from trafka.adapters.kafka.runtime.share_dead_letters import dead_letter_refusal
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode

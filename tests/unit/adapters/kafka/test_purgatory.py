@@ -13,8 +13,8 @@ import trio
 import trio.testing
 
 from trafka.adapters.kafka.api import Parked
-from trafka.adapters.kafka.purgatory import Failed, Purgatory
-from trafka.adapters.kafka.unit_of_work import UnitOfWork
+from trafka.adapters.kafka.runtime.purgatory import Failed, Purgatory
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from trafka.adapters.kafka.apis import update_features
 from trafka.adapters.kafka.request_context import ClientInfo
-from trafka.adapters.kafka.share_dead_letters import dead_letter_writer
+from trafka.adapters.kafka.runtime.share_dead_letters import dead_letter_writer
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.errors import ErrorCode, KafkaError

@@ -12,7 +12,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from trafka.adapters.kafka.api import Deferred, KafkaApi, Parked, top_level_error
 from trafka.adapters.kafka.request_context import ClientInfo
-from trafka.adapters.kafka.unit_of_work import UnitOfWork, committed
+from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork, committed
 
 CLIENT = ClientInfo("c", "127.0.0.1")
 

@@ -6,14 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trafka.app.config.kafka_keys import (
-    KafkaConfigError,
-    env_to_kafka_key,
-    is_kafka_key,
-    kafka_broker_keys,
-    map_kafka_configs,
-    overrides_from_config_names,
-)
+from trafka.app.config.kafka_keys import KafkaConfigError, map_kafka_configs, overrides_from_config_names
+from trafka.app.config.kafka_names import env_to_kafka_key, is_kafka_key, kafka_broker_keys
 from trafka.app.config.settings import ConfigError, load_configuration, load_settings
 from trafka.app.wiring.bootstrap import listeners_from, policy_from, topic_defaults_from
 from trafka.domain.configs import ConfigSource

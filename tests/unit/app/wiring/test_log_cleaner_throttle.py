@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trafka.app.wiring.cleaner_throttle import Throttler
+from trafka.app.cleaner.throttle import Throttler
 
 
 class FakeTime:

@@ -20,7 +20,7 @@ from tests.unit.domain.groups.test_consumer_group_migration import decoded, join
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import SyncRequest
 from trafka.domain.groups.modern import ConsumerHeartbeat
-from trafka.domain.groups.modern.consumer import owners
+from trafka.domain.groups.modern.targets import owners
 
 
 class ConsumerGroupMachine(RuleBasedStateMachine):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Hashable, Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -48,11 +48,13 @@ from trafka.domain.groups import (
     SyncResult,
 )
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
-from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator, StreamsHeartbeat
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
 from .unit_of_work import UnitOfWork
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator, StreamsHeartbeat
 
 log = logging.getLogger("trafka.groups")
 
@@ -84,6 +86,7 @@ class GroupRuntime:
         seconds_until: Callable[[int], float] | None = None,
         consumer: ConsumerGroupCoordinator | None = None,
         streams: StreamsGroupCoordinator | None = None,
+        build_streams: Callable[[], StreamsGroupCoordinator] | None = None,
     ) -> None:
         """`seconds_until(deadline_ms)`: how long to sleep for a deadline (a manual clock says 0 or
         forever, and calls `touched` when it moves); by default the wall-clock difference. `consumer`:
@@ -93,7 +96,8 @@ class GroupRuntime:
         self.clock_ms = clock_ms
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
         self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
-        self.streams = streams  # KIP-1071 streams groups
+        self._streams = streams  # KIP-1071 streams groups, once built
+        self._build_streams = build_streams  # builds them at their first use (ADR 110), when not given
         self._deadlines_changed = trio.Event()
         self._waiting: set[GroupAnswer] = set()
         self._parked = parked
@@ -103,6 +107,14 @@ class GroupRuntime:
         self._released: list[Completion] = []  # answers decided by a call, delivered by `wake`
         self._forgotten: list[str] = []  # deleted consumer groups whose offsets go after their tombstones
         self._regexes_asked = False
+
+    @property
+    def streams(self) -> StreamsGroupCoordinator | None:
+        """The KIP-1071 coordinator, built at its first use (ADR 110): a broker never sent a streams group
+        request imports none of it. The runtime's own steps read `_streams`: nothing to do before it."""
+        if self._streams is None and self._build_streams is not None:
+            self._streams, self._build_streams = self._build_streams(), None
+        return self._streams
 
     def _deliver(self, completions: Iterable[Completion]) -> None:
         """Queue answers a call decided: delivered by `wake`, once the commit has written the records."""
@@ -129,7 +141,7 @@ class GroupRuntime:
                 self.offsets.store_consumer_group_records(consumer_records)
             except OSError as exc:
                 log.warning("consumer group records could not be written: %s", exc)
-        streams_records = self.streams.take_records() if self.streams is not None else None
+        streams_records = self._streams.take_records() if self._streams is not None else None
         if streams_records:
             try:
                 self.offsets.store_streams_group_records(streams_records)
@@ -215,13 +227,18 @@ class GroupRuntime:
         return answer
 
     def streams_heartbeat(self, request: StreamsHeartbeat) -> StreamsAnswer:
-        assert self.streams is not None
-        answer = self.streams.heartbeat(request, self.clock_ms())
+        streams = self.streams  # built at the first streams group heartbeat
+        assert streams is not None
+        answer = streams.heartbeat(request, self.clock_ms())
         self._uow.seen(self)
         return answer
 
+    def has_streams_members(self, group_id: str) -> bool:
+        """Does a streams group `group_id` have members (its offsets then stay)? False before any is built."""
+        return self._streams is not None and self._streams.has_members(group_id)
+
     def is_streams_group(self, group_id: str) -> bool:
-        return self.streams is not None and group_id in self.streams.groups
+        return self._streams is not None and group_id in self._streams.groups
 
     def is_consumer_group(self, group_id: str) -> bool:
         return self.consumer is not None and group_id in self.consumer.groups
@@ -229,8 +246,8 @@ class GroupRuntime:
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
         self._uow.seen(self)  # a commit heartbeats: member deadlines move
-        if self.streams is not None and request.group_id in self.streams.groups:
-            error = self.streams.validate_offset_commit(
+        if self._streams is not None and request.group_id in self._streams.groups:
+            error = self._streams.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
             )
             return self.offsets.commit(request, self.clock_ms(), fenced=error)
@@ -250,8 +267,8 @@ class GroupRuntime:
             return self.consumer.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
             )
-        if self.streams is not None and group_id in self.streams.groups:  # Kafka Streams' exactly_once_v2
-            return self.streams.validate_offset_commit(
+        if self._streams is not None and group_id in self._streams.groups:  # Kafka Streams' exactly_once_v2
+            return self._streams.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
             )
         return self.coordinator.validate_offset_commit(
@@ -260,16 +277,16 @@ class GroupRuntime:
 
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+: a member of a consumer or streams group must fetch with its current epoch."""
-        if self.streams is not None and group_id in self.streams.groups:
-            return self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
+        if self._streams is not None and group_id in self._streams.groups:
+            return self._streams.validate_offset_fetch(group_id, member_id, member_epoch)
         if self.consumer is None or group_id not in self.consumer.groups:
             return ErrorCode.NONE
         return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups: an empty group of any protocol, and its committed offsets."""
-        if self.streams is not None and group_id in self.streams.groups:
-            error = self.streams.delete(group_id)
+        if self._streams is not None and group_id in self._streams.groups:
+            error = self._streams.delete(group_id)
             if error is ErrorCode.NONE:
                 self._forgotten.append(group_id)
                 self._uow.seen(self)
@@ -319,8 +336,8 @@ class GroupRuntime:
             deadlines = [self.coordinator.next_deadline()]
             if self.consumer is not None:
                 deadlines.append(self.consumer.next_deadline())
-            if self.streams is not None:
-                deadlines.append(self.streams.next_deadline())
+            if self._streams is not None:
+                deadlines.append(self._streams.next_deadline())
             deadline = min((d for d in deadlines if d is not None), default=None)
             delay = math.inf if deadline is None else self._seconds_until(deadline)
             if delay > 0:
@@ -336,7 +353,7 @@ class GroupRuntime:
                 for group_id, member_id in self.consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
                 self._regexes_asked = True
-            if self.streams is not None:
-                for group_id, member_id in self.streams.tick(now):
+            if self._streams is not None:
+                for group_id, member_id in self._streams.tick(now):
                     log.info("streams group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
             self._uow.commit()

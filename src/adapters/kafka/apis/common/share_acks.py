@@ -13,13 +13,13 @@ from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition
 
-from ..request_context import ClientInfo
+from ...request_context import ClientInfo
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
+    from ...runtime.share_runtime import ShareRuntime
+    from ...security.authorization import AuthorizationGate
 
 
 class AcknowledgesShares(Protocol):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.quotas import MutationQuota, QuotaSensors, QuotaType
 
-from ..api import QuotaCharge
-from ..request_context import ClientInfo
+from ...api import QuotaCharge
+from ...request_context import ClientInfo
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,6 +1,6 @@
 """The log cleaner's work on filesystem logs in a process of its own, off the event loop's GIL (ADR 54).
 
-The broker starts `python -m trafka.app.wiring.cleaner_process <fd>` (its own entry point, so nothing
+The broker starts `python -m trafka.app.cleaner.process <fd>` (its own entry point, so nothing
 of the embedding program is imported again, whatever its `__main__`) with one end of a socket pair,
 and sends it one cleaning at a time: the partition's directory, its segments and aborted
 transactions as the broker sees them, what to clean, the configs, the producers' last records, the
@@ -97,7 +97,7 @@ def _lowest_priority(pid: int) -> None:
 
 def _serve(conn: Connection) -> None:
     """The cleaner process: cleanings, one at a time, until the broker closes its end."""
-    from .cleaner_throttle import Throttler
+    from .throttle import Throttler
 
     signal.signal(signal.SIGTERM, _terminate)
     with contextlib.suppress(OSError):  # started by something other than CleanerProcess
@@ -160,7 +160,7 @@ class CleanerProcess:
         ours, theirs = socket.socketpair()
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "trafka.app.wiring.cleaner_process", str(theirs.fileno())],
+                [sys.executable, "-m", "trafka.app.cleaner.process", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # the terminal's Ctrl-C goes to the broker, which stops it

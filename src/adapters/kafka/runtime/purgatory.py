@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import trio
 
-from .api import Parked
+from ..api import Parked
 from .unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)

@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from trafka.domain.configs import ConfigEntry, ConfigSource, ConfigType
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, INT_KEYS, SET
-from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..request_context import ClientInfo
-from ..share_dead_letters import dead_letter_refusal
+from ...request_context import ClientInfo
+from ...runtime.share_dead_letters import dead_letter_refusal
 
 if TYPE_CHECKING:
-    from ..group_runtime import GroupRuntime
-    from ..security.authorization import AuthorizationGate
-    from ..share_runtime import ShareRuntime
+    from ...runtime.group_runtime import GroupRuntime
+    from ...runtime.share_runtime import ShareRuntime
+    from ...security.authorization import AuthorizationGate
 
 
 class ConfiguresGroups(Protocol):
@@ -66,6 +65,8 @@ def dead_letter_refusal_for(
 
 
 def alter(ctx: ConfiguresGroups, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    from trafka.domain.groups.streams.configs import is_streams_key  # the streams package loads on use (ADR 110)
+
     names = [c.name for c in resource.configs]
     if len(names) != len(set(names)):
         return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"

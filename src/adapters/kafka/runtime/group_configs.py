@@ -23,16 +23,16 @@ from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
-from trafka.domain.groups.streams import StreamsGroupCoordinator
-from trafka.domain.groups.streams.configs import is_streams_key
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
-from .apis import share_group_configs
-from .apis.config_resources import GROUP_RESOURCE
+from ..apis.common import share_group_configs
+from ..apis.common.config_resources import GROUP_RESOURCE
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.streams import StreamsGroupCoordinator
+
+    from ..security.authorization import AuthorizationGate
     from .group_runtime import GroupRuntime
-    from .security.authorization import AuthorizationGate
     from .share_runtime import ShareRuntime
 
 
@@ -135,6 +135,8 @@ def restore_consumer_groups(durable: DurableGroupConfigs, consumer: ConsumerGrou
 def restore_streams_groups(durable: DurableGroupConfigs, streams: StreamsGroupCoordinator) -> None:
     """The recorded `streams.*` overrides, before the streams groups are loaded (their members'
     sessions follow the group's session timeout), as `restore_consumer_groups`."""
+    from trafka.domain.groups.streams.configs import is_streams_key  # with the streams coordinator
+
     for group_id, configs in sorted(durable.recorded.items()):
         changes = {name: (_SET, value) for name, value in sorted(configs.items()) if is_streams_key(name)}
         for batch in [changes] + [{name: change} for name, change in changes.items()]:

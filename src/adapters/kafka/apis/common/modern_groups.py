@@ -13,13 +13,13 @@ from trafka.domain.groups.modern import HeartbeatAnswer
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi
+from ...api import KafkaApi
 from .authorized_operations import as_int32
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
 
-    from ..internal_topics import InternalTopics
+    from ...internal_topics import InternalTopics
 
 
 class ReadsTopics(Protocol):

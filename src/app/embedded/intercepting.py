@@ -47,10 +47,9 @@ def error_code(error: str | int | ErrorCode) -> int:
 
 def api_key(registry: HandlerRegistry, api: str | int) -> int:
     """A served API by name ("Produce", "produce") or key."""
-    wanted = api.lower() if isinstance(api, str) else api
-    for handler in registry.apis():
-        if wanted in (handler.api_key, handler.name.lower()):
-            return handler.api_key
+    key = registry.key_of(api) if isinstance(api, str) else api if registry.versions(api) is not None else None
+    if key is not None:
+        return key
     raise InterceptError(f"unknown or unserved API {api!r}")
 
 

@@ -15,8 +15,8 @@ from trafka.domain.errors import ErrorCode
 from trafka.domain.security.acls import CLUSTER_NAME
 from trafka.domain.security.acls import ResourceType as Res
 
-from ..api import KafkaApi, Refusal
-from ..security.partial import (
+from ...api import KafkaApi, Refusal
+from ...security.partial import (
     TOPIC_REFUSED,
     Refused,
     served_and_refused,

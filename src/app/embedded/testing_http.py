@@ -30,8 +30,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .embedded import BrokerError, RunningBroker
 from .intercepting import Interception, delay, drop, respond
+from .running import BrokerError, RunningBroker
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .embedded import Broker, Cluster
+    from .threaded import Broker, Cluster
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,7 +51,7 @@ def _options(base: dict[str, Any], marker: pytest.Mark | None) -> dict[str, Any]
 @pytest.fixture
 def kafka_broker(request: pytest.FixtureRequest, kafka_broker_options: dict[str, Any]) -> Iterator[Broker]:
     """A fresh trafka broker for this test; `broker.bootstrap_servers` is what clients take."""
-    from .embedded import Broker  # imported on first use, so a run without the fixtures pays nothing
+    from .threaded import Broker  # imported on first use, so a run without the fixtures pays nothing
 
     options = _options(kafka_broker_options, request.node.get_closest_marker("kafka_broker"))
     with Broker(**options) as broker:
@@ -61,7 +61,7 @@ def kafka_broker(request: pytest.FixtureRequest, kafka_broker_options: dict[str,
 @pytest.fixture(scope="session")
 def kafka_broker_session() -> Iterator[Broker]:
     """One trafka broker shared by the whole session (not cleared between tests)."""
-    from .embedded import Broker
+    from .threaded import Broker
 
     with Broker() as broker:
         yield broker
@@ -70,7 +70,7 @@ def kafka_broker_session() -> Iterator[Broker]:
 @pytest.fixture
 def kafka_cluster(request: pytest.FixtureRequest, kafka_broker_options: dict[str, Any]) -> Iterator[Cluster]:
     """A fresh simulated cluster of 3 brokers for this test (`trafka.Cluster`): for failover tests."""
-    from .embedded import Cluster
+    from .threaded import Cluster
 
     options = _options(kafka_broker_options, request.node.get_closest_marker("kafka_cluster"))
     with Cluster(**options) as cluster:

@@ -1,0 +1,91 @@
+"""The group coordinators the settings ask for: KIP-848's consumer groups and KIP-1071's streams groups."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
+from trafka.domain.catalog import TopicCatalog
+from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
+from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
+from trafka.domain.groups.modern.migration import MigrationPolicy
+
+from ..config.settings import ConfigError, Settings
+from .share import ClassicOrShareGroupIds
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.streams import StreamsGroupCoordinator
+
+
+def consumer_groups_from(
+    settings: Settings, topics: TopicLookup, classic: ClassicGroups
+) -> ConsumerGroupCoordinator | None:
+    """The KIP-848 coordinator, unless `group.coordinator.rebalance.protocols` leaves `consumer` out."""
+    groups = settings.groups
+    if "consumer" not in {p.strip() for p in groups.rebalance_protocols.split(",")}:
+        return None
+    try:
+        migration_policy = MigrationPolicy.parse(groups.consumer_migration_policy)
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+    consumer_settings = ConsumerGroupSettings(
+        session_timeout_ms=groups.consumer_session_timeout_ms,
+        heartbeat_interval_ms=groups.consumer_heartbeat_interval_ms,
+        max_size=groups.consumer_max_size,
+        assignors=assignor_names(groups.consumer_assignors),
+        min_session_timeout_ms=groups.consumer_min_session_timeout_ms,
+        max_session_timeout_ms=groups.consumer_max_session_timeout_ms,
+        min_heartbeat_interval_ms=groups.consumer_min_heartbeat_interval_ms,
+        max_heartbeat_interval_ms=groups.consumer_max_heartbeat_interval_ms,
+        migration_policy=migration_policy,
+    )
+    return ConsumerGroupCoordinator(
+        consumer_settings, topics, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+    )
+
+
+def streams_plugin(settings: Settings) -> str:
+    """`group.streams.topology.description.plugin.class`, checked at start (the coordinator is built at
+    the first streams group request, ADR 110): only Kafka's in-memory plugin can be honoured."""
+    from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
+
+    plugin = settings.groups.streams_topology_description_plugin_class.strip()
+    if plugin and plugin != IN_MEMORY_PLUGIN:
+        raise ConfigError(
+            f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
+            f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"
+        )
+    return plugin
+
+
+def streams_groups_from(
+    settings: Settings,
+    catalog: TopicCatalog,
+    group_ids: ClassicOrShareGroupIds,
+    consumer: ConsumerGroupCoordinator | None,
+) -> StreamsGroupCoordinator:
+    """The KIP-1071 coordinator (served while `streams.version` is finalized at 1, ADR 82)."""
+    from trafka.domain.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
+
+    groups = settings.groups
+    streams = StreamsGroupCoordinator(
+        StreamsGroupSettings(
+            session_timeout_ms=groups.streams_session_timeout_ms,
+            heartbeat_interval_ms=groups.streams_heartbeat_interval_ms,
+            num_standby_replicas=groups.streams_num_standby_replicas,
+            max_standby_replicas=groups.streams_max_standby_replicas,
+            max_size=groups.streams_max_size,
+            min_session_timeout_ms=groups.streams_min_session_timeout_ms,
+            max_session_timeout_ms=groups.streams_max_session_timeout_ms,
+            min_heartbeat_interval_ms=groups.streams_min_heartbeat_interval_ms,
+            max_heartbeat_interval_ms=groups.streams_max_heartbeat_interval_ms,
+            initial_rebalance_delay_ms=groups.streams_initial_rebalance_delay_ms,
+        ),
+        catalog,
+        group_ids,
+        (lambda group_id: group_id in consumer.groups) if consumer is not None else (lambda group_id: False),
+    )
+    streams.describes_topologies = bool(streams_plugin(settings))
+    group_ids.streams = streams
+    return streams
