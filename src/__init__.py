@@ -35,10 +35,11 @@ def __getattr__(name: str) -> Any:
         gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
         try:
             from trafka.app import embedded
+
+            return getattr(embedded, name)  # the package loads its modules on this first attribute
         finally:
             if collecting:
                 gc.enable()
-        return getattr(embedded, name)
     if name == "testing":
         import importlib
 

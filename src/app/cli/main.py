@@ -172,6 +172,13 @@ async def _run_cli_broker(settings: Settings, ctx: BrokerContext, adapters: Adap
         print(f"trafka listening on {first.host or '0.0.0.0'}:{first.port}", flush=True)
         for listener in others:
             print(f"trafka listener {listener.name} on {listener.host or '0.0.0.0'}:{listener.port}", flush=True)
+        # Ready without the rooms no request has reached yet (ADR 110); a long-running broker then loads
+        # them in a worker thread, so a consumer's first Fetch or group request does not import its room
+        # on the event loop (17% of a fan-out's first second, bench/README.md), and freezes them too
+        from trafka.adapters.kafka.apis import import_rooms
+
+        await trio.to_thread.run_sync(partial(import_rooms, telemetry=bool(http)))
+        gc.freeze()
         await ctx.shutting_down.wait()
 
 

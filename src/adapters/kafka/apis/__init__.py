@@ -106,6 +106,14 @@ def load(api_key: int) -> KafkaApi:
     return next(api for api in room_apis(module) if api.api_key == api_key)
 
 
+def import_rooms(telemetry: bool = False) -> None:
+    """Every room's module imported, nothing registered: run in a worker thread by `trafka serve` once it
+    is ready (ADR 110), so a long-running broker's first Fetch or group request finds its room loaded
+    and only checks it (the registry's `get`), while the start-up stays as short as the rooms it needs."""
+    for room in ({**ROOMS, **TELEMETRY_ROOMS} if telemetry else ROOMS).values():
+        importlib.import_module(f"{__name__}.{room.module}")
+
+
 def build_registry(telemetry: bool = False) -> HandlerRegistry:
     """Every API in `ROOMS`, each room imported on its API's first use; with `telemetry` (the HTTP
     listener is on), KIP-714's two as well."""
@@ -128,4 +136,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ROOMS", "TELEMETRY_ROOMS", "build_registry", "declared_rooms", "load", "room_apis"]
+__all__ = ["ROOMS", "TELEMETRY_ROOMS", "build_registry", "declared_rooms", "import_rooms", "load", "room_apis"]
