@@ -119,6 +119,9 @@ def test_the_wheel_lists_every_package_under_src():
     listed = tomllib.loads((SRC.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     found = {".".join(["trafka", *init.parent.relative_to(SRC).parts]) for init in SRC.rglob("__init__.py")}
     assert sorted(listed) == sorted(found)
+    # a folder of modules without an `__init__.py` is a namespace package the wheel leaves out silently
+    folders = {module.parent for module in SRC.rglob("*.py")}
+    assert [str(f.relative_to(SRC)) for f in sorted(folders) if not (f / "__init__.py").exists()] == []
 
 
 def _module(path: pathlib.Path) -> list[str]:

@@ -14,6 +14,7 @@ To serve a new API, add its module, then its line in `ROOMS` (architecture/READM
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
 from typing import Any
 
@@ -111,7 +112,11 @@ def import_rooms(telemetry: bool = False) -> None:
     is ready (ADR 110), so a long-running broker's first Fetch or group request finds its room loaded
     and only checks it (the registry's `get`), while the start-up stays as short as the rooms it needs."""
     for room in ({**ROOMS, **TELEMETRY_ROOMS} if telemetry else ROOMS).values():
-        importlib.import_module(f"{__name__}.{room.module}")
+        try:
+            importlib.import_module(f"{__name__}.{room.module}")
+        except Exception as exc:  # out of descriptors, say: the rest load on first use
+            logging.getLogger("trafka.server").debug("rooms not loaded ahead (%s): on first use instead", exc)
+            return
 
 
 def build_registry(telemetry: bool = False) -> HandlerRegistry:

@@ -51,6 +51,7 @@ class Admission:
         self._per_ip: Counter[str] = Counter()
         self._closed = trio.Event()
         self._accept_failing = False
+        self._failing_with = 0  # connections open when accepting failed
 
     async def wait_for_slot(self) -> None:
         """Return once fewer than `max.connections` are open."""
@@ -87,6 +88,7 @@ class Admission:
     def accept_failed(self, listener: str, exc: OSError) -> None:
         if not self._accept_failing:
             self._accept_failing = True
+            self._failing_with = self.open
             log.error(
                 "listener %s cannot accept connections (%s); the %d connections open are still served",
                 listener,
@@ -95,7 +97,10 @@ class Admission:
             )
 
     def accepted(self, listener: str) -> None:
-        if self._accept_failing:
+        # Over once a connection open at the failure has closed: a descriptor freed for a moment by other
+        # work (a file read) and taken by the next client in the backlog does not end it, so the failure
+        # is said once per exhaustion, not once per descriptor freed
+        if self._accept_failing and self.open < self._failing_with:
             self._accept_failing = False
             log.warning("listener %s accepts connections again", listener)
 

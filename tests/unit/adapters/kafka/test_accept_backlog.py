@@ -72,3 +72,24 @@ async def test_taking_the_backlog_stops_at_max_connections():
         for client in clients:
             client.close()
         nursery.cancel_scope.cancel()
+
+
+def test_an_exhaustion_is_said_once_until_a_connection_open_at_it_closes(caplog):
+    """A descriptor freed for a moment by other work (a file read) and taken by the next client in the
+    backlog does not end the failure; a connection closing does."""
+    from trafka.adapters.kafka.connection.admission import Admission, ConnectionLimits
+
+    admission = Admission(ConnectionLimits())
+    for _ in range(3):
+        assert admission.admit("127.0.0.1")
+    caplog.set_level("WARNING", logger="trafka.server")
+    admission.accept_failed("PLAINTEXT", OSError(24, "Too many open files"))
+    admission.accepted("PLAINTEXT")  # a descriptor freed for a moment: still the same exhaustion
+    assert admission.admit("127.0.0.1")
+    admission.accept_failed("PLAINTEXT", OSError(24, "Too many open files"))
+    said = [r.getMessage() for r in caplog.records]
+    assert len([m for m in said if "cannot accept" in m]) == 1 and not any("again" in m for m in said)
+    admission.release("127.0.0.1")
+    admission.release("127.0.0.1")  # fewer open than at the failure
+    admission.accepted("PLAINTEXT")
+    assert any("accepts connections again" in r.getMessage() for r in caplog.records)

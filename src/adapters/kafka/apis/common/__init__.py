@@ -1,0 +1,1 @@
+"""What several rooms share (ADR 110): helpers, not rooms; `apis/` itself holds rooms only."""
