@@ -101,3 +101,36 @@ def test_by_default_nothing_is_fsynced_per_append(tmp_path, fsyncs):
     for _ in range(20):
         append(log)
     assert fsyncs == []
+
+
+def _internal(tmp_path, tp: TopicPartition, flush_messages: int | None = None, **kwargs):
+    from trafka.adapters.filesystem import InternalLog
+
+    tmp_path.mkdir()
+    logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    store = FileLogStore(logdir, crc32c.crc32c, Clock(), flush_messages)
+    return InternalLog(store, tp, uuid.UUID(int=3), crc32c.crc32c, Clock(), **kwargs), store
+
+
+def test_a_coordinators_log_follows_the_data_partitions_flush_policy(tmp_path, fsyncs):
+    """ADR 120: `__consumer_offsets` (and the other coordinators' logs) are not fsynced per append, as
+    Kafka's are not; a clean shutdown fsyncs them, and flush.messages applies to them too."""
+    offsets, store = _internal(tmp_path / "a", TopicPartition("__consumer_offsets", 0))
+    fsyncs.clear()
+    for i in range(5):
+        offsets.append([(b"k", str(i).encode())])
+    assert fsyncs == []
+    store.close()
+    assert fsyncs != []
+
+    every, _ = _internal(tmp_path / "b", TopicPartition("__consumer_offsets", 0), flush_messages=1)
+    fsyncs.clear()
+    every.append([(b"k", b"v")])
+    assert fsyncs != []
+
+
+def test_the_metadata_log_is_fsynced_on_every_append(tmp_path, fsyncs):
+    metadata, _ = _internal(tmp_path / "m", TopicPartition("__cluster_metadata", 0), sync_appends=True)
+    fsyncs.clear()
+    metadata.append([(b"k", b"v")])
+    assert fsyncs != []

@@ -1,7 +1,11 @@
 """An internal topic partition (`__cluster_metadata-0`, `__consumer_offsets-0`) holding records.
 
 Records are written as ordinary record batches through the same partition log, segment and recovery
-code as every topic, and fsynced before the write returns: this is the broker's own state.
+code as every topic. `__cluster_metadata` is fsynced before the write returns (Kafka's KRaft log
+flushes each append); the coordinators' logs (`__consumer_offsets`, `__transaction_state`,
+`__share_group_state`) follow the data partitions' flush policy, as Kafka's do (ADR 120): written to
+the page cache before the answer (a killed broker loses nothing), fsynced by `flush.messages`,
+`flush.ms` and a clean shutdown.
 
 A coordinator's transactional batches (TxnOffsetCommit's offsets) are decided by the marker it writes
 when the transaction ends; an abort goes into the aborted transaction index (`.txnindex`) as Kafka's
@@ -35,9 +39,13 @@ class InternalLog:
         checksum: Callable[[memoryview], int],
         clock_ms: Callable[[], int],
         configs: Mapping[str, str] | None = None,
+        *,
+        sync_appends: bool = False,
     ) -> None:
         """`configs`: the partition's topic configs (`segment.bytes` for `__consumer_offsets` and
-        `__transaction_state`, Kafka's offsets.topic.segment.bytes and transaction.state.log.segment.bytes)."""
+        `__transaction_state`, Kafka's offsets.topic.segment.bytes and transaction.state.log.segment.bytes).
+        `sync_appends`: fsync each append (the metadata log); else the store's flush policy applies."""
+        self._sync_appends = sync_appends
         self._checksum = checksum
         self._clock_ms = clock_ms
         self.log_tp = tp
@@ -90,7 +98,8 @@ class InternalLog:
         batches = validate_batches(raw, self._checksum, len(raw))
         headers = assign_offsets(batches, self.log.log_end_offset, 0, self._checksum)
         self.log.append(batches.buffer, headers)
-        self.log.flush()
+        if self._sync_appends:
+            self.log.flush()
         self.appended(self.log_tp)
         return headers[0].base_offset
 

@@ -35,7 +35,9 @@ def log_dir_stores(
     """The stores of an opened log dir, and what they do at start, stop and each second: `Adapters`'
     fields of the filesystem store (`adapters.default_adapters` opens the log dir)."""
     logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults)
-    metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
+    metadata = InternalLog(
+        logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms, sync_appends=True
+    )
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
     offsets = InternalLog(
