@@ -181,11 +181,17 @@ class Purgatory:
         if answer is None:
             self.add(op, parked.keys)  # the keys notified dropped it: watched again for the next notify
             return
-        self._finish(op)
-        # The connection's `deliver` refers to its operation (to forget it): dropped here, that cycle is
-        # freed by reference counting, not left for the collector (a collection every ~20 fetches).
+        # The answer leaves first (ADR 121): for a Fetch its `writev` wakes the consumer, the latency
+        # path; taking the operation off its other keys and the timer follows. Marked finished before,
+        # so nothing tries it again meanwhile. The connection's `deliver` refers to its operation (to
+        # forget it): dropped here, that cycle is freed by reference counting, not left for the
+        # collector (a collection every ~20 fetches).
+        op.finished = True
         deliver, op.deliver = op.deliver, _delivered
-        deliver(answer)
+        try:
+            deliver(answer)
+        finally:
+            self._finish(op)
 
     # -- expiry -------------------------------------------------------------------------------------
 

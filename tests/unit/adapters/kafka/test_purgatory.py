@@ -184,3 +184,28 @@ def test_an_answered_or_forgotten_operation_is_freed_without_the_collector():
         assert forgotten() is None
     finally:
         gc.enable()
+
+
+async def test_the_answer_leaves_before_the_operation_leaves_its_keys_and_the_timer(autojump_clock):
+    """ADR 121: `deliver` (a Fetch answer's `writev`, which wakes the consumer) runs before the
+    purgatory's bookkeeping; the operation is finished already, so nothing tries it meanwhile, and the
+    bookkeeping still happens after."""
+    purgatory = Purgatory()
+    seen: list[tuple[float, bool, bool]] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.testing.wait_all_tasks_blocked()
+        answering = Ready("a")
+
+        def deliver(answer: object) -> None:
+            assert purgatory._timer is not None
+            seen.append((purgatory._timer.deadline, "p1" in purgatory._waiters, op.finished))
+            purgatory.notify(["p1"])  # a notify meanwhile does not try it again
+
+        op = purgatory.park(Parked(("p0", "p1"), 100, answering), deliver)
+        parked_until = purgatory._timer.deadline
+        answering.ready = True
+        purgatory.notify(["p0"])
+        assert seen == [(parked_until, True, True)] and answering.tries == 1
+        assert purgatory._timer.deadline == math.inf and purgatory._waiters == {}
+        nursery.cancel_scope.cancel()
