@@ -1,4 +1,4 @@
-"""trafka's configuration: the settings tree (`sections.py`) built by a cattrs converter that forbids
+"""trafka's configuration: the settings tree (`sections.py`) built by `structure.py`, which forbids
 extra keys.
 
 Sources, later ones winning: the defaults (`sections.py`), a config file (`--config`: TOML if it ends in `.toml`,
@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import cattrs
 
 from trafka.adapters.kafka.releases import UnknownRelease, release_name
 from trafka.domain.configs import MIN_SEGMENT_BYTES
@@ -41,11 +40,11 @@ from .sections import (
     StorageSettings,
     host_patterns,
 )
+from .structure import structure
 
 # The tree is re-exported: callers name the settings and their loading in one place.
 __all__ = [
     "BrokerSettings",
-    "CONVERTER",
     "ConfigError",
     "ENV_PREFIX",
     "GroupCoordinatorSettings",
@@ -71,30 +70,6 @@ __all__ = [
 
 ENV_PREFIX = "TRAFKA_"
 log = logging.getLogger("trafka")
-
-
-def _structure_bool(value: Any, _: type) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.lower() in ("true", "1", "yes")
-    raise ValueError(f"not a boolean: {value!r}")
-
-
-def _structure_int(value: Any, _: type) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"not an integer: {value!r}")
-    return int(value)
-
-
-def _converter() -> cattrs.Converter:
-    converter = cattrs.Converter(forbid_extra_keys=True)
-    converter.register_structure_hook(bool, _structure_bool)
-    converter.register_structure_hook(int, _structure_int)
-    return converter
-
-
-CONVERTER = _converter()
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -286,12 +261,9 @@ def load_configuration(
         except ValueError as exc:
             raise ConfigError(f"invalid configuration: {exc}") from None
     try:
-        settings = CONVERTER.structure(raw, Settings)
-    except Exception as exc:
-        messages = (
-            cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
-        )
-        raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
+        settings = structure(raw, Settings)
+    except Exception as exc:  # a SettingsError names each key; a section's own check (a validator) says why
+        raise ConfigError(f"invalid configuration: {exc}") from exc
     segment_bytes = settings.log.segment_bytes
     if segment_bytes is not None and segment_bytes < MIN_SEGMENT_BYTES:  # Kafka 4.1+'s words (ADR 99)
         raise ConfigError(
