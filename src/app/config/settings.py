@@ -14,7 +14,6 @@ not exist or a value of the wrong type is a `ConfigError` whose message names th
 from __future__ import annotations
 
 import logging
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,6 +82,8 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_toml(path: str) -> dict[str, Any]:
+    import tomllib  # a TOML config file only
+
     try:
         with open(path, "rb") as file:
             return tomllib.load(file)

@@ -7,8 +7,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import crc32c
-
 from trafka.adapters.filesystem import (
     METADATA_TOPIC_ID,
     FileAclStore,
@@ -27,6 +25,7 @@ from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.domain.topics import Topic, TopicPartition
 
 from ..config.settings import Settings
+from .checksum import crc32c_function
 
 
 def log_dir_stores(
@@ -34,15 +33,17 @@ def log_dir_stores(
 ) -> dict[str, Any]:
     """The stores of an opened log dir, and what they do at start, stop and each second: `Adapters`'
     fields of the filesystem store (`adapters.default_adapters` opens the log dir)."""
-    logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults)
-    metadata = InternalLog(logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c.crc32c, clock_ms)
+    logs = FileLogStore(logdir, crc32c_function(), clock_ms, settings.storage.flush_messages, topic_defaults)
+    metadata = InternalLog(
+        logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c_function(), clock_ms
+    )
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
     offsets = InternalLog(
         logs,
         TopicPartition("__consumer_offsets", 0),
         recorded.get("__consumer_offsets", uuid.uuid4()),
-        crc32c.crc32c,
+        crc32c_function(),
         clock_ms,
         {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
     )
@@ -50,7 +51,7 @@ def log_dir_stores(
         logs,
         TopicPartition("__transaction_state", 0),
         recorded.get("__transaction_state", uuid.uuid4()),
-        crc32c.crc32c,
+        crc32c_function(),
         clock_ms,
         {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
     )
@@ -58,7 +59,7 @@ def log_dir_stores(
         logs,
         TopicPartition("__share_group_state", 0),
         recorded.get("__share_group_state", uuid.uuid4()),
-        crc32c.crc32c,
+        crc32c_function(),
         clock_ms,
     )
 
