@@ -27,7 +27,7 @@ from trafka.adapters.kafka.request_context import Endpoint, Listening
 from trafka.adapters.kafka.runtime import group_configs
 from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
 from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
-from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, fetch_session_cache
+from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, BuiltOnFirstUse, fetch_session_cache
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.features import (
@@ -39,6 +39,7 @@ from trafka.domain.features import (
     FeatureControl,
 )
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
+from trafka.domain.groups.group_ids import ClassicOrShareGroupIds
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import ClientQuotaStore
 from trafka.domain.producers import ProducerIdAllocator
@@ -55,10 +56,10 @@ from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults
 from .groups import consumer_groups_from, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
-from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
+    from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
     from trafka.domain.groups.streams import StreamsGroupCoordinator
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
@@ -255,6 +256,18 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         build_streams=build_streams,
     )
     adapters.clock.listen(groups.touched)
+
+    def build_share() -> ShareRuntime:
+        from .share import share_groups_from  # the share groups' domain loads with their first use (ADR 118)
+
+        share = share_groups_from(
+            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
+        )
+        assert share is not None, "built only with share groups on"
+        # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
+        share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
+        return share
+
     services = BrokerServices(
         catalog=catalog,
         replicas=replicas,
@@ -273,9 +286,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         telemetry=None
         if settings.http.port is None
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
-        share=share_groups_from(
-            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
-        ),
+        share_groups=BuiltOnFirstUse(build_share) if settings.groups.share_enable else None,
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
         internal_topics=internal_topics,
@@ -292,11 +303,17 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if log_dir_store is not None and isinstance(adapters.transaction_store, log_dir_store.FileTransactionStore):
         # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
-    if ctx.services.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
-        ctx.services.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
+    if ctx.services.share_groups is not None and holds_share_groups(adapters):
+        ctx.services.share_groups.get()  # built now when the log dir holds share groups, else at first use
     ctx.services.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(services)  # the GROUP config resource's overrides, as recorded
     return ctx
+
+
+def holds_share_groups(adapters: Adapters) -> bool:
+    """Does the broker's store hold share groups (their records in `__consumer_offsets`, or share-partition
+    state)? Then their runtime is built at start, so its sessions and locks run from the start."""
+    return bool(adapters.offset_store.share_group_records()) or bool(adapters.share_state_store.load())
 
 
 def transaction_log_value_version(ctx: BrokerContext) -> int:

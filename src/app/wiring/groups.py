@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.domain.catalog import TopicCatalog
+from trafka.domain.groups.group_ids import ClassicOrShareGroupIds
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, assignor_names
 from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
 from trafka.domain.groups.modern.migration import MigrationPolicy
 
 from ..config.settings import ConfigError, Settings
-from .share import ClassicOrShareGroupIds
 
 if TYPE_CHECKING:
     from trafka.domain.groups.streams import StreamsGroupCoordinator
@@ -48,10 +48,12 @@ def consumer_groups_from(
 def streams_plugin(settings: Settings) -> str:
     """`group.streams.topology.description.plugin.class`, checked at start (the coordinator is built at
     the first streams group request, ADR 110): only Kafka's in-memory plugin can be honoured."""
+    plugin = settings.groups.streams_topology_description_plugin_class.strip()
+    if not plugin:
+        return plugin  # the default: nothing to check, and the descriptions' module stays unloaded (ADR 118)
     from trafka.domain.groups.streams.description import IN_MEMORY_PLUGIN
 
-    plugin = settings.groups.streams_topology_description_plugin_class.strip()
-    if plugin and plugin != IN_MEMORY_PLUGIN:
+    if plugin != IN_MEMORY_PLUGIN:
         raise ConfigError(
             f"group.streams.topology.description.plugin.class: {plugin!r} cannot be loaded (a Java class); "
             f"trafka keeps descriptions in memory with {IN_MEMORY_PLUGIN}"

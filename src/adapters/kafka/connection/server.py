@@ -274,8 +274,9 @@ async def handle_connection(
                 ctx.services.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
             ctx.services.observer.connection_closed(listener.name)
-            if ctx.services.share is not None:  # KIP-932: the share sessions opened on it close
-                ctx.services.share.connection_closed(connection)
+            share = ctx.services.share_built  # KIP-932: the share sessions opened on it close
+            if share is not None:
+                share.connection_closed(connection)
 
 
 async def _close_when_idle(ctx: BrokerContext, reader: _Reader, reading: trio.CancelScope, idle_ms: int) -> None:
