@@ -105,9 +105,9 @@ async def serve(
     bound: list[Listener] = []
     try:
         for listener in listeners:
-            opened = await trio.open_tcp_listeners(listener.port, host=_host_bytes(listener.host))
-            bound_listener = listener.advertise(opened[0].socket.getsockname()[1])
-            bound.append(bound_listener)
+            host = listener.host.encode() if listener.host.isascii() else listener.host  # no IDNA codec (ADR 118)
+            opened = await trio.open_tcp_listeners(listener.port, host=host or None)
+            bound.append(bound_listener := listener.advertise(opened[0].socket.getsockname()[1]))
             sockets.extend((socket, bound_listener) for socket in opened)
     except BaseException:
         for socket, _ in sockets:
@@ -131,16 +131,6 @@ async def serve(
         ctx.services.appends.notify_all()
         ctx.services.groups.shutdown()
         connections.cancel_scope.deadline = trio.current_time() + limits.shutdown_grace_seconds
-
-
-def _host_bytes(host: str) -> str | bytes | None:
-    """A listener's host as trio's resolver takes it: an ASCII name or address as bytes, which is what
-    trio passes on for one (a str would have the socket module load the IDNA codec, and its stringprep
-    tables, at each process's first bind: ~3 ms of a start); any other name as given, for trio to encode;
-    an empty host binds every interface."""
-    if not host:
-        return None
-    return host.encode("ascii") if host.isascii() else host
 
 
 async def _accept_loop(
@@ -274,8 +264,7 @@ async def handle_connection(
                 ctx.services.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
             ctx.services.observer.connection_closed(listener.name)
-            share = ctx.services.share_built  # KIP-932: the share sessions opened on it close
-            if share is not None:
+            if (share := ctx.services.share_built) is not None:  # KIP-932: its share sessions close
                 share.connection_closed(connection)
 
 
