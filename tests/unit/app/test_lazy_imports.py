@@ -232,3 +232,15 @@ def test_the_cli_builds_its_parsers_without_the_broker():
 def test_the_user_commands_constants_are_the_domains():
     assert users.MECHANISMS == tuple(m.mechanism_name for m in ScramMechanism)
     assert users.ITERATIONS == (MIN_ITERATIONS, MAX_ITERATIONS)
+
+
+def test_serve_builds_its_own_parser_alone():
+    """ADR 118: `trafka serve ...` parses with serve's parser only: no other command's module is imported
+    for a broker's start."""
+    modules = loaded_after(
+        "import sys\nfrom trafka.app.cli.main import build_parser\n"
+        "args = build_parser(only_serve=True).parse_args(['serve', '--memory', '--port', '0'])\n"
+        "assert (args.command, args.memory, args.port) == ('serve', True, 0)\n"
+    )
+    others = ("trafka.app.ops", "trafka.app.cli.export", "trafka.app.cli.users", "trafka.app.cli.config")
+    assert among(modules, others) == []
