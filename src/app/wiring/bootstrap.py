@@ -53,13 +53,14 @@ from trafka.domain.transactions import TransactionCoordinator, TransactionServic
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults_from
-from .groups import consumer_groups_from, streams_groups_from, streams_plugin
+from .groups import consumer_groups_from, consumer_protocol_enabled, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
     from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
+    from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
@@ -207,12 +208,18 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
     replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
     adapters.watch_internal_appends(lambda tp: appends.notify((tp,)))  # and a Fetch parked on one wakes
-    consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
-    if consumer_groups is not None:
-        group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
-        consumer_groups.load(offsets.consumer_group_records(), adapters.clock_ms())
-        offsets.has_members_elsewhere = consumer_groups.has_members
+
+    def build_consumer() -> ConsumerGroupCoordinator:
+        consumer = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
+        assert consumer is not None, "built only with the consumer protocol on"
+        group_configs.restore_consumer_groups(recorded_group_configs, consumer)  # sessions use them
+        consumer.load(offsets.consumer_group_records(), adapters.clock_ms())
+        return consumer
+
+    # KIP-848 groups: built now when `__consumer_offsets` holds some, else at the first use (ADR 118)
+    serves_consumer = consumer_protocol_enabled(settings)
+    consumer_groups = build_consumer() if serves_consumer and offsets.consumer_group_records() else None
     producer_ids = ProducerIdAllocator(
         adapters.catalog_store.next_producer_id(),
         lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
@@ -235,15 +242,16 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     streams_plugin(settings)  # a configuration error stops the start, as before the coordinator was lazy
 
     def build_streams() -> StreamsGroupCoordinator:
-        streams = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+        streams = streams_groups_from(settings, catalog, group_ids, lambda group_id: groups.is_consumer_group(group_id))
         group_configs.restore_streams_groups(recorded_group_configs, streams)  # before its sessions restart
         streams.load(offsets.streams_group_records(), adapters.clock_ms())
         return streams
 
     # Built now when the log dir holds streams groups, else at the first use (ADR 110)
     streams_groups = build_streams() if offsets.streams_group_records() else None
-    members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
-    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or groups.has_streams_members(group_id)
+    offsets.has_members_elsewhere = lambda group_id: (  # a consumer or streams group's offsets stay
+        groups.has_consumer_members(group_id) or groups.has_streams_members(group_id)
+    )
     groups = GroupRuntime(
         coordinator,
         offsets,
@@ -254,6 +262,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         consumer=consumer_groups,
         streams=streams_groups,
         build_streams=build_streams,
+        build_consumer=build_consumer if serves_consumer and consumer_groups is None else None,
     )
     adapters.clock.listen(groups.touched)
 
@@ -261,7 +270,15 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         from .share import share_groups_from  # the share groups' domain loads with their first use (ADR 118)
 
         share = share_groups_from(
-            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
+            settings,
+            catalog,
+            replicas,
+            coordinator,
+            groups.is_consumer_group,
+            adapters,
+            appends,
+            unit_of_work,
+            group_ids,
         )
         assert share is not None, "built only with share groups on"
         # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4

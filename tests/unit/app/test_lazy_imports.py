@@ -87,6 +87,19 @@ DEFERRED = (
         for module in ("coordinator", "service", "partition", "sessions", "fetched_records", "records")
     ),
     "trafka.domain.groups.streams.description",
+    *(
+        f"trafka.domain.groups.modern.{module}"
+        for module in (
+            "consumer",
+            "heartbeat",
+            "classic_members",
+            "member_identity",
+            "subscriptions",
+            "targets",
+            "offset_checks",
+            "group_configs",
+        )
+    ),
 )
 
 
@@ -244,3 +257,24 @@ def test_serve_builds_its_own_parser_alone():
     )
     others = ("trafka.app.ops", "trafka.app.cli.export", "trafka.app.cli.users", "trafka.app.cli.config")
     assert among(modules, others) == []
+
+
+def test_the_consumer_groups_coordinator_is_built_at_its_first_use_and_its_settings_checked_at_start():
+    """ADR 118: the KIP-848 coordinator is built at its first use (its regex task then started beside the
+    timer), and a bad `group.consumer.*` setting still stops the start, as when it was built at start."""
+    probe = (
+        "import trafka, trio\n"
+        "with trafka.Broker() as broker:\n"
+        "    groups = broker._require().ctx.services.groups\n"
+        "    assert groups._consumer is None\n"
+        "    consumer = trio.from_thread.run_sync(lambda: groups.consumer, trio_token=broker._token)\n"
+        "    assert consumer is not None and groups._consumer is consumer and groups.consumer is consumer\n"
+        "    assert groups._nursery is not None, 'the runtime runs, so the regex task was started in it'\n"
+        "try:\n"
+        "    trafka.Broker(group_consumer_migration_policy='sideways').start()\n"
+        "except trafka.app.embedded.BrokerError as exc:\n"
+        "    assert 'sideways' in str(exc) or 'migration' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('a bad group.consumer.migration.policy started a broker')\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
