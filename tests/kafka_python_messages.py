@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_message import ApiMessage
 
 import trafka.kafka_schemas as schemas
+from tests.kafka_python_oracle import kafka_python_responses_kept
 
 if TYPE_CHECKING:
     # kafka-python is untyped: ApiMessage is Any to mypy; its metaclass takes `load_json` (this package).
@@ -25,7 +26,8 @@ _here = schemas  # the JSON schemas, one leaf package shared with the operator c
 
 # kafka-python 3.0.12's schema loader uses importlib.resources' legacy read_text, which warns on
 # 3.11+: ignored around these classes only, so a user's `-W error` suite is not failed by it.
-with warnings.catch_warnings():
+# kafka-python's own response classes stay the ones its clients read (`kafka_python_responses_kept`).
+with warnings.catch_warnings(), kafka_python_responses_kept():
     warnings.filterwarnings("ignore", r"(read|open)_text is deprecated", DeprecationWarning)
 
     class ConsumerGroupHeartbeatRequest(_Message, load_json=_here):
@@ -106,11 +108,7 @@ with warnings.catch_warnings():
         """Its response header is never flexible, whatever the version: a client that does not know the
         broker's versions yet must read it (Kafka's one exception to the flexible headers). An
         UNSUPPORTED_VERSION answer has a v0 body whatever the version asked, so it is read as v0 (Kafka's
-        client falls back the same way); any other answer at the version asked.
-
-        kafka-python keeps one response class per API key for its own clients, and the last defined wins:
-        this class replaces kafka-python's for every kafka-python client in the process (an embedded
-        broker's tests), so it must read everything kafka-python's reads."""
+        client falls back the same way); any other answer at the version asked."""
 
         @classmethod
         def decode(cls, data: Any, version: Any = None, header: bool = False, framed: bool = False) -> Any:

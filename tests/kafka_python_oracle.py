@@ -4,7 +4,9 @@ kafka-python's header and size). Tests compare the broker's frames (fast paths i
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -35,13 +37,32 @@ def kafka_python_frame(message: Any, version: int, correlation_id: int) -> bytes
 @functools.cache
 def kafka_python_class_from_trafkas_schema(name: str) -> Any:
     """kafka-python's compiler over trafka's schema file `name` (the schema the broker serves): a client
-    class for a test that builds requests with kafka-python's machinery (its loader warns on 3.11+)."""
+    class for a test that builds requests with kafka-python's machinery (its loader warns on 3.11+).
+    kafka-python's own response classes stay registered (`kafka_python_responses_kept`)."""
     import warnings
 
     from kafka.protocol.api_message import ApiMessage
 
     import trafka.kafka_schemas as kafka_schemas
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), kafka_python_responses_kept():
         warnings.simplefilter("ignore", DeprecationWarning)
         return type(name, (ApiMessage,), {}, load_json=kafka_schemas)
+
+
+@contextlib.contextmanager
+def kafka_python_responses_kept() -> Iterator[None]:
+    """Around compiling kafka-python message classes: kafka-python registers each response class it
+    compiles as the one its clients read for that API key, process-wide, the last compiled winning. A test
+    must leave the client library as it found it (a kafka-python consumer later in the same run reads
+    ApiVersions with kafka-python's class, whose header is never flexible): every API key kafka-python
+    declares keeps kafka-python's class; a class for an API it does not declare stays registered, so that
+    its clients can read those answers."""
+    from kafka.protocol.api_header import ResponseClassRegistry
+
+    registry = ResponseClassRegistry._response_class_registry
+    kept = dict(registry)
+    try:
+        yield
+    finally:
+        registry.update(kept)

@@ -34,34 +34,16 @@ def log_dir_stores(
     """The stores of an opened log dir, and what they do at start, stop and each second: `Adapters`'
     fields of the filesystem store (`adapters.default_adapters` opens the log dir)."""
     logs = FileLogStore(logdir, crc32c_function(), clock_ms, settings.storage.flush_messages, topic_defaults)
-    metadata = InternalLog(
-        logs, TopicPartition("__cluster_metadata", 0), METADATA_TOPIC_ID, crc32c_function(), clock_ms
-    )
+    metadata = internal_log(logs, "__cluster_metadata", METADATA_TOPIC_ID, clock_ms)
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
-    offsets = InternalLog(
-        logs,
-        TopicPartition("__consumer_offsets", 0),
-        recorded.get("__consumer_offsets", uuid.uuid4()),
-        crc32c_function(),
-        clock_ms,
-        {"segment.bytes": str(settings.groups.offsets_topic_segment_bytes)},
-    )
-    txn_state = InternalLog(
-        logs,
-        TopicPartition("__transaction_state", 0),
-        recorded.get("__transaction_state", uuid.uuid4()),
-        crc32c_function(),
-        clock_ms,
-        {"segment.bytes": str(settings.broker.transaction_state_log_segment_bytes)},
-    )
-    share_state = InternalLog(
-        logs,
-        TopicPartition("__share_group_state", 0),
-        recorded.get("__share_group_state", uuid.uuid4()),
-        crc32c_function(),
-        clock_ms,
-    )
+
+    def open_internal(topic: str, segment_bytes: int | None = None) -> InternalLog:
+        return internal_log(logs, topic, recorded.get(topic, uuid.uuid4()), clock_ms, segment_bytes)
+
+    offsets = open_internal("__consumer_offsets", settings.groups.offsets_topic_segment_bytes)
+    txn_state = open_internal("__transaction_state", settings.broker.transaction_state_log_segment_bytes)
+    share_state = open_internal("__share_group_state")
 
     def watch_internal_appends(appended: Callable[[TopicPartition], None]) -> None:
         for internal in (offsets, txn_state, share_state):
@@ -116,6 +98,14 @@ def log_dir_stores(
         },
         "watch_internal_appends": watch_internal_appends,
     }
+
+
+def internal_log(
+    logs: FileLogStore, topic: str, topic_id: uuid.UUID, clock_ms: Callable[[], int], segment_bytes: int | None = None
+) -> InternalLog:
+    """An internal topic's one partition, with `segment.bytes` as the settings give it (else the log's default)."""
+    configs = {} if segment_bytes is None else {"segment.bytes": str(segment_bytes)}
+    return InternalLog(logs, TopicPartition(topic, 0), topic_id, crc32c_function(), clock_ms, configs)
 
 
 # The configs Kafka's coordinators create their internal topics with (the ConfigRecords a Kafka log dir

@@ -3,8 +3,9 @@
 Bodies go through the classes `schema_codec` compiles from Kafka's JSON schemas (ADRs 71, 92), except
 where a room declares a measured `FastDecoder` for some versions (Produce's `fast_produce`, Fetch's
 `fast_fetch`, proven equal to the schema codec by differential tests, ADRs 9 and 116); a response that encodes itself (a
-fast-path answer) does so. This module reads the request header, picks the class and version, and
-turns every decoding failure into a `ProtocolError` for the connection to report.
+fast-path answer) does so. This module reads the request header (`primitives.request_header`, which
+both fast paths read it with too), picks the class and version, and turns every decoding failure into a
+`ProtocolError` for the connection to report.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import attrs
 
 from ..api import HandlerRegistry, KafkaApi
 from .non_null import null_field
+from .primitives import request_header
 
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
 # Kafka 3.x-4.x's APIs (DescribeCluster on: KIP-848, KIP-932, KIP-714, ...) refuse a null in a non-nullable
@@ -45,45 +47,7 @@ class DecodedRequest(NamedTuple):
     body: object
 
 
-_I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
-
-
-def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        if pos >= len(frame) or shift > 28:
-            raise ValueError("a bad varint in the request header")
-        byte = frame[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
-def _header_end(frame: bytes, flexible: bool) -> tuple[str | None, int]:
-    """The client id of request header v1 or v2 (flexible) and where the body starts.
-
-    The client id is a non-compact nullable string in both, as Kafka keeps it; v2 adds tagged fields.
-    """
-    (size,) = _I16.unpack_from(frame, _KEY_VERSION_CORRELATION.size)
-    pos = _KEY_VERSION_CORRELATION.size + 2
-    client_id = None
-    if size >= 0:
-        if pos + size > len(frame):
-            raise ValueError("the client id runs past the frame")
-        client_id = frame[pos : pos + size].decode()
-        pos += size
-    if flexible:
-        count, pos = _uvarint(frame, pos)
-        for _ in range(count):
-            _, pos = _uvarint(frame, pos)
-            length, pos = _uvarint(frame, pos)
-            pos += length
-        if pos > len(frame):
-            raise ValueError("the header's tagged fields run past the frame")
-    return client_id, pos
 
 
 def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
@@ -110,7 +74,7 @@ def decode_request(frame: bytes, registry: HandlerRegistry) -> DecodedRequest:
     request_class = handler.request
     flexible = request_class.flexible_version_q(api_version)
     try:
-        client_id, pos = _header_end(frame, flexible)
+        _, client_id, pos = request_header(frame, flexible)
         # Bytes after the last field are ignored, as Kafka's generated parsers ignore them (librdkafka's
         # all-topics Metadata v13 request carries three).
         body = request_class.decode(memoryview(frame)[pos:], api_version, exact=False)

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from .primitives import I16, I32, count, string
+from .primitives import I16, I32, count, request_header, string, uvarint
 
 MIN_VERSION, MAX_VERSION = 4, 18  # v18 answers as v17 (it adds the follower's high watermark)
 FLEXIBLE_FROM = 12
@@ -188,7 +188,6 @@ class _Unusual(Exception):
 
 
 REQUEST_VERSIONS = (4, 18)
-_HEAD = struct.Struct(">hhih")  # api key, version, correlation id, client id length
 _TOP_V4 = struct.Struct(">iiiib")  # replica id, max wait, min bytes, max bytes, isolation level
 _TOP_V7 = struct.Struct(">iiiibii")  # ... session id, session epoch
 _TOP_V15 = struct.Struct(">iiibii")  # v15+: the replica id moved into the (tagged) replica state
@@ -199,19 +198,6 @@ _WANTED_V12 = struct.Struct(">iiqiqi")  # ... last fetched epoch
 _ZERO_ID = bytes(16)
 _NO_HIGH_WATERMARK = 2**63 - 1  # the schema's default for the v18 tagged HighWatermark
 _new = object.__new__
-
-
-def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = frame[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise _Unusual
 
 
 @functools.cache
@@ -234,57 +220,18 @@ def _reference(frame: bytes, version: int) -> tuple[int, str | None, Any]:
     """The schema codec's decoding of the same frame, its failures as `ProtocolError`."""
     request_class = _classes()[0]
     try:
-        _, _, correlation_id, size = _HEAD.unpack_from(frame, 0)
-        pos = 10
-        client_id = None
-        if size >= 0:
-            if pos + size > len(frame):
-                raise ValueError("the client id runs past the frame")
-            client_id = frame[pos : pos + size].decode()
-            pos += size
-        if version >= FLEXIBLE_FROM:
-            tags, pos = _uvarint_or_fail(frame, pos)
-            for _ in range(tags):
-                _, pos = _uvarint_or_fail(frame, pos)
-                length, pos = _uvarint_or_fail(frame, pos)
-                pos += length
-            if pos > len(frame):
-                raise ValueError("the header's tagged fields run past the frame")
+        correlation_id, client_id, pos = request_header(frame, version >= FLEXIBLE_FROM)
         body = request_class.decode(memoryview(frame)[pos:], version, exact=False)
     except Exception as exc:
         raise ProtocolError(f"malformed FetchRequest v{version}: {exc!r}") from exc
     return correlation_id, client_id, body
 
 
-def _uvarint_or_fail(frame: bytes, pos: int) -> tuple[int, int]:
-    try:
-        return _uvarint(frame, pos)
-    except _Unusual:
-        raise ValueError("a bad varint in the request header") from None
-
-
 def _decode(frame: bytes, version: int) -> tuple[int, str | None, Any]:
     request_class, topic_class, partition_class, forgotten_class = _classes()
-    _, _, correlation_id, size = _HEAD.unpack_from(frame, 0)
-    pos = 10
-    length = len(frame)
-    client_id = None
-    if size >= 0:
-        end = pos + size
-        if end > length:
-            raise _Unusual
-        client_id = frame[pos:end].decode()
-        pos = end
     flexible = version >= FLEXIBLE_FROM
-    if flexible:
-        if frame[pos]:  # the header's tagged fields: skipped, as the codec skips them
-            count_, pos = _uvarint(frame, pos)
-            for _ in range(count_):
-                _, pos = _uvarint(frame, pos)
-                size, pos = _uvarint(frame, pos)
-                pos += size
-        else:
-            pos += 1
+    correlation_id, client_id, pos = request_header(frame, flexible)
+    length = len(frame)
     fields: dict[str, Any] = {"_version": version}
     if version >= 15:
         max_wait, min_bytes, max_bytes, isolation, session_id, epoch = _TOP_V15.unpack_from(frame, pos)
@@ -412,7 +359,7 @@ def _count(frame: bytes, pos: int, flexible: bool) -> tuple[int, int]:
     """An array's length; a null array (none of the request's arrays may be null) is left to the codec."""
     if flexible:
         size = frame[pos]
-        size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
+        size, pos = (size, pos + 1) if size < 0x80 else uvarint(frame, pos)
         if not size:
             raise _Unusual
         return size - 1, pos
@@ -426,7 +373,7 @@ def _string(frame: bytes, pos: int, flexible: bool, length: int) -> tuple[str, i
     """A non-nullable (compact) string; a null one is left to the codec."""
     if flexible:
         size = frame[pos]
-        size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
+        size, pos = (size, pos + 1) if size < 0x80 else uvarint(frame, pos)
         size -= 1
     else:
         (size,) = I16.unpack_from(frame, pos)

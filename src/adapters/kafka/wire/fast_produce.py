@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .primitives import I16, I32, count, string
+from .primitives import I16, I32, count, request_header, string, uvarint
 
 
 class ProtocolError(Exception):
@@ -83,26 +83,13 @@ class ProduceRequestView:
 _I32_I32 = struct.Struct(">ii")
 
 
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise ProtocolError("varint too long")
-
-
 def _skip_tagged_fields(buf: bytes, pos: int) -> int:
     if buf[pos] == 0:
         return pos + 1
-    count, pos = _uvarint(buf, pos)
+    count, pos = uvarint(buf, pos)
     for _ in range(count):
-        _, pos = _uvarint(buf, pos)
-        size, pos = _uvarint(buf, pos)
+        _, pos = uvarint(buf, pos)
+        size, pos = uvarint(buf, pos)
         pos += size
     return pos
 
@@ -157,7 +144,7 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
     # Every varint and tagged-field count of a typical request is one byte: read inline, the
     # general helpers only for longer ones.
     size = frame[pos]
-    size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
+    size, pos = (size, pos + 1) if size < 0x80 else uvarint(frame, pos)
     transactional_id = None
     if size:
         end = _checked_end(frame, pos, size - 1)
@@ -166,7 +153,7 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos)
     pos += 6
     topic_count = frame[pos]
-    topic_count, pos = (topic_count, pos + 1) if topic_count < 0x80 else _uvarint(frame, pos)
+    topic_count, pos = (topic_count, pos + 1) if topic_count < 0x80 else uvarint(frame, pos)
     if topic_count == 0:
         return ProduceRequestView(transactional_id, acks, timeout_ms, None), _skip_tagged_fields(frame, pos)
     length = len(frame)
@@ -182,7 +169,7 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
             pos = end
         else:
             size = frame[pos]
-            size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
+            size, pos = (size, pos + 1) if size < 0x80 else uvarint(frame, pos)
             name = None
             if size:
                 end = pos + size - 1
@@ -191,7 +178,7 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
                 name = frame[pos:end].decode()
                 pos = end
         partition_count = frame[pos]
-        partition_count, pos = (partition_count, pos + 1) if partition_count < 0x80 else _uvarint(frame, pos)
+        partition_count, pos = (partition_count, pos + 1) if partition_count < 0x80 else uvarint(frame, pos)
         partitions = None
         if partition_count:
             partitions = []
@@ -199,7 +186,7 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
                 (index,) = I32.unpack_from(frame, pos)
                 pos += 4
                 size = frame[pos]
-                size, pos = (size, pos + 1) if size < 0x80 else _uvarint(frame, pos)
+                size, pos = (size, pos + 1) if size < 0x80 else uvarint(frame, pos)
                 records = None
                 if size:
                     end = pos + size - 1
@@ -217,16 +204,9 @@ def _decode_flexible(frame: bytes, pos: int, by_id: bool = False) -> tuple[Produ
 def decode_produce(frame: bytes, version: int) -> tuple[int, str | None, ProduceRequestView]:
     """(correlation id, client id, request) of a Produce frame (without its size prefix)."""
     try:
-        # The request header's client id is a non-compact nullable string in every header version.
-        _, _, correlation_id, size = _HEAD_CLIENT.unpack_from(frame, 0)
-        pos = 10
-        client_id = None
-        if size >= 0:
-            end = _checked_end(frame, pos, size)
-            client_id = frame[pos:end].decode()
-            pos = end
+        correlation_id, client_id, pos = request_header(frame, version >= FLEXIBLE_FROM)
         if version >= FLEXIBLE_FROM:
-            request, pos = _decode_flexible(frame, _skip_tagged_fields(frame, pos), version >= TOPIC_IDS_FROM)
+            request, pos = _decode_flexible(frame, pos, version >= TOPIC_IDS_FROM)
         else:
             request, pos = _decode_classic(frame, pos)
     except ProtocolError:
@@ -293,7 +273,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
             else:
                 second = frame[pos + 1]
                 if second >= 0x80:
-                    size, pos = _uvarint(frame, pos)
+                    size, pos = uvarint(frame, pos)
                 else:
                     size = (size & 0x7F) | second << 7
                     pos += 2
@@ -322,7 +302,7 @@ def decode_one_partition(frame: bytes) -> OnePartition | None:
         if end > len(frame):
             return None
         return _new(OnePartition, (version, correlation_id, acks, topic, index, frame[pos:end], transactional_id))
-    except (struct.error, IndexError, UnicodeDecodeError):
+    except (struct.error, IndexError, UnicodeDecodeError, ValueError):  # ValueError: a varint past five bytes
         return None
 
 

@@ -136,3 +136,17 @@ def test_registry_refuses_versions_the_schema_lacks():
         HandlerRegistry().register(api(ProduceRequest, (0, 11)))
     with pytest.raises(ValueError):
         HandlerRegistry().register(api(MetadataRequest, (0, 99)))
+
+
+@pytest.mark.parametrize(
+    ("header", "failure"),
+    [
+        (struct.pack(">h", 9) + b"c", "the client id runs past the frame"),
+        (struct.pack(">h", -1) + b"\x80", "a bad varint in the request header"),  # a tagged-field count cut short
+        (struct.pack(">h", -1) + b"\x01\x00\x09", "the header's tagged fields run past the frame"),
+    ],
+)
+@pytest.mark.parametrize(("api_key", "version"), [(3, 12), (0, 9), (1, 12)])  # Metadata, Produce, Fetch
+def test_the_codec_and_both_fast_paths_read_the_request_header_alike(api_key, version, header, failure):
+    with pytest.raises(ProtocolError, match=failure):
+        decode_request(struct.pack(">hhi", api_key, version, 7) + header, REGISTRY)

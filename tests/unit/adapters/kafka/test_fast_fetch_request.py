@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.wire import fast_fetch
-from trafka.adapters.kafka.wire.codec import ProtocolError, _header_end, decode_request
+from trafka.adapters.kafka.wire.codec import ProtocolError, decode_request
+from trafka.adapters.kafka.wire.primitives import request_header
 from trafka.schema_codec.messages import FetchRequest, Message
 
 VERSIONS = range(fast_fetch.REQUEST_VERSIONS[0], fast_fetch.REQUEST_VERSIONS[1] + 1)
@@ -98,8 +99,7 @@ def fetch_requests(draw, version: int, tagged: bool):
 
 def _reference(frame: bytes, version: int):
     """The general path: the header as the codec reads it, the body by the schema codec."""
-    client_id, pos = _header_end(frame, version >= fast_fetch.FLEXIBLE_FROM)
-    (correlation_id,) = struct.unpack_from(">i", frame, 4)
+    correlation_id, client_id, pos = request_header(frame, version >= fast_fetch.FLEXIBLE_FROM)
     return correlation_id, client_id, FetchRequest.decode(memoryview(frame)[pos:], version, exact=False)
 
 

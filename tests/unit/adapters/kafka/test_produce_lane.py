@@ -10,6 +10,8 @@ and the encoder answer, and leaves the same bytes in the log.
 
 from __future__ import annotations
 
+import struct
+
 import attrs
 import pytest
 from hypothesis import given, settings
@@ -20,7 +22,7 @@ from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition, handle_produce
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire import fast_produce
-from trafka.adapters.kafka.wire.codec import decode_request, encode_response
+from trafka.adapters.kafka.wire.codec import ProtocolError, decode_request, encode_response
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.topics import TopicPartition
@@ -196,3 +198,13 @@ def test_produce_v13_resolves_topic_ids_and_answers_by_id():
 def test_any_bytes_decode_to_a_request_or_none(frame):
     one = fast_produce.decode_one_partition(b"\x00\x00" + frame)
     assert one is None or isinstance(one, fast_produce.OnePartition)
+
+
+def test_a_varint_past_five_bytes_takes_the_general_path_which_refuses_it():
+    """The lane's records length read as a long varint: the lane declines (its caller expects a request or
+    None, never an exception), and the general decoder reports the frame as malformed."""
+    head = struct.pack(">hhih", 0, 9, 7, -1) + b"\x00"  # Produce v9, no client id, no header tagged fields
+    body = b"\x00" + struct.pack(">hi", 1, 100) + b"\x02\x02t\x02" + struct.pack(">i", 0) + b"\xff" * 6 + b"\x01"
+    assert fast_produce.decode_one_partition(head + body) is None
+    with pytest.raises(ProtocolError, match="ProduceRequest v9"):
+        decode_request(head + body, REGISTRY)

@@ -11,7 +11,6 @@ objects read (same attributes, same values) and encodes back to the same bytes."
 
 from __future__ import annotations
 
-import functools
 import uuid
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trafka.kafka_schemas as kafka_schemas
+from tests.kafka_python_oracle import kafka_python_class_from_trafkas_schema
 from trafka.schema_codec import Field, Schema, SchemaError, messages
 
 MESSAGES = Path(kafka_schemas.__file__).parent  # the one schema package
@@ -28,16 +28,9 @@ SCHEMAS = sorted(p for p in MESSAGES.glob("*.json") if p.stem.endswith(("Request
 assert len(SCHEMAS) >= 120, MESSAGES  # every API the broker serves, both directions
 
 
-@functools.cache
 def _kafka_python_class_of(path: Path) -> type:
-    """kafka-python's class compiled from trafka's file (its loader warns on Python 3.11+)."""
-    import warnings
-
-    from kafka.protocol.api_message import ApiMessage
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return type(path.stem, (ApiMessage,), {}, load_json=kafka_schemas)
+    """kafka-python's class compiled from trafka's file, leaving kafka-python's own classes registered."""
+    return kafka_python_class_from_trafkas_schema(path.stem)
 
 
 def _kafka_python_classes() -> dict[str, type]:
