@@ -333,11 +333,14 @@ class GroupRuntime:
 
     async def run(self) -> None:
         """Feed the coordinator the time whenever one of its deadlines passes; resolve regexes."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            if self._consumer is not None:
-                nursery.start_soon(self._resolve_regexes, self._consumer)
-            await self._tick_forever()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                if self._consumer is not None:
+                    nursery.start_soon(self._resolve_regexes, self._consumer)
+                await self._tick_forever()
+        finally:
+            self._nursery = None  # a coordinator built once the broker stopped has no task to start
 
     async def _resolve_regexes(self, consumer: ConsumerGroupCoordinator) -> None:
         while True:
