@@ -1,4 +1,4 @@
-"""trafka's configuration: the settings tree (`sections.py`) built by `structure.py`, which forbids
+"""trafka's configuration: the settings tree (`sections.py`) built by a cattrs converter (`structure.py`) that forbids
 extra keys.
 
 Sources, later ones winning: the defaults (`sections.py`), a config file (`--config`: TOML if it ends in `.toml`,
@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from cattrs.errors import BaseValidationError
 
 from trafka.adapters.kafka.releases import UnknownRelease, release_name
 from trafka.domain.configs import MIN_SEGMENT_BYTES
@@ -39,7 +40,7 @@ from .sections import (
     StorageSettings,
     host_patterns,
 )
-from .structure import structure
+from .structure import structure, transform_error
 
 # The tree is re-exported: callers name the settings and their loading in one place.
 __all__ = [
@@ -263,8 +264,9 @@ def load_configuration(
             raise ConfigError(f"invalid configuration: {exc}") from None
     try:
         settings = structure(raw, Settings)
-    except Exception as exc:  # a SettingsError names each key; a section's own check (a validator) says why
-        raise ConfigError(f"invalid configuration: {exc}") from exc
+    except Exception as exc:  # cattrs names each key refused; a section's own check (a validator) says why
+        messages = transform_error(exc, path="config") if isinstance(exc, BaseValidationError) else [str(exc)]
+        raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
     segment_bytes = settings.log.segment_bytes
     if segment_bytes is not None and segment_bytes < MIN_SEGMENT_BYTES:  # Kafka 4.1+'s words (ADR 99)
         raise ConfigError(

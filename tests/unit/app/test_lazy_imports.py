@@ -71,7 +71,6 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 # (the first compressed batch inflated), a TOML reader, the IDNA codec, and the version lookup the crc32c
 # package does on import (its C function is loaded alone).
 DEFERRED = (
-    "cattrs",
     "tomllib",
     "importlib.metadata",
     "encodings.idna",
