@@ -8,7 +8,9 @@ what Kafka itself leaves out when a plugin is absent (the telemetry APIs, when n
 receiver is configured) is left out the same way.
 
 Whether an extra is there is asked with `importlib.util.find_spec`, which finds a module without
-importing it: the check costs a broker nothing it would not load anyway.
+importing it: the check costs a broker nothing it would not load anyway. The search of the
+import path is done once a process (a later `trafka.Broker()` asks again): an extra installed while
+a process runs is seen by the next one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import sys
+from functools import cache
 
 from .config.settings import ConfigError
 
@@ -49,9 +52,15 @@ def _findable(module: str) -> bool:
     a dotted name imports the parents: `google.protobuf` would import `google`)."""
     if module in sys.modules:  # imported already, or set to None: known missing
         return sys.modules[module] is not None
-    top, *rest = module.split(".")
+    top = module.partition(".")[0]
     if top in sys.modules and sys.modules[top] is None:
         return False
+    return _on_path(module)
+
+
+@cache
+def _on_path(module: str) -> bool:
+    top, *rest = module.split(".")
     spec = importlib.util.find_spec(top)
     for part in rest:
         if spec is None or not spec.submodule_search_locations:

@@ -11,6 +11,9 @@ is INVALID_RECORD, never a gigabyte in memory; snappy's declared block lengths a
 block is inflated. Kafka streams compressed records through small buffers too; it has no total bound,
 trafka keeps one because its record-level lookups run on the event loop. A payload a codec cannot
 read is CORRUPT_MESSAGE, as in Kafka.
+
+Each codec's library is imported at its first use (ADR 118): a broker that never inflates a batch
+loads none of them.
 """
 
 from __future__ import annotations
@@ -18,10 +21,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable
-
-import lz4.frame
-import snappy
-import zstandard
+from typing import Any
 
 from trafka.domain.batch import Compression
 from trafka.domain.errors import ErrorCode, KafkaError
@@ -66,6 +66,8 @@ def _gunzip(payload: bytes, limit: int) -> bytes:
 def _unzstd(payload: bytes, limit: int) -> bytes:
     """zstd's streaming object has no output bound, so it is fed a little input at a time: one zstd
     block inflates to at most 128 KiB, so 64 input bytes to a few MiB at most."""
+    import zstandard
+
     out = bytearray()
     data = memoryview(payload)
     while len(data):  # frames one after another
@@ -81,6 +83,8 @@ def _unzstd(payload: bytes, limit: int) -> bytes:
 
 
 def _unlz4(payload: bytes, limit: int) -> bytes:
+    import lz4.frame
+
     out = bytearray()
     data = payload
     while data:  # LZ4 frames one after another
@@ -97,6 +101,8 @@ def _unlz4(payload: bytes, limit: int) -> bytes:
 
 
 def _unsnappy(payload: bytes, limit: int) -> bytes:
+    import snappy
+
     if not (len(payload) > _XERIAL_HEADER and payload[:_XERIAL_HEADER] == _XERIAL_MAGIC):
         _declared(payload, 0, limit)
         return snappy.decompress(payload)
@@ -145,7 +151,21 @@ def _gzip(data: bytes) -> bytes:
     return deflater.compress(data) + deflater.flush()
 
 
+def _lz4_frame() -> Any:
+    import lz4.frame
+
+    return lz4.frame
+
+
+def _zstandard() -> Any:
+    import zstandard
+
+    return zstandard
+
+
 def _snappy_xerial(data: bytes) -> bytes:
+    import snappy
+
     """Snappy in the xerial framing Kafka's SnappyOutputStream writes: the header, then each 32 KiB
     block compressed, after its int32 length."""
     out = bytearray(_XERIAL_MAGIC)
@@ -158,8 +178,8 @@ def _snappy_xerial(data: bytes) -> bytes:
 _ENCODERS: dict[int, Callable[[bytes], bytes]] = {
     Compression.GZIP: _gzip,
     Compression.SNAPPY: _snappy_xerial,
-    Compression.LZ4: lambda data: bytes(lz4.frame.compress(data)),
-    Compression.ZSTD: lambda data: bytes(zstandard.ZstdCompressor().compress(data)),
+    Compression.LZ4: lambda data: bytes(_lz4_frame().compress(data)),
+    Compression.ZSTD: lambda data: bytes(_zstandard().ZstdCompressor().compress(data)),
 }
 
 

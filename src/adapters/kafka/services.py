@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
@@ -41,6 +41,32 @@ if TYPE_CHECKING:
     from .security.authorization import AuthorizationGate
 
 AppendNotifier = Purgatory  # the name the wiring and the stores know it by: what an append notifies
+
+T = TypeVar("T")
+
+
+class BuiltOnFirstUse(Generic[T]):
+    """A service the composition root builds at its first use (ADR 118, the pattern of ADR 110's streams
+    coordinator): `get()` builds it once; `built` is it once built (None before), for the steps that only
+    tend what exists (a closing connection's share sessions); `when_built` calls back with it then, or at
+    once if it is built (the supervisor starts its timer task so)."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self.built: T | None = None
+        self._callbacks: list[Callable[[T], None]] = []
+
+    def get(self) -> T:
+        if self.built is None:
+            self.built = self._build()
+            for callback in self._callbacks:
+                callback(self.built)
+        return self.built
+
+    def when_built(self, callback: Callable[[T], None]) -> None:
+        self._callbacks.append(callback)
+        if self.built is not None:
+            callback(self.built)
 
 
 def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
@@ -88,7 +114,18 @@ class BrokerServices:
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # metrics, when the app wires them
     telemetry: ClientTelemetry | None = None  # KIP-714's pushed client metrics, with the HTTP listener
     cluster: ClusterMap | None = None  # several simulated brokers over this one (trafka.Cluster)
-    share: ShareRuntime | None = None  # share groups (KIP-932), unless turned off
+    share_groups: BuiltOnFirstUse[ShareRuntime] | None = None  # share groups (KIP-932), unless turned off
     fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
     group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
     internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
+
+    @property
+    def share(self) -> ShareRuntime | None:
+        """The share groups' runtime, built at its first use (a share group request, ListGroups, a GROUP
+        config), or at start when the log dir holds share groups; None when share groups are off."""
+        return None if self.share_groups is None else self.share_groups.get()
+
+    @property
+    def share_built(self) -> ShareRuntime | None:
+        """The share groups' runtime if it is built: nothing to tend otherwise."""
+        return None if self.share_groups is None else self.share_groups.built

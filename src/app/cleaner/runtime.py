@@ -15,15 +15,15 @@ dirty ratio and compaction lags (the embedded broker's `broker.compact`).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import attrs
 import trio
 
 from trafka.adapters.compression import compress
-from trafka.adapters.filesystem.partition_log import FilePartitionLog
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -38,6 +38,8 @@ from ..config.settings import LogCleanerSettings
 from .throttle import Throttler
 
 if TYPE_CHECKING:
+    from trafka.adapters.filesystem.partition_log import FilePartitionLog
+
     from .process import CleanerProcess
 
 log = logging.getLogger("trafka.cleaner")
@@ -205,7 +207,7 @@ class LogCleaner:
             return cleaner.clean(partition_log, to_clean, config, last_records, now, swap)
 
         work = in_thread
-        if self._use_process and isinstance(partition_log, FilePartitionLog):
+        if self._use_process and _in_a_log_dir(partition_log):
             from .process import CleanerProcess, ProcessGone  # multiprocessing, on first use
 
             file_log = partition_log
@@ -320,3 +322,10 @@ def _producers_now(partition_log: PartitionLog) -> PartitionProducerState:
         else:
             state.record(header)
     return state
+
+
+def _in_a_log_dir(partition_log: PartitionLog) -> TypeGuard[FilePartitionLog]:
+    """A log dir's partition (cleaned in a cleaner process); a memory broker never loads the filesystem
+    store, so none of its partitions can be one (ADR 118: the store is not imported to ask)."""
+    module = sys.modules.get("trafka.adapters.filesystem.partition_log")
+    return module is not None and isinstance(partition_log, module.FilePartitionLog)

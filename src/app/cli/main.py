@@ -13,11 +13,6 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..ops.commands import OPERATOR_COMMANDS, add_operator_parsers
-from .config import add_config_parser, run_config
-from .export import add_export_parser, run_export
-from .users import add_user_parser, run_user
-
 if TYPE_CHECKING:
     import trio
 
@@ -29,12 +24,14 @@ if TYPE_CHECKING:
     from ..wiring.bootstrap import Adapters
 
 # Only the parsers are built at import: each command imports what it uses when it runs, so that
-# `trafka --help` and the operator commands do not load the broker (ADR 70).
+# `trafka --help` and the operator commands do not load the broker (ADR 70); `trafka serve` builds its
+# own parser alone, so a broker's start does not import and build every other command's (ADR 118).
 
 log = logging.getLogger("trafka")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only_serve: bool = False) -> argparse.ArgumentParser:
+    """Every command's parser; with `only_serve` (the command line starts with `serve`), serve's alone."""
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker on Trio.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("serve", help="run the broker")
@@ -70,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     testing.add_argument(
         "--testing", action="store_true", help="serve the /testing/... control endpoints on the HTTP listener"
     )
+    if only_serve:
+        return parser
+    from ..ops.commands import add_operator_parsers
+    from .config import add_config_parser
+    from .export import add_export_parser
+    from .users import add_user_parser
+
     check = commands.add_parser("check", help="exit 0 if a broker answers an ApiVersions request")
     check.add_argument("--host", help="broker host (default: the configured server host)")
     check.add_argument("--port", type=int, help="broker port (default: the configured server port)")
@@ -244,26 +248,35 @@ async def _cancel_on_shutdown(ctx: BrokerContext, scope: trio.CancelScope) -> No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(only_serve=argv[:1] == ["serve"]).parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    from ..ops.commands import OPERATOR_COMMANDS
+
     if args.command == "export":
+        from .export import run_export
+
         return run_export(args)
     if args.command == "config":
+        from .config import run_config
+
         return run_config(args, _overrides(args))
     if args.command in OPERATOR_COMMANDS:
         return OPERATOR_COMMANDS[args.command](args)
     if args.command == "user":
-        return run_user(args)
-    if args.command == "check":
-        from ..config.settings import ConfigError, load_settings
-        from .check import run_check
+        from .users import run_user
 
-        try:
-            settings = load_settings(args.config, os.environ, _overrides(args))
-        except ConfigError as exc:
-            print(f"trafka: {exc}", file=sys.stderr)
-            return 2
-        return run_check(settings.server.host, settings.server.port, args.timeout)
-    return _serve(args)
+        return run_user(args)
+    from ..config.settings import ConfigError, load_settings  # `check`, the one command left
+    from .check import run_check
+
+    try:
+        settings = load_settings(args.config, os.environ, _overrides(args))
+    except ConfigError as exc:
+        print(f"trafka: {exc}", file=sys.stderr)
+        return 2
+    return run_check(settings.server.host, settings.server.port, args.timeout)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""trafka's configuration: the settings tree (`sections.py`) built by a cattrs converter that forbids
+"""trafka's configuration: the settings tree (`sections.py`) built by a cattrs converter (`structure.py`) that forbids
 extra keys.
 
 Sources, later ones winning: the defaults (`sections.py`), a config file (`--config`: TOML if it ends in `.toml`,
@@ -14,12 +14,11 @@ not exist or a value of the wrong type is a `ConfigError` whose message names th
 from __future__ import annotations
 
 import logging
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import cattrs
+from cattrs.errors import BaseValidationError
 
 from trafka.adapters.kafka.releases import UnknownRelease, release_name
 from trafka.domain.configs import MIN_SEGMENT_BYTES
@@ -41,11 +40,11 @@ from .sections import (
     StorageSettings,
     host_patterns,
 )
+from .structure import structure, transform_error
 
 # The tree is re-exported: callers name the settings and their loading in one place.
 __all__ = [
     "BrokerSettings",
-    "CONVERTER",
     "ConfigError",
     "ENV_PREFIX",
     "GroupCoordinatorSettings",
@@ -73,30 +72,6 @@ ENV_PREFIX = "TRAFKA_"
 log = logging.getLogger("trafka")
 
 
-def _structure_bool(value: Any, _: type) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.lower() in ("true", "1", "yes")
-    raise ValueError(f"not a boolean: {value!r}")
-
-
-def _structure_int(value: Any, _: type) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"not an integer: {value!r}")
-    return int(value)
-
-
-def _converter() -> cattrs.Converter:
-    converter = cattrs.Converter(forbid_extra_keys=True)
-    converter.register_structure_hook(bool, _structure_bool)
-    converter.register_structure_hook(int, _structure_int)
-    return converter
-
-
-CONVERTER = _converter()
-
-
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
@@ -108,6 +83,8 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_toml(path: str) -> dict[str, Any]:
+    import tomllib  # a TOML config file only
+
     try:
         with open(path, "rb") as file:
             return tomllib.load(file)
@@ -286,11 +263,9 @@ def load_configuration(
         except ValueError as exc:
             raise ConfigError(f"invalid configuration: {exc}") from None
     try:
-        settings = CONVERTER.structure(raw, Settings)
-    except Exception as exc:
-        messages = (
-            cattrs.transform_error(exc, path="config") if isinstance(exc, cattrs.BaseValidationError) else [str(exc)]
-        )
+        settings = structure(raw, Settings)
+    except Exception as exc:  # cattrs names each key refused; a section's own check (a validator) says why
+        messages = transform_error(exc, path="config") if isinstance(exc, BaseValidationError) else [str(exc)]
         raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
     segment_bytes = settings.log.segment_bytes
     if segment_bytes is not None and segment_bytes < MIN_SEGMENT_BYTES:  # Kafka 4.1+'s words (ADR 99)

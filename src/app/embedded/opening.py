@@ -40,7 +40,31 @@ def embedded_settings(
     port: int = 0,
     settings: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Settings for a broker in a test: memory store, an ephemeral port, no group join delay."""
+    """Settings for a broker in a test: memory store, an ephemeral port, no group join delay. They depend
+    on the arguments only (no file, no environment) and are frozen, so the same arguments give the
+    settings built the first time: a process's later brokers do not build them again (ADR 118)."""
+    arguments = (data_dir, auto_create_topics, host, port, tuple(sorted((settings or {}).items())))
+    try:  # each value with its type: 1 and True are equal keys, not equal settings
+        return _remembered_settings(tuple((type(a), a) for a in (*arguments[:4], *arguments[4])), arguments)
+    except TypeError:  # unhashable (a list among the settings, say): built each time
+        return _embedded_settings(*arguments)
+
+
+_REMEMBERED: dict[tuple[Any, ...], Settings] = {}
+
+
+def _remembered_settings(key: tuple[Any, ...], arguments: tuple[Any, ...]) -> Settings:
+    found = _REMEMBERED.get(key)
+    if found is None:
+        found = _embedded_settings(*arguments)
+        if len(_REMEMBERED) < 64:  # a test suite's few broker shapes
+            _REMEMBERED[key] = found
+    return found
+
+
+def _embedded_settings(
+    data_dir: str | None, auto_create_topics: bool, host: str, port: int, settings: tuple[tuple[str, Any], ...]
+) -> Settings:
     overrides: dict[str, dict[str, Any]] = {
         "server": {"host": host, "port": port, "shutdown_grace_seconds": 1.0},
         "broker": {"auto_create_topics_enable": auto_create_topics},
@@ -49,7 +73,7 @@ def embedded_settings(
         "storage": {"kind": "memory"} if data_dir is None else {"kind": "filesystem", "data_dir": str(data_dir)},
     }
     kafka_names: dict[str, Any] = {}
-    for name, value in (settings or {}).items():
+    for name, value in settings:
         key = name.replace("_", ".")
         field = None if is_kafka_key(name) or is_kafka_key(key) else _trafka_field(name)
         if field is None:

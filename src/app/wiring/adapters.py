@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import crc32c
 
 from trafka.adapters.compression import decompress as inflate
 from trafka.adapters.kafka.services import UnobservedBroker
@@ -44,6 +43,7 @@ from trafka.domain.topics import TopicPartition
 
 from .. import extras
 from ..config.settings import Settings
+from .checksum import crc32c_function
 from .clock import Clock, WallClock, clock_from
 from .log_cleaner import CleanerSlot
 
@@ -112,7 +112,7 @@ def default_adapters(settings: Settings) -> Adapters:
         "clock": clock,
         "clock_ms": clock.now_ms,
         "new_topic_id": uuid.uuid4,
-        "checksum": crc32c.crc32c,
+        "checksum": crc32c_function(),
         "decompress": inflate,
         "new_member_id": lambda client_id: f"{client_id}-{uuid.uuid4()}",
     }

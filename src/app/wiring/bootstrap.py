@@ -27,7 +27,7 @@ from trafka.adapters.kafka.request_context import Endpoint, Listening
 from trafka.adapters.kafka.runtime import group_configs
 from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
 from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
-from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, fetch_session_cache
+from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, BuiltOnFirstUse, fetch_session_cache
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.features import (
@@ -39,6 +39,7 @@ from trafka.domain.features import (
     FeatureControl,
 )
 from trafka.domain.groups import GroupCoordinator, GroupSettings, OffsetManager
+from trafka.domain.groups.group_ids import ClassicOrShareGroupIds
 from trafka.domain.listeners import Listener, ListenerConfigError, SecurityProtocol, resolve_listeners
 from trafka.domain.ports import ClientQuotaStore
 from trafka.domain.producers import ProducerIdAllocator
@@ -52,13 +53,14 @@ from trafka.domain.transactions import TransactionCoordinator, TransactionServic
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
 from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults_from
-from .groups import consumer_groups_from, streams_groups_from, streams_plugin
+from .groups import consumer_groups_from, consumer_protocol_enabled, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
-from .share import ClassicOrShareGroupIds, share_groups_from
 from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
+    from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
+    from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
@@ -206,12 +208,18 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     internal_topics = InternalTopics.with_ids(adapters.internal_topic_ids)  # which Metadata lists (ADR 89)
     replicas.internal_topics = internal_topics.get  # Fetch and ListOffsets read those that exist (ADR 108)
     adapters.watch_internal_appends(lambda tp: appends.notify((tp,)))  # and a Fetch parked on one wakes
-    consumer_groups = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
     recorded_group_configs = group_configs.DurableGroupConfigs(adapters.group_config_store)
-    if consumer_groups is not None:
-        group_configs.restore_consumer_groups(recorded_group_configs, consumer_groups)  # sessions use them
-        consumer_groups.load(offsets.consumer_group_records(), adapters.clock_ms())
-        offsets.has_members_elsewhere = consumer_groups.has_members
+
+    def build_consumer() -> ConsumerGroupCoordinator:
+        consumer = consumer_groups_from(settings, VisibleTopics(catalog, internal_topics), group_ids)
+        assert consumer is not None, "built only with the consumer protocol on"
+        group_configs.restore_consumer_groups(recorded_group_configs, consumer)  # sessions use them
+        consumer.load(offsets.consumer_group_records(), adapters.clock_ms())
+        return consumer
+
+    # KIP-848 groups: built now when `__consumer_offsets` holds some, else at the first use (ADR 118)
+    serves_consumer = consumer_protocol_enabled(settings)
+    consumer_groups = build_consumer() if serves_consumer and offsets.consumer_group_records() else None
     producer_ids = ProducerIdAllocator(
         adapters.catalog_store.next_producer_id(),
         lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
@@ -234,15 +242,16 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     streams_plugin(settings)  # a configuration error stops the start, as before the coordinator was lazy
 
     def build_streams() -> StreamsGroupCoordinator:
-        streams = streams_groups_from(settings, catalog, group_ids, consumer_groups)
+        streams = streams_groups_from(settings, catalog, group_ids, lambda group_id: groups.is_consumer_group(group_id))
         group_configs.restore_streams_groups(recorded_group_configs, streams)  # before its sessions restart
         streams.load(offsets.streams_group_records(), adapters.clock_ms())
         return streams
 
     # Built now when the log dir holds streams groups, else at the first use (ADR 110)
     streams_groups = build_streams() if offsets.streams_group_records() else None
-    members_elsewhere = offsets.has_members_elsewhere  # a consumer or streams group's offsets stay
-    offsets.has_members_elsewhere = lambda group_id: members_elsewhere(group_id) or groups.has_streams_members(group_id)
+    offsets.has_members_elsewhere = lambda group_id: (  # a consumer or streams group's offsets stay
+        groups.has_consumer_members(group_id) or groups.has_streams_members(group_id)
+    )
     groups = GroupRuntime(
         coordinator,
         offsets,
@@ -253,8 +262,29 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         consumer=consumer_groups,
         streams=streams_groups,
         build_streams=build_streams,
+        build_consumer=build_consumer if serves_consumer and consumer_groups is None else None,
     )
     adapters.clock.listen(groups.touched)
+
+    def build_share() -> ShareRuntime:
+        from .share import share_groups_from  # the share groups' domain loads with their first use (ADR 118)
+
+        share = share_groups_from(
+            settings,
+            catalog,
+            replicas,
+            coordinator,
+            groups.is_consumer_group,
+            adapters,
+            appends,
+            unit_of_work,
+            group_ids,
+        )
+        assert share is not None, "built only with share groups on"
+        # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
+        share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
+        return share
+
     services = BrokerServices(
         catalog=catalog,
         replicas=replicas,
@@ -273,9 +303,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         telemetry=None
         if settings.http.port is None
         else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
-        share=share_groups_from(
-            settings, catalog, replicas, coordinator, consumer_groups, adapters, appends, unit_of_work, group_ids
-        ),
+        share_groups=BuiltOnFirstUse(build_share) if settings.groups.share_enable else None,
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
         internal_topics=internal_topics,
@@ -292,11 +320,17 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if log_dir_store is not None and isinstance(adapters.transaction_store, log_dir_store.FileTransactionStore):
         # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
-    if ctx.services.share is not None:  # KIP-1191's copies once share.version 2 is finalized, as Kafka 4.4
-        ctx.services.share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
+    if ctx.services.share_groups is not None and holds_share_groups(adapters):
+        ctx.services.share_groups.get()  # built now when the log dir holds share groups, else at first use
     ctx.services.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(services)  # the GROUP config resource's overrides, as recorded
     return ctx
+
+
+def holds_share_groups(adapters: Adapters) -> bool:
+    """Does the broker's store hold share groups (their records in `__consumer_offsets`, or share-partition
+    state)? Then their runtime is built at start, so its sessions and locks run from the start."""
+    return bool(adapters.offset_store.share_group_records()) or bool(adapters.share_state_store.load())
 
 
 def transaction_log_value_version(ctx: BrokerContext) -> int:

@@ -7,8 +7,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import crc32c
-
 from trafka.adapters.filesystem import (
     METADATA_TOPIC_ID,
     FileAclStore,
@@ -27,6 +25,7 @@ from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.domain.topics import Topic, TopicPartition
 
 from ..config.settings import Settings
+from .checksum import crc32c_function
 
 
 def log_dir_stores(
@@ -34,7 +33,7 @@ def log_dir_stores(
 ) -> dict[str, Any]:
     """The stores of an opened log dir, and what they do at start, stop and each second: `Adapters`'
     fields of the filesystem store (`adapters.default_adapters` opens the log dir)."""
-    logs = FileLogStore(logdir, crc32c.crc32c, clock_ms, settings.storage.flush_messages, topic_defaults)
+    logs = FileLogStore(logdir, crc32c_function(), clock_ms, settings.storage.flush_messages, topic_defaults)
     metadata = internal_log(logs, "__cluster_metadata", METADATA_TOPIC_ID, clock_ms, sync_appends=True)
     catalog_store = FileCatalogStore(metadata, settings.broker.node_id, logdir.meta.directory_id)
     recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
@@ -114,7 +113,7 @@ def internal_log(
     default); `sync_appends` for the metadata log, fsynced on each append (ADR 120)."""
     configs = {} if segment_bytes is None else {"segment.bytes": str(segment_bytes)}
     return InternalLog(
-        logs, TopicPartition(topic, 0), topic_id, crc32c.crc32c, clock_ms, configs, sync_appends=sync_appends
+        logs, TopicPartition(topic, 0), topic_id, crc32c_function(), clock_ms, configs, sync_appends=sync_appends
     )
 
 

@@ -89,8 +89,8 @@ def run_services(nursery: trio.Nursery, ctx: BrokerContext) -> None:
     runtime."""
     nursery.start_soon(ctx.services.groups.run)
     nursery.start_soon(ctx.services.appends.run)
-    if ctx.services.share is not None:
-        nursery.start_soon(ctx.services.share.run)
+    if ctx.services.share_groups is not None:  # its timer starts when it is built (ADR 118)
+        ctx.services.share_groups.when_built(lambda share: nursery.start_soon(share.run))
 
 
 def request_shutdown(ctx: BrokerContext) -> None:

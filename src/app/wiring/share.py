@@ -15,7 +15,6 @@ from trafka.adapters.kafka.services import AppendNotifier
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.groups import GroupCoordinator
 from trafka.domain.groups.group_ids import ClassicOrShareGroupIds as ClassicOrShareGroupIds  # bootstrap names it here
-from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.share import ShareGroupCoordinator, ShareGroups, ShareGroupSettings, ShareSettings
 from trafka.domain.ports import OffsetStore, ShareSnapshot, ShareStateStore
 from trafka.domain.replica_manager import ReplicaManager
@@ -47,7 +46,7 @@ def share_groups_from(
     catalog: TopicCatalog,
     replicas: ReplicaManager,
     classic: GroupCoordinator,
-    consumer: ConsumerGroupCoordinator | None,
+    is_consumer_group: Callable[[str], bool],
     adapters: ShareAdapters,
     appends: AppendNotifier,
     unit_of_work: UnitOfWork,
@@ -58,7 +57,7 @@ def share_groups_from(
         return None
 
     def other_group(group_id: str) -> bool:
-        return classic.is_classic_group(group_id) or (consumer is not None and group_id in consumer.groups)
+        return classic.is_classic_group(group_id) or is_consumer_group(group_id)
 
     coordinator = ShareGroupCoordinator(
         ShareGroupSettings(

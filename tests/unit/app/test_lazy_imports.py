@@ -66,11 +66,73 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in modules))
 
 
+# What a broker that has accepted no request yet does not need (ADR 118): the share groups' coordinator and
+# service (built at the first share group use), the streams topology descriptions, the codecs' libraries
+# (the first compressed batch inflated), a TOML reader, the IDNA codec, and the version lookup the crc32c
+# package does on import (its C function is loaded alone).
+DEFERRED = (
+    "tomllib",
+    "importlib.metadata",
+    "encodings.idna",
+    "zstandard",
+    "lz4",
+    "snappy",
+    "cramjam",
+    "trafka.adapters.filesystem",
+    "trafka.app.wiring.share",
+    "trafka.adapters.kafka.runtime.share_runtime",
+    *(
+        f"trafka.domain.groups.share.{module}"
+        for module in ("coordinator", "service", "partition", "sessions", "fetched_records", "records")
+    ),
+    "trafka.domain.groups.streams.description",
+    *(
+        f"trafka.domain.groups.modern.{module}"
+        for module in (
+            "consumer",
+            "heartbeat",
+            "classic_members",
+            "member_identity",
+            "subscriptions",
+            "targets",
+            "offset_checks",
+            "group_configs",
+        )
+    ),
+)
+
+
 def test_a_memory_broker_imports_no_feature_it_does_not_use():
     modules = loaded_after(
         "import trafka\nwith trafka.Broker(topics={'t': 1}) as broker:\n    broker.create_topic('u', 2)\n"
     )
     assert among(modules, FEATURES) == []
+    assert among(modules, DEFERRED) == []
+    assert "crc32c" not in modules and "crc32c._crc32c" in modules  # the checksum without its package's init
+
+
+def test_the_share_groups_runtime_is_built_at_its_first_use_with_its_timer():
+    """ADR 118: nothing of the share groups is built at start; the first use builds it once, as it was built
+    at start before (its timer task started then), and a closing connection tends only what was built."""
+    probe = (
+        "import trafka, trio\n"
+        "with trafka.Broker() as broker:\n"
+        "    services = broker._require().ctx.services\n"
+        "    assert services.share_built is None and services.share_groups is not None\n"
+        "    share, at_build = trio.from_thread.run_sync(\n"
+        "        lambda: (services.share, services.share._deadlines_changed), trio_token=broker._token\n"
+        "    )\n"
+        "    assert share is not None and services.share_built is share and services.share is share\n"
+        "    async def settle():\n"
+        "        for _ in range(20):\n"
+        "            await trio.lowlevel.checkpoint()\n"
+        "    trio.from_thread.run(settle, trio_token=broker._token)\n"
+        "    assert share._deadlines_changed is not at_build, 'its timer task runs (each turn waits anew)'\n"
+        "with trafka.Broker(group_share_enable=False) as broker:\n"
+        "    services = broker._require().ctx.services\n"
+        "    assert services.share_groups is None and services.share is None\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
 
 
 # The rooms a client's first exchanges reach (ApiVersions, Metadata, Produce, ListOffsets, Fetch; ADR 110)
@@ -182,3 +244,36 @@ def test_the_cli_builds_its_parsers_without_the_broker():
 def test_the_user_commands_constants_are_the_domains():
     assert users.MECHANISMS == tuple(m.mechanism_name for m in ScramMechanism)
     assert users.ITERATIONS == (MIN_ITERATIONS, MAX_ITERATIONS)
+
+
+def test_serve_builds_its_own_parser_alone():
+    """ADR 118: `trafka serve ...` parses with serve's parser only: no other command's module is imported
+    for a broker's start."""
+    modules = loaded_after(
+        "import sys\nfrom trafka.app.cli.main import build_parser\n"
+        "args = build_parser(only_serve=True).parse_args(['serve', '--memory', '--port', '0'])\n"
+        "assert (args.command, args.memory, args.port) == ('serve', True, 0)\n"
+    )
+    others = ("trafka.app.ops", "trafka.app.cli.export", "trafka.app.cli.users", "trafka.app.cli.config")
+    assert among(modules, others) == []
+
+
+def test_the_consumer_groups_coordinator_is_built_at_its_first_use_and_its_settings_checked_at_start():
+    """ADR 118: the KIP-848 coordinator is built at its first use (its regex task then started beside the
+    timer), and a bad `group.consumer.*` setting still stops the start, as when it was built at start."""
+    probe = (
+        "import trafka, trio\n"
+        "with trafka.Broker() as broker:\n"
+        "    groups = broker._require().ctx.services.groups\n"
+        "    assert groups._consumer is None\n"
+        "    consumer = trio.from_thread.run_sync(lambda: groups.consumer, trio_token=broker._token)\n"
+        "    assert consumer is not None and groups._consumer is consumer and groups.consumer is consumer\n"
+        "    assert groups._nursery is not None, 'the runtime runs, so the regex task was started in it'\n"
+        "try:\n"
+        "    trafka.Broker(group_consumer_migration_policy='sideways').start()\n"
+        "except trafka.app.embedded.BrokerError as exc:\n"
+        "    assert 'sideways' in str(exc) or 'migration' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('a bad group.consumer.migration.policy started a broker')\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)

@@ -105,9 +105,9 @@ async def serve(
     bound: list[Listener] = []
     try:
         for listener in listeners:
-            opened = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
-            bound_listener = listener.advertise(opened[0].socket.getsockname()[1])
-            bound.append(bound_listener)
+            host = listener.host.encode() if listener.host.isascii() else listener.host  # no IDNA codec (ADR 118)
+            opened = await trio.open_tcp_listeners(listener.port, host=host or None)
+            bound.append(bound_listener := listener.advertise(opened[0].socket.getsockname()[1]))
             sockets.extend((socket, bound_listener) for socket in opened)
     except BaseException:
         for socket, _ in sockets:
@@ -264,8 +264,8 @@ async def handle_connection(
                 ctx.services.appends.forget(op)
             ctx.faults.connection_closed(connection, listener.name)
             ctx.services.observer.connection_closed(listener.name)
-            if ctx.services.share is not None:  # KIP-932: the share sessions opened on it close
-                ctx.services.share.connection_closed(connection)
+            if (share := ctx.services.share_built) is not None:  # KIP-932: its share sessions close
+                share.connection_closed(connection)
 
 
 async def _close_when_idle(ctx: BrokerContext, reader: _Reader, reading: trio.CancelScope, idle_ms: int) -> None:

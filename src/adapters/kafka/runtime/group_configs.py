@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from trafka.domain.configs import ConfigEntry, ConfigSource
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.modern import ConsumerGroupCoordinator
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
@@ -29,6 +28,7 @@ from ..apis.common import share_group_configs
 from ..apis.common.config_resources import GROUP_RESOURCE
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
 
     from ..security.authorization import AuthorizationGate

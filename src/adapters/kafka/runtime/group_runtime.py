@@ -47,13 +47,13 @@ from trafka.domain.groups import (
     SyncRequest,
     SyncResult,
 )
-from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
 from trafka.domain.topics import TopicPartition
 
 from .topic_regexes import TopicRegexes
 from .unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerHeartbeat, HeartbeatAnswer
     from trafka.domain.groups.streams import StreamsAnswer, StreamsGroupCoordinator, StreamsHeartbeat
 
 log = logging.getLogger("trafka.groups")
@@ -87,15 +87,19 @@ class GroupRuntime:
         consumer: ConsumerGroupCoordinator | None = None,
         streams: StreamsGroupCoordinator | None = None,
         build_streams: Callable[[], StreamsGroupCoordinator] | None = None,
+        build_consumer: Callable[[], ConsumerGroupCoordinator] | None = None,
     ) -> None:
         """`seconds_until(deadline_ms)`: how long to sleep for a deadline (a manual clock says 0 or
         forever, and calls `touched` when it moves); by default the wall-clock difference. `consumer`:
-        the KIP-848 coordinator, None when `group.coordinator.rebalance.protocols` leaves it out."""
+        the KIP-848 coordinator, None when `group.coordinator.rebalance.protocols` leaves it out or when
+        `build_consumer` builds it at its first use (ADR 118)."""
         self.coordinator = coordinator
         self.offsets = offsets
         self.clock_ms = clock_ms
         self._seconds_until = seconds_until or (lambda deadline: (deadline - clock_ms()) / 1000)
-        self.consumer = consumer  # None: `group.coordinator.rebalance.protocols` leaves out `consumer`
+        self._consumer = consumer  # KIP-848 consumer groups, once built
+        self._build_consumer = build_consumer  # builds them at their first use (ADR 118), when not given
+        self._nursery: trio.Nursery | None = None  # where `run` starts the regex task of one built later
         self._streams = streams  # KIP-1071 streams groups, once built
         self._build_streams = build_streams  # builds them at their first use (ADR 110), when not given
         self._deadlines_changed = trio.Event()
@@ -107,6 +111,22 @@ class GroupRuntime:
         self._released: list[Completion] = []  # answers decided by a call, delivered by `wake`
         self._forgotten: list[str] = []  # deleted consumer groups whose offsets go after their tombstones
         self._regexes_asked = False
+
+    @property
+    def consumer(self) -> ConsumerGroupCoordinator | None:
+        """The KIP-848 coordinator (None when `group.coordinator.rebalance.protocols` leaves it out), built at
+        its first use (ADR 118): a consumer group heartbeat, ListGroups, a GROUP config. The runtime's own
+        steps read `_consumer`: before it is built there is no consumer group to tend."""
+        if self._consumer is None and self._build_consumer is not None:
+            self._consumer, self._build_consumer = self._build_consumer(), None
+            if self._nursery is not None:
+                self._nursery.start_soon(self._resolve_regexes, self._consumer)
+            self._deadlines_changed.set()  # its deadlines join the timer's
+        return self._consumer
+
+    def has_consumer_members(self, group_id: str) -> bool:
+        """Does a consumer group `group_id` have members (its offsets then stay)? False before it is built."""
+        return self._consumer is not None and self._consumer.has_members(group_id)
 
     @property
     def streams(self) -> StreamsGroupCoordinator | None:
@@ -135,7 +155,7 @@ class GroupRuntime:
                 log.warning(
                     "group metadata of %s could not be written: %s", ", ".join(r.group_id for r in records), exc
                 )
-        consumer_records = self.consumer.take_records() if self.consumer is not None else None
+        consumer_records = self._consumer.take_records() if self._consumer is not None else None
         if consumer_records:
             try:
                 self.offsets.store_consumer_group_records(consumer_records)
@@ -154,8 +174,8 @@ class GroupRuntime:
     def wake(self) -> None:
         """The unit of work's wake: the answers the call released, then the timer (and the regex task)."""
         completions, self._released = self._released, []
-        if self.consumer is not None:
-            completions += self.consumer.take_completions()  # an upgrade answers the classic group's waiters
+        if self._consumer is not None:
+            completions += self._consumer.take_completions()  # an upgrade answers the classic group's waiters
         answered = []
         for completion in completions:
             waiter = completion.token
@@ -184,10 +204,10 @@ class GroupRuntime:
         return waiter
 
     def join(self, request: JoinRequest) -> JoinResult | GroupAnswer:
-        if self.consumer is not None:
-            if self.consumer.hosts_classic_join(request.group_id):
+        if self._consumer is not None:
+            if self._consumer.hosts_classic_join(request.group_id):
                 return self._classic_in_consumer(lambda c, now: c.classic_members.join(request, now))
-            self.consumer.give_way_to_classic(request.group_id)
+            self._consumer.give_way_to_classic(request.group_id)
         return self._call(JoinResult, lambda waiter: self.coordinator.join(request, self.clock_ms(), waiter))
 
     def sync(self, request: SyncRequest) -> SyncResult | GroupAnswer:
@@ -214,14 +234,15 @@ class GroupRuntime:
     def _classic_in_consumer(self, call):
         """A classic member's request to a consumer group (ADR 50): answered at once, its records
         (and a downgrade's classic group) written first."""
-        assert self.consumer is not None
-        result = call(self.consumer, self.clock_ms())
+        assert self._consumer is not None
+        result = call(self._consumer, self.clock_ms())
         self._uow.seen(self)
         return result
 
     def consumer_heartbeat(self, request: ConsumerHeartbeat) -> HeartbeatAnswer:
-        assert self.consumer is not None
-        answer = self.consumer.heartbeat(request, self.clock_ms())
+        consumer = self.consumer  # built at the first consumer group heartbeat
+        assert consumer is not None
+        answer = consumer.heartbeat(request, self.clock_ms())
         self._regexes_asked = True
         self._uow.seen(self)
         return answer
@@ -241,7 +262,7 @@ class GroupRuntime:
         return self._streams is not None and group_id in self._streams.groups
 
     def is_consumer_group(self, group_id: str) -> bool:
-        return self.consumer is not None and group_id in self.consumer.groups
+        return self._consumer is not None and group_id in self._consumer.groups
 
     def commit(self, request: CommitRequest, version: int) -> dict[TopicPartition, ErrorCode]:
         """OffsetCommit: a consumer group's commits are checked against member epochs (v9+), as Kafka."""
@@ -251,8 +272,8 @@ class GroupRuntime:
                 request.group_id, request.member_id, request.generation_id, version
             )
             return self.offsets.commit(request, self.clock_ms(), fenced=error)
-        if self.consumer is not None and request.group_id in self.consumer.groups:
-            error = self.consumer.validate_offset_commit(
+        if self._consumer is not None and request.group_id in self._consumer.groups:
+            error = self._consumer.validate_offset_commit(
                 request.group_id, request.member_id, request.generation_id, version
             )
             return self.offsets.commit(request, self.clock_ms(), fenced=error)
@@ -263,8 +284,8 @@ class GroupRuntime:
     ) -> ErrorCode:
         """TxnOffsetCommit: a consumer or streams group's commit is checked against its member's epoch, a
         classic group's against its generation when it names a member (Kafka's validateOffsetCommit of each)."""
-        if self.consumer is not None and group_id in self.consumer.groups:
-            return self.consumer.validate_offset_commit(
+        if self._consumer is not None and group_id in self._consumer.groups:
+            return self._consumer.validate_offset_commit(
                 group_id, member_id, generation_id, version=-1, transactional=True, instance_id=instance_id
             )
         if self._streams is not None and group_id in self._streams.groups:  # Kafka Streams' exactly_once_v2
@@ -279,9 +300,9 @@ class GroupRuntime:
         """OffsetFetch v9+: a member of a consumer or streams group must fetch with its current epoch."""
         if self._streams is not None and group_id in self._streams.groups:
             return self._streams.validate_offset_fetch(group_id, member_id, member_epoch)
-        if self.consumer is None or group_id not in self.consumer.groups:
+        if self._consumer is None or group_id not in self._consumer.groups:
             return ErrorCode.NONE
-        return self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
+        return self._consumer.validate_offset_fetch(group_id, member_id, member_epoch)
 
     def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups: an empty group of any protocol, and its committed offsets."""
@@ -291,8 +312,8 @@ class GroupRuntime:
                 self._forgotten.append(group_id)
                 self._uow.seen(self)
             return error
-        if self.consumer is not None and group_id in self.consumer.groups:
-            error = self.consumer.delete(group_id)
+        if self._consumer is not None and group_id in self._consumer.groups:
+            error = self._consumer.delete(group_id)
             if error is ErrorCode.NONE:
                 self._forgotten.append(group_id)
                 self._uow.seen(self)
@@ -312,10 +333,14 @@ class GroupRuntime:
 
     async def run(self) -> None:
         """Feed the coordinator the time whenever one of its deadlines passes; resolve regexes."""
-        async with trio.open_nursery() as nursery:
-            if self.consumer is not None:
-                nursery.start_soon(self._resolve_regexes, self.consumer)
-            await self._tick_forever()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                if self._consumer is not None:
+                    nursery.start_soon(self._resolve_regexes, self._consumer)
+                await self._tick_forever()
+        finally:
+            self._nursery = None  # a coordinator built once the broker stopped has no task to start
 
     async def _resolve_regexes(self, consumer: ConsumerGroupCoordinator) -> None:
         while True:
@@ -334,8 +359,8 @@ class GroupRuntime:
         while True:
             self._deadlines_changed = trio.Event()
             deadlines = [self.coordinator.next_deadline()]
-            if self.consumer is not None:
-                deadlines.append(self.consumer.next_deadline())
+            if self._consumer is not None:
+                deadlines.append(self._consumer.next_deadline())
             if self._streams is not None:
                 deadlines.append(self._streams.next_deadline())
             deadline = min((d for d in deadlines if d is not None), default=None)
@@ -349,8 +374,8 @@ class GroupRuntime:
             self._deliver(self.coordinator.tick(now))
             for group_id, member_id, why in self.coordinator.take_failed():
                 log.info("group %s: member %s removed (%s)", group_id, member_id, why)
-            if self.consumer is not None:
-                for group_id, member_id in self.consumer.tick(now):
+            if self._consumer is not None:
+                for group_id, member_id in self._consumer.tick(now):
                     log.info("consumer group %s: member %s fenced (session or rebalance timeout)", group_id, member_id)
                 self._regexes_asked = True
             if self._streams is not None:

@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
-from trafka.domain.groups.share import Archived
 from trafka.domain.groups.share.configs import DEAD_LETTER_COPY_RECORD, DEAD_LETTER_TOPIC, SET
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import Topic, TopicPartition
 from trafka.schema_codec.records import NewRecord, build_batch, decode_records, iter_batches
+
+if TYPE_CHECKING:
+    from trafka.domain.groups.share import Archived
 
 log = logging.getLogger("trafka.groups")
 MESSAGES = {"reject": b"Offset rejected by client.", "limit": b"Offset delivery count exceeded the threshold."}

@@ -1,21 +1,54 @@
 """Modern group protocols (KIP-848 consumer groups; share groups build on the same shape)."""
 
-from .assignors import ASSIGNORS, AssignmentMember, assignor_names
-from .consumer import (
-    ConsumerGroupCoordinator,
-    ConsumerGroupSettings,
-    ConsumerHeartbeat,
-    HeartbeatAnswer,
-    TopicLookup,
-)
-from .model import (
-    LEAVE_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-    ConsumerGroup,
-    ConsumerMember,
-    ModernGroupState,
-)
-from .reconciliation import MemberState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .assignors import ASSIGNORS, AssignmentMember, assignor_names
+    from .consumer import (
+        ConsumerGroupCoordinator,
+        ConsumerGroupSettings,
+        ConsumerHeartbeat,
+        HeartbeatAnswer,
+        TopicLookup,
+    )
+    from .model import (
+        LEAVE_GROUP_MEMBER_EPOCH,
+        LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+        ConsumerGroup,
+        ConsumerMember,
+        ModernGroupState,
+    )
+    from .reconciliation import MemberState
+
+# Each name's module, imported on first use (ADR 118): the records a store keeps load without the
+# coordinator, which a broker builds at its first consumer group use.
+_EXPORTS = {
+    "ASSIGNORS": "assignors",
+    "AssignmentMember": "assignors",
+    "assignor_names": "assignors",
+    "ConsumerGroupCoordinator": "consumer",
+    "ConsumerGroupSettings": "consumer",
+    "ConsumerHeartbeat": "consumer",
+    "HeartbeatAnswer": "consumer",
+    "TopicLookup": "consumer",
+    "LEAVE_GROUP_MEMBER_EPOCH": "model",
+    "LEAVE_GROUP_STATIC_MEMBER_EPOCH": "model",
+    "ConsumerGroup": "model",
+    "ConsumerMember": "model",
+    "ModernGroupState": "model",
+    "MemberState": "reconciliation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "ASSIGNORS",
