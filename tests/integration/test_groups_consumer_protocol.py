@@ -53,6 +53,20 @@ def admin(bootstrap, logger) -> AdminClient:
     return confluent_admin(bootstrap, logger)
 
 
+_OPEN: list[Member] = []  # every member a test made, closed at its end even when it failed
+
+
+@pytest.fixture(autouse=True)
+def _members_closed() -> Iterator[None]:
+    """A member a failed test left open keeps librdkafka's main thread busy after the broker is gone
+    (a core of the CI machine for the rest of the run): each is closed when its test ends."""
+    yield
+    while _OPEN:
+        member = _OPEN.pop()
+        if not member.closed:
+            member.close()
+
+
 class Member:
     """A confluent-kafka consumer of the new protocol, with what it holds and what it read."""
 
@@ -71,6 +85,7 @@ class Member:
         self.read: list[tuple[int, int, str]] = []  # (partition, offset, value)
         self.revoked: list[set[int]] = []
         self.closed = False
+        _OPEN.append(self)
         self.consumer.subscribe([topic], on_revoke=self._on_revoke)
 
     def _on_revoke(self, consumer, partitions) -> None:

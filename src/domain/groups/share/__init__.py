@@ -3,8 +3,9 @@ state machine, share sessions."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .coordinator import ShareGroupCoordinator, ShareGroupSettings, ShareHeartbeat
@@ -33,11 +34,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

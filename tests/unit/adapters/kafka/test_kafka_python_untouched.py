@@ -32,4 +32,6 @@ def test_the_messages_kafka_python_lacks_leave_its_own_registered() -> None:  # 
     assert _read_by_kafka_python_clients() == [True] * len(KAFKA_PYTHONS)
     # an API kafka-python does not declare stays readable by its clients
     heartbeat = tests.kafka_python_messages.ConsumerGroupHeartbeatResponse
-    assert ResponseClassRegistry._response_class_registry[heartbeat.API_KEY].__name__ == heartbeat.__name__
+    registered = ResponseClassRegistry._response_class_registry.get(heartbeat.API_KEY)
+    # the class other tests compiled for it later may be the one registered (named with its version)
+    assert registered is not None and registered.__name__.startswith(heartbeat.__name__)
