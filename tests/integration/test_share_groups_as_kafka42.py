@@ -22,7 +22,7 @@ from tests.kafka_python_messages import (
 from .broker import BrokerProcess
 from .clients import client_log_fixture, confluent_admin, create_topic, unique
 from .groups_helpers import TIMEOUT, wait_until
-from .test_share_groups import SHARE_ENV, earliest, members
+from .test_share_groups import SHARE_ENV, describe, earliest, members
 from .wire import WireClient
 
 logger = client_log_fixture("trafka.tests.share42")
@@ -75,21 +75,36 @@ def test_two_members_on_four_partitions_get_two_partitions_each(bootstrap, logge
     topic, group = unique("four"), unique("sg")
     create_topic(bootstrap, topic, 4, logger=logger)
     earliest(bootstrap, group, logger)
-    producer = Producer({"bootstrap.servers": bootstrap, "logger": logger, "linger.ms": 0})
-    for p in range(4):
-        for i in range(10):
-            producer.produce(topic, value=f"{p}-{i}".encode(), partition=p)
-    assert producer.flush(TIMEOUT) == 0
     with members(bootstrap, logger, topic, group, 2) as (a, b):
 
         def step() -> None:
             a.poll(ack=None)  # implicit acknowledgement
             b.poll(ack=None)
 
+        # Produced once both members hold their two partitions and every ShareFetch sent before is
+        # answered: the member that joins first holds all four until the second one's heartbeat, and a
+        # ShareFetch it sent then waits (up to librdkafka's fetch.wait.max.ms, 500 ms) for records of
+        # all four, in Kafka as here (a ShareFetch's partitions are not checked against the assignment).
+        wait_until(
+            lambda: sorted(assigned(bootstrap, group)) == [2, 2], "two partitions each", timeout=3 * TIMEOUT, step=step
+        )
+        settled = time.monotonic() + 1.0
+        while time.monotonic() < settled:
+            step()
+        producer = Producer({"bootstrap.servers": bootstrap, "logger": logger, "linger.ms": 0})
+        for p in range(4):
+            for i in range(10):
+                producer.produce(topic, value=f"{p}-{i}".encode(), partition=p)
+        assert producer.flush(TIMEOUT) == 0
         wait_until(lambda: len(a.got) + len(b.got) >= 40, "all 40 records are read", timeout=3 * TIMEOUT, step=step)
     partitions_a = {v.decode().split("-")[0] for _, v, _ in a.got}
     partitions_b = {v.decode().split("-")[0] for _, v, _ in b.got}
     assert len(partitions_a) == len(partitions_b) == 2 and not partitions_a & partitions_b
+
+
+def assigned(bootstrap: str, group: str) -> list[int]:
+    """How many partitions each member of the group was last given, as ShareGroupDescribe reports it."""
+    return [sum(len(tp.partitions) for tp in m.assignment.topic_partitions) for m in describe(bootstrap, group).members]
 
 
 def test_a_groups_record_lock_duration_is_accepted_and_its_locks_expire_after_it(bootstrap, logger):
