@@ -320,10 +320,8 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     if log_dir_store is not None and isinstance(adapters.transaction_store, log_dir_store.FileTransactionStore):
         # v1 records unless TV 0 is finalized
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
-    if ctx.services.share_groups is not None:
-        # Built at start (ADR 118, amended): built at the first share request instead, the share groups'
-        # kgo ETL test and a two-member assignment test failed under the CI's load; not yet understood.
-        ctx.services.share_groups.get()
+    if ctx.services.share_groups is not None and holds_share_groups(adapters):
+        ctx.services.share_groups.get()  # built now when the store holds share groups, else at first use (ADR 124)
     ctx.services.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
     group_configs.restore(services)  # the GROUP config resource's overrides, as recorded
     return ctx

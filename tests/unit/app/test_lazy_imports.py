@@ -66,7 +66,8 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in modules))
 
 
-# What a broker that has accepted no request yet does not need (ADR 118): the streams topology descriptions, the codecs' libraries
+# What a broker that has accepted no request yet does not need (ADR 118): the share groups' coordinator and
+# service (built at the first share group use), the streams topology descriptions, the codecs' libraries
 # (the first compressed batch inflated), a TOML reader, the IDNA codec, and the version lookup the crc32c
 # package does on import (its C function is loaded alone).
 DEFERRED = (
@@ -78,7 +79,26 @@ DEFERRED = (
     "snappy",
     "cramjam",
     "trafka.adapters.filesystem",
+    "trafka.app.wiring.share",
+    "trafka.adapters.kafka.runtime.share_runtime",
+    *(
+        f"trafka.domain.groups.share.{module}"
+        for module in ("coordinator", "service", "partition", "sessions", "fetched_records", "records")
+    ),
     "trafka.domain.groups.streams.description",
+    *(
+        f"trafka.domain.groups.modern.{module}"
+        for module in (
+            "consumer",
+            "heartbeat",
+            "classic_members",
+            "member_identity",
+            "subscriptions",
+            "targets",
+            "offset_checks",
+            "group_configs",
+        )
+    ),
 )
 
 
@@ -91,22 +111,23 @@ def test_a_memory_broker_imports_no_feature_it_does_not_use():
     assert "crc32c" not in modules and "crc32c._crc32c" in modules  # the checksum without its package's init
 
 
-def test_the_share_groups_runtime_is_built_at_start_with_its_timer():
-    """ADR 118 amended: the share groups' runtime is built at start (built at the first share request, two
-    share group tests failed under the CI's load), its timer task running; off, nothing is built."""
+def test_the_share_groups_runtime_is_built_at_its_first_use_with_its_timer():
+    """ADR 118: nothing of the share groups is built at start; the first use builds it once, as it was built
+    at start before (its timer task started then), and a closing connection tends only what was built."""
     probe = (
         "import trafka, trio\n"
         "with trafka.Broker() as broker:\n"
         "    services = broker._require().ctx.services\n"
-        "    share = services.share_built\n"
-        "    assert share is not None and services.share is share\n"
-        "    at_start = share._deadlines_changed\n"
+        "    assert services.share_built is None and services.share_groups is not None\n"
+        "    share, at_build = trio.from_thread.run_sync(\n"
+        "        lambda: (services.share, services.share._deadlines_changed), trio_token=broker._token\n"
+        "    )\n"
+        "    assert share is not None and services.share_built is share and services.share is share\n"
         "    async def settle():\n"
         "        for _ in range(20):\n"
         "            await trio.lowlevel.checkpoint()\n"
-        "    trio.from_thread.run_sync(share._deadlines_changed.set, trio_token=broker._token)\n"
         "    trio.from_thread.run(settle, trio_token=broker._token)\n"
-        "    assert share._deadlines_changed is not at_start, 'its timer task runs (each turn waits anew)'\n"
+        "    assert share._deadlines_changed is not at_build, 'its timer task runs (each turn waits anew)'\n"
         "with trafka.Broker(group_share_enable=False) as broker:\n"
         "    services = broker._require().ctx.services\n"
         "    assert services.share_groups is None and services.share is None\n"
