@@ -36,6 +36,13 @@ interleaved with this checkout's runs: a before/after on the same loaded machine
 trafka's bytecode is compiled first (`compile_bytecode`), with each interpreter, as a wheel's install
 does.
 
+Beside each wall-clock median the table gives the median CPU time (user + system) the case's process
+spent up to that point, and its ratio to the floor's: the floor's and the CLI's to their exit
+(`wait4`), a first `Broker()`'s to its first accepted connection (`time.process_time()` in it), a later
+one's for its start alone, `trafka serve`'s main thread's to its first accepted connection (Linux's
+`/proc/PID/task/PID/schedstat`; the rooms it loads once ready, in a worker thread, left out). On a
+shared machine the CPU time is what load distorts least.
+
 Never a timed test: on a loaded machine the ratios hold better than the absolute figures, and both
 are reported.
 """
@@ -71,10 +78,31 @@ def _connect(host: str, port: int, deadline: float) -> None:
             time.sleep(POLL_S)
 
 
+# The CPU time (user + system, seconds) the last case's process spent up to the point its time was
+# taken: what load distorts least on a shared machine (the wall clock waits for other processes).
+LAST_CPU: list[float] = [0.0]
+
+
 def run_to_exit(*args: str) -> float:
     began = time.perf_counter()
-    subprocess.run([PYTHON, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - began
+    process = subprocess.Popen([PYTHON, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - began
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{args} exited with {process.returncode}")
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
+    return elapsed
+
+
+def main_thread_cpu(pid: int) -> float:
+    """The CPU time of a running process's main thread (Linux's schedstat, in ns): `trafka serve` runs its
+    broker there and loads the rest of its rooms in a worker thread once ready (ADR 110), which this leaves
+    out; 0 where /proc is not there."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except OSError:
+        return 0.0
 
 
 def first_record(bootstrap: str, deadline: float) -> None:
@@ -120,7 +148,9 @@ def serve_until_ready(*extra: str, then: Callable[[str, float], None] | None = N
             _connect(address["host"] or "127.0.0.1", address["port"], deadline)
             if then is not None:
                 then(address["bootstrap_servers"], deadline)
-            return time.perf_counter() - began
+            elapsed = time.perf_counter() - began
+            LAST_CPU[0] = main_thread_cpu(process.pid)
+            return elapsed
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(30)
@@ -132,7 +162,8 @@ def first_broker() -> float:
         "b = trafka.Broker()\n"
         "b.start()\n"
         "socket.create_connection(('127.0.0.1', int(b.bootstrap_servers.rsplit(':', 1)[1]))).close()\n"
-        "print('ready', flush=True)\n"
+        "import time\n"
+        "print('ready', time.process_time(), flush=True)\n"
         "b.stop()\n"
     )
     began = time.perf_counter()
@@ -141,8 +172,10 @@ def first_broker() -> float:
     line = process.stdout.readline()
     elapsed = time.perf_counter() - began
     process.wait(30)
-    if line.strip() != "ready":
+    said = line.split()
+    if not said or said[0] != "ready":
         raise RuntimeError("trafka.Broker() did not start")
+    LAST_CPU[0] = float(said[1])
     return elapsed
 
 
@@ -151,13 +184,15 @@ def broker_again() -> float:
     code = (
         "import time, trafka\n"
         "trafka.Broker().start().stop()\n"
-        "began = time.perf_counter()\n"
+        "began, cpu = time.perf_counter(), time.process_time()\n"
         "b = trafka.Broker().start()\n"
-        "print(time.perf_counter() - began, flush=True)\n"
+        "print(time.perf_counter() - began, time.process_time() - cpu, flush=True)\n"
         "b.stop()\n"
     )
     done = subprocess.run([PYTHON, "-c", code], check=True, capture_output=True, text=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    LAST_CPU[0] = float(cpu)
+    return float(wall)
 
 
 def kafka_start(then: Callable[[str, float], None] | None = None) -> float:
@@ -172,6 +207,7 @@ def kafka_start(then: Callable[[str, float], None] | None = None) -> float:
             then(kafka.bootstrap, began + 120)
         elapsed = time.perf_counter() - began
         kafka.stop()
+        LAST_CPU[0] = 0.0  # a JVM's threads: not measured
         return elapsed
 
 
@@ -199,12 +235,16 @@ GOALS: dict[str, tuple[float, str]] = {
 }
 
 
-def rows(times: dict[str, list[float]]) -> list[dict[str, object]]:
-    """One row per case: median and min (ms), ratio to the floor's median, the goal, and whether it holds."""
+def rows(times: dict[str, list[float]], cpus: dict[str, list[float]] | None = None) -> list[dict[str, object]]:
+    """One row per case: median and min (ms), ratio to the floor's median, the goal, and whether it holds;
+    the median CPU time (ms) and its ratio to the floor's (0 when not measured)."""
+    cpus = cpus or {name: [0.0] for name in times}
     floor = statistics.median(times["floor"])
+    floor_cpu = statistics.median(cpus["floor"]) or 1.0
     out: list[dict[str, object]] = []
     for name, samples in times.items():
         median = statistics.median(samples)
+        cpu = statistics.median(cpus[name])
         goal = GOALS.get(name.removesuffix(" (compared)"))
         row: dict[str, object] = {
             "case": name,
@@ -213,6 +253,8 @@ def rows(times: dict[str, list[float]]) -> list[dict[str, object]]:
             "x_floor": round(median / floor, 2),
             "goal": None,
             "meets": None,
+            "cpu_ms": round(cpu * 1000, 1),
+            "cpu_x_floor": round(cpu / floor_cpu, 2),
         }
         if goal is not None:
             limit, unit = goal
@@ -223,12 +265,12 @@ def rows(times: dict[str, list[float]]) -> list[dict[str, object]]:
 
 
 def table(found: list[dict[str, object]]) -> str:
-    lines = [f"{'case':<26} {'median':>9} {'min':>9} {'x floor':>8} {'goal':>9} {'meets':>6}"]
+    lines = [f"{'case':<26} {'median':>9} {'min':>9} {'x floor':>8} {'goal':>9} {'meets':>6} {'cpu':>9} {'x floor':>8}"]
     for r in found:
         meets = "" if r["meets"] is None else ("yes" if r["meets"] else "NO")
         lines.append(
             f"{r['case']!s:<26} {r['median_ms']:>7.0f}ms {r['min_ms']:>7.0f}ms {r['x_floor']:>8.2f} "
-            f"{r['goal'] or '':>9} {meets:>6}"
+            f"{r['goal'] or '':>9} {meets:>6} {r['cpu_ms']:>7.1f}ms {r['cpu_x_floor']:>8.2f}"
         )
     return "\n".join(lines)
 
@@ -290,16 +332,18 @@ def main() -> None:
         for name in [n for n in cases if n not in ("floor", "kafka", "kafka-first-record", "python", "trio")]:
             cases[f"{name} (compared)"] = _with_python(cases[name], args.compare)
     times: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
     try:
         for run in range(args.runs):
             for name, case in cases.items():
                 times[name].append(case())
+                cpus[name].append(LAST_CPU[0])
             print(f"run {run + 1}/{args.runs}: " + ", ".join(f"{n} {t[-1]:.3f}s" for n, t in times.items()), flush=True)
     finally:
         warm.send_signal(signal.SIGINT)
         warm.wait(30)
         data_dirs.cleanup()
-    found = rows(times)
+    found = rows(times, cpus)
     print("\n" + table(found))
     if args.json:
         Path(args.json).write_text(json.dumps(found, indent=2) + "\n")

@@ -49,6 +49,14 @@ def test_each_goal_is_a_ratio_to_the_floor_with_whether_it_holds():
     assert "NO" in coldstart.table(list(found.values()))
 
 
+def test_each_case_reports_its_cpu_time_as_a_ratio_to_the_floors():
+    coldstart = _coldstart()
+    times = {"floor": [0.30, 0.32], "broker": [0.60, 0.70]}
+    found = {r["case"]: r for r in coldstart.rows(times, {"floor": [0.20, 0.20], "broker": [0.30, 0.32]})}
+    assert (found["broker"]["cpu_ms"], found["broker"]["cpu_x_floor"]) == (310.0, 1.55)
+    assert "310.0ms" in coldstart.table(list(found.values()))
+
+
 def test_every_goal_has_a_case_and_kafka_is_timed_beside():
     coldstart = _coldstart()
     source = BENCH.read_text()
