@@ -26,7 +26,6 @@ from trafka.domain.quotas import QuotaSensors
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.transactions import TransactionService
 
 from .internal_topics import InternalTopics
 from .runtime.group_runtime import GroupRuntime
@@ -35,6 +34,7 @@ from .runtime.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+    from trafka.domain.transactions import TransactionService
 
     from .cluster import ClusterMap
     from .runtime.share_runtime import ShareRuntime
@@ -104,7 +104,7 @@ class BrokerServices:
     groups: GroupRuntime
     unit_of_work: UnitOfWork  # writes what a call decided and wakes what it released (ADR 79)
     producer_ids: ProducerIdAllocator
-    transactions: TransactionService
+    transaction_service: BuiltOnFirstUse[TransactionService]  # the coordinator: built at its first use
     clock_ms: Callable[[], int]
     credentials: UserScramCredentials
     quotas: QuotaSensors  # client quotas: what is set (`quotas.quotas`) and the rates they bound
@@ -118,6 +118,18 @@ class BrokerServices:
     fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
     group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
     internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
+
+    @property
+    def transactions(self) -> TransactionService:
+        """The transaction coordinator and the service that writes its markers, built at their first use
+        (InitProducerId, a transactional request, ListTransactions...), or at start when the transaction
+        log holds transactions (ADR 124)."""
+        return self.transaction_service.get()
+
+    @property
+    def transactions_built(self) -> TransactionService | None:
+        """The transactions' service if it is built: no transaction to time out or expire otherwise."""
+        return self.transaction_service.built
 
     @property
     def share(self) -> ShareRuntime | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
-from trafka.domain.transactions import TxnMetadata
+if TYPE_CHECKING:
+    from trafka.domain.transactions import TxnMetadata
 
 
 class MemoryTransactionStore:

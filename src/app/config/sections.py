@@ -12,7 +12,7 @@ from trafka.adapters.kafka.connection.server import ServerLimits
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupSettings
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP
-from trafka.domain.transactions.coordinator import MAX_TRANSACTION_TIMEOUT_MS
+from trafka.domain.transactions.limits import MAX_TRANSACTION_TIMEOUT_MS
 
 # Each default is declared once, where it acts: the settings below refer to these.
 _POLICY, _GROUPS, _LIMITS = BrokerPolicy(), GroupSettings(), ServerLimits()

@@ -11,7 +11,7 @@ import os
 import socket
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -30,6 +30,7 @@ from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, BuiltOnFirstUse, fetch_session_cache
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
+from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
     KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
@@ -48,7 +49,6 @@ from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.security.acls import kafka_host
 from trafka.domain.telemetry import ClientTelemetry
-from trafka.domain.transactions import TransactionCoordinator, TransactionService
 
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
     from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
+    from trafka.domain.transactions import TransactionService
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
     "Adapters",
@@ -224,20 +225,40 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         adapters.catalog_store.next_producer_id(),
         lambda start, end: adapters.catalog_store.producer_ids_reserved(end),
     )
-    transactions = TransactionService(
-        TransactionCoordinator(
-            producer_ids.allocate,
-            adapters.transaction_store.record,
-            adapters.transaction_store.load(),
-            remove=adapters.transaction_store.remove,
-            max_timeout_ms=settings.broker.transaction_max_timeout_ms,
-        ),
-        catalog,
-        replicas,
-        offsets,
-    )
-    for transactional_id in transactions.recover(adapters.clock_ms()):
-        log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
+    recorded_transactions = adapters.transaction_store.load()
+
+    def build_transactions() -> TransactionService:
+        from trafka.domain.transactions import TransactionCoordinator, TransactionService
+
+        service = TransactionService(
+            TransactionCoordinator(
+                producer_ids.allocate,
+                adapters.transaction_store.record,
+                recorded_transactions,
+                remove=adapters.transaction_store.remove,
+                max_timeout_ms=settings.broker.transaction_max_timeout_ms,
+            ),
+            catalog,
+            replicas,
+            offsets,
+        )
+        for transactional_id in service.recover(adapters.clock_ms()):
+            log.warning("transaction %s was unfinished at shutdown: its markers are written now", transactional_id)
+        return service
+
+    # Built now when the transaction log holds transactions (they are recovered now, as before), else at
+    # the first use: InitProducerId, a transactional request, ListTransactions... (ADR 124)
+    transactions = BuiltOnFirstUse(build_transactions)
+
+    def first_transactional_batch(*batch: Any) -> ErrorCode:
+        """A transactional batch before any transactional request: answered by the coordinator, built now
+        (its answer, INVALID_PRODUCER_ID_MAPPING, is a coordinator's that knows no such id); building
+        it puts its own check in this one's place."""
+        return transactions.get().coordinator.check_produce(*batch)
+
+    replicas.transaction_check = first_transactional_batch
+    if recorded_transactions:
+        transactions.get()
     adapters.started()
     streams_plugin(settings)  # a configuration error stops the start, as before the coordinator was lazy
 
@@ -292,7 +313,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         groups=groups,
         unit_of_work=unit_of_work,
         producer_ids=producer_ids,
-        transactions=transactions,
+        transaction_service=transactions,
         clock_ms=adapters.clock_ms,
         credentials=credentials,
         quotas=quotas_from(settings, adapters.quota_store),

@@ -118,7 +118,8 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
     while not ctx.shutting_down.is_set():
         now = adapters.clock_ms()
         adapters.maintain(now)
-        for transactional_id in ctx.services.transactions.expire(now):
+        transactions = ctx.services.transactions_built  # built at the first use (ADR 124): none to time out before
+        for transactional_id in transactions.expire(now) if transactions is not None else ():
             log.info("transaction %s timed out and was aborted", transactional_id)
             ctx.services.appends.notify_all()
         if now >= next_checkpoint:  # producer snapshots are taken at each roll and at shutdown, as Kafka's
@@ -130,8 +131,10 @@ async def maintain(settings: Settings, ctx: BrokerContext, adapters: Adapters) -
                 log.info("expired %d producer id entries idle for producer.id.expiration.ms", removed)
             next_producer_expiry = now + broker.producer_id_expiration_check_interval_ms
         if now >= next_transactional_id_expiry:
-            gone = ctx.services.transactions.coordinator.expire_transactional_ids(
-                now, broker.transactional_id_expiration_ms
+            gone = (
+                []
+                if transactions is None
+                else transactions.coordinator.expire_transactional_ids(now, broker.transactional_id_expiration_ms)
             )
             if gone:
                 log.info("expired %d transactional ids (transactional.id.expiration.ms)", len(gone))

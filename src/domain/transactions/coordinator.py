@@ -25,12 +25,12 @@ import attrs
 
 from ..errors import ErrorCode, KafkaError
 from ..topics import TopicPartition
+from .limits import MAX_TRANSACTION_TIMEOUT_MS
 from .state import TxnEvent, TxnState, next_txn_state
 
 MAX_EPOCH = 32767
 TV_1 = 0  # ClientTransactionVersion of a pre-KIP-890-part-2 client (Kafka's TV_0 and TV_1 alike)
 TV_2 = 2
-MAX_TRANSACTION_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms
 
 
 @attrs.define

@@ -66,10 +66,10 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in modules))
 
 
-# What a broker that has accepted no request yet does not need (ADR 118): the share groups' coordinator and
-# service (built at the first share group use), the streams topology descriptions, the codecs' libraries
-# (the first compressed batch inflated), a TOML reader, the IDNA codec, and the version lookup the crc32c
-# package does on import (its C function is loaded alone).
+# What a broker that has accepted no request yet does not need (ADRs 118 and 124): the share groups'
+# coordinator and service (built at the first share group use), the transaction coordinator, the streams
+# topology descriptions, the codecs' libraries (the first compressed batch inflated), a TOML reader, the
+# IDNA codec, and the version lookup the crc32c package does on import (its C function is loaded alone).
 DEFERRED = (
     "tomllib",
     "importlib.metadata",
@@ -86,6 +86,8 @@ DEFERRED = (
         for module in ("coordinator", "service", "partition", "sessions", "fetched_records", "records")
     ),
     "trafka.domain.groups.streams.description",
+    # the transaction coordinator: built at the first transactional or idempotent request (ADR 124)
+    *(f"trafka.domain.transactions.{module}" for module in ("coordinator", "service", "state")),
     *(
         f"trafka.domain.groups.modern.{module}"
         for module in (
