@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from trafka.domain.groups.group_metadata import CommittedOffset, GroupMetadata
-from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
 from trafka.domain.topics import TopicPartition
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.modern.records import ConsumerGroupRecord, RecordKey
     from trafka.domain.groups.share.records import ShareGroupRecord, ShareRecordKey
     from trafka.domain.groups.streams.records import StreamsGroupRecord, StreamsRecordKey
 

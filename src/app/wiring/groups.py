@@ -29,8 +29,7 @@ def consumer_protocol_enabled(settings: Settings) -> bool:
 
 def consumer_settings(settings: Settings) -> ConsumerGroupSettings:
     from trafka.domain.groups.modern.assignors import assignor_names
-    from trafka.domain.groups.modern.migration import MigrationPolicy
-    from trafka.domain.groups.modern.settings import ConsumerGroupSettings
+    from trafka.domain.groups.modern.settings import ConsumerGroupSettings, MigrationPolicy
 
     groups = settings.groups
     try:

@@ -20,10 +20,10 @@ from ..ports import OffsetStore
 from ..topics import TopicPartition
 from .coordinator import GroupCoordinator
 from .group_metadata import CommittedOffset, GroupMetadataRecord
-from .modern.records import ConsumerGroupRecord
 from .state import GroupState
 
 if TYPE_CHECKING:
+    from .modern.records import ConsumerGroupRecord  # the KIP-848 records load with the coordinator (ADR 124)
     from .streams.records import StreamsGroupRecord  # the streams package loads with its first group
 
 OFFSET_METADATA_MAX_BYTES = 4096

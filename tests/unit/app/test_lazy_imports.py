@@ -99,6 +99,11 @@ DEFERRED = (
             "targets",
             "offset_checks",
             "group_configs",
+            # its records and model: the offset stores name them for types only (ADR 124)
+            "records",
+            "model",
+            "reconciliation",
+            "migration",
         )
     ),
 )

@@ -20,7 +20,6 @@ implements it with kafka-python's ConsumerProtocolSubscription / ConsumerProtoco
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -30,33 +29,9 @@ from ..model import Group, Member
 from ..state import GroupState
 from .model import ClassicMemberMetadata, ConsumerGroup, ConsumerMember
 from .reconciliation import MemberState
+from .settings import MigrationPolicy as MigrationPolicy  # declared beside the settings that hold it
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-class MigrationPolicy(enum.Enum):
-    """Kafka's `group.consumer.migration.policy` (ConsumerGroupMigrationPolicy), case-insensitive."""
-
-    DISABLED = "disabled"
-    UPGRADE = "upgrade"
-    DOWNGRADE = "downgrade"
-    BIDIRECTIONAL = "bidirectional"
-
-    @classmethod
-    def parse(cls, text: str) -> MigrationPolicy:
-        try:
-            return cls(text.strip().lower())
-        except ValueError:
-            names = ", ".join(p.value for p in cls)
-            raise ValueError(f"group.consumer.migration.policy: {text!r} is not one of {names}") from None
-
-    @property
-    def upgrade_enabled(self) -> bool:
-        return self in (MigrationPolicy.UPGRADE, MigrationPolicy.BIDIRECTIONAL)
-
-    @property
-    def downgrade_enabled(self) -> bool:
-        return self in (MigrationPolicy.DOWNGRADE, MigrationPolicy.BIDIRECTIONAL)
 
 
 @attrs.frozen

@@ -7,13 +7,38 @@ module imports the other for them.
 
 from __future__ import annotations
 
+import enum
 from typing import Protocol
 
 import attrs
 
 from ...errors import ErrorCode
 from ..model import Completion, Group
-from .migration import MigrationPolicy
+
+
+class MigrationPolicy(enum.Enum):
+    """Kafka's `group.consumer.migration.policy` (ConsumerGroupMigrationPolicy), case-insensitive."""
+
+    DISABLED = "disabled"
+    UPGRADE = "upgrade"
+    DOWNGRADE = "downgrade"
+    BIDIRECTIONAL = "bidirectional"
+
+    @classmethod
+    def parse(cls, text: str) -> MigrationPolicy:
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            names = ", ".join(p.value for p in cls)
+            raise ValueError(f"group.consumer.migration.policy: {text!r} is not one of {names}") from None
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self in (MigrationPolicy.UPGRADE, MigrationPolicy.BIDIRECTIONAL)
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self in (MigrationPolicy.DOWNGRADE, MigrationPolicy.BIDIRECTIONAL)
 
 
 class ClassicGroups(Protocol):
