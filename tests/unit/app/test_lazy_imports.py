@@ -86,6 +86,11 @@ DEFERRED = (
         for module in ("coordinator", "service", "partition", "sessions", "fetched_records", "records")
     ),
     "trafka.domain.groups.streams.description",
+    # the GROUP configs' rules: at the first GROUP config, or at start when some are recorded (ADR 124)
+    "trafka.adapters.kafka.apis.common.share_group_configs",
+    "trafka.adapters.kafka.apis.common.config_resources",
+    "trafka.adapters.kafka.runtime.share_dead_letters",
+    "trafka.domain.groups.share.configs",
     # the transaction coordinator: built at the first transactional or idempotent request (ADR 124)
     *(f"trafka.domain.transactions.{module}" for module in ("coordinator", "service", "state")),
     *(

@@ -24,9 +24,9 @@ from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.recorded_configs import DurableGroupConfigs as DurableGroupConfigs  # the wiring names it here
 from trafka.schema_codec.messages import IncrementalAlterConfigsRequest
 
-from ..apis.common import share_group_configs
-from ..apis.common.config_resources import GROUP_RESOURCE
-
+# The GROUP configs' rules (`apis/common/share_group_configs`, `config_resources`) are imported in each
+# function: at the first GROUP config altered or described, or at start when some are recorded, so a
+# broker without any never loads them (ADR 124).
 if TYPE_CHECKING:
     from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
@@ -64,6 +64,8 @@ def alter(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tuple
     """IncrementalAlterConfigs of one GROUP resource: validated by the coordinators, recorded, then
     applied (durable before it is served, as Kafka's controller writes the record before brokers apply
     it). The empty name is refused as Kafka's controller refuses it (no default group resource)."""
+    from ..apis.common import share_group_configs
+
     if not resource.resource_name:
         return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
     error, message = share_group_configs.alter(ctx, resource, True)
@@ -85,6 +87,8 @@ def alter(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tuple
 def replace(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
     """AlterConfigs (the legacy, whole-set replacement) of one GROUP resource, as Kafka's controller
     takes it: the given keys set, every other override of the group removed."""
+    from ..apis.common.config_resources import GROUP_RESOURCE
+
     names = [c.name for c in resource.configs]
     if len(names) != len(set(names)):
         return ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"
@@ -98,10 +102,14 @@ def replace(ctx: RecordsGroupConfigs, resource: Any, validate_only: bool) -> tup
 
 def describe(ctx: RecordsGroupConfigs, group_id: str) -> list[ConfigEntry]:
     """Every config of the group id, as DescribeConfigs of its GROUP resource answers (the console)."""
+    from ..apis.common import share_group_configs
+
     return share_group_configs.describe(ctx, group_id, None)
 
 
 def _overridden(ctx: RecordsGroupConfigs, group_id: str) -> set[str]:
+    from ..apis.common import share_group_configs
+
     return {e.name for e in share_group_configs.describe(ctx, group_id, None) if e.source == ConfigSource.GROUP_CONFIG}
 
 
@@ -109,8 +117,10 @@ def restore(ctx: RecordsGroupConfigs) -> None:
     """Apply the recorded overrides at start. A value the broker refuses now (its bounds changed, share
     groups turned off) is logged and left out, and stays recorded."""
     durable = ctx.group_configs
-    if durable is None:
+    if durable is None or not durable.recorded:
         return
+    from ..apis.common import share_group_configs
+
     for group_id, configs in sorted(durable.recorded.items()):
         error, _ = share_group_configs.alter(ctx, _set(group_id, configs), False)
         if error == ErrorCode.NONE:
@@ -157,6 +167,8 @@ def _consumer_alter(consumer: ConsumerGroupCoordinator, group_id: str, changes: 
 
 
 def _set(group_id: str, configs: Mapping[str, str]) -> Any:
+    from ..apis.common.config_resources import GROUP_RESOURCE
+
     Config = _Resource.AlterableConfig
     return _Resource(
         resource_type=GROUP_RESOURCE,
