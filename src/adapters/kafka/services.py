@@ -25,7 +25,6 @@ from trafka.domain.producers import ProducerIdAllocator
 from trafka.domain.quotas import QuotaSensors
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
-from trafka.domain.telemetry import ClientTelemetry
 
 from .internal_topics import InternalTopics
 from .runtime.group_runtime import GroupRuntime
@@ -34,6 +33,7 @@ from .runtime.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+    from trafka.domain.telemetry import ClientTelemetry
     from trafka.domain.transactions import TransactionService
 
     from .cluster import ClusterMap

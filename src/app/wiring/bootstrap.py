@@ -48,7 +48,6 @@ from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaWindow
 from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 from trafka.domain.security.acls import kafka_host
-from trafka.domain.telemetry import ClientTelemetry
 
 from .. import extras
 from ..config.settings import ConfigError, ServerSettings, Settings
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
     from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
+    from trafka.domain.telemetry import ClientTelemetry
     from trafka.domain.transactions import TransactionService
 
 __all__ = [  # what the rest of the application imports from here (the adapters are in `adapters.py`)
@@ -321,9 +321,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         authorization=authorization,
         appends=appends,
         observer=adapters.observer,
-        telemetry=None
-        if settings.http.port is None
-        else ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes),
+        telemetry=client_telemetry(settings),
         share_groups=BuiltOnFirstUse(build_share) if settings.groups.share_enable else None,
         fetch_sessions=fetch_session_cache(settings.broker.max_incremental_fetch_session_cache_slots),
         group_configs=recorded_group_configs,
@@ -352,6 +350,15 @@ def holds_share_groups(adapters: Adapters) -> bool:
     """Does the broker's store hold share groups (their records in `__consumer_offsets`, or share-partition
     state)? Then their runtime is built at start, so its sessions and locks run from the start."""
     return bool(adapters.offset_store.share_group_records()) or bool(adapters.share_state_store.load())
+
+
+def client_telemetry(settings: Settings) -> ClientTelemetry | None:
+    """KIP-714's receiver of pushed client metrics: with the HTTP listener only (its module loaded then)."""
+    if settings.http.port is None:
+        return None
+    from trafka.domain.telemetry import ClientTelemetry
+
+    return ClientTelemetry(settings.http.telemetry_push_interval_ms, settings.http.telemetry_max_bytes)
 
 
 def transaction_log_value_version(ctx: BrokerContext) -> int:

@@ -91,6 +91,7 @@ DEFERRED = (
     "trafka.adapters.kafka.apis.common.config_resources",
     "trafka.adapters.kafka.runtime.share_dead_letters",
     "trafka.domain.groups.share.configs",
+    "trafka.domain.telemetry",  # KIP-714's receiver: with the HTTP listener only (ADR 124)
     # the transaction coordinator: built at the first transactional or idempotent request (ADR 124)
     *(f"trafka.domain.transactions.{module}" for module in ("coordinator", "service", "state")),
     *(
