@@ -29,11 +29,30 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("trafka")
 
+# Every command, in the order their parsers are added: serve's parser alone names them all in its usage
+# line (an error's), as the whole CLI's does (a test checks this list against the parsers; ADR 124).
+COMMANDS = (
+    "serve",
+    "check",
+    "export",
+    "config",
+    "topic",
+    "group",
+    "produce",
+    "consume",
+    "cluster",
+    "dump-log",
+    "quota",
+    "user",
+)
+
 
 def build_parser(only_serve: bool = False) -> argparse.ArgumentParser:
-    """Every command's parser; with `only_serve` (the command line starts with `serve`), serve's alone."""
+    """Every command's parser; with `only_serve` (the command line starts with `serve`), serve's alone,
+    its usage naming every command as the whole parser's does."""
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker on Trio.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    every_command = "{" + ",".join(COMMANDS) + "}" if only_serve else None
+    commands = parser.add_subparsers(dest="command", required=True, metavar=every_command)
     run = commands.add_parser("serve", help="run the broker")
     run.add_argument("--host", help="interface to listen on (default localhost; unused when `listeners` is set)")
     run.add_argument("--port", type=int, help="port to listen on (default 9092; 0 picks a free one)")

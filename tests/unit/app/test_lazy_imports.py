@@ -5,11 +5,13 @@ this test process has long imported everything."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 
 from trafka.app.cli import users
+from trafka.app.cli.main import COMMANDS, build_parser
 from trafka.domain.security import ScramMechanism
 from trafka.domain.security.scram import MAX_ITERATIONS, MIN_ITERATIONS
 
@@ -269,6 +271,20 @@ def test_serve_builds_its_own_parser_alone():
     )
     others = ("trafka.app.ops", "trafka.app.cli.export", "trafka.app.cli.users", "trafka.app.cli.config")
     assert among(modules, others) == []
+
+
+def test_serves_parser_alone_names_every_command_in_its_usage():
+    """ADR 124: `trafka serve --bogus` prints the whole CLI's usage line, not `{serve}` alone; the list of
+    commands it names is the parsers' own."""
+    whole = build_parser()
+    [commands] = [action for action in whole._actions if isinstance(action, argparse._SubParsersAction)]
+    assert tuple(commands.choices) == COMMANDS
+    assert build_parser(only_serve=True).format_usage() == whole.format_usage()
+    done = subprocess.run(
+        [sys.executable, "-m", "trafka", "serve", "--bogus"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert ",".join(COMMANDS) in done.stderr and "unrecognized arguments: --bogus" in done.stderr, done.stderr
 
 
 def test_the_consumer_groups_coordinator_is_built_at_its_first_use_and_its_settings_checked_at_start():
