@@ -52,17 +52,9 @@ from ..security.partial import (
 )
 from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
-from ..wire.fast_produce import (
-    OnePartition,
-    PartitionAnswer,
-    ProduceAnswer,
-    ProduceRequestView,
-    TopicKey,
-    decode_one_partition,
-    decode_produce,
-    encode_produce_response,
-)
+from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce
 from ..wire.fast_produce import ProtocolError as ProduceProtocolError
+from ..wire.fast_produce_answer import PartitionAnswer, ProduceAnswer, TopicKey, encode_produce_response
 
 if TYPE_CHECKING:
     from collections.abc import Callable
