@@ -31,7 +31,8 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction import Cleaner, CompactionConfig, cleanable_offsets, log_to_clean
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
-from trafka.domain.replica_manager import FetchResult, ReplicaManager
+from trafka.domain.fetch_read import FetchResult
+from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
 TP = TopicPartition("t", 0)
@@ -96,7 +97,7 @@ class Broker:
         if self.dir is not None:
             self.logdir.start()
         self.replicas = ReplicaManager(self.catalog, self.logs, policy, crc32c.crc32c, decompress)
-        self.replicas.transaction_check = lambda *_: ErrorCode.NONE  # the coordinator is not under test
+        self.replicas.admission.transaction_check = lambda *_: ErrorCode.NONE  # the coordinator is not under test
 
     @property
     def log(self):

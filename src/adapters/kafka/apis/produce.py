@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.produce_admission import ProduceResult, first_batch_is_transactional
 from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaType
-from trafka.domain.replica_manager import ProduceResult, first_batch_is_transactional
 from trafka.domain.security import client_text
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
