@@ -66,4 +66,4 @@ def test_kgo_subset_passes_on_trafka(kgo_binary, tmp_path):
     outcomes = run.by_name()
     assert set(outcomes) == set(SUBSET), f"not run: {set(SUBSET) - set(outcomes)}\n{run.tail}"
     failed = {name: case.reason for name, case in outcomes.items() if case.outcome != "pass"}
-    assert not failed, failed
+    assert not failed, "\n".join(f"{name}:\n{reason}" for name, reason in failed.items())
