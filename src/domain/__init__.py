@@ -16,8 +16,11 @@ from .batch_header import TimestampType
 from .catalog import TopicCatalog
 from .configs import BrokerPolicy, ConfigEntry, ConfigSource, ConfigType
 from .errors import ErrorCode, KafkaError
+from .fetch_read import FetchResult
+from .offset_lookup import OffsetResult
 from .ports import CatalogStore, LogStore, PartitionLog
-from .replica_manager import FetchResult, OffsetResult, ProduceResult, ReplicaManager
+from .produce_admission import ProduceResult
+from .replica_manager import ReplicaManager
 from .topics import Topic, TopicPartition, validate_topic_name
 
 __all__ = [

@@ -104,9 +104,10 @@ class PackageRun:
 
 
 def _telling(lines: list[str]) -> list[str]:
-    """A failed or skipped test's first lines that say why (not the suites' clean-up chatter)."""
+    """A failed or skipped test's lines that say why (not the suites' clean-up chatter): its first two
+    and its last eight, since a long test logs its progress first and its errors last."""
     said = [line for line in lines if not _CLEAN_UP.search(line)]
-    return said[:4]
+    return said if len(said) <= 10 else [*said[:2], "...", *said[-8:]]
 
 
 def parse_events(package: str, lines: Iterable[str]) -> PackageRun:

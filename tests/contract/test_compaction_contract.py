@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from tests.batches import make_batch, read_batches
 from trafka.adapters.compression import compress, decompress
-from trafka.adapters.filesystem import FileLogStore, LogDir
-from trafka.adapters.filesystem import partition_log as file_partition_log
+from trafka.adapters.filesystem import FileLogStore, LogDir, segment_swap
 from trafka.adapters.memory import MemoryLogStore
 from trafka.domain.batch import assign_offsets, validate_batches
 from trafka.domain.compaction import Cleaner, CompactionConfig, cleanable_offsets, log_to_clean
@@ -152,7 +151,7 @@ def test_a_crash_at_any_step_of_the_swap_leaves_a_readable_log_with_nothing_lost
         if name == step:
             raise Crash
 
-    monkeypatch.setattr(file_partition_log, "swap_step", crash_at)
+    monkeypatch.setattr(segment_swap, "swap_step", crash_at)
     with pytest.raises(Crash):
         clean(files.log, 5_000)
     monkeypatch.undo()
@@ -183,8 +182,8 @@ def test_a_crash_while_the_cleaned_segment_is_written_loses_nothing(tmp_path, mo
             raise OSError("disk gone")
         self.segment.append(batch, [(0, header)])
 
-    monkeypatch.setattr(file_partition_log.FileCleanedSegment, "append", failing_append)
-    monkeypatch.setattr(file_partition_log.FileCleanedSegment, "discard", lambda self: None)  # killed: no clean-up
+    monkeypatch.setattr(segment_swap.FileCleanedSegment, "append", failing_append)
+    monkeypatch.setattr(segment_swap.FileCleanedSegment, "discard", lambda self: None)  # killed: no clean-up
     with pytest.raises(OSError):
         clean(files.log, 5_000)
     monkeypatch.undo()
@@ -214,7 +213,7 @@ def test_an_aborted_cleaning_removes_its_cleaned_segment(tmp_path, monkeypatch):
     def failing_append(self, batch, header):
         raise OSError("disk full")
 
-    monkeypatch.setattr(file_partition_log.FileCleanedSegment, "append", failing_append)
+    monkeypatch.setattr(segment_swap.FileCleanedSegment, "append", failing_append)
     with pytest.raises(OSError):
         clean(files.log, 5_000)
     assert not any(n.endswith(".cleaned") for n in os.listdir(files.log.directory))

@@ -10,7 +10,7 @@ import crc32c
 import pytest
 
 from tests.batches import make_batch
-from trafka.adapters.filesystem import FileLogStore, LogDir
+from trafka.adapters.filesystem import FileLogStore, InternalLog, LogDir
 from trafka.domain.batch import assign_offsets, validate_batches
 from trafka.domain.topics import Topic, TopicPartition
 
@@ -104,8 +104,6 @@ def test_by_default_nothing_is_fsynced_per_append(tmp_path, fsyncs):
 
 
 def _internal(tmp_path, tp: TopicPartition, flush_messages: int | None = None, **kwargs):
-    from trafka.adapters.filesystem import InternalLog
-
     tmp_path.mkdir()
     logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
     store = FileLogStore(logdir, crc32c.crc32c, Clock(), flush_messages)
@@ -134,3 +132,55 @@ def test_the_metadata_log_is_fsynced_on_every_append(tmp_path, fsyncs):
     fsyncs.clear()
     metadata.append([(b"k", b"v")])
     assert fsyncs != []
+
+
+def _commit_and_wait(offsets, store, clock: Clock, fsyncs: list, wait_ms: int) -> list:
+    """Append to a coordinator's log, let `wait_ms` pass and run the store's maintenance (flush.ms):
+    the fsyncs of the log's own files that this caused."""
+    own = set()
+    fsyncs.clear()
+    offsets.append([(b"k", b"v")])
+    clock.now += wait_ms
+    store.maintain(clock.now)
+    for segment in offsets.log.segments:
+        own.add(segment._log_fd)
+    return [fd for fd in fsyncs if fd in own]
+
+
+def test_flush_ms_reaches_the_coordinators_logs(tmp_path, fsyncs):
+    """ADR 120: the store's flush.ms maintenance (Kafka's LogManager flush scheduler, which flushes
+    every log, internal ones included) fsyncs `__consumer_offsets` once its unflushed data is that old."""
+    clock = Clock()
+    tmp_path.mkdir(exist_ok=True)
+    logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    store = FileLogStore(logdir, crc32c.crc32c, clock, topic_defaults={"flush.ms": "500"})
+    offsets = InternalLog(store, TopicPartition("__consumer_offsets", 0), uuid.UUID(int=3), crc32c.crc32c, clock)
+    assert _commit_and_wait(offsets, store, clock, fsyncs, 499) == []
+    clock.now += 1
+    store.maintain(clock.now)
+    assert fsyncs != []
+
+
+def test_broker_flush_defaults_set_after_start_reach_the_coordinators_logs(tmp_path, fsyncs):
+    """A `log.flush.interval.ms` the broker learns after its coordinators' logs are open (a dynamic
+    broker config, read from the metadata log at start or altered later) applies to them too, as
+    Kafka's LogManager.reconfigureDefaultLogConfig changes every log that does not override it: their
+    topics are not in the catalog, whose partitions alone are reconfigured one by one."""
+    clock = Clock()
+    tmp_path.mkdir(exist_ok=True)
+    logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    store = FileLogStore(logdir, crc32c.crc32c, clock)
+    offsets = InternalLog(
+        store,
+        TopicPartition("__consumer_offsets", 0),
+        uuid.UUID(int=3),
+        crc32c.crc32c,
+        clock,
+        {"segment.bytes": "4096"},
+    )
+    assert _commit_and_wait(offsets, store, clock, fsyncs, 10_000) == []  # flush.ms unset: never
+    store.set_topic_defaults({"flush.ms": "500"})
+    assert _commit_and_wait(offsets, store, clock, fsyncs, 500) != []
+    assert offsets.log.config.segment_bytes == 4096  # the log's own configs still apply
+    store.set_topic_defaults({})
+    assert _commit_and_wait(offsets, store, clock, fsyncs, 10_000) == []

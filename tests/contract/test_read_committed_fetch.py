@@ -24,15 +24,15 @@ from hypothesis import strategies as st
 from tests.batches import make_batch
 from tests.unit.conftest import sequential_ids
 from trafka.adapters.compression import compress, decompress
-from trafka.adapters.filesystem import FileLogStore, LogDir
-from trafka.adapters.filesystem import segment as segment_module
+from trafka.adapters.filesystem import FileLogStore, LogDir, segment_reader
 from trafka.adapters.memory import MemoryCatalogStore, MemoryLogStore
 from trafka.domain.batch import iter_batches
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.compaction import Cleaner, CompactionConfig, cleanable_offsets, log_to_clean
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
-from trafka.domain.replica_manager import FetchResult, ReplicaManager
+from trafka.domain.fetch_read import FetchResult
+from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.topics import TopicPartition
 
 TP = TopicPartition("t", 0)
@@ -97,7 +97,7 @@ class Broker:
         if self.dir is not None:
             self.logdir.start()
         self.replicas = ReplicaManager(self.catalog, self.logs, policy, crc32c.crc32c, decompress)
-        self.replicas.transaction_check = lambda *_: ErrorCode.NONE  # the coordinator is not under test
+        self.replicas.admission.transaction_check = lambda *_: ErrorCode.NONE  # the coordinator is not under test
 
     @property
     def log(self):
@@ -302,7 +302,7 @@ def test_a_read_committed_fetch_walks_no_batch_of_the_range(monkeypatch, max_byt
             assert broker.replicas.produce(TP, make_batch([(NOW, b"k", b"v" * 20)]), NOW).error == 0
         calls: list[int] = []
         for name in ("_LENGTH", "_LENGTH_AND_DELTA"):
-            monkeypatch.setattr(segment_module, name, CountingStruct(getattr(segment_module, name), calls))
+            monkeypatch.setattr(segment_reader, name, CountingStruct(getattr(segment_reader, name), calls))
         for offset in (0, 300, 600, 900):
             calls.clear()
             fetched = broker.replicas.fetch(TP, offset, max_bytes, True, read_committed=True)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.batches import make_batch
-from trafka.adapters.filesystem import fileio, segment
+from trafka.adapters.filesystem import fileio, segment, segment_reader
 from trafka.adapters.filesystem.segment import Segment
 from trafka.domain.batch import assign_offsets, validate_batches
 
@@ -71,7 +71,8 @@ def test_the_tail_answers_as_the_scan_does(appends, interval, size):
 
 
 def test_a_tail_cut_at_its_limit_scans_on_from_its_last_batch(monkeypatch):
-    monkeypatch.setattr(segment, "TAIL_LIMIT", 3)
+    monkeypatch.setattr(segment, "TAIL_LIMIT", 3)  # the writer's limit and the reader's, one value
+    monkeypatch.setattr(segment_reader, "TAIL_LIMIT", 3)
     with tempfile.TemporaryDirectory() as d:
         seg = Segment(d, BASE, 1 << 20)
         for _ in range(8):

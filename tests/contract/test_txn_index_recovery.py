@@ -34,7 +34,7 @@ class Broker:
         self.adapters = default_adapters(settings)
         self.ctx = bootstrap(settings, self.adapters)
         # the transaction coordinator is not under test: batches go straight to the partition
-        self.ctx.services.replicas.transaction_check = lambda *_: ErrorCode.NONE
+        self.ctx.services.replicas.admission.transaction_check = lambda *_: ErrorCode.NONE
 
     def stop(self, clean: bool) -> None:
         if clean:

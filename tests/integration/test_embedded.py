@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 import trio
@@ -106,6 +107,30 @@ def test_a_broker_that_cannot_listen_says_why():
         port = taken.getsockname()[1]
         with pytest.raises(BrokerError, match="did not start"):
             trafka.Broker(port=port).start()
+
+
+def test_a_processs_brokers_run_in_one_loop_thread_and_one_failing_leaves_the_others_serving():
+    """ADR 126: a later Broker() is a task in the loop the first one started, not a thread of its own;
+    a broker that cannot start, or stops, ends only its own task."""
+
+    def broker_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("trafka-broker")]
+
+    with trafka.Broker() as first:
+        threads = broker_threads()
+        assert len(threads) == 1
+        with trafka.Broker() as second:
+            assert broker_threads() == threads
+            with pytest.raises(BrokerError, match="did not start"):
+                trafka.Broker(port=first.port).start()  # its port is taken
+            second.create_topic("still-here")
+            stopped_port = second.port
+        with socket.socket() as probe:  # the stopped broker's listener is closed
+            assert probe.connect_ex(("127.0.0.1", stopped_port)) != 0
+        first.create_topic("served")
+        _produce(first.bootstrap_servers, "served", [(b"k", b"v")])
+        assert len(first.wait_for("served", 1)) == 1
+        assert broker_threads() == threads
 
 
 def test_a_data_dir_broker_keeps_its_records_across_restarts(tmp_path):

@@ -53,8 +53,11 @@ def create_topic(admin: AdminClient, configs: dict[str, str]) -> str:
 
 
 def produce(broker, topic: str, values: list[bytes], **config) -> list[KafkaError | None]:
-    """Produce `values` in one flush; the delivery error of each (None when delivered)."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50, **config})
+    """Produce `values` as one batch, sent by the flush; the delivery error of each (None when delivered).
+
+    The linger outlasts any loaded machine's enqueueing (a 50 ms linger split 31 records into two
+    batches under CI's load); librdkafka's flush sends at once without waiting for it."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 30_000, **config})
     errors: list[KafkaError | None] = []
     for value in values:
         producer.produce(topic, value=value, on_delivery=lambda error, _: errors.append(error))

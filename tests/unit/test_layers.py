@@ -173,7 +173,7 @@ NAMING_AN_API_ALLOWED = {
     "security/authentication.py",
     # The rooms' measured codecs (ADRs 9, 31): they build kafka-python's own response for a fast-path
     # answer that must become one (`as_kafka_python`), for the layers that change answers.
-    "wire/fast_produce.py",
+    "wire/fast_produce_answer.py",
     "wire/fast_fetch.py",
     # The GROUP config resource's store takes IncrementalAlterConfigs' resource shape, to share the
     # config rooms' code for what it replays from the metadata log.

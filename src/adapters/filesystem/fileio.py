@@ -41,6 +41,15 @@ class FileIO:
 _current = FileIO()
 
 
+def fsync_dir(directory: str) -> None:
+    """Make a directory's new entries durable (new segments, new partition dirs)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def io() -> FileIO:
     return _current
 

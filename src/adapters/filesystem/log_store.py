@@ -75,6 +75,7 @@ class FileLogStore:
         self._clock_ms = clock_ms
         self._flush_messages = flush_messages
         self._logs: dict[TopicPartition, FilePartitionLog] = {}
+        self._configs: dict[TopicPartition, Mapping[str, str]] = {}  # each open log's own topic configs
         self.health = LogDirHealth(logdir.path)
         clean = logdir.clean_shutdown
         self._recovery_points = logdir.read_checkpoint(RECOVERY_POINT_CHECKPOINT) if clean else {}
@@ -102,6 +103,7 @@ class FileLogStore:
                 partition_log.log_end_offset,
             )
         self._logs[tp] = partition_log
+        self._configs[tp] = configs
         return partition_log
 
     def create(self, tp: TopicPartition, topic: Topic) -> FilePartitionLog:
@@ -158,13 +160,21 @@ class FileLogStore:
 
     def reconfigure(self, tp: TopicPartition, topic: Topic) -> None:
         if tp in self._logs:
+            self._configs[tp] = topic.configs
             self._logs[tp].reconfigure(log_config(topic.configs, self._flush_messages, self._topic_defaults))
 
     def set_topic_defaults(self, defaults: Mapping[str, str]) -> None:
+        """The broker's topic defaults changed (its dynamic configs, read at start or altered): every
+        open log takes them where its own configs set nothing, as Kafka's
+        LogManager.reconfigureDefaultLogConfig does. The coordinators' logs too: their topics are not
+        the catalog's, whose partitions alone are reconfigured one by one (ADR 120: flush.ms)."""
         self._topic_defaults = dict(defaults)
+        for tp, partition_log in self._logs.items():
+            partition_log.reconfigure(log_config(self._configs[tp], self._flush_messages, self._topic_defaults))
 
     def delete(self, tp: TopicPartition) -> None:
         self._log_starts.pop(tp, None)
+        self._configs.pop(tp, None)
         partition_log = self._logs.pop(tp, None)
         if partition_log is not None:
             partition_log.close()
@@ -230,3 +240,4 @@ class FileLogStore:
             except OSError as exc:  # a final index entry on a full or failed disk: rebuilt at the next start
                 self.health.write_failed(f"the indexes of {os.path.basename(partition_log.directory)}", exc)
         self._logs.clear()
+        self._configs.clear()

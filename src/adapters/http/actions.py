@@ -13,7 +13,7 @@ import attrs
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.groups.group_metadata import CommittedOffset
 from trafka.domain.groups.offsets import CommitRequest
-from trafka.domain.replica_manager import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from trafka.domain.offset_lookup import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from trafka.domain.topics import TopicPartition
 
 from .view import BrokerView

@@ -16,7 +16,7 @@ import attrs
 import trio
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.replica_manager import FetchResult
+from trafka.domain.fetch_read import FetchResult
 from trafka.domain.topics import TopicPartition
 from trafka.schema_codec.records import Decompress, decode_records, iter_batches
 

@@ -33,8 +33,9 @@ import crc32c
 
 from trafka.adapters.compression import compress, decompress
 from trafka.adapters.compression.keys import scan_keys
-from trafka.adapters.filesystem.partition_log import FileCleanedSegment, FilePartitionLog, read_segment_batches
+from trafka.adapters.filesystem.partition_log import FilePartitionLog
 from trafka.adapters.filesystem.segment import file_stem
+from trafka.adapters.filesystem.segment_swap import FileCleanedSegment, read_segment_batches
 from trafka.domain.batch import BatchHeader
 from trafka.domain.compaction import CleanedSegment, Cleaner, CleanerStats, CompactionConfig, LogToClean
 from trafka.domain.compaction.rules import LastRecord

@@ -8,7 +8,7 @@ from typing import Literal
 
 import attrs
 
-from trafka.adapters.kafka.connection.server import ServerLimits
+from trafka.adapters.kafka.connection.limits import ServerLimits
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.groups import GroupSettings
 from trafka.domain.listeners import DEFAULT_SECURITY_PROTOCOL_MAP

@@ -4,8 +4,8 @@
         producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
 
 `Broker` runs the same broker as `trafka serve` (the same wiring and run loop, `runtime.run_broker`)
-on 127.0.0.1 and an ephemeral port, in memory unless given a `data_dir`, in a background thread with a
-Trio loop of its own, so sync, asyncio and Trio tests all use it. Its helpers (`records`, `committed`,
+on 127.0.0.1 and an ephemeral port, in memory unless given a `data_dir`, in a background thread's Trio
+loop (one loop for every broker of the process, ADR 126), so sync, asyncio and Trio tests all use it. Its helpers (`records`, `committed`,
 `create_topic`, the fault switches) run inside that loop through `trio.from_thread`, so they see the
 broker's state exactly as a request would, without locks. From Trio code, `open_broker` runs the same
 broker in the caller's loop and yields a `RunningBroker` whose helpers are plain calls.

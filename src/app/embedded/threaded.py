@@ -1,9 +1,15 @@
-"""The broker in a background thread (`Broker`, `Cluster`): a Trio loop of its own, so sync, asyncio and
-Trio tests all use it; each helper runs inside that loop through `trio.from_thread`."""
+"""The broker in a background thread (`Broker`, `Cluster`), so sync, asyncio and Trio tests all use it;
+each helper runs inside the broker's loop through `trio.from_thread`.
+
+Every broker of a process runs in one Trio loop on one daemon thread, started with the first broker
+(ADR 126): a later `Broker()` is a task in that loop, not a thread and a loop of its own, so it starts
+in the time its listener and services take (a thread and `trio.run` were about half of it). A broker
+that fails is its own task's failure: the others keep running."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self
@@ -44,51 +50,56 @@ class Broker:
         )
         self._running: RunningBroker | None = None
         self._token: trio.lowlevel.TrioToken | None = None
-        self._thread: threading.Thread | None = None
+        self._done: threading.Event | None = None
         self._stop: trio.Event | None = None
+        self._scope: trio.CancelScope | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Self:
-        if self._thread is not None:
+        if self._done is not None:
             raise BrokerError("the broker is already started")
-        ready = threading.Event()
+        ready, done = threading.Event(), threading.Event()
         failure: list[BaseException] = []
+        scope, stop = trio.CancelScope(), trio.Event()
 
-        async def main() -> None:
-            self._stop = trio.Event()
-            async with open_broker(**self._options) as running:
-                self._running = running
-                self._token = trio.lowlevel.current_trio_token()
-                ready.set()
-                await self._stop.wait()
-
-        def thread() -> None:
+        async def serve() -> None:
             try:
-                trio.run(main)
-            except BaseException as exc:  # reported by start(), or lost after a stop
+                with scope:
+                    async with open_broker(**self._options) as running:
+                        self._running = running
+                        ready.set()
+                        await stop.wait()
+            except Exception as exc:  # reported by start(), or lost after a stop
                 failure.append(exc)
             finally:
                 self._running = None
                 ready.set()
+                done.set()
 
-        self._thread = threading.Thread(target=thread, name="trafka-broker", daemon=True)
-        self._thread.start()
+        host = _Host.get()
+        self._done, self._token, self._stop, self._scope = done, host.token, stop, scope
+        try:
+            host.token.run_sync_soon(host.spawn, serve)
+        except trio.RunFinishedError:  # the host loop ended under us (interpreter shutdown)
+            ready.set()
         if not ready.wait(timeout) or self._running is None:
-            self._thread.join(timeout)
-            self._thread = None
+            with contextlib.suppress(trio.RunFinishedError):
+                host.token.run_sync_soon(scope.cancel)
+            done.wait(timeout)
+            self._done = self._token = None
             cause = failure[0] if failure else None
             raise BrokerError(f"the broker did not start: {_reason(cause)}") from cause
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop gracefully: in-flight requests answered, connections closed, the thread joined."""
-        thread, self._thread = self._thread, None
-        if thread is None:
+        """Stop gracefully: in-flight requests answered, connections closed, its task ended."""
+        done, self._done = self._done, None
+        if done is None:
             return
         if self._token is not None and self._stop is not None:
             with contextlib.suppress(trio.RunFinishedError):
-                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
-        thread.join(timeout)
+                self._token.run_sync_soon(self._stop.set)
+        done.wait(timeout)
         self._token = None
 
     def __enter__(self) -> Self:
@@ -287,6 +298,46 @@ class Cluster(Broker):
     def move_coordinator(self, group: str, to: int) -> None:
         """The group's coordinator moves to node `to`; its members find it again."""
         self._call("move_coordinator", group, to)
+
+
+class _Host:
+    """The Trio loop, on a daemon thread, that runs every broker of the process as a task."""
+
+    _current: _Host | None = None
+    _lock = threading.Lock()
+    spawn: Callable[..., object]
+    token: trio.lowlevel.TrioToken
+
+    def __init__(self) -> None:
+        ready = threading.Event()
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                self.spawn = nursery.start_soon
+                self.token = trio.lowlevel.current_trio_token()
+                ready.set()
+                await trio.sleep_forever()
+
+        self._thread = threading.Thread(target=trio.run, args=(main,), name="trafka-brokers", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    @classmethod
+    def get(cls) -> _Host:
+        with cls._lock:
+            if cls._current is None or not cls._current._thread.is_alive():
+                cls._current = cls()
+            return cls._current
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the parent's host thread is not there."""
+        cls._current = None
+        cls._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_Host.forget)
 
 
 def _reason(exc: BaseException | None) -> str:

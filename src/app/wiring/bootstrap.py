@@ -19,7 +19,7 @@ from trafka.adapters.kafka.api import HandlerRegistry
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.api_versions import feature_ceilings
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
-from trafka.adapters.kafka.connection.server import ServerLimits
+from trafka.adapters.kafka.connection.limits import ServerLimits
 from trafka.adapters.kafka.context import BrokerContext
 from trafka.adapters.kafka.internal_topics import InternalTopics, VisibleTopics
 from trafka.adapters.kafka.releases import pinned, release_name

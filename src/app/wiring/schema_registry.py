@@ -81,9 +81,9 @@ def schema_formats() -> dict[SchemaType, Callable[[], SchemaFormat]]:
 
 def schema_registry(ctx: BrokerContext) -> RegistryService:
     """The broker's registry over its `_schemas` topic (read on first use), made once per broker by
-    `bootstrap`: the REST API and broker-side schema validation (the replica manager's `schema_ids`)
+    `bootstrap`: the REST API and broker-side schema validation (the replica manager's admission's `schema_ids`)
     share it."""
-    registry = ctx.services.replicas.schema_ids
+    registry = ctx.services.replicas.admission.schema_ids
     if not isinstance(registry, SchemaRegistryOnFirstUse):
         raise TypeError("this broker was not wired with a schema registry")
     return registry.service()

@@ -30,7 +30,7 @@ class TransactionService:
         self._catalog = catalog
         self._replicas = replicas
         self._offsets = offsets
-        replicas.transaction_check = coordinator.check_produce
+        replicas.admission.transaction_check = coordinator.check_produce
 
     def _apply(self, txn: TxnMetadata, markers: list[Marker], commit: bool, now: int) -> None:
         """Write the markers, commit or drop the staged offsets, then record the transaction complete."""

@@ -116,7 +116,7 @@ def stored(cluster: Cluster, tp: TopicPartition = TP) -> list[tuple[int, bytes, 
 def test_a_cleaned_log_is_the_log_reduced_by_kafkas_rules(operations, compression):
     cluster = Cluster()
     cluster.catalog.create("c", 1, 1, {"cleanup.policy": "compact", "delete.retention.ms": str(RETENTION)})
-    cluster.replicas.transaction_check = lambda *_: ErrorCode.NONE
+    cluster.replicas.admission.transaction_check = lambda *_: ErrorCode.NONE
     manager = CleanerManager(
         cluster.catalog,
         cluster.logs,
@@ -259,14 +259,14 @@ def test_the_last_batch_of_an_idempotent_producer_is_kept_empty():
     assert [(b.base_offset, len(list(b))) for b in batches] == [(0, 0), (1, 1)]
     assert batches[0].producer_id == 3
     # the producer's next sequence is still accepted after a rebuild of its state from the log
-    cluster.replicas._producer_states.clear()
+    cluster.replicas._producers._states.clear()
     nxt = make_batch([(0, b"k", b"4")], producer_id=3, producer_epoch=0, base_sequence=1)
     assert cluster.replicas.produce(TP, nxt, 0).error == ErrorCode.NONE
 
 
 def test_an_aborted_transaction_goes_at_once_and_its_marker_after_its_horizon():
     cluster, manager, cleaner = _setup()
-    cluster.replicas.transaction_check = lambda *_: ErrorCode.NONE
+    cluster.replicas.admission.transaction_check = lambda *_: ErrorCode.NONE
     log = cluster.logs.get(TP)
     txn = make_batch([(0, b"k", b"x")], producer_id=5, producer_epoch=0, base_sequence=0, transactional=True)
     assert cluster.replicas.produce(TP, txn, 0, "txn").error == 0

@@ -14,7 +14,7 @@ from tests.unit.conftest import Cluster
 from trafka.domain.batch import assign_offsets, validate_batches
 from trafka.domain.control import marker_batch
 from trafka.domain.errors import ErrorCode
-from trafka.domain.replica_manager import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from trafka.domain.offset_lookup import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from trafka.domain.topics import Topic, TopicPartition
 
 OFFSETS = Topic("__consumer_offsets", uuid.uuid4(), 1)

@@ -56,7 +56,7 @@ def test_idle_producers_are_forgotten_and_one_that_returns_starts_afresh():
 
 def test_a_producer_with_an_open_transaction_is_kept():
     replicas = _replicas()
-    replicas.transaction_check = lambda *args: ErrorCode.NONE
+    replicas.admission.transaction_check = lambda *args: ErrorCode.NONE
     assert _produce(replicas, 3, 0, 1_000, transactional=True).error is ErrorCode.NONE
     assert replicas.expire_producers(1_000 + 30 * DAY, DAY) == 0
 

@@ -42,7 +42,7 @@ def wire(schema_id: int, payload: bytes = b"\x02") -> bytes:
 @pytest.fixture
 def registry(cluster: Cluster) -> Registry:
     registry = Registry({"t-value": {1, 2}, "t-key": {7}})
-    cluster.replicas.schema_ids = registry
+    cluster.replicas.admission.schema_ids = registry
     return registry
 
 

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.fetch_read import FetchResult
 from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
 from trafka.domain.quotas import QuotaSensors, QuotaType
-from trafka.domain.replica_manager import FetchResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import ZERO_UUID, Topic, TopicPartition

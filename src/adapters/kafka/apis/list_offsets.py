@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
-from trafka.domain.replica_manager import OffsetResult
+from trafka.domain.offset_lookup import OffsetResult
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
 from trafka.domain.topics import TopicPartition

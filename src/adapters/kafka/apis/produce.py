@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from trafka.domain.errors import ErrorCode
+from trafka.domain.produce_admission import ProduceResult, first_batch_is_transactional
 from trafka.domain.quotas import ClientQuotas, QuotaSensors, QuotaType
-from trafka.domain.replica_manager import ProduceResult, first_batch_is_transactional
 from trafka.domain.security import client_text
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -52,17 +52,9 @@ from ..security.partial import (
 )
 from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
-from ..wire.fast_produce import (
-    OnePartition,
-    PartitionAnswer,
-    ProduceAnswer,
-    ProduceRequestView,
-    TopicKey,
-    decode_one_partition,
-    decode_produce,
-    encode_produce_response,
-)
+from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce
 from ..wire.fast_produce import ProtocolError as ProduceProtocolError
+from ..wire.fast_produce_answer import PartitionAnswer, ProduceAnswer, TopicKey, encode_produce_response
 
 if TYPE_CHECKING:
     from collections.abc import Callable

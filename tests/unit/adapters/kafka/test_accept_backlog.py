@@ -11,7 +11,8 @@ import socket
 import trio
 
 from trafka.adapters.kafka.connection.admission import ConnectionLimits
-from trafka.adapters.kafka.connection.server import ServerLimits, serve
+from trafka.adapters.kafka.connection.limits import ServerLimits
+from trafka.adapters.kafka.connection.server import serve
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters, listeners_from
 

@@ -14,7 +14,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from tests.kafka_python_oracle import kafka_python_frame
 from trafka.adapters.kafka.apis import build_registry
-from trafka.adapters.kafka.wire import fast_produce
+from trafka.adapters.kafka.wire import fast_produce, fast_produce_answer
 from trafka.adapters.kafka.wire.codec import decode_request
 
 VERSIONS = range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1)
@@ -207,7 +207,7 @@ def test_encode_is_byte_identical_to_kafka_python(version, correlation_id, throt
     reference.API_VERSION = version
     reference.with_header(correlation_id=correlation_id)
     expected = bytes(reference.encode(header=True, framed=True))
-    assert fast_produce.encode_produce_response(version, correlation_id, topics, throttle) == expected
+    assert fast_produce_answer.encode_produce_response(version, correlation_id, topics, throttle) == expected
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -242,7 +242,8 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
     reference.with_header(correlation_id=correlation_id)
     expected = bytes(reference.encode(header=True, framed=True))
     assert (
-        fast_produce.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None, ())])]) == expected
+        fast_produce_answer.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None, ())])])
+        == expected
     )
 
 
@@ -250,7 +251,7 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
 @pytest.mark.parametrize("throttle", [0, 1, 8_000])
 def test_a_throttled_answer_carries_its_throttle_time(version, throttle):
     topic = uuid.UUID(int=7) if version >= 13 else "t"  # v13 names topics by id
-    answer = fast_produce.ProduceAnswer([(topic, [(0, 0, 42, -1, 0, None, ())])], throttle)
+    answer = fast_produce_answer.ProduceAnswer([(topic, [(0, 0, 42, -1, 0, None, ())])], throttle)
     assert answer.encode_frame(version, 5) == kafka_python_frame(answer.as_kafka_python(version), version, 5)
     decoded = ProduceResponse.decode(answer.encode_frame(version, 5)[4:], version=version, header=True)
     assert decoded.throttle_time_ms == throttle
@@ -259,7 +260,7 @@ def test_a_throttled_answer_carries_its_throttle_time(version, throttle):
 def test_a_version_past_the_fast_path_is_encoded_by_kafka_python(monkeypatch):
     version = fast_produce.MAX_VERSION - 1
     monkeypatch.setattr(fast_produce, "MAX_VERSION", version - 1)  # kafka-python knows no version past Kafka's
-    answer = fast_produce.ProduceAnswer([("t", [(0, 0, 42, -1, 0, None, ())])])
+    answer = fast_produce_answer.ProduceAnswer([("t", [(0, 0, 42, -1, 0, None, ())])])
     decoded = ProduceResponse.decode(answer.encode_frame(version, 9)[4:], version=version, header=True)
     assert decoded.header.correlation_id == 9
     assert decoded.responses[0].partition_responses[0].base_offset == 42

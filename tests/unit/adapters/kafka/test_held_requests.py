@@ -10,7 +10,8 @@ import trio
 import trio.testing
 
 from trafka.adapters.kafka.connection.faults import Delay, Interceptor
-from trafka.adapters.kafka.connection.server import ServerLimits, serve
+from trafka.adapters.kafka.connection.limits import ServerLimits
+from trafka.adapters.kafka.connection.server import serve
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters, listeners_from
 

@@ -12,12 +12,8 @@ from trafka.adapters.kafka.apis import metadata as metadata_api
 from trafka.adapters.kafka.connection import quotas
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire.fast_fetch import FetchAnswer
-from trafka.adapters.kafka.wire.fast_produce import (
-    PartitionProduceData,
-    ProduceAnswer,
-    ProduceRequestView,
-    TopicProduceData,
-)
+from trafka.adapters.kafka.wire.fast_produce import PartitionProduceData, ProduceRequestView, TopicProduceData
+from trafka.adapters.kafka.wire.fast_produce_answer import ProduceAnswer
 from trafka.app.config.settings import load_settings
 from trafka.app.wiring.bootstrap import bootstrap, default_adapters
 from trafka.domain.quotas import QuotaEntity

@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition
+from trafka.adapters.kafka.connection.limits import ServerLimits
 from trafka.adapters.kafka.connection.outbox import Outbox
-from trafka.adapters.kafka.connection.server import ServerLimits, serve
+from trafka.adapters.kafka.connection.server import serve
 from trafka.adapters.kafka.connection.shared_lane import SharedLane
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.app.config.settings import load_settings
