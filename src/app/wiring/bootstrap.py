@@ -256,7 +256,7 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         it puts its own check in this one's place."""
         return transactions.get().coordinator.check_produce(*batch)
 
-    replicas.transaction_check = first_transactional_batch
+    replicas.admission.transaction_check = first_transactional_batch
     if recorded_transactions:
         transactions.get()
     adapters.started()

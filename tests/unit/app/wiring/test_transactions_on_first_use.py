@@ -46,7 +46,7 @@ def test_a_transactional_batch_before_any_transactional_request_is_answered_as_b
     assert produced.error is ErrorCode.INVALID_PRODUCER_ID_MAPPING
     built = services.transactions_built
     assert built is not None
-    assert services.replicas.transaction_check == built.coordinator.check_produce
+    assert services.replicas.admission.transaction_check == built.coordinator.check_produce
 
 
 def test_a_recorded_transaction_builds_the_coordinator_at_start_and_is_recovered_then():
