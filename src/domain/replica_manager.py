@@ -21,7 +21,7 @@ from .compaction.rules import LastRecord
 from .configs import BrokerPolicy
 from .control import AbortedTxn, marker_batch
 from .errors import ErrorCode, KafkaError
-from .fetch_read import FetchResult
+from .fetch_read import Appended, FetchResult
 from .log_dirs import METADATA_PARTITION, LogDirUsage
 from .offset_lookup import (
     EARLIEST_LOCAL_TIMESTAMP,
@@ -89,7 +89,18 @@ class ReplicaManager:
         # group coordinator was looked for). Fetch, ListOffsets and OffsetForLeaderEpoch read its
         # partitions, as Kafka serves them to any client allowed to; nothing else here touches them.
         self.internal_topics: Callable[[str], Topic | None] = lambda name: None
-        logs.observe_rolls(self._producers.rolled)
+        # Each partition's last append by a Produce, until its notify has completed the Fetches parked
+        # there (`forget_appended`): they are answered from its bytes (ADR 127). A roll drops it.
+        self._appended: dict[TopicPartition, Appended] = {}
+        logs.observe_rolls(self._rolled)
+
+    def _rolled(self, tp: TopicPartition, log: PartitionLog, base_offset: int) -> None:
+        self._appended.pop(tp, None)
+        self._producers.rolled(tp, log, base_offset)
+
+    def forget_appended(self) -> None:
+        """The appends' notify is over: their bytes are no longer kept for parked Fetches."""
+        self._appended.clear()
 
     @property
     def checksum(self) -> Checksum:
@@ -165,7 +176,7 @@ class ReplicaManager:
             if header.producer_id >= 0:  # idempotent (or transactional): its state follows each write
                 group = groups.pop(tp, None)
                 if group is not None:
-                    self._append_group(group, results, now_ms)
+                    self._append_group(tp, group, results, now_ms)
                 results[i] = self._append_one(tp, admitted, now_ms)
                 continue
             group = groups.get(tp)
@@ -178,8 +189,8 @@ class ReplicaManager:
                 admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms
             )
             group.add(i, admitted.buffer, placed, log_append_ms)
-        for group in groups.values():
-            self._append_group(group, results, now_ms)
+        for tp, group in groups.items():
+            self._append_group(tp, group, results, now_ms)
         # Every slot is filled: refused above, appended alone, or appended with its group just now.
         return results  # type: ignore[return-value]  # list[ProduceResult | None] with no None left
 
@@ -205,22 +216,27 @@ class ReplicaManager:
             log.append(buffer, (placed,))
         except OSError as exc:
             return storage_error(exc)
+        self._appended[tp] = _new(Appended, (log, base_offset, placed.next_offset, buffer, True))
         if idempotent:
             self._producers.of(tp, log).record(placed)
         return ProduceResult(
             ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
         )
 
-    @staticmethod
-    def _append_group(group: _PlacedGroup, results: list[ProduceResult | None], now_ms: int) -> None:
+    def _append_group(
+        self, tp: TopicPartition, group: _PlacedGroup, results: list[ProduceResult | None], now_ms: int
+    ) -> None:
         buffers = group.buffers
+        data = buffers[0] if len(buffers) == 1 else b"".join(buffers)
         try:
-            group.log.append(buffers[0] if len(buffers) == 1 else b"".join(buffers), group.headers)
+            group.log.append(data, group.headers)
         except OSError as exc:
             failed = storage_error(exc)
             for i in group.indices:
                 results[i] = failed
             return
+        base = group.headers[0].base_offset
+        self._appended[tp] = _new(Appended, (group.log, base, group.next_offset, data, len(buffers) == 1))
         start = group.log.log_start_offset
         for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
             results[i] = _new(
@@ -272,7 +288,9 @@ class ReplicaManager:
         log = self._readable_log(tp)
         if log is None:
             return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        return fetch_read.read(log, offset, max_bytes, min_one_batch, read_committed, self.last_stable_offset(tp, log))
+        stable = self.last_stable_offset(tp, log)
+        appended = self._appended.get(tp) if self._appended else None
+        return fetch_read.read(log, offset, max_bytes, min_one_batch, read_committed, stable, appended)
 
     def write_marker(
         self,

@@ -165,7 +165,10 @@ def handle_produce(ctx: Uses, request: ProduceRequestView, version: int, client:
         key: TopicKey = topic.topic_id if by_id and topic.topic_id is not None else name
         responses.append((key, partitions))
     if appended:
-        ctx.appends.notify(appended)
+        try:
+            ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
+        finally:
+            ctx.replicas.forget_appended()
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce failed")
@@ -196,7 +199,10 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     )
     appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
     if appended:
-        ctx.appends.notify(appended)
+        try:
+            ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
+        finally:
+            ctx.replicas.forget_appended()
     produced = ctx.observer.partition_produced
     responses = []
     for request, result in zip(requests, results):
