@@ -352,14 +352,29 @@ class AdminTest {
             UserScramCredentialAlteration upsert = new UserScramCredentialUpsertion(user,
                     new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), "secret");
             admin.alterUserScramCredentials(List.of(upsert)).all().get();
-            UserScramCredentialsDescription described =
-                    admin.describeUserScramCredentials(List.of(user)).description(user).get();
-            assertEquals(List.of(new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192)),
-                    described.credentialInfos());
+            // Kafka answers an alteration once its controller committed it; the broker answering the
+            // describe applies it from the metadata log a moment later: both are waited for.
+            eventually("the credential", () -> {
+                try {
+                    UserScramCredentialsDescription described =
+                            admin.describeUserScramCredentials(List.of(user)).description(user).get();
+                    return List.of(new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192))
+                            .equals(described.credentialInfos());
+                } catch (ExecutionException notYet) {
+                    return false;
+                }
+            });
             admin.alterUserScramCredentials(List.of(
                     new UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256))).all().get();
-            assertInstanceOf(ResourceNotFoundException.class,
-                    failure(admin.describeUserScramCredentials(List.of(user)).description(user)));
+            eventually("no credential", () -> {
+                try {
+                    admin.describeUserScramCredentials(List.of(user)).description(user).get();
+                    return false;
+                } catch (ExecutionException gone) {
+                    assertInstanceOf(ResourceNotFoundException.class, gone.getCause());
+                    return true;
+                }
+            });
         }
     }
 
