@@ -52,7 +52,6 @@ class Broker:
         self._token: trio.lowlevel.TrioToken | None = None
         self._done: threading.Event | None = None
         self._stop: trio.Event | None = None
-        self._scope: trio.CancelScope | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Self:
@@ -77,11 +76,12 @@ class Broker:
                 done.set()
 
         host = _Host.get()
-        self._done, self._token, self._stop, self._scope = done, host.token, stop, scope
+        self._done, self._token, self._stop = done, host.token, stop
         try:
             host.token.run_sync_soon(host.spawn, serve)
-        except trio.RunFinishedError:  # the host loop ended under us (interpreter shutdown)
+        except trio.RunFinishedError:  # the host loop ended under us (interpreter shutdown): no task ran
             ready.set()
+            done.set()
         if not ready.wait(timeout) or self._running is None:
             with contextlib.suppress(trio.RunFinishedError):
                 host.token.run_sync_soon(scope.cancel)
