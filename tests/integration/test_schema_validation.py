@@ -58,6 +58,9 @@ def produce(broker, topic: str, values: list[bytes], **config) -> list[KafkaErro
     The linger outlasts any loaded machine's enqueueing (a 50 ms linger split 31 records into two
     batches under CI's load); librdkafka's flush sends at once without waiting for it."""
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 30_000, **config})
+    # The topic's partitions known first: records produced before are queued unassigned and may be
+    # moved to the partition in two runs, which librdkafka then sends as two batches.
+    producer.list_topics(topic, timeout=30)
     errors: list[KafkaError | None] = []
     for value in values:
         producer.produce(topic, value=value, on_delivery=lambda error, _: errors.append(error))

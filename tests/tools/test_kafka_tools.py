@@ -443,10 +443,11 @@ def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
 
     def shell_run(*args: str) -> str:
         # The shell answers a command while its loader may still be reading the log (seen on Kafka's own
-        # long metadata log with a cold JVM: "no such file or directory" for a topic a second run lists).
+        # long metadata log with a cold JVM: "no such file or directory", or nothing at all, for a topic
+        # a second run lists).
         for _ in range(3):
             printed = run(*shell, *args)
-            if "no such file or directory" not in printed:
+            if printed.strip() and "no such file or directory" not in printed:
                 break
         return printed
 
