@@ -54,7 +54,13 @@ from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
 from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce
 from ..wire.fast_produce import ProtocolError as ProduceProtocolError
-from ..wire.fast_produce_answer import PartitionAnswer, ProduceAnswer, TopicKey, encode_produce_response
+from ..wire.fast_produce_answer import (
+    PartitionAnswer,
+    ProduceAnswer,
+    TopicKey,
+    encode_one_partition,
+    encode_produce_response,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -204,30 +210,24 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
         finally:
             ctx.replicas.forget_appended()
     produced = ctx.observer.partition_produced
-    responses = []
+    responses: list[bytes] = []
+    append = responses.append
     for request, result in zip(requests, results):
-        topic, records, error = request.topic, request.records, result.error
-        produced(topic, error, result.records_count, len(records) if result.records_count and records else 0)
-        responses.append(
+        version, correlation_id, _, topic, index, records, _ = request
+        error, base_offset, append_time, start_offset, message, count, record_errors = result
+        produced(topic, error, count, len(records) if count and records else 0)
+        if message is None and not record_errors and version >= 5:  # the common answer: one pack
+            append(
+                encode_one_partition(
+                    version, correlation_id, topic, index, error, base_offset, append_time, start_offset
+                )
+            )
+            continue
+        append(
             encode_produce_response(
-                request.version,
-                request.correlation_id,
-                (
-                    (
-                        topic,
-                        (
-                            (
-                                request.index,
-                                error,
-                                result.base_offset,
-                                result.log_append_time_ms,
-                                result.log_start_offset,
-                                result.message,
-                                result.record_errors,
-                            ),
-                        ),
-                    ),
-                ),
+                version,
+                correlation_id,
+                ((topic, ((index, error, base_offset, append_time, start_offset, message, record_errors),)),),
             )
         )
     return responses
