@@ -275,12 +275,15 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any | Non
 
 def _one_partition(frame: bytes) -> OnePartition | None:
     """A frame the lane answers: a one-partition Produce at a served version, acks 1 or -1."""
-    if frame[:2] != b"\x00\x00":
+    if len(frame) < 2 or frame[0] or frame[1]:  # api key 0, read without a slice
         return None
     one = decode_one_partition(frame)
-    if one is None or not VERSIONS[0] <= one.version <= VERSIONS[1] or one.acks not in (1, -1):
+    if one is None or not _FIRST_VERSION <= one[0] <= _LAST_VERSION or one[2] not in (1, -1):  # version, acks
         return None
     return one
+
+
+_FIRST_VERSION, _LAST_VERSION = VERSIONS
 
 
 def _produced_partitions(body: Any, ctx: Uses) -> list[TopicPartition]:
