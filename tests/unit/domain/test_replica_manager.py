@@ -133,7 +133,7 @@ def test_a_partition_written_from_empty_is_fetched_without_a_scan_for_producer_s
     tp = TopicPartition("fresh", 0)
     batches = [make_batch([(NOW, None, b"%d" % i)]) for i in range(3)]
     if together:
-        cluster.replicas.produce_many([(tp, b) for b in batches], NOW)
+        cluster.replicas.produce_many([(tp, b, None, 3) for b in batches], NOW)
     else:
         for batch in batches:
             cluster.replicas.produce(tp, batch, NOW)

@@ -196,14 +196,11 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
     path answers for each in turn, with the same effects on the logs, the observer and waiting
     fetches (`tests/unit/adapters/kafka/test_produce_lane.py`)."""
-    partitions = [_new(TopicPartition, (r.topic, r.index)) for r in requests]
-    results = ctx.replicas.produce_many(
-        [(tp, r.records) for tp, r in zip(partitions, requests)],
-        ctx.clock_ms(),
-        [r.transactional_id for r in requests],
-        [r.version for r in requests],
-    )
-    appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
+    # (partition, records, transactional id, version) of each: OnePartition is (version, correlation id,
+    # acks, topic, index, records, transactional id)
+    batches = [(_new(TopicPartition, (r[3], r[4])), r[5], r[6], r[0]) for r in requests]
+    results = ctx.replicas.produce_many(batches, ctx.clock_ms())
+    appended = [batch[0] for batch, result in zip(batches, results) if result[0] is ErrorCode.NONE]
     if appended:
         try:
             ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
