@@ -48,13 +48,16 @@ class _PlacedGroup:
 
     __slots__ = ("log", "next_offset", "indices", "buffers", "headers", "log_append_ms")
 
-    def __init__(self, log: PartitionLog, next_offset: int) -> None:
+    def __init__(
+        self, log: PartitionLog, index: int, buffer: bytearray, placed: BatchHeader, log_append_ms: int | None
+    ):
+        """The group of its first batch."""
         self.log = log
-        self.next_offset = next_offset
-        self.indices: list[int] = []
-        self.buffers: list[bytearray] = []
-        self.headers: list[BatchHeader] = []
-        self.log_append_ms: list[int | None] = []
+        self.indices: list[int] = [index]
+        self.buffers: list[bytearray] = [buffer]
+        self.headers: list[BatchHeader] = [placed]
+        self.log_append_ms: list[int | None] = [log_append_ms]
+        self.next_offset = placed.base_offset + placed.last_offset_delta + 1
 
     def add(self, index: int, buffer: bytearray, placed: BatchHeader, log_append_ms: int | None) -> None:
         self.indices.append(index)
@@ -173,12 +176,15 @@ class ReplicaManager:
                     self._append_group(tp, group, results, now_ms)
                 results[i] = self._append_one(tp, admitted, now_ms)
                 continue
+            log_append_ms = now_ms if log_append_time else None
             group = groups.get(tp)
             if group is None:
-                group = groups[tp] = _PlacedGroup(log, log.log_end_offset)
-                if group.next_offset == 0:
+                offset = log.log_end_offset
+                if offset == 0:
                     self._producers.starts_empty(tp, log)
-            log_append_ms = now_ms if log_append_time else None
+                placed = place_batch(buffer, 0, header, offset, LEADER_EPOCH, self._checksum, log_append_ms)
+                groups[tp] = _PlacedGroup(log, i, buffer, placed, log_append_ms)
+                continue
             placed = place_batch(buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms)
             group.add(i, buffer, placed, log_append_ms)
         for tp, group in groups.items():
@@ -227,10 +233,12 @@ class ReplicaManager:
             for i in group.indices:
                 results[i] = failed
             return
-        base = group.headers[0].base_offset
-        self._appended[tp] = _new(Appended, (group.log, base, group.next_offset, data, len(buffers) == 1))
+        headers = group.headers
+        self._appended[tp] = _new(
+            Appended, (group.log, headers[0].base_offset, group.next_offset, data, len(buffers) == 1)
+        )
         start = group.log.log_start_offset
-        for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
+        for i, header, log_append_ms in zip(group.indices, headers, group.log_append_ms):
             results[i] = _new(
                 ProduceResult,
                 (
