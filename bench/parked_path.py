@@ -10,7 +10,8 @@ Medians of each stretch timed with `perf_counter_ns`, the first tenth dropped; t
 (`produce_many`) is not timed. CPU in one process on a warm interpreter, not latency: compare two trees
 run back to back (another tree first on the path: `PYTHONPATH=DIR` where `DIR/trafka` is its `src/`), or
 `--compare`: blocks of 50 records alternating, in the same process, between the code as it is and with
-ADR 130's changes switched off (the timer moved at each answer, the general completion and encoder).
+ADR 130's changes switched off (the timer moved at each answer, the general completion and encoder, the
+answer through the outbox's queue).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import trio.lowlevel
 
 from trafka.adapters.kafka.apis import fetch as fetch_room
 from trafka.adapters.kafka.connection.limits import ServerLimits
-from trafka.adapters.kafka.connection.outbox import Outbox
+from trafka.adapters.kafka.connection.outbox import Outbox, Slot
 from trafka.adapters.kafka.connection.pipeline import Pipeline
 from trafka.adapters.kafka.connection.reader import Reader
 from trafka.adapters.kafka.connection.transport import SocketTransport
@@ -97,6 +98,12 @@ def _eager_finish(self: Purgatory, op: Operation) -> None:
 _LAZY_FINISH = Purgatory._finish
 _ONE_PARTITION = fetch_room.one_partition_completion
 _ONE_ENCODER = fast_fetch._one_partition
+_ANSWER_NOWAIT = Outbox.answer_nowait
+
+
+def _fill_and_flush(self: Outbox, slot: Slot, data: list[bytes] | None) -> None:
+    slot.fill(data)
+    self.flush_nowait()
 
 
 def _switch(on: bool) -> None:
@@ -108,6 +115,7 @@ def _switch(on: bool) -> None:
         else lambda ctx, request, target, by_id: fetch_room.completion(ctx, request, [target], None, None, by_id)
     )
     fast_fetch._one_partition = _ONE_ENCODER if on else (lambda *args: None)  # type: ignore[assignment]
+    Outbox.answer_nowait = _ANSWER_NOWAIT if on else _fill_and_flush  # type: ignore[method-assign]
 
 
 async def run(args: argparse.Namespace) -> dict[str, float]:

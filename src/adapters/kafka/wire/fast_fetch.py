@@ -135,7 +135,7 @@ def _one_partition(
     if records is None or aborted:  # null records, or transactions to list: the general encoder
         return None
     by_id = version >= 13
-    key = (version, topic_id if by_id else name, error_code, session_id)
+    key = (version, topic_id.int if by_id else name, error_code, session_id)  # `.int`: no UUID.__hash__ call
     head = _heads.get(key)
     if head is None:
         if len(_heads) >= _HEADS_KEPT:
