@@ -57,8 +57,9 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
-from ..wire.fast_fetch import REQUEST_VERSIONS, FetchAnswer, PartitionAnswer, TopicAnswer, decode_fetch
-from ..wire.fast_fetch import ProtocolError as FetchProtocolError
+from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
+from ..wire.fast_fetch_request import REQUEST_VERSIONS, decode_fetch
+from ..wire.fast_fetch_request import ProtocolError as FetchProtocolError
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
