@@ -62,7 +62,7 @@ one_partition = st.tuples(int32, int16, int64, int64, int64, st.none() | st.just
 
 
 @pytest.mark.parametrize("version", range(fast_fetch.FLEXIBLE_FROM, fast_fetch.MAX_VERSION + 1))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     correlation_ids=st.lists(int32, min_size=1, max_size=3),
     topic=st.tuples(st.text(max_size=10), topic_ids),
