@@ -34,6 +34,9 @@ def __getattr__(name: str) -> Any:
         collecting = gc.isenabled()
         gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
         try:
+            from trafka._attrs_code import install
+
+            install()  # attrs' code for trafka's classes from the cache (ADR 128)
             from trafka.app import embedded
 
             return getattr(embedded, name)  # the package loads its modules on this first attribute
