@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy, so `import trafka` stays cheap for code that only wants the version or the Spark source.
     if name in ("Broker", "Cluster", "open_broker"):
+        import sys
+
+        embedded = sys.modules.get("trafka.app.embedded")
+        if embedded is not None:
+            return getattr(embedded, name)
         import gc
 
         collecting = gc.isenabled()
@@ -41,6 +46,12 @@ def __getattr__(name: str) -> Any:
 
             return getattr(embedded, name)  # the package loads its modules on this first attribute
         finally:
+            if gc.get_freeze_count() == 0:
+                # What the import allocated, moved to the oldest generation without a walk (freeze, then
+                # unfreeze): enabled with ~100,000 young objects, the collector's next gen-0 pass walked
+                # them all (about 25 ms of a first Broker()); a full collection still sees them (ADR 128)
+                gc.freeze()
+                gc.unfreeze()
             if collecting:
                 gc.enable()
     if name == "testing":

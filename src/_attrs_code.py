@@ -87,19 +87,24 @@ def _read(path: str) -> dict[tuple[str, str], dict[int, bytes]]:
     return table if isinstance(table, dict) else {}
 
 
-def _with_constant(code: Any, old: int, new: int) -> Any:
-    """`code` with every constant `old` (nested tuples and functions' code included) made `new`."""
+def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
+    """The script's code with the constant `old` made `new` in its `__hash__` (the one function that holds
+    it, directly or in a tuple of constants)."""
 
     def swap(value: Any) -> Any:
         if type(value) is int and value == old:
             return new
         if type(value) is tuple:
             return tuple(swap(item) for item in value)
-        if isinstance(value, CodeType):
-            return value.replace(co_consts=tuple(swap(item) for item in value.co_consts))
         return value
 
-    return swap(code)
+    consts = tuple(
+        item.replace(co_consts=swap(item.co_consts))
+        if isinstance(item, CodeType) and item.co_name == "__hash__"
+        else item
+        for item in code.co_consts
+    )
+    return code.replace(co_consts=consts)
 
 
 def install() -> bool:
