@@ -73,6 +73,10 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 # topology descriptions, the codecs' libraries (the first compressed batch inflated), a TOML reader, the
 # IDNA codec, and the version lookup the crc32c package does on import (its C function is loaded alone).
 DEFERRED = (
+    # Kafka's broker keys read as a file, the rooms' declarations listed for tests only (ADR 128)
+    "importlib.resources",
+    "zipfile",
+    "pkgutil",
     "tomllib",
     "importlib.metadata",
     "encodings.idna",
