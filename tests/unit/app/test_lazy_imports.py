@@ -331,3 +331,15 @@ def test_the_broker_modules_import_leaves_no_young_generation_to_walk():
     assert not enabled
     enabled, _, frozen_before, frozen_after = _after_first_broker_attribute("gc.freeze()")
     assert enabled and frozen_before > 0 and frozen_after > frozen_before // 2  # (some die meanwhile)
+
+
+def test_serves_configuration_reads_kafkas_key_names_without_importlib_resources():
+    """Session 15: `serve` starts from Kafka's single-node configuration and checks its key names, read
+    as a file beside their module (`importlib.resources` loaded its readers and zipfile for it)."""
+    modules = loaded_after(
+        "from trafka.app.config.settings import load_configuration\n"
+        "from trafka.app.config.kafka_names import is_kafka_key\n"
+        "load_configuration(None, {'KAFKA_NUM_PARTITIONS': '2'}, None, single_node=True)\n"
+        "assert is_kafka_key('log.retention.ms') and not is_kafka_key('log.retention.mss')\n"
+    )
+    assert among(modules, ("zipfile", "importlib.resources", "importlib.readers")) == []
