@@ -175,6 +175,7 @@ NAMING_AN_API_ALLOWED = {
     # answer that must become one (`as_kafka_python`), for the layers that change answers.
     "wire/fast_produce_answer.py",
     "wire/fast_fetch.py",
+    "wire/fast_fetch_request.py",  # the request's fast decoder builds the schema codec's objects (ADR 116)
     # The GROUP config resource's store takes IncrementalAlterConfigs' resource shape, to share the
     # config rooms' code for what it replays from the metadata log.
     "runtime/group_configs.py",

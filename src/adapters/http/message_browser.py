@@ -28,7 +28,7 @@ Fetch = Callable[[TopicPartition, int, int, bool], FetchResult]  # ReplicaManage
 async def browse_off_the_loop(view: BrokerView, tp: TopicPartition, offset: int, limit: int) -> list[BrowsedRecord]:
     def fetch_on_the_loop(tp: TopicPartition, offset: int, max_bytes: int, min_one_batch: bool) -> FetchResult:
         result = trio.from_thread.run_sync(partial(view.replicas.fetch, tp, offset, max_bytes, min_one_batch))
-        return attrs.evolve(result, records=bytes(result.records))  # a copy the loop cannot change
+        return result._replace(records=bytes(result.records))  # a copy the loop cannot change
 
     return await trio.to_thread.run_sync(browse, fetch_on_the_loop, tp, offset, limit, view.replicas.decompress)
 

@@ -33,7 +33,7 @@ Version notes:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -57,12 +57,11 @@ from ..security.partial import (
     PartialAnswer,
     topic_lists,
 )
-from ..wire.fast_fetch import REQUEST_VERSIONS, FetchAnswer, PartitionAnswer, TopicAnswer, decode_fetch
-from ..wire.fast_fetch import ProtocolError as FetchProtocolError
+from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
+from ..wire.fast_fetch_request import REQUEST_VERSIONS, decode_fetch
+from ..wire.fast_fetch_request import ProtocolError as FetchProtocolError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from trafka.domain.catalog import TopicCatalog
     from trafka.domain.configs import BrokerPolicy
     from trafka.domain.fetch_sessions import FetchSessionCache
@@ -258,6 +257,19 @@ def handle_fetch(ctx: Uses, request: FetchRequest, version: int, client: ClientI
     if gathered >= request.min_bytes or errors or request.max_wait_ms <= 0 or not targets:
         return _answer(ctx, targets, results, tally, context, by_id)
 
+    if len(targets) == 1 and context is None and cap is None:  # librdkafka's consumer at the log end
+        return Parked(partitions, request.max_wait_ms, one_partition_completion(ctx, request, targets[0], by_id))
+    return Parked(partitions, request.max_wait_ms, completion(ctx, request, targets, cap, context, by_id))
+
+
+def completion(
+    ctx: Uses,
+    request: FetchRequest,
+    targets: Sequence[Target],
+    cap: int | None,
+    context: FetchContext | None,
+    by_id: bool,
+) -> Callable[[bool], FetchAnswer | None]:
     def complete(expired: bool) -> FetchAnswer | None:
         """Kafka's DelayedFetch.tryComplete, run by the task that appended to one of its partitions
         (or at `max_wait_ms`, or as the broker shuts down): read again, answer if there is enough."""
@@ -266,7 +278,47 @@ def handle_fetch(ctx: Uses, request: FetchRequest, version: int, client: ClientI
             return None
         return _answer(ctx, targets, results, tally, context, by_id)
 
-    return Parked(partitions, request.max_wait_ms, complete)
+    return complete
+
+
+def one_partition_completion(
+    ctx: Uses, request: FetchRequest, target: Target, by_id: bool
+) -> Callable[[bool], FetchAnswer | None]:
+    """`completion` of a parked Fetch of one readable partition without a session or a fetch quota (every
+    record of the latency bench's consumer, ADR 130): `_read` and `_answer` for that one partition, what
+    stays the same between tries taken once. Proven to answer what `completion` answers, tried after
+    appends, transactions, markers and deletions, expired or not
+    (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
+    key, name, _, fetch_offset, max_bytes = target
+    assert name is not None
+    tp = TopicPartition(name, key[1])
+    topic: Any = key[0]
+    topic_name, topic_id = (None, topic) if by_id else (topic, ZERO_UUID)
+    index = key[1]
+    read_committed = request.isolation_level == READ_COMMITTED
+    replicas, policy, shutting_down, observer = ctx.replicas, ctx.policy, ctx.shutting_down, ctx.observer
+
+    def complete(expired: bool) -> FetchAnswer | None:
+        budget = min(request.max_bytes, policy.fetch_max_bytes)
+        result = replicas.fetch(tp, fetch_offset, min(max_bytes, max(budget, 0)), True, read_committed)
+        records, error = result.records, result.error
+        if len(records) < request.min_bytes and error is ErrorCode.NONE and not expired and not shutting_down.is_set():
+            return None
+        observer.partition_fetched(name, error, len(records))
+        aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
+        partition = (
+            index,
+            error,
+            result.high_watermark,
+            result.last_stable_offset,
+            result.log_start_offset,
+            aborted,
+            -1,
+            records,
+        )
+        return FetchAnswer([(topic_name, topic_id, [partition])])
+
+    return complete
 
 
 def _topic_names(request, version, ctx) -> list[str]:

@@ -153,6 +153,26 @@ class Outbox:
         if self._waiting:
             self._changed.set()
 
+    def answer_nowait(self, slot: Slot, data: list[bytes] | None) -> None:
+        """`slot.fill(data)` then `flush_nowait()`, for a response completed outside the connection's
+        tasks (a parked answer, ADR 58 and 80). When it is the only response queued and no flush is
+        writing (a consumer at the log end), its buffers go to the socket at once, past the queue's
+        bookkeeping (ADR 130); what the socket does not take stays in the slot, at the head."""
+        slots = self._slots
+        if data is None or self._writing or len(slots) != 1 or slots[0] is not slot:
+            slot.fill(data)
+            self.flush_nowait()
+            return
+        rest = self._transport.send_nowait(data)
+        if rest:
+            slot.data = list(rest)  # type: ignore[arg-type]
+            slot.ready = True
+            self.queued_bytes += sum(map(len, rest))
+        else:
+            slots.popleft()
+        if self._waiting:
+            self._changed.set()
+
     async def drain(self) -> None:
         """Write everything queued, waiting for deferred responses (at the end of a connection)."""
         while self._slots:

@@ -98,6 +98,12 @@ class SocketTransport:
             _drop_written(pending, written)
 
     def send_nowait(self, buffers: Sequence[bytes]) -> list[bytes | memoryview]:
+        if len(buffers) == 1:  # one small response (a parked Fetch's answer): no list, no walk
+            try:
+                written = os.writev(self._fd, buffers)
+            except OSError:  # full, or the peer is gone: `send` finds out which
+                return list(buffers)
+            return [] if written == len(buffers[0]) else [memoryview(buffers[0])[written:]]
         pending: list[bytes | memoryview] = list(buffers)
         while pending:
             batch = pending if len(pending) <= _IOV_MAX else pending[:_IOV_MAX]

@@ -12,8 +12,11 @@ outbox slot (`park`). Then:
   request), or None, and the operation stays parked on its keys for the next notify;
 - **expiry**: one timer task (`run`) sleeps until the earliest deadline and completes what expired
   with `complete(True)`, which always answers;
-- **forgetting**: an operation completed is removed from every key and, when it is the next to expire,
-  from the timer; one whose connection closed is dropped (`forget`);
+- **forgetting**: an operation completed is removed from every key; one whose connection closed is
+  dropped (`forget`). Its deadline stays in the timer's heap (lazily, as Kafka purges its watcher
+  lists): the timer skips finished entries when it wakes, so neither an answer nor the next park moves
+  the timer on the latency path (ADR 130), and the heap is compacted when finished entries outnumber
+  the live ones, so a client answered at a high rate with a long `max_wait_ms` holds no memory;
 - **early completion**: `notify_all` (transaction markers moving last stable offsets, shutdown)
   tries every parked operation.
 After each round of completions the broker's unit of work commits (ADR 79): a ShareFetch that acquired
@@ -66,7 +69,8 @@ class Purgatory:
         self._waiters: dict[Hashable, set[Waiter]] = {}
         self._deadlines: list[tuple[float, int, Operation]] = []  # (trio time, order, operation)
         self._order = itertools.count()
-        self._timer: trio.CancelScope | None = None  # the timer's sleep, its deadline the earliest live one
+        self._timer: trio.CancelScope | None = None  # the timer's sleep, its deadline the heap's earliest
+        self._timed = 0  # live operations with a deadline: the heap holds these and finished ones
         self.unit_of_work = unit_of_work or UnitOfWork()
         self.woken = 0  # how many notifies set an event (the reader lets those tasks answer first)
 
@@ -80,10 +84,15 @@ class Purgatory:
             self._waiters.setdefault(key, set()).add(op)
         if parked.max_wait_ms is not None:
             deadline = trio.current_time() + parked.max_wait_ms / 1000
-            heapq.heappush(self._deadlines, (deadline, next(self._order), op))
+            deadlines = self._deadlines
+            heapq.heappush(deadlines, (deadline, next(self._order), op))
+            self._timed += 1
             timer = self._timer
             if timer is not None and deadline < timer.deadline:
-                timer.deadline = deadline  # moved, not woken
+                timer.deadline = deadline  # moved, not woken (rarely: the heap's earliest is usually sooner)
+            elif len(deadlines) > _COMPACT_FROM and len(deadlines) > 2 * self._timed:
+                deadlines[:] = [entry for entry in deadlines if not entry[2].finished]  # in place: `run` holds it
+                heapq.heapify(deadlines)
         return op
 
     def forget(self, op: Operation) -> None:
@@ -93,16 +102,13 @@ class Purgatory:
             op.deliver = _delivered
 
     def _finish(self, op: Operation) -> None:
-        """Answered or dropped: off its keys, and off the timer if it was the next to expire (the
-        timer's deadline moves to the next live operation, so it never wakes for a finished one)."""
+        """Answered or dropped: off its keys. Its deadline stays in the heap, finished: the timer skips it
+        when it wakes (a Trio deadline moved per answer and again per park cost more than a spurious
+        wake per `max_wait_ms`), and `park` compacts the heap when finished entries dominate."""
         op.finished = True
         self._unwatch(op, op.parked.keys)
-        deadlines = self._deadlines
-        if deadlines and deadlines[0][2] is op:
-            while deadlines and deadlines[0][2].finished:
-                heapq.heappop(deadlines)
-            if self._timer is not None:
-                self._timer.deadline = deadlines[0][0] if deadlines else math.inf
+        if op.parked.max_wait_ms is not None:
+            self._timed -= 1
 
     def _unwatch(self, waiter: Waiter, keys: Iterable[Hashable]) -> None:
         for key in keys:
@@ -197,8 +203,9 @@ class Purgatory:
 
     async def run(self) -> None:
         """The purgatory's timer: complete each operation whose deadline passed (`complete(True)`). It
-        sleeps in a cancel scope whose deadline is the earliest live operation's: a park moves it
-        earlier, an answer later, and neither wakes it; it wakes only when an operation expires."""
+        sleeps in a cancel scope whose deadline is the heap's earliest: a park moves it earlier (when it
+        is sooner), an answer does not move it; it wakes when that deadline passes, completes what
+        expired, skips what was answered meanwhile and sleeps until the next."""
         deadlines = self._deadlines
         while True:
             while deadlines and deadlines[0][2].finished:
@@ -213,6 +220,9 @@ class Purgatory:
                 if not op.finished:
                     self._try(op, expired=True)
             self.unit_of_work.commit()
+
+
+_COMPACT_FROM = 64  # heap entries below which finished ones are left for the timer to skip
 
 
 def _delivered(answer: Any) -> None:

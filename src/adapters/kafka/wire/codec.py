@@ -2,7 +2,7 @@
 
 Bodies go through the classes `schema_codec` compiles from Kafka's JSON schemas (ADRs 71, 92), except
 where a room declares a measured `FastDecoder` for some versions (Produce's `fast_produce`, Fetch's
-`fast_fetch`, proven equal to the schema codec by differential tests, ADRs 9 and 116); a response that encodes itself (a
+`fast_fetch_request`, proven equal to the schema codec by differential tests, ADRs 9 and 116); a response that encodes itself (a
 fast-path answer) does so. This module reads the request header (`primitives.request_header`, which
 both fast paths read it with too), picks the class and version, and turns every decoding failure into a
 `ProtocolError` for the connection to report.

@@ -56,3 +56,54 @@ def test_a_version_past_the_fast_path_is_encoded_by_kafka_python(monkeypatch):
 
     decoded = FetchResponse.decode(fetch.encode_frame(version, 3)[4:], version=version, header=True)
     assert decoded.header.correlation_id == 3 and decoded.responses[0].partitions[0].high_watermark == 5
+
+
+one_partition = st.tuples(int32, int16, int64, int64, int64, st.none() | st.just(()) | aborted, int32, records)
+
+
+@pytest.mark.parametrize("version", range(fast_fetch.FLEXIBLE_FROM, fast_fetch.MAX_VERSION + 1))
+@settings(max_examples=80, deadline=None)
+@given(
+    correlation_ids=st.lists(int32, min_size=1, max_size=3),
+    topic=st.tuples(st.text(max_size=10), topic_ids),
+    partition=one_partition,
+    watermarks=st.lists(st.tuples(int64, int64, int64), min_size=1, max_size=3),
+    error=int16,
+    throttle=st.sampled_from([0, 0, 7]),
+    session=int32,
+)
+def test_one_partition_answers_are_the_general_encoders_piece_for_piece(
+    version, correlation_ids, topic, partition, watermarks, error, throttle, session
+):
+    """ADR 130: the one-partition encoder keeps the bytes before the partition per version, topic and
+    session; whatever it is asked after (other correlation ids, offsets, records), its pieces are the
+    general encoder's, and those are kafka-python's bytes."""
+    for correlation_id, (high, stable, start) in zip(correlation_ids, watermarks * 3):
+        partitions = [(partition[0], partition[1], high, stable, start, *partition[5:])]
+        answer = [(topic[0], topic[1], partitions)]
+        fetch = fast_fetch.FetchAnswer(answer, error, throttle, session)
+        pieces = fetch.encode_pieces(version, correlation_id)
+        assert pieces == fast_fetch.encode_fetch_pieces(version, correlation_id, answer, error, session, throttle)
+        assert b"".join(pieces) == kafka_python_frame(fetch.as_kafka_python(version), version, correlation_id)
+
+
+def test_the_one_partition_encoder_takes_the_answers_a_parked_fetch_gives(monkeypatch):
+    """The answers of a consumer at the log end (no throttle, no aborted transaction listed, records)
+    take the kept head; anything else is left to the general encoder."""
+    calls = []
+    general = fast_fetch.encode_fetch_pieces
+    monkeypatch.setattr(fast_fetch, "encode_fetch_pieces", lambda *a: calls.append(a) or general(*a))
+    topic_id = uuid.uuid4()
+
+    def answer(aborted, records, throttle=0, version=16):
+        partitions = [(0, 0, 5, 5, 0, aborted, -1, records)]
+        return fast_fetch.FetchAnswer([("t", topic_id, partitions)], 0, throttle).encode_pieces(version, 1)
+
+    answer(None, b"x")
+    answer((), b"x" * fast_fetch.SEPARATE_RECORDS)
+    assert calls == []
+    answer([(1, 2)], b"x")
+    answer((), None)
+    answer((), b"x", throttle=5)
+    answer((), b"x", version=11)
+    assert len(calls) == 4

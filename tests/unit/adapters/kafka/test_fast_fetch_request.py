@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trafka.adapters.kafka.apis import build_registry
-from trafka.adapters.kafka.wire import fast_fetch
+from trafka.adapters.kafka.wire import fast_fetch_request as fast_fetch
 from trafka.adapters.kafka.wire.codec import ProtocolError, decode_request
 from trafka.adapters.kafka.wire.primitives import request_header
 from trafka.schema_codec.messages import FetchRequest, Message
@@ -187,3 +187,33 @@ def test_a_malformed_frame_is_a_protocol_error_of_the_codec():
     frame = struct.pack(">hhih", 1, 12, 7, -1) + b"\x00" + b"\x01\x02"
     with pytest.raises(ProtocolError, match="FetchRequest v12"):
         decode_request(frame, REGISTRY)
+
+
+def test_a_topic_id_named_again_is_the_same_uuid_and_the_kept_ids_are_bounded():
+    """ADR 130: the decoder keeps one `UUID` per raw id (immutable, so shared), equal to the codec's;
+    past `_IDS_KEPT` distinct ids it starts over, so a client naming random ids holds no memory."""
+
+    def decoded_id(topic_id: uuid.UUID):
+        request = FetchRequest(
+            version=16,
+            max_wait_ms=1,
+            min_bytes=1,
+            max_bytes=1,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            topics=[Topic(version=16, topic_id=topic_id, partitions=[])],
+            forgotten_topics_data=[],
+            rack_id="",
+        )
+        request.with_header(correlation_id=1, client_id="c")
+        frame = bytes(request.encode(header=True))
+        found = fast_fetch._decode(frame, 16)[2].topics[0].topic_id
+        assert found == _reference(frame, 16)[2].topics[0].topic_id
+        return found
+
+    named = uuid.uuid4()
+    assert decoded_id(named) is decoded_id(named) == named
+    for _ in range(fast_fetch._IDS_KEPT + 10):
+        decoded_id(uuid.uuid4())
+        assert len(fast_fetch._ids) <= fast_fetch._IDS_KEPT

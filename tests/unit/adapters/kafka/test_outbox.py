@@ -230,3 +230,41 @@ async def test_send_nowait_takes_what_the_socket_takes_and_send_writes_the_rest_
     right.close()
     assert transport.send_nowait([b"x"]) in ([b"x"], [])  # a closed peer: no exception here
     left.close()
+
+
+async def test_answer_nowait_writes_the_only_response_at_once_and_keeps_what_the_socket_did_not_take():
+    """ADR 130: a parked answer that is the only response queued goes to the socket past the queue; what
+    the socket does not take stays at the head for `flush`; behind another response it waits its turn."""
+    transport = PartialTransport(room=5)
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    alone = outbox.slot()
+    outbox.answer_nowait(alone, [b"abc"])
+    assert transport.taken == b"abc" and not outbox.pending and outbox.queued_bytes == 0
+    partly = outbox.slot()
+    outbox.answer_nowait(partly, [b"defgh"])
+    assert transport.taken == b"abcde" and outbox.head_ready and outbox.queued_bytes == 3
+    behind = outbox.slot()
+    outbox.answer_nowait(behind, [b"ij"])  # not the only one: behind the rest, tried with it (`flush_nowait`)
+    assert transport.taken == b"abcde" and outbox.queued_bytes == 5
+    await outbox.flush()
+    assert transport.writes == [[b"fghij"]] and outbox.queued_bytes == 0 and not outbox.pending
+    failed = outbox.slot()
+    outbox.answer_nowait(failed, None)
+    with pytest.raises(ConnectionAborted):
+        await outbox.flush()
+
+
+async def test_send_nowait_of_one_buffer_gives_back_what_the_socket_did_not_take():
+    from trafka.adapters.kafka.connection.transport import SocketTransport
+
+    left, right = trio.socket.socketpair()
+    left.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+    transport = SocketTransport(trio.SocketStream(left))
+    assert transport.send_nowait([b"small"]) == []
+    big = bytes(range(256)) * 4096
+    rest = transport.send_nowait([big])
+    assert len(rest) == 1 and 0 < len(rest[0]) < len(big) and bytes(rest[0]) == big[len(big) - len(rest[0]) :]
+    rest_again = transport.send_nowait([b"more"])  # full: nothing taken
+    assert rest_again == [b"more"]
+    right.close()
+    left.close()

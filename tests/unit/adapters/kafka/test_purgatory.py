@@ -1,5 +1,6 @@
 """The purgatory (ADR 80): operations parked on keys are tried in the notifying task, stay parked while
-they have no answer, expire on one timer that no answer or park wakes, and are never answered twice;
+they have no answer, expire on one timer that no answer or park wakes (nor moves, ADR 130), and are
+never answered twice;
 the unit of work commits after every round of completions."""
 
 from __future__ import annotations
@@ -50,25 +51,56 @@ async def test_a_notify_tries_only_the_operations_on_its_keys_and_answers_once()
     assert sorted(answers) == ["a", "b"] and purgatory._waiters == {}
 
 
-async def test_expiry_answers_at_the_deadline_and_an_answer_moves_the_timer_without_waking_it(autojump_clock):
+async def test_expiry_answers_at_the_deadline_and_an_answer_leaves_the_timer_alone(autojump_clock):
+    """ADR 130: an answer does not move the timer (nor does a later park, when it is not sooner); the
+    timer wakes at the answered operation's deadline, skips it, and sleeps until the next live one."""
     purgatory = Purgatory()
     answers: list[str] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(purgatory.run)
         await trio.testing.wait_all_tasks_blocked()
         first, second = Ready("first"), Ready("second")
+        start = trio.current_time()
         purgatory.park(Parked(("k",), 100, first), answers.append)
         purgatory.park(Parked(("k",), 500, second), answers.append)
-        assert purgatory._timer is not None and purgatory._timer.deadline == pytest.approx(trio.current_time() + 0.1)
+        assert purgatory._timer is not None and purgatory._timer.deadline == pytest.approx(start + 0.1)
         first.ready = True
-        purgatory.notify(["k"])  # answered: the timer now waits for the second only
-        assert answers == ["first"]
-        assert purgatory._timer.deadline == pytest.approx(trio.current_time() + 0.5)
-        await trio.sleep(0.499)
-        assert answers == ["first"]
-        await trio.sleep(0.002)
-        assert answers == ["first", "second expired"]
+        purgatory.notify(["k"])  # answered: the timer is not moved
+        assert answers == ["first"] and first.tries == 1
+        assert purgatory._timer.deadline == pytest.approx(start + 0.1)
+        purgatory.park(Parked(("k",), 300, third := Ready("third")), answers.append)  # later: not moved
+        assert purgatory._timer.deadline == pytest.approx(start + 0.1)
+        await trio.sleep(0.15)  # woke at 0.1: the first skipped, not tried again
+        assert answers == ["first"] and first.tries == 1
+        assert purgatory._timer.deadline == pytest.approx(start + 0.3)
+        await trio.sleep(0.2)
+        assert answers == ["first", "third expired"] and third.tries == 1
+        await trio.sleep(0.2)
+        assert answers == ["first", "third expired", "second expired"]
         assert purgatory._timer.deadline == math.inf and purgatory._waiters == {}
+        assert purgatory._deadlines == [] and purgatory._timed == 0
+        nursery.cancel_scope.cancel()
+
+
+async def test_finished_deadlines_are_compacted_so_fast_answers_hold_no_memory(autojump_clock):
+    """Operations answered at once with a long `max_wait_ms` leave their deadlines in the heap until the
+    timer would reach them: `park` compacts the heap whenever finished entries outnumber live ones, so
+    it stays bounded by the live operations (rule 4), not by the answers' rate times the wait."""
+    purgatory = Purgatory()
+    answers: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.testing.wait_all_tasks_blocked()
+        waiting = Ready("waiting")
+        purgatory.park(Parked(("w",), 1_000_000, waiting), answers.append)
+        for i in range(10_000):
+            ready = Ready(str(i))
+            ready.ready = True
+            purgatory.park(Parked(("k",), 2**31 - 1, ready), answers.append)
+            purgatory.notify(["k"])
+            assert len(purgatory._deadlines) <= 2 * 64 + 2
+        assert len(answers) == 10_000 and purgatory._timed == 1
+        assert not waiting.tries
         nursery.cancel_scope.cancel()
 
 
@@ -207,5 +239,5 @@ async def test_the_answer_leaves_before_the_operation_leaves_its_keys_and_the_ti
         answering.ready = True
         purgatory.notify(["p0"])
         assert seen == [(parked_until, True, True)] and answering.tries == 1
-        assert purgatory._timer.deadline == math.inf and purgatory._waiters == {}
+        assert purgatory._waiters == {} and purgatory._timed == 0  # its deadline is skipped when reached
         nursery.cancel_scope.cancel()
