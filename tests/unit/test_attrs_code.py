@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from trafka._attrs_code import FORMAT
+
 # Writes the file: every class a memory broker's start and its rooms build.
 WARM = """
 from trafka import _attrs_code
@@ -143,8 +145,15 @@ def test_someone_elses_hook_is_left_alone(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"garbage", b"\x00" * 64, MAGIC_NUMBER + b"garbage", MAGIC_NUMBER + b"N"],
-    ids=["empty", "garbage", "zeros", "magic-then-garbage", "magic-then-none"],
+    [
+        b"",
+        b"garbage",
+        b"\x00" * 64,
+        MAGIC_NUMBER + b"N",
+        MAGIC_NUMBER + FORMAT + b"garbage",
+        MAGIC_NUMBER + FORMAT + b"N",
+    ],
+    ids=["empty", "garbage", "zeros", "no-format-line", "marshal-garbage", "not-a-table"],
 )
 def test_a_damaged_file_is_ignored(tmp_path: Path, content: bytes) -> None:
     path = _run("from trafka import _attrs_code; print(_attrs_code.cache_path())", tmp_path)
