@@ -36,6 +36,9 @@ CMD ["trafka", "export", "--help"]
 
 FROM base AS broker
 RUN pip install "/tmp/trafka-src[all]" && rm -rf /tmp/trafka-src
+# The code attrs generates for trafka's classes, cached as pip compiles the bytecode (ADR 128): the image
+# sets PYTHONDONTWRITEBYTECODE and runs as a user who cannot write site-packages, so no start would.
+RUN python -m trafka._attrs_code
 USER trafka
 WORKDIR /home/trafka
 VOLUME /var/lib/trafka

@@ -34,7 +34,7 @@ another trafka installed (say, the commit before a change, `pip install` of a `g
 interleaved with this checkout's runs: a before/after on the same loaded machine in the same minutes.
 
 trafka's bytecode is compiled first (`compile_bytecode`), with each interpreter, as a wheel's install
-does.
+does, and so is the cache of the code attrs generates for its classes (ADR 128), as a first start writes it.
 
 Beside each wall-clock median the table gives the median CPU time (user + system) the case's process
 spent up to that point, and its ratio to the floor's: the floor's and the CLI's to their exit
@@ -283,9 +283,21 @@ def table(found: list[dict[str, object]]) -> str:
 def compile_bytecode(python: str) -> None:
     """trafka's modules compiled to bytecode once, as pip does when it installs a wheel: an editable install
     under PYTHONDONTWRITEBYTECODE (set in some CI and container images) would otherwise compile every trafka
-    module at every start, while the floor's trio and attrs come with their bytecode."""
+    module at every start, while the floor's trio and attrs come with their bytecode. So is the code attrs
+    generates for trafka's classes (ADR 128), where the tree has its cache: the first start writes it
+    when bytecode may be written, `python -m trafka._attrs_code` whatever the environment says."""
     subprocess.run(
         [python, "-c", "import compileall, trafka; compileall.compile_dir(trafka.__path__[0], quiet=1)"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(
+        [
+            python,
+            "-c",
+            "import importlib.util, runpy\n"
+            "if importlib.util.find_spec('trafka._attrs_code'): runpy.run_module('trafka._attrs_code', run_name='__main__')",
+        ],
         check=True,
         stdout=subprocess.DEVNULL,
     )

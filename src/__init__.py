@@ -29,15 +29,29 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy, so `import trafka` stays cheap for code that only wants the version or the Spark source.
     if name in ("Broker", "Cluster", "open_broker"):
+        import sys
+
+        embedded = sys.modules.get("trafka.app.embedded")
+        if embedded is not None:
+            return getattr(embedded, name)
         import gc
 
         collecting = gc.isenabled()
         gc.disable()  # the broker's modules live as long as the process: no collection walks them (ADR 110)
         try:
+            from trafka._attrs_code import install
+
+            install()  # attrs' code for trafka's classes from the cache (ADR 128)
             from trafka.app import embedded
 
             return getattr(embedded, name)  # the package loads its modules on this first attribute
         finally:
+            if gc.get_freeze_count() == 0:
+                # What the import allocated, moved to the oldest generation without a walk (freeze, then
+                # unfreeze): enabled with ~100,000 young objects, the collector's next gen-0 pass walked
+                # them all (about 25 ms of a first Broker()); a full collection still sees them (ADR 128)
+                gc.freeze()
+                gc.unfreeze()
             if collecting:
                 gc.enable()
     if name == "testing":

@@ -300,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     gc.disable()  # start-up allocates what lives as long as the process: no collection walks it (ADR 109)
+    from trafka._attrs_code import install
+
+    install()  # attrs' code for trafka's classes from the cache (ADR 128)
     import attrs
     import trio
 

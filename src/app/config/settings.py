@@ -94,12 +94,16 @@ def read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
 
 
+# trafka's variables that are no setting: the operator commands' broker, the attrs code cache's switch (ADR 128)
+NOT_SETTINGS = frozenset({"TRAFKA_BOOTSTRAP", "TRAFKA_ATTRS_CODE_CACHE"})
+
+
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """`TRAFKA_SECTION_KEY=value` as {section: {key: value}}; `TRAFKA_LOG_LEVEL` is top level."""
     sections = {"server", "broker", "storage", "groups", "http", "log", "security", "log_cleaner"}
     out: dict[str, Any] = {}
     for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX):
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
             continue
         key = name[len(ENV_PREFIX) :].lower()
         if key == "log_level":

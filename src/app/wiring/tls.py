@@ -61,9 +61,7 @@ def _enabled_protocols(context: ssl.SSLContext, text: str, fail) -> None:
 
 _TLS13_SUITES = frozenset({"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"})
 _KEY_EXCHANGES = {"ECDHE_ECDSA": "ECDHE-ECDSA-", "ECDHE_RSA": "ECDHE-RSA-", "DHE_RSA": "DHE-RSA-", "RSA": ""}
-_IANA_SUITE = re.compile(
-    r"TLS_(ECDHE_ECDSA|ECDHE_RSA|DHE_RSA|RSA)_WITH_(AES_(?:128|256))_(GCM|CBC)_(SHA|SHA256|SHA384)"
-)
+_IANA_SUITE = r"TLS_(ECDHE_ECDSA|ECDHE_RSA|DHE_RSA|RSA)_WITH_(AES_(?:128|256))_(GCM|CBC)_(SHA|SHA256|SHA384)"
 
 
 def _openssl_name(suite: str) -> str | None:
@@ -71,7 +69,7 @@ def _openssl_name(suite: str) -> str | None:
     if suite.startswith("TLS_") and "_WITH_CHACHA20_POLY1305_SHA256" in suite:
         exchange = _KEY_EXCHANGES.get(suite[4 : suite.index("_WITH_")])
         return None if exchange is None else exchange + "CHACHA20-POLY1305"
-    parsed = _IANA_SUITE.fullmatch(suite)
+    parsed = re.fullmatch(_IANA_SUITE, suite)  # compiled at the first TLS listener, then re's cache
     if parsed is None:
         return None if suite.startswith("TLS_") else suite
     exchange, cipher, mode, mac = parsed.groups()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import functools
 import hashlib
 import hmac
 import re
@@ -92,12 +93,21 @@ _PRINTABLE = r"[\x21-\x2B\x2D-\x7E]+"
 _VALUE = r"[\x01-\x2B\x2D-\x7F]+"
 _BASE64 = r"(?:[a-zA-Z0-9/+]{4})*(?:[a-zA-Z0-9/+]{3}=|[a-zA-Z0-9/+]{2}==)?"
 _EXTENSIONS = rf"(?:,[A-Za-z]+={_VALUE})*"
-_CLIENT_FIRST = re.compile(
-    rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,(?P<bare>(?:m={_VALUE},)?n=(?P<saslname>{_SASLNAME}),r=(?P<nonce>{_PRINTABLE})(?P<extensions>{_EXTENSIONS}))"
-)
-_CLIENT_FINAL = re.compile(
-    rf"(?P<without_proof>c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS}),p=(?P<proof>{_BASE64})"
-)
+
+
+# Compiled at the first SCRAM exchange, not at every broker's start (session 15)
+@functools.cache
+def _client_first_pattern() -> re.Pattern[str]:
+    return re.compile(
+        rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,(?P<bare>(?:m={_VALUE},)?n=(?P<saslname>{_SASLNAME}),r=(?P<nonce>{_PRINTABLE})(?P<extensions>{_EXTENSIONS}))"
+    )
+
+
+@functools.cache
+def _client_final_pattern() -> re.Pattern[str]:
+    return re.compile(
+        rf"(?P<without_proof>c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS}),p=(?P<proof>{_BASE64})"
+    )
 
 
 def username_of(saslname: str) -> str:
@@ -145,7 +155,7 @@ class ScramServer:
             raise
 
     def _client_first(self, message: str) -> bytes:
-        parsed = _CLIENT_FIRST.fullmatch(message)
+        parsed = _client_first_pattern().fullmatch(message)
         if parsed is None:
             raise SaslException(f"Invalid SCRAM client first message format: {client_text(message)}")
         username = username_of(parsed["saslname"])
@@ -172,7 +182,7 @@ class ScramServer:
         return self._server_first.encode()
 
     def _client_final(self, message: str) -> bytes:
-        parsed = _CLIENT_FINAL.fullmatch(message)
+        parsed = _client_final_pattern().fullmatch(message)
         if parsed is None:
             raise SaslException(f"Invalid SCRAM client final message format: {client_text(message)}")
         if parsed["nonce"] != self._nonce:

@@ -19,9 +19,9 @@ import re
 import attrs
 
 _RULE_PATTERN = r"(DEFAULT)|RULE:((\\.|[^\\/])*)/((\\.|[^\\/])*)/([LU]?).*?|(.*?)"
-_RULE_SPLITTER = re.compile(r"\s*(" + _RULE_PATTERN + r")\s*(,\s*|$)")
-_RULE_PARSER = re.compile(_RULE_PATTERN)
-_BACK_REFERENCE = re.compile(r"\$(\d+)")
+# Compiled at the first mapping rules parsed or applied, not at a broker's start (re's own cache keeps them)
+_RULE_SPLITTER = r"\s*(" + _RULE_PATTERN + r")\s*(,\s*|$)"
+_BACK_REFERENCE = r"\$(\d+)"
 
 
 class NoMatchingRule(ValueError):
@@ -55,7 +55,7 @@ def _expand(template: str, match: re.Match[str], groups: int) -> str:
             out.append(template[i + 1])
             i += 2
             continue
-        reference = _BACK_REFERENCE.match(template, i) if char == "$" else None
+        reference = re.compile(_BACK_REFERENCE).match(template, i) if char == "$" else None
         if reference is None:
             out.append(char)
             i += 1
@@ -85,9 +85,9 @@ class SslPrincipalMapper:
         """Parse the rules; ValueError ("Invalid rule: ...") as Kafka's IllegalArgumentException."""
         text = "DEFAULT" if text is None else text
         rules: list[_Rule] = []
-        for found in _RULE_SPLITTER.finditer(text.strip()):
+        for found in re.finditer(_RULE_SPLITTER, text.strip()):
             rule = found.group(1)
-            parsed = _RULE_PARSER.match(rule)
+            parsed = re.match(_RULE_PATTERN, rule)
             if parsed is None:
                 raise ValueError(f"Invalid rule: {rule}")
             if parsed.end() != len(rule):

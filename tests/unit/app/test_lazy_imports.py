@@ -73,6 +73,10 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 # topology descriptions, the codecs' libraries (the first compressed batch inflated), a TOML reader, the
 # IDNA codec, and the version lookup the crc32c package does on import (its C function is loaded alone).
 DEFERRED = (
+    # Kafka's broker keys read as a file, the rooms' declarations listed for tests only (ADR 128)
+    "importlib.resources",
+    "zipfile",
+    "pkgutil",
     "tomllib",
     "importlib.metadata",
     "encodings.idna",
@@ -306,3 +310,36 @@ def test_the_consumer_groups_coordinator_is_built_at_its_first_use_and_its_setti
         "    raise AssertionError('a bad group.consumer.migration.policy started a broker')\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
+
+
+def _after_first_broker_attribute(before: str) -> list[object]:
+    probe = (
+        f"import gc, json\n{before}\nfrozen = gc.get_freeze_count()\nimport trafka\ntrafka.Broker\n"
+        "print(json.dumps([gc.isenabled(), gc.get_count()[0], frozen, gc.get_freeze_count()]))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return list(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_the_broker_modules_import_leaves_no_young_generation_to_walk():
+    """ADR 128: what the broker's import allocated is moved to the oldest generation unwalked, so the
+    collector's first pass after it does not walk ~100,000 objects; the collector's own state is kept: left
+    enabled or disabled as found, and objects a program froze stay frozen (no unfreeze then)."""
+    enabled, young, frozen_before, frozen_after = _after_first_broker_attribute("")
+    assert enabled and young < 1000 and frozen_before == frozen_after == 0
+    enabled, _, _, _ = _after_first_broker_attribute("gc.disable()")
+    assert not enabled
+    enabled, _, frozen_before, frozen_after = _after_first_broker_attribute("gc.freeze()")
+    assert enabled and frozen_before > 0 and frozen_after > frozen_before // 2  # (some die meanwhile)
+
+
+def test_serves_configuration_reads_kafkas_key_names_without_importlib_resources():
+    """Session 15: `serve` starts from Kafka's single-node configuration and checks its key names, read
+    as a file beside their module (`importlib.resources` loaded its readers and zipfile for it)."""
+    modules = loaded_after(
+        "from trafka.app.config.settings import load_configuration\n"
+        "from trafka.app.config.kafka_names import is_kafka_key\n"
+        "load_configuration(None, {'KAFKA_NUM_PARTITIONS': '2'}, None, single_node=True)\n"
+        "assert is_kafka_key('log.retention.ms') and not is_kafka_key('log.retention.mss')\n"
+    )
+    assert among(modules, ("zipfile", "importlib.resources", "importlib.readers")) == []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import pkgutil
 from typing import Any
 
 from ..api import HandlerRegistry, KafkaApi, Room
@@ -127,6 +126,8 @@ def build_registry(telemetry: bool = False) -> HandlerRegistry:
 
 def declared_rooms() -> dict[int, Room]:
     """What every room module declares, each imported: what `ROOMS` and `TELEMETRY_ROOMS` must say."""
+    import pkgutil  # for tests and tools: not at a broker's start
+
     declared: dict[int, Room] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         if not info.ispkg:

@@ -71,6 +71,13 @@ def test_an_unknown_environment_variable_is_named():
         load_settings(environ={"TRAFKA_SERVER_PROT": "1"})
 
 
+def test_trafkas_variables_that_are_no_setting_are_not_read_as_settings():
+    # the operator commands' broker and the attrs code cache's switch (ADR 128): a shell that sets them
+    # can still start a broker
+    environ = {"TRAFKA_BOOTSTRAP": "localhost:9092", "TRAFKA_ATTRS_CODE_CACHE": "0"}
+    assert load_settings(environ=environ) == load_settings(environ={})
+
+
 def test_unreadable_or_invalid_toml(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_settings(str(tmp_path / "missing.toml"))
