@@ -157,7 +157,7 @@ def run_once(args: argparse.Namespace) -> dict:
             fmt = ["--format", "raw"] if args.profile.endswith(".txt") else []  # collapsed stacks, or a flame graph
             rate = str(args.profile_rate)
             started = subprocess.Popen(
-                ["py-spy", "record", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", rate],
+                ["py-spy", "record", "--nonblocking", "-o", args.profile, *fmt, "-p", str(broker.proc.pid), "-r", rate],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )

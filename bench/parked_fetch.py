@@ -61,7 +61,7 @@ def main() -> None:
         way = "appended" if i % 2 else "read"
         parked = handle_fetch(view, request(replicas.watermarks(TP)[1], args.isolation), 12, CLIENT)
         assert type(parked) is Parked
-        replicas.produce_many([(TP, batch)], clock())
+        replicas.produce_many([(TP, batch, None, 3)], clock())
         if way == "read":
             replicas.forget_appended()
         start = time.perf_counter_ns()

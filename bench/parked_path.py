@@ -149,7 +149,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
             request = decode_request(frame, ctx.registry)
             reader._serve(request)
             parked = time.perf_counter_ns()
-            replicas.produce_many([(TP, bytearray(batch))], clock())
+            replicas.produce_many([(TP, bytearray(batch), None, 3)], clock())
             notify = time.perf_counter_ns()
             try:
                 appends.notify([TP])

@@ -34,6 +34,7 @@ import socket
 import statistics
 import struct
 import tempfile
+import threading
 import time
 
 from kafka.protocol.producer import ProduceRequest
@@ -108,7 +109,6 @@ def _client(
 def _pipelined(sockets: list[socket.socket], requests: list[bytes]) -> None:
     """Every connection sends its share without waiting for responses (as librdkafka does with many
     requests in flight) while a thread per connection reads the responses back."""
-    import threading
 
     def send(sock: socket.socket, frames: list[bytes]) -> None:
         for base in range(0, len(frames), 64):
@@ -179,7 +179,9 @@ def wire(args: argparse.Namespace) -> list[float]:
     data_dir = tempfile.mkdtemp() if args.store == "filesystem" else None
     samples = []
     with trafka.Broker(topics={"bench": args.partitions}, data_dir=data_dir) as broker:
-        clock = time.pthread_getcpuclockid(broker._thread.ident)
+        # the loop thread every broker of the process runs on (ADR 126)
+        loop = next(t for t in threading.enumerate() if t.name == "trafka-brokers")
+        clock = time.pthread_getcpuclockid(loop.ident)
         host, port = broker.bootstrap_servers.split(",")[0].rsplit(":", 1)
         if args.quota_elsewhere:
             _quota_elsewhere(broker.bootstrap_servers)

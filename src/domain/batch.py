@@ -47,6 +47,7 @@ _ATTRIBUTES = struct.Struct(">h")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _CRC = struct.Struct(">I")
 _PLACEMENT = struct.Struct(">qii")  # base_offset, batch_length, partition_leader_epoch: one pack
+_new = tuple.__new__  # a header built per batch without its named tuple's Python-level __new__
 
 
 class Compression(enum.IntEnum):
@@ -177,11 +178,9 @@ def validate_one_batch(
         or (not attributes & 0x08 and max_timestamp > latest_timestamp)
     ):
         return None
-    buf = bytearray(records)
-    with memoryview(buf) as view:
-        if checksum(view[CRC_START:]) != crc:
-            return None
-    return buf, tuple.__new__(BatchHeader, fields)
+    if checksum(memoryview(records)[CRC_START:]) != crc:  # the view is released with the call (no export kept)
+        return None
+    return bytearray(records), _new(BatchHeader, fields)
 
 
 def _wrong_magic(magic: int) -> KafkaError:
@@ -241,4 +240,4 @@ def place_batch(
             crc = checksum(view[pos + CRC_START : pos + header.size])
         _CRC.pack_into(buf, pos + 17, crc)
         header = header._replace(attributes=attributes, max_timestamp=log_append_time_ms, crc=crc)
-    return tuple.__new__(BatchHeader, (base_offset, header[1], leader_epoch, *header[3:]))
+    return _new(BatchHeader, (base_offset, header[1], leader_epoch, *header[3:]))

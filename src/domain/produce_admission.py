@@ -167,11 +167,11 @@ class ProduceAdmission:
             return ProduceResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if records is None:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, message="null record set")
-        if transactional_id is None and first_batch_is_transactional(records):
-            return _NO_TRANSACTIONAL_ID  # before any validation, as Kafka's handleProduceRequest
         route = self._route(topic)
         one = validate_one_batch(records, self._checksum, route.max_batch_bytes, now_ms + route.timestamp_after_max_ms)
         if one is None:  # not exactly one valid batch: the general validator names the fault
+            if transactional_id is None and first_batch_is_transactional(records):
+                return _NO_TRANSACTIONAL_ID  # before any validation, as Kafka's handleProduceRequest
             try:
                 batches = validate_batches(
                     records, self._checksum, route.max_batch_bytes, now_ms, route.timestamp_after_max_ms
@@ -183,11 +183,11 @@ class ProduceAdmission:
             one = batches.buffer, batches.headers[0][1]
         buffer, header = one
         attributes = header.attributes
-        if attributes & 0x20:  # a control batch
-            return refused(log, ErrorCode.INVALID_RECORD, "clients may not produce control batches")
         if attributes & 0x10:  # transactional
-            if transactional_id is None:  # a batch the first-batch check above did not see
+            if transactional_id is None:  # the one batch is the first: refused before any other check, as above
                 return _NO_TRANSACTIONAL_ID
+            if attributes & 0x20:  # a control batch
+                return refused(log, ErrorCode.INVALID_RECORD, "clients may not produce control batches")
             if self.transaction_check is None:
                 return ProduceResult(ErrorCode.INVALID_TXN_STATE)
             verdict = self.transaction_check(
@@ -195,6 +195,8 @@ class ProduceAdmission:
             )
             if verdict is not ErrorCode.NONE:
                 return ProduceResult(verdict)
+        elif attributes & 0x20:  # a control batch
+            return refused(log, ErrorCode.INVALID_RECORD, "clients may not produce control batches")
         if header.base_timestamp < 0 and not attributes & 0x08:
             # The first record has no timestamp (-1), as librdkafka's produce(..., timestamp=-1) sends: its
             # header's max timestamp cannot be trusted (librdkafka writes 0), so it is computed from the

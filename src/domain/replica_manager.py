@@ -48,13 +48,16 @@ class _PlacedGroup:
 
     __slots__ = ("log", "next_offset", "indices", "buffers", "headers", "log_append_ms")
 
-    def __init__(self, log: PartitionLog, next_offset: int) -> None:
+    def __init__(
+        self, log: PartitionLog, index: int, buffer: bytearray, placed: BatchHeader, log_append_ms: int | None
+    ):
+        """The group of its first batch."""
         self.log = log
-        self.next_offset = next_offset
-        self.indices: list[int] = []
-        self.buffers: list[bytearray] = []
-        self.headers: list[BatchHeader] = []
-        self.log_append_ms: list[int | None] = []
+        self.indices: list[int] = [index]
+        self.buffers: list[bytearray] = [buffer]
+        self.headers: list[BatchHeader] = [placed]
+        self.log_append_ms: list[int | None] = [log_append_ms]
+        self.next_offset = placed.base_offset + placed.last_offset_delta + 1
 
     def add(self, index: int, buffer: bytearray, placed: BatchHeader, log_append_ms: int | None) -> None:
         self.indices.append(index)
@@ -147,48 +150,43 @@ class ReplicaManager:
         return self._append_one(tp, admitted, now_ms)
 
     def produce_many(
-        self,
-        requests: Sequence[tuple[TopicPartition, bytes | None]],
-        now_ms: int,
-        transactional_ids: Sequence[str | None] | None = None,
-        versions: Sequence[int] | None = None,
+        self, requests: Sequence[tuple[TopicPartition, bytes | None, str | None, int]], now_ms: int
     ) -> list[ProduceResult]:
-        """`produce` for several record sets in order, with one log write per partition.
+        """`produce` for several record sets in order, with one log write per partition: each request is
+        (partition, records, the request's transactional id, its Produce version).
 
         The answers, and the log's bytes, are those of calling `produce` for each in turn: every batch
         is admitted (validated, checked) in order and placed at the next offset of its partition, and
         a partition's placed batches go to its log in one append. Batches of idempotent or
         transactional producers are appended one by one (their producer state is recorded after
         each write), after the placed batches of their partition that came before them. If a
-        partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have.
-        `transactional_ids` and `versions` are the requests' (None and 3 for all when not given)."""
+        partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have."""
         results: list[ProduceResult | None] = [None] * len(requests)
         groups: dict[TopicPartition, _PlacedGroup] = {}
         admit = self.admission.admit
-        for i, (tp, records) in enumerate(requests):
-            admitted = admit(
-                tp, records, now_ms, transactional_ids[i] if transactional_ids else None, versions[i] if versions else 3
-            )
+        for i, (tp, records, transactional_id, version) in enumerate(requests):
+            admitted = admit(tp, records, now_ms, transactional_id, version)
             if isinstance(admitted, ProduceResult):
                 results[i] = admitted
                 continue
-            header = admitted.header
+            log, buffer, header, log_append_time = admitted
             if header.producer_id >= 0:  # idempotent (or transactional): its state follows each write
                 group = groups.pop(tp, None)
                 if group is not None:
                     self._append_group(tp, group, results, now_ms)
                 results[i] = self._append_one(tp, admitted, now_ms)
                 continue
+            log_append_ms = now_ms if log_append_time else None
             group = groups.get(tp)
             if group is None:
-                group = groups[tp] = _PlacedGroup(admitted.log, admitted.log.log_end_offset)
-                if group.next_offset == 0:
-                    self._producers.starts_empty(tp, admitted.log)
-            log_append_ms = now_ms if admitted.log_append_time else None
-            placed = place_batch(
-                admitted.buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms
-            )
-            group.add(i, admitted.buffer, placed, log_append_ms)
+                offset = log.log_end_offset
+                if offset == 0:
+                    self._producers.starts_empty(tp, log)
+                placed = place_batch(buffer, 0, header, offset, LEADER_EPOCH, self._checksum, log_append_ms)
+                groups[tp] = _PlacedGroup(log, i, buffer, placed, log_append_ms)
+                continue
+            placed = place_batch(buffer, 0, header, group.next_offset, LEADER_EPOCH, self._checksum, log_append_ms)
+            group.add(i, buffer, placed, log_append_ms)
         for tp, group in groups.items():
             self._append_group(tp, group, results, now_ms)
         # Every slot is filled: refused above, appended alone, or appended with its group just now.
@@ -235,10 +233,12 @@ class ReplicaManager:
             for i in group.indices:
                 results[i] = failed
             return
-        base = group.headers[0].base_offset
-        self._appended[tp] = _new(Appended, (group.log, base, group.next_offset, data, len(buffers) == 1))
+        headers = group.headers
+        self._appended[tp] = _new(
+            Appended, (group.log, headers[0].base_offset, group.next_offset, data, len(buffers) == 1)
+        )
         start = group.log.log_start_offset
-        for i, header, log_append_ms in zip(group.indices, group.headers, group.log_append_ms):
+        for i, header, log_append_ms in zip(group.indices, headers, group.log_append_ms):
             results[i] = _new(
                 ProduceResult,
                 (

@@ -55,7 +55,7 @@ def the_append(broker: Broker, sets) -> list[bytes]:
         )
         sequences[producer_id] = sequence + count
         ids.append("tx" if kind == "txn" else None)
-    results = broker.replicas.produce_many([(TP, batch) for batch in batches], NOW, ids)
+    results = broker.replicas.produce_many([(TP, batch, i, 3) for batch, i in zip(batches, ids)], NOW)
     assert all(r.error is ErrorCode.NONE for r in results), results
     return batches
 

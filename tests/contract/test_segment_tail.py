@@ -113,3 +113,34 @@ def test_a_rolled_back_append_leaves_the_tail_as_it_was(monkeypatch):
         assert os.path.getsize(seg.log_path) == seg.size
         _agrees(seg)
         seg.close()
+
+
+def _bookkeeping(seg: Segment) -> tuple:
+    return (
+        seg.next_offset,
+        seg.max_timestamp,
+        seg.offset_of_max_timestamp,
+        list(seg._index),
+        list(seg._time_index),
+        seg._bytes_since_index,
+        list(seg._tail_offsets),
+        list(seg._tail_positions),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(appends=appends, interval=st.sampled_from([0, 100, 300, 4096]), size=st.integers(0, 60))
+def test_appends_of_several_batches_keep_the_books_the_recovery_scan_keeps(appends, interval, size):
+    """The in-memory bookkeeping of appends of one or several batches (index entries, max timestamp,
+    tail) is what `_track` gives batch by batch when the segment is recovered from its file."""
+    with tempfile.TemporaryDirectory() as d:
+        seg = Segment(d, BASE, interval)
+        for counts in appends:
+            data, positions = _batches(counts, size, seg.next_offset)
+            seg.append(data, positions)
+        appended = _bookkeeping(seg)
+        seg.close()
+        again = Segment(d, BASE, interval)
+        again.load(True, crc32c.crc32c)
+        assert _bookkeeping(again) == appended
+        again.close()

@@ -149,18 +149,10 @@ class FilePartitionLog:
         if headers[0].base_offset != active.next_offset:
             raise ValueError(f"append at {headers[0].base_offset} but the log ends at {active.next_offset}")
         last = headers[-1]
-        config = self.config
-        now_ms = self._clock_ms()
-        if active.size > 0 and (
-            active.size + len(batches) > config.segment_bytes
-            or _time_waited_for_roll(active, headers, now_ms) > config.segment_ms
-            # Kafka's canConvertToRelativeOffset
-            or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
-        ):
-            active = self._roll_segment()
         if len(headers) == 1:  # the common case: one batch per produced partition
-            positions = [(0, headers[0])]
-            messages = headers[0].last_offset_delta + 1
+            positions = [(0, last)]
+            messages = last.last_offset_delta + 1
+            newest = last.max_timestamp
         else:
             positions = []
             pos = messages = 0
@@ -168,6 +160,16 @@ class FilePartitionLog:
                 positions.append((pos, header))
                 pos += header.size
                 messages += header.last_offset_delta + 1
+            newest = max(header.max_timestamp for header in headers)
+        config = self.config
+        now_ms = self._clock_ms()
+        if active.size > 0 and (
+            active.size + len(batches) > config.segment_bytes
+            or _time_waited_for_roll(active, newest, now_ms) > config.segment_ms
+            # Kafka's canConvertToRelativeOffset
+            or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
+        ):
+            active = self._roll_segment()
         health = self._health
         if health.offline is not None:
             health.check_online()
@@ -376,11 +378,11 @@ def _replay_into(txn_replay: TransactionIndexRebuild, segment: Segment) -> Calla
     return replay
 
 
-def _time_waited_for_roll(active: Segment, headers: Sequence[BatchHeader], now_ms: int) -> int:
+def _time_waited_for_roll(active: Segment, newest: int, now_ms: int) -> int:
     """How long the active segment has been filling, as Kafka's LogSegment.timeWaitedForRoll counts
-    it: from its first batch's timestamp to the newest timestamp appended, or, when the first batch has
-    none, from the segment's creation to now by the broker's clock."""
+    it: from its first batch's timestamp to `newest`, the newest max timestamp appended, or, when the
+    first batch has none, from the segment's creation to now by the broker's clock."""
     first = active.rolling_timestamp()
     if first >= 0:
-        return max(header.max_timestamp for header in headers) - first
+        return newest - first
     return now_ms - (active.created_ms or 0)

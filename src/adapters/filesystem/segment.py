@@ -259,18 +259,21 @@ class Segment(SegmentReader):
             self._roll_back(start, self._state())  # nothing was tracked yet
             raise
         self.size = start + size
-        if len(positions) == 1 and self._bytes_since_index <= self.index_interval_bytes:
-            # `_track` when no index entry is due (bookkeeping in memory only), on the header's fields
-            header = positions[0][1]
-            last_offset = header.base_offset + header.last_offset_delta
-            if header.max_timestamp > self.max_timestamp:
-                self.max_timestamp = header.max_timestamp
-                self.offset_of_max_timestamp = last_offset
-            self._bytes_since_index += LOG_OVERHEAD + header.batch_length
+        last_pos, last = positions[-1]
+        if self._bytes_since_index + last_pos <= self.index_interval_bytes:
+            # `_track` of each batch when no index entry is due before any of them (bookkeeping in memory
+            # only), on the headers' fields; the batches are contiguous from position 0
+            tail_offsets, tail_positions = self._tail_offsets, self._tail_positions
+            for pos, header in positions:
+                last_offset = header.base_offset + header.last_offset_delta
+                if header.max_timestamp > self.max_timestamp:
+                    self.max_timestamp = header.max_timestamp
+                    self.offset_of_max_timestamp = last_offset
+                if len(tail_offsets) < TAIL_LIMIT:  # _note_tail, inline
+                    tail_offsets.append(last_offset)
+                    tail_positions.append(start + pos)
+            self._bytes_since_index += last_pos + LOG_OVERHEAD + last.batch_length
             self.next_offset = last_offset + 1
-            if len(self._tail_offsets) < TAIL_LIMIT:  # _note_tail, inline
-                self._tail_offsets.append(last_offset)
-                self._tail_positions.append(start)
             return
         saved = self._state()
         try:

@@ -52,7 +52,7 @@ def batch(size: int = 10, producer_id: int = -1, transactional: bool = False) ->
 def produce(cluster: Cluster, *batches: bytes, transactional_id: str | None = None) -> int:
     """One Produce's append: the base offset of what it wrote."""
     base = cluster.logs.get(TP).log_end_offset
-    results = cluster.replicas.produce_many([(TP, b) for b in batches], NOW, [transactional_id] * len(batches))
+    results = cluster.replicas.produce_many([(TP, b, transactional_id, 3) for b in batches], NOW)
     assert all(r.error is ErrorCode.NONE for r in results)
     return base
 

@@ -58,7 +58,7 @@ def _logs(cluster: Cluster) -> list[bytes]:
 def test_produce_many_answers_and_appends_as_one_produce_after_another(requests):
     one_by_one, together = _cluster(), _cluster()
     expected = [one_by_one.replicas.produce(tp, records, NOW) for tp, records in requests]
-    assert together.replicas.produce_many(requests, NOW) == expected
+    assert together.replicas.produce_many([(tp, records, None, 3) for tp, records in requests], NOW) == expected
     assert _logs(together) == _logs(one_by_one)
 
 
@@ -72,7 +72,7 @@ def test_a_partition_whose_write_fails_answers_storage_error_for_each_of_its_bat
 
     failing.append = refuse
     batch = make_batch([(NOW, None, b"v")])
-    results = cluster.replicas.produce_many([(tp0, batch), (tp1, batch), (tp0, batch), (tp1, batch)], NOW)
+    results = cluster.replicas.produce_many([(tp, batch, None, 3) for tp in (tp0, tp1, tp0, tp1)], NOW)
     assert [r.error for r in results] == [ErrorCode.NONE, ErrorCode.KAFKA_STORAGE_ERROR] * 2
     assert [r.base_offset for r in results] == [0, -1, 1, -1]
     assert failing.log_end_offset == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from tests.batches import make_batch, read_batches
@@ -131,7 +133,7 @@ def test_a_partition_written_from_empty_is_fetched_without_a_scan_for_producer_s
     tp = TopicPartition("fresh", 0)
     batches = [make_batch([(NOW, None, b"%d" % i)]) for i in range(3)]
     if together:
-        cluster.replicas.produce_many([(tp, b) for b in batches], NOW)
+        cluster.replicas.produce_many([(tp, b, None, 3) for b in batches], NOW)
     else:
         for batch in batches:
             cluster.replicas.produce(tp, batch, NOW)
@@ -141,3 +143,27 @@ def test_a_partition_written_from_empty_is_fetched_without_a_scan_for_producer_s
     idempotent = make_batch([(NOW, None, b"i")], producer_id=5, producer_epoch=0, base_sequence=0)
     assert cluster.replicas.produce(tp, idempotent, NOW).base_offset == 3
     assert cluster.replicas.produce(tp, idempotent, NOW).base_offset == 3  # a retry: its original offset
+
+
+@pytest.mark.parametrize(
+    ("attributes", "valid_crc", "error"),
+    [
+        (0x10, False, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),  # before the CRC is checked
+        (0x10, True, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        (0x30, True, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),  # a transactional control batch: the id first
+        (0x20, True, ErrorCode.INVALID_RECORD),  # a control batch
+        (0x20, False, ErrorCode.CORRUPT_MESSAGE),
+    ],
+)
+def test_a_transactional_batch_without_a_transactional_id_is_refused_before_any_other_check(
+    cluster: Cluster, attributes: int, valid_crc: bool, error: ErrorCode
+):
+    """Kafka's handleProduceRequest refuses it before the log validates anything, whether the batch is
+    valid (the one-batch check) or not (the general validator's path)."""
+    cluster.catalog.create("t", 1, 1)
+    batch = bytearray(make_batch([(NOW, b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0))
+    struct.pack_into(">h", batch, 21, attributes)
+    crc = cluster.replicas.checksum(memoryview(batch)[21:])
+    struct.pack_into(">I", batch, 17, crc if valid_crc else crc ^ 1)
+    assert cluster.replicas.produce(TP, bytes(batch), NOW).error == error
+    assert cluster.replicas.watermarks(TP) == (0, 0)

@@ -54,7 +54,13 @@ from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
 from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce
 from ..wire.fast_produce import ProtocolError as ProduceProtocolError
-from ..wire.fast_produce_answer import PartitionAnswer, ProduceAnswer, TopicKey, encode_produce_response
+from ..wire.fast_produce_answer import (
+    PartitionAnswer,
+    ProduceAnswer,
+    TopicKey,
+    encode_one_partition,
+    encode_produce_response,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -190,44 +196,35 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
     path answers for each in turn, with the same effects on the logs, the observer and waiting
     fetches (`tests/unit/adapters/kafka/test_produce_lane.py`)."""
-    partitions = [_new(TopicPartition, (r.topic, r.index)) for r in requests]
-    results = ctx.replicas.produce_many(
-        [(tp, r.records) for tp, r in zip(partitions, requests)],
-        ctx.clock_ms(),
-        [r.transactional_id for r in requests],
-        [r.version for r in requests],
-    )
-    appended = [tp for tp, result in zip(partitions, results) if result.error is ErrorCode.NONE]
+    # (partition, records, transactional id, version) of each: OnePartition is (version, correlation id,
+    # acks, topic, index, records, transactional id)
+    batches = [(_new(TopicPartition, (r[3], r[4])), r[5], r[6], r[0]) for r in requests]
+    results = ctx.replicas.produce_many(batches, ctx.clock_ms())
+    appended = [batch[0] for batch, result in zip(batches, results) if result[0] is ErrorCode.NONE]
     if appended:
         try:
             ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
         finally:
             ctx.replicas.forget_appended()
     produced = ctx.observer.partition_produced
-    responses = []
+    responses: list[bytes] = []
+    append = responses.append
     for request, result in zip(requests, results):
-        topic, records, error = request.topic, request.records, result.error
-        produced(topic, error, result.records_count, len(records) if result.records_count and records else 0)
-        responses.append(
+        version, correlation_id, _, topic, index, records, _ = request
+        error, base_offset, append_time, start_offset, message, count, record_errors = result
+        produced(topic, error, count, len(records) if count and records else 0)
+        if message is None and not record_errors and version >= 5:  # the common answer: one pack
+            append(
+                encode_one_partition(
+                    version, correlation_id, topic, index, error, base_offset, append_time, start_offset
+                )
+            )
+            continue
+        append(
             encode_produce_response(
-                request.version,
-                request.correlation_id,
-                (
-                    (
-                        topic,
-                        (
-                            (
-                                request.index,
-                                error,
-                                result.base_offset,
-                                result.log_append_time_ms,
-                                result.log_start_offset,
-                                result.message,
-                                result.record_errors,
-                            ),
-                        ),
-                    ),
-                ),
+                version,
+                correlation_id,
+                ((topic, ((index, error, base_offset, append_time, start_offset, message, record_errors),)),),
             )
         )
     return responses
@@ -275,12 +272,15 @@ def _refusal(api: KafkaApi, request: Any, version: int, error: int) -> Any | Non
 
 def _one_partition(frame: bytes) -> OnePartition | None:
     """A frame the lane answers: a one-partition Produce at a served version, acks 1 or -1."""
-    if frame[:2] != b"\x00\x00":
+    if len(frame) < 2 or frame[0] or frame[1]:  # api key 0, read without a slice
         return None
     one = decode_one_partition(frame)
-    if one is None or not VERSIONS[0] <= one.version <= VERSIONS[1] or one.acks not in (1, -1):
+    if one is None or not _FIRST_VERSION <= one[0] <= _LAST_VERSION or one[2] not in (1, -1):  # version, acks
         return None
     return one
+
+
+_FIRST_VERSION, _LAST_VERSION = VERSIONS
 
 
 def _produced_partitions(body: Any, ctx: Uses) -> list[TopicPartition]:

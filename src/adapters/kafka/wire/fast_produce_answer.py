@@ -57,9 +57,7 @@ def encode_produce_response(
     ):
         # One partition, no error message: what a producer sending to one partition gets back.
         name, ((index, error, base_offset, append_time, start_offset, _, _),) = topics[0]
-        head, tail = _one_partition_pieces(name, version)
-        partition = _PARTITION_V5.pack(index, error, base_offset, append_time, start_offset)
-        return _CORRELATION.pack(len(head) + len(partition) + len(tail) + 4, correlation_id) + head + partition + tail
+        return encode_one_partition(version, correlation_id, name, index, error, base_offset, append_time, start_offset)
     flexible = version >= FLEXIBLE_FROM
     parts = [b"\x00" if flexible else b"", count(len(topics), flexible)]
     append = parts.append
@@ -96,7 +94,31 @@ def encode_produce_response(
     return _CORRELATION.pack(len(body) + 4, correlation_id) + body
 
 
+def encode_one_partition(
+    version: int,
+    correlation_id: int,
+    name: TopicKey,
+    index: int,
+    error: int,
+    base_offset: int,
+    append_time: int,
+    start_offset: int,
+) -> bytes:
+    """`encode_produce_response` of one topic's one partition with no error message, no record errors
+    and no throttle, for v5 and later (what the lane answers a producer): one `pack` of the frame."""
+    frame, size, head, tail = _one_partition_frame(name, version)
+    return frame.pack(size, correlation_id, head, index, error, base_offset, append_time, start_offset, tail)
+
+
 @functools.lru_cache(maxsize=4096)
+def _one_partition_frame(name: TopicKey, version: int) -> tuple[struct.Struct, int, bytes, bytes]:
+    """The framed one-partition response as one struct: size and correlation id, the pieces before
+    the partition's fixed fields, the fields, the pieces after; with its frame size."""
+    head, tail = _one_partition_pieces(name, version)
+    frame = struct.Struct(f">ii{len(head)}s{_PARTITION_V5.format[1:]}{len(tail)}s")
+    return frame, frame.size - 4, head, tail
+
+
 def _one_partition_pieces(name: TopicKey, version: int) -> tuple[bytes, bytes]:
     """What comes before and after the partition's fixed fields in a one-partition response with no
     error message and no throttle (v5 and later), by the general encoder's own rules."""

@@ -245,6 +245,8 @@ def test_the_one_partition_shortcut_is_byte_identical_to_kafka_python(version, c
         fast_produce_answer.encode_produce_response(version, correlation_id, [(name, [(i, e, b, t, s, None, ())])])
         == expected
     )
+    if version >= 5:  # the lane's one pack (`answer_one_partition`)
+        assert fast_produce_answer.encode_one_partition(version, correlation_id, name, i, e, b, t, s) == expected
 
 
 @pytest.mark.parametrize("version", range(fast_produce.MIN_VERSION, fast_produce.MAX_VERSION + 1))

@@ -52,7 +52,7 @@ def apply(ctx, sequences: dict[int, int], action: tuple) -> None:
         return
     if kind == "plain":
         _, count, size, kept = action
-        replicas.produce_many([(TP, make_batch([(NOW + i, None, b"p" * size) for i in range(count)]))], NOW)
+        replicas.produce_many([(TP, make_batch([(NOW + i, None, b"p" * size) for i in range(count)]), None, 3)], NOW)
         if not kept:
             replicas.forget_appended()
     elif kind == "txn":
@@ -65,7 +65,7 @@ def apply(ctx, sequences: dict[int, int], action: tuple) -> None:
             base_sequence=sequence,
             transactional=True,
         )
-        (result,) = replicas.produce_many([(TP, batch)], NOW, ["tx"])
+        (result,) = replicas.produce_many([(TP, batch, "tx", 3)], NOW)
         if result.error is ErrorCode.NONE:
             sequences[producer_id] = sequence + count
     elif kind == "marker":

@@ -208,3 +208,10 @@ def test_a_varint_past_five_bytes_takes_the_general_path_which_refuses_it():
     assert fast_produce.decode_one_partition(head + body) is None
     with pytest.raises(ProtocolError, match="ProduceRequest v9"):
         decode_request(head + body, REGISTRY)
+
+
+@pytest.mark.parametrize("frame", [b"", b"\x00", b"\x00\x00", b"\x00\x01\x00\x09", b"\x01\x00" + b"\x00" * 40])
+def test_the_lane_leaves_short_frames_and_other_apis_to_the_general_path(frame):
+    from trafka.adapters.kafka.apis.produce import API
+
+    assert API.lane is not None and API.lane.decode(frame) is None
