@@ -94,6 +94,12 @@ class UnobservedBroker:
         pass
 
 
+def observed(observer: BrokerObserver) -> BrokerObserver | None:
+    """The observer, or None when nothing collects metrics: the Produce lane then skips its calls
+    per request (two no-op calls)."""
+    return None if type(observer) is UnobservedBroker else observer
+
+
 @attrs.frozen
 class BrokerServices:
     """The domain services and their runtimes, made by the composition root (`app/wiring/bootstrap.py`)."""

@@ -50,6 +50,7 @@ from ..security.partial import (
     extended,
     shallow,
 )
+from ..services import observed
 from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
 from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce
@@ -206,13 +207,15 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
             ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
         finally:
             ctx.replicas.forget_appended()
-    produced = ctx.observer.partition_produced
+    observer = observed(ctx.observer)
+    produced = observer.partition_produced if observer is not None else None
     responses: list[bytes] = []
     append = responses.append
     for request, result in zip(requests, results):
         version, correlation_id, _, topic, index, records, _ = request
         error, base_offset, append_time, start_offset, message, count, record_errors = result
-        produced(topic, error, count, len(records) if count and records else 0)
+        if produced is not None:
+            produced(topic, error, count, len(records) if count and records else 0)
         if message is None and not record_errors and version >= 5:  # the common answer: one pack
             append(
                 encode_one_partition(
