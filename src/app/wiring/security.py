@@ -17,8 +17,9 @@ from trafka.adapters.kafka.security.authentication import Authentication, Listen
 from trafka.adapters.kafka.security.authorization import AuthorizationGate
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import AclStore
-from trafka.domain.security import JaasConfigError, KafkaPrincipal, UserScramCredentials, parse_jaas_config
 from trafka.domain.security.acls import Authorizer
+from trafka.domain.security.credentials import UserScramCredentials
+from trafka.domain.security.principal import KafkaPrincipal
 
 from ..config.settings import ConfigError, ListenerNameSettings, Settings
 
@@ -104,6 +105,8 @@ def _listener_sasl(name: str, override: ListenerNameSettings | None, default_mec
                 f"listener.name.{name.lower()}.plain.sasl.jaas.config (security.listener_name.{name.lower()}"
                 ".plain_sasl_jaas_config) is not set"
             )
+        from trafka.domain.security.jaas import JaasConfigError, parse_jaas_config  # a PLAIN listener's only
+
         try:
             users = parse_jaas_config(jaas).plain_users()
         except JaasConfigError as exc:
