@@ -105,6 +105,8 @@ DEFERRED = (
     "trafka.app.wiring.tls",
     "trafka.adapters.kafka.connection.tls",
     "trafka.domain.security.ssl_mapping",
+    # the settings' converter: for a configuration whose values need converting, or a refusal (issue 39)
+    "cattrs",
     "trafka.domain.telemetry",  # KIP-714's receiver: with the HTTP listener only (ADR 124)
     # the transaction coordinator: built at the first transactional or idempotent request (ADR 124)
     *(f"trafka.domain.transactions.{module}" for module in ("coordinator", "service", "state")),
