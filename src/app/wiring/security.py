@@ -9,7 +9,6 @@ with a message naming the listener.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Sequence
 
@@ -49,6 +48,8 @@ def authorization_from(settings: Settings, store: AclStore) -> AuthorizationGate
 
 
 def new_scram_nonce() -> str:
+    import secrets  # at the first SCRAM handshake, not at start (issue 39)
+
     return secrets.token_urlsafe(24)
 
 

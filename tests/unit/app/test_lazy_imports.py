@@ -101,6 +101,8 @@ DEFERRED = (
     "trafka.domain.security.jaas",
     "trafka.domain.security.plain",
     "trafka.domain.security.passwords",
+    "trafka.domain.security.scram",  # SCRAM's hashes: at the first SCRAM handshake or credential (issue 39)
+    "secrets",
     # the ssl contexts' wiring, TLS's handshake and its principal mapping rules: with a TLS listener (issue 39)
     "trafka.app.wiring.tls",
     "trafka.adapters.kafka.connection.tls",

@@ -43,8 +43,6 @@ from trafka.domain.security import (
     SaslAuthenticationFailed,
     SaslException,
     SaslServer,
-    ScramMechanism,
-    ScramServer,
     UserScramCredentials,
     client_message,
     client_text,
@@ -261,6 +259,8 @@ class SaslAuthenticator:
             from trafka.domain.security.plain import PlainServer  # loaded at a PLAIN handshake only (issue 39)
 
             return PlainServer(self._sasl.plain_users)
+        from trafka.domain.security.scram import ScramMechanism, ScramServer  # at a SCRAM handshake (issue 39)
+
         scram = ScramMechanism.from_name(mechanism)
         if scram is not None:
             return ScramServer(scram, self._authentication.credentials.lookup, self._authentication.new_nonce)
