@@ -14,7 +14,7 @@ plumbing (`registry`, `listening`, `shutting_down`) from here (ADR 103).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -23,10 +23,12 @@ from trafka.domain.listeners import Listener
 
 from .api import HandlerRegistry
 from .connection.faults import Faults
-from .connection.tls import ListenerTls
 from .request_context import Endpoint, Listening
 from .security.authentication import Authentication
 from .services import BrokerServices
+
+if TYPE_CHECKING:
+    from .connection.tls import ListenerTls  # loaded with a TLS listener only (issue 39)
 
 ROOM_PLUMBING = frozenset({"registry", "listening", "shutting_down"})
 """What a room may declare of the plumbing: the APIs served (ApiVersions), the bound listeners

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from trafka.domain.security.acls import AclBinding
-from trafka.domain.security.scram import ScramCredential, ScramMechanism
+
+if TYPE_CHECKING:  # SCRAM's hashes are loaded with the first SCRAM credential (issue 39)
+    from trafka.domain.security.scram import ScramCredential, ScramMechanism
 
 
 class MemoryScramCredentialStore:

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from cattrs.errors import BaseValidationError
 
 from trafka.adapters.kafka.releases import UnknownRelease, release_name
 from trafka.domain.configs import MIN_SEGMENT_BYTES
@@ -40,7 +39,7 @@ from .sections import (
     StorageSettings,
     host_patterns,
 )
-from .structure import structure, transform_error
+from .structure import structure
 
 # The tree is re-exported: callers name the settings and their loading in one place.
 __all__ = [
@@ -269,6 +268,8 @@ def load_configuration(
     try:
         settings = structure(raw, Settings)
     except Exception as exc:  # cattrs names each key refused; a section's own check (a validator) says why
+        from cattrs import BaseValidationError, transform_error  # loaded by the refusal's structuring already
+
         messages = transform_error(exc, path="config") if isinstance(exc, BaseValidationError) else [str(exc)]
         raise ConfigError("invalid configuration: " + "; ".join(messages)) from exc
     segment_bytes = settings.log.segment_bytes

@@ -6,24 +6,29 @@ key that names no field refused, the errors gathered with their paths (`cattrs.t
 The converter is cattrs' `BaseConverter`, which structures by looking at the classes when it is called,
 not the `Converter`, which generates and compiles a function per class at a process's first load (about
 30 ms of a broker's start, ADR 118). What the `Converter` generated and this one does not, refusing a key
-that names no field and gathering each field's error with its name, is one hook for every section."""
+that names no field and gathering each field's error with its name, is one hook for every section.
+
+cattrs itself (with typing_extensions and dataclasses) is imported at the first configuration that needs
+it: a table whose values already have their fields' types (what `Broker()` and `serve`'s flags give) is
+built by `_plain` alone, and anything else, or any refusal, is structured by the converter from the start,
+so its values and its messages are cattrs' own (issue 39)."""
 
 from __future__ import annotations
 
+import types
 import typing
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import cattrs
-from cattrs.errors import AttributeValidationNote, ClassValidationError, ForbiddenExtraKeysError
 
 from . import sections
 
-__all__ = ["structure", "transform_error"]
+if TYPE_CHECKING:
+    import cattrs
 
-transform_error = cattrs.transform_error
+__all__ = ["structure"]
 
 
 def _bool(value: Any, _: type) -> bool:
@@ -54,6 +59,8 @@ def _resolved(cls: type, seen: set[type]) -> None:
 
 
 def _section_hook(converter: cattrs.BaseConverter) -> Callable[[type], Callable[[Any, type], Any]]:
+    from cattrs.errors import AttributeValidationNote, ClassValidationError, ForbiddenExtraKeysError
+
     def hook(cls: type) -> Callable[[Any, type], Any]:
         fields = attrs.fields(cls)
         names = {field.name for field in fields}
@@ -88,7 +95,9 @@ def _section_hook(converter: cattrs.BaseConverter) -> Callable[[type], Callable[
 
 @cache
 def _converter() -> cattrs.BaseConverter:
-    _resolved(sections.Settings, set())
+    import cattrs
+
+    _resolved_settings()
     converter = cattrs.BaseConverter()
     converter.register_structure_hook(bool, _bool)
     converter.register_structure_hook(int, _int)
@@ -99,4 +108,53 @@ def _converter() -> cattrs.BaseConverter:
 def structure(raw: Any, cls: type) -> Any:
     """`cls` built from the dict `raw`: the keys it names set those fields, the others keep their defaults;
     a `cattrs.BaseValidationError` names every key or value refused."""
-    return _converter().structure(raw, cls)
+    _resolved_settings()
+    try:
+        return _plain(raw, cls)
+    except Exception:  # a value to convert, or a refusal: cattrs structures the whole table anew
+        return _converter().structure(raw, cls)
+
+
+@cache
+def _resolved_settings() -> None:
+    _resolved(sections.Settings, set())
+
+
+class _NotPlain(Exception):
+    """A value `_plain` leaves to cattrs: one to convert (`"1"` for an int, a list for a tuple), or a type it
+    does not build."""
+
+
+_SCALARS = (str, int, float, bool)
+_UNIONS = (typing.Union, types.UnionType)
+
+
+def _plain(raw: Any, cls: type) -> Any:
+    """`cls` built from `raw` when each value already has its field's type (a bool no int, an int no float),
+    as cattrs would build it; `_NotPlain` otherwise."""
+    if not isinstance(raw, Mapping):
+        raise _NotPlain(cls)
+    fields = attrs.fields(cls)
+    names = {field.name for field in fields}
+    if any(key not in names for key in raw):
+        raise _NotPlain(cls)
+    return cls(**{field.name: _plain_value(raw[field.name], field.type) for field in fields if field.name in raw})
+
+
+def _plain_value(value: Any, kind: Any) -> Any:
+    if isinstance(kind, type):
+        if attrs.has(kind):
+            return _plain(value, kind)
+        if kind in _SCALARS and type(value) is kind:
+            return value
+        raise _NotPlain(kind)
+    origin = typing.get_origin(kind)
+    arguments = typing.get_args(kind)
+    if origin in _UNIONS and type(None) in arguments:
+        if value is None:
+            return None
+        [other] = [argument for argument in arguments if argument is not type(None)]  # else not plain
+        return _plain_value(value, other)
+    if origin is Literal and any(value == choice and type(value) is type(choice) for choice in arguments):
+        return value
+    raise _NotPlain(kind)

@@ -55,9 +55,9 @@ from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults
 from .groups import consumer_groups_from, consumer_protocol_enabled, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
 from .security import authentication_from, authorization_from
-from .tls import http_ssl_context, tls_from
 
 if TYPE_CHECKING:
+    from trafka.adapters.kafka.connection.tls import ListenerTls
     from trafka.adapters.kafka.runtime.share_runtime import ShareRuntime
     from trafka.domain.groups.modern import ConsumerGroupCoordinator
     from trafka.domain.groups.streams import StreamsGroupCoordinator
@@ -186,8 +186,12 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
     first_listener = listeners[0]
     credentials = UserScramCredentials(adapters.scram_store)
     authentication = authentication_from(settings, listeners, credentials)
-    tls = tls_from(settings, listeners)
-    http_ssl_context(settings)  # a bad http.ssl_* keystore is refused at start, as a listener's (ADR 40)
+    tls: dict[str, ListenerTls] = {}
+    if settings.http.ssl_enabled or any(listener.security_protocol.uses_tls for listener in listeners):
+        from .tls import http_ssl_context, tls_from  # the ssl contexts' wiring: with a TLS listener only
+
+        tls = tls_from(settings, listeners)
+        http_ssl_context(settings)  # a bad http.ssl_* keystore is refused at start, as a listener's (ADR 40)
     authorization = authorization_from(settings, adapters.acl_store)
     policy = policy_from(settings)
     if adapters.cluster_id is not None:

@@ -9,7 +9,6 @@ with a message naming the listener.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Sequence
 
@@ -17,8 +16,9 @@ from trafka.adapters.kafka.security.authentication import Authentication, Listen
 from trafka.adapters.kafka.security.authorization import AuthorizationGate
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import AclStore
-from trafka.domain.security import JaasConfigError, KafkaPrincipal, UserScramCredentials, parse_jaas_config
 from trafka.domain.security.acls import Authorizer
+from trafka.domain.security.credentials import UserScramCredentials
+from trafka.domain.security.principal import KafkaPrincipal
 
 from ..config.settings import ConfigError, ListenerNameSettings, Settings
 
@@ -48,6 +48,8 @@ def authorization_from(settings: Settings, store: AclStore) -> AuthorizationGate
 
 
 def new_scram_nonce() -> str:
+    import secrets  # at the first SCRAM handshake, not at start (issue 39)
+
     return secrets.token_urlsafe(24)
 
 
@@ -104,6 +106,8 @@ def _listener_sasl(name: str, override: ListenerNameSettings | None, default_mec
                 f"listener.name.{name.lower()}.plain.sasl.jaas.config (security.listener_name.{name.lower()}"
                 ".plain_sasl_jaas_config) is not set"
             )
+        from trafka.domain.security.jaas import JaasConfigError, parse_jaas_config  # a PLAIN listener's only
+
         try:
             users = parse_jaas_config(jaas).plain_users()
         except JaasConfigError as exc:

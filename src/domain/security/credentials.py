@@ -12,12 +12,14 @@ UNSUPPORTED_SASL_MECHANISM; the server computes stored and server keys from the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 from ..errors import ErrorCode
-from .scram import MAX_ITERATIONS, ScramCredential, ScramMechanism
+
+if TYPE_CHECKING:  # SCRAM's hashes load with the first credential altered or used, not at start (issue 39)
+    from .scram import ScramCredential, ScramMechanism
 
 _TWICE = "A user credential cannot be altered twice in the same request"
 
@@ -102,6 +104,8 @@ class UserScramCredentials:
         upserted = []
         for u in upserting.values():
             mechanism = _mechanism(u.mechanism)
+            from .scram import ScramCredential
+
             credential = ScramCredential.from_salted_password(mechanism, u.salted_password, u.salt, u.iterations)
             upserted.append((u.name, mechanism, credential))
         if removed or upserted:
@@ -148,6 +152,8 @@ class UserScramCredentials:
 
 
 def _mechanism(type_id: int) -> ScramMechanism:
+    from .scram import ScramMechanism
+
     mechanism = ScramMechanism.from_type(type_id)
     assert mechanism is not None
     return mechanism
@@ -156,6 +162,8 @@ def _mechanism(type_id: int) -> ScramMechanism:
 def _check_name_and_mechanism(name: str, mechanism: int) -> UserResult | None:
     if not name:
         return UserResult(name, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
+    from .scram import ScramMechanism
+
     if ScramMechanism.from_type(mechanism) is None:
         return UserResult(name, ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
     return None
@@ -167,6 +175,8 @@ def _check_upsertion(upsertion: ScramUpsertion) -> UserResult | None:
         return failure
     if upsertion.iterations < _mechanism(upsertion.mechanism).min_iterations:
         return UserResult(upsertion.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+    from .scram import MAX_ITERATIONS
+
     if upsertion.iterations > MAX_ITERATIONS:
         return UserResult(upsertion.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
     return None

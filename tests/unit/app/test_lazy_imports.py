@@ -97,6 +97,18 @@ DEFERRED = (
     "trafka.adapters.kafka.apis.common.config_resources",
     "trafka.adapters.kafka.runtime.share_dead_letters",
     "trafka.domain.groups.share.configs",
+    # SASL's JAAS parser, PLAIN's server and the HTTP listener's password checks: with their listener (issue 39)
+    "trafka.domain.security.jaas",
+    "trafka.domain.security.plain",
+    "trafka.domain.security.passwords",
+    "trafka.domain.security.scram",  # SCRAM's hashes: at the first SCRAM handshake or credential (issue 39)
+    "secrets",
+    # the ssl contexts' wiring, TLS's handshake and its principal mapping rules: with a TLS listener (issue 39)
+    "trafka.app.wiring.tls",
+    "trafka.adapters.kafka.connection.tls",
+    "trafka.domain.security.ssl_mapping",
+    # the settings' converter: for a configuration whose values need converting, or a refusal (issue 39)
+    "cattrs",
     "trafka.domain.telemetry",  # KIP-714's receiver: with the HTTP listener only (ADR 124)
     # the transaction coordinator: built at the first transactional or idempotent request (ADR 124)
     *(f"trafka.domain.transactions.{module}" for module in ("coordinator", "service", "state")),
@@ -343,3 +355,24 @@ def test_serves_configuration_reads_kafkas_key_names_without_importlib_resources
         "assert is_kafka_key('log.retention.ms') and not is_kafka_key('log.retention.mss')\n"
     )
     assert among(modules, ("zipfile", "importlib.resources", "importlib.readers")) == []
+
+
+def test_a_broker_without_sasl_compiles_no_sasl_schema_at_start():
+    """Issue 39: SASL's request and response classes are compiled from Kafka's schema files at a SASL
+    listener's first connection; a broker with a PLAINTEXT listener compiles none of them at start."""
+    probe = (
+        "import json\n"
+        "from trafka.schema_codec import messages\n"
+        "compiled, names = messages.compiled, []\n"
+        "def spy(name):\n"
+        "    names.append(name)\n"
+        "    return compiled(name)\n"
+        "messages.compiled = spy\n"
+        "import trafka\n"
+        "with trafka.Broker(topics={'t': 1}):\n"
+        "    pass\n"
+        "print(json.dumps(names))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    names = json.loads(out.stdout.strip().splitlines()[-1])
+    assert names and [name for name in names if name.startswith("Sasl")] == []

@@ -11,8 +11,7 @@ import logging
 import trio
 
 from trafka.domain.listeners import Listener
-from trafka.domain.security import ANONYMOUS
-from trafka.domain.security.ssl_mapping import NoMatchingRule
+from trafka.domain.security.principal import ANONYMOUS
 
 from ..context import BrokerContext
 from ..runtime.purgatory import Operation
@@ -22,7 +21,6 @@ from .pipeline import Pipeline
 from .quotas import connection_throttled
 from .reader import Reader
 from .shared_lane import SharedLane
-from .tls import accept_tls, tls_principal
 from .transport import SocketTransport, TlsTransport, Transport
 
 log = logging.getLogger("trafka.server")
@@ -64,6 +62,11 @@ async def handle_connection(
                     log.error("closing connection from %s: listener %s has no TLS context", peer, listener.name)
                     await stream.aclose()
                     return
+                # TLS and its principal mapping are loaded with the first TLS listener's connection (issue 39)
+                from trafka.domain.security.ssl_mapping import NoMatchingRule
+
+                from .tls import accept_tls, tls_principal
+
                 secured = await accept_tls(stream, tls, peer)
                 if secured is None:
                     await stream.aclose()

@@ -40,23 +40,16 @@ import attrs
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security import (
     KafkaPrincipal,
-    PlainServer,
     SaslAuthenticationFailed,
     SaslException,
     SaslServer,
-    ScramMechanism,
-    ScramServer,
     UserScramCredentials,
     client_message,
     client_text,
 )
-from trafka.schema_codec.messages import (
-    ApiVersionsRequest,
-    SaslAuthenticateRequest,
-    SaslAuthenticateResponse,
-    SaslHandshakeRequest,
-    SaslHandshakeResponse,
-)
+
+# SASL's schemas are compiled at a SASL listener's first connection, not at start (issue 39)
+from trafka.schema_codec import messages
 
 from ..api import HandlerRegistry
 from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
@@ -150,7 +143,7 @@ class SaslAuthenticator:
             return True
         if self._authentication.max_reauth_ms <= 0 or len(frame) < _API_KEY.size:
             return False
-        if _API_KEY.unpack_from(frame)[0] != SaslHandshakeRequest.API_KEY:
+        if _API_KEY.unpack_from(frame)[0] != messages.SaslHandshakeRequest.API_KEY:
             return False
         assert self.principal is not None
         self._previous = (self._mechanism, self.principal)
@@ -173,10 +166,10 @@ class SaslAuthenticator:
             return self._fail(reason) if self._first_request else self._close(reason)
         self._first_request = False
         if self.state is SaslState.AUTHENTICATE:
-            if api_key != SaslAuthenticateRequest.API_KEY:
+            if api_key != messages.SaslAuthenticateRequest.API_KEY:
                 return self._unexpected_during_authentication(frame, api_key)
             return self._authenticate(frame)
-        if api_key == ApiVersionsRequest.API_KEY:
+        if api_key == messages.ApiVersionsRequest.API_KEY:
             if self.state is not SaslState.HANDSHAKE_OR_VERSIONS:
                 return self._close(
                     f"Unexpected ApiVersions request received during SASL authentication state {self.state.value}"
@@ -186,12 +179,12 @@ class SaslAuthenticator:
             # else: answered UNSUPPORTED_VERSION, and Kafka stays ready for the client's retry at a
             # version it serves (SaslServerAuthenticator.handleApiVersionsRequest)
             return PASS
-        if api_key != SaslHandshakeRequest.API_KEY:
+        if api_key != messages.SaslHandshakeRequest.API_KEY:
             return self._fail(f"Unexpected Kafka request of type {self._api_name(api_key)} during SASL handshake.")
         return self._handshake(frame)
 
     def _serves_api_versions(self, version: int) -> bool:
-        handler = self._registry.get(ApiVersionsRequest.API_KEY)
+        handler = self._registry.get(messages.ApiVersionsRequest.API_KEY)
         return handler is not None and handler.min_version <= version <= handler.max_version
 
     def _unexpected_during_authentication(self, frame: bytes, api_key: int) -> Failed:
@@ -240,7 +233,7 @@ class SaslAuthenticator:
         enabled = list(self._sasl.enabled_mechanisms)
         server = self._new_server(mechanism) if mechanism in enabled else None
         if server is None:
-            response = SaslHandshakeResponse(
+            response = messages.SaslHandshakeResponse(
                 version=request.api_version, error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled
             )
             return self._fail(
@@ -256,12 +249,18 @@ class SaslAuthenticator:
         self._mechanism = mechanism
         self._raw_tokens = request.api_version == 0
         self.state = SaslState.AUTHENTICATE
-        response = SaslHandshakeResponse(version=request.api_version, error_code=ErrorCode.NONE, mechanisms=enabled)
+        response = messages.SaslHandshakeResponse(
+            version=request.api_version, error_code=ErrorCode.NONE, mechanisms=enabled
+        )
         return Reply(encode_response(response, request.api_version, request.correlation_id))
 
     def _new_server(self, mechanism: str) -> SaslServer | None:
-        if mechanism == PlainServer.mechanism_name:
+        if mechanism == "PLAIN":
+            from trafka.domain.security.plain import PlainServer  # loaded at a PLAIN handshake only (issue 39)
+
             return PlainServer(self._sasl.plain_users)
+        from trafka.domain.security.scram import ScramMechanism, ScramServer  # at a SCRAM handshake (issue 39)
+
         scram = ScramMechanism.from_name(mechanism)
         if scram is not None:
             return ScramServer(scram, self._authentication.credentials.lookup, self._authentication.new_nonce)
@@ -324,7 +323,7 @@ class SaslAuthenticator:
         outcome = self._evaluate(request.body.auth_bytes)
         version, correlation_id = request.api_version, request.correlation_id
         if isinstance(outcome, SaslException):
-            response = SaslAuthenticateResponse(
+            response = messages.SaslAuthenticateResponse(
                 version=version,
                 error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
                 error_message=client_message(outcome, server.mechanism_name, self._previous is not None),
@@ -332,7 +331,7 @@ class SaslAuthenticator:
                 session_lifetime_ms=0,
             )
             return self._fail(self._failure_text(outcome, server), encode_response(response, version, correlation_id))
-        response = SaslAuthenticateResponse(
+        response = messages.SaslAuthenticateResponse(
             version=version,
             error_code=ErrorCode.NONE,
             error_message=None,
