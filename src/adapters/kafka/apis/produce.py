@@ -39,6 +39,7 @@ from trafka.schema_codec.messages import ProduceRequest, ProduceResponse
 
 from ..api import NO_RESPONSE, CloseConnection, FastDecoder, KafkaApi, Lane, QuotaCharge
 from ..connection.cluster import refuse_unless_leader
+from ..observing import observed
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 from ..security.partial import (
@@ -50,7 +51,6 @@ from ..security.partial import (
     extended,
     shallow,
 )
-from ..services import observed
 from ..wire.fast_produce import MAX_VERSION as PRODUCE_MAX_VERSION
 from ..wire.fast_produce import MIN_VERSION as PRODUCE_MIN_VERSION
 from ..wire.fast_produce import OnePartition, ProduceRequestView, decode_one_partition, decode_produce

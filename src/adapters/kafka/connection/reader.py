@@ -17,9 +17,9 @@ from trafka.domain.security.acls import kafka_host
 
 from ..api import NO_RESPONSE, CloseConnection, Deferred, HandlerRegistry, Held, KafkaApi, Parked, never
 from ..context import BrokerContext
+from ..observing import observed
 from ..request_context import Endpoint
 from ..runtime.purgatory import Failed, Operation
-from ..services import observed
 from ..wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
 from .core import Answer, Close, ConnectionCore, DecodeOffLoop, LaneGroup
 from .limits import ServerLimits

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import trio
 
 from ..api import KafkaApi, Services
-from ..services import observed
+from ..observing import observed
 from .outbox import Slot
 
 log = logging.getLogger("trafka.server")

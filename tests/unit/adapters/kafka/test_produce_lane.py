@@ -20,8 +20,8 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition, handle_produce
+from trafka.adapters.kafka.observing import UnobservedBroker
 from trafka.adapters.kafka.request_context import ClientInfo
-from trafka.adapters.kafka.services import UnobservedBroker
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import ProtocolError, decode_request, encode_response
 from trafka.app.config.settings import load_settings
