@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from trafka.domain.batch import BatchHeader, assign_offsets, validate_batches
+from trafka.domain.batch import BatchHeader, Checksum, assign_offsets, validate_batches
 from trafka.domain.control import AbortedTxn, marker_batch
 from trafka.domain.topics import Topic, TopicPartition
 
@@ -36,7 +36,7 @@ class InternalLog:
         logs: FileLogStore,
         tp: TopicPartition,
         topic_id: uuid.UUID,
-        checksum: Callable[[memoryview], int],
+        checksum: Checksum,
         clock_ms: Callable[[], int],
         configs: Mapping[str, str] | None = None,
         *,

@@ -17,7 +17,6 @@ import attrs
 
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
-from trafka.domain.errors import ErrorCode
 from trafka.domain.features import FeatureControl
 from trafka.domain.fetch_sessions import MAX_SLOTS, FetchSessionCache
 from trafka.domain.ports import BrokerObserver
@@ -27,6 +26,7 @@ from trafka.domain.replica_manager import ReplicaManager
 from trafka.domain.security import UserScramCredentials
 
 from .internal_topics import InternalTopics
+from .observing import UnobservedBroker
 from .runtime.group_runtime import GroupRuntime
 from .runtime.purgatory import Purgatory
 from .runtime.unit_of_work import UnitOfWork
@@ -73,25 +73,6 @@ def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
     """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
     draw = random.Random()
     return FetchSessionCache(lambda: draw.randint(1, 2**31 - 2), max_slots)
-
-
-class UnobservedBroker:
-    """The `BrokerObserver` when nothing collects metrics."""
-
-    def connection_opened(self, listener: str) -> None:
-        pass
-
-    def connection_closed(self, listener: str) -> None:
-        pass
-
-    def request_completed(self, api: str, version: int, seconds: float) -> None:
-        pass
-
-    def partition_produced(self, topic: str, error: ErrorCode, records: int, size: int) -> None:
-        pass
-
-    def partition_fetched(self, topic: str, error: ErrorCode, size: int) -> None:
-        pass
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.batches import make_batch, read_batches
-from trafka.domain.batch import BatchHeader, assign_offsets, iter_batches, validate_batches
+from trafka.domain.batch import BatchHeader, assign_offsets, iter_batches, validate_batches, validate_one_batch
 from trafka.domain.errors import ErrorCode, KafkaError
 
 MAX = 1 << 20
@@ -127,3 +127,15 @@ def test_any_bytes_either_validate_or_raise_a_kafka_error(data):
 def test_header_parse_needs_61_bytes():
     with pytest.raises(KafkaError):
         BatchHeader.parse(b"\0" * 60)
+
+
+@pytest.mark.parametrize("value_size", [10, 1900, 2100, 20_000])  # the CRC on a slice below 2 KiB, on a view above
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_one_batch_accepts_its_crc_and_refuses_a_flipped_byte_at_any_size(value_size, kind):
+    raw = make_batch([(1, b"k", b"v" * value_size)])
+    accepted = validate_one_batch(kind(raw), crc32c.crc32c, MAX, 2**62)
+    assert accepted is not None
+    copy, header = accepted
+    assert bytes(copy) == raw and header == BatchHeader.parse(raw)
+    for pos in (21, 61, len(raw) - 1):  # the attributes (the first byte the CRC covers), a record, the last byte
+        assert validate_one_batch(kind(_corrupt(raw, pos, bytes([raw[pos] ^ 1]))), crc32c.crc32c, MAX, 2**62) is None

@@ -39,6 +39,7 @@ from trafka.schema_codec.messages import ProduceRequest, ProduceResponse
 
 from ..api import NO_RESPONSE, CloseConnection, FastDecoder, KafkaApi, Lane, QuotaCharge
 from ..connection.cluster import refuse_unless_leader
+from ..observing import observed
 from ..request_context import ClientInfo
 from ..security.authorization import TXN_WRITE, Check, Checks
 from ..security.partial import (
@@ -206,13 +207,15 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
             ctx.appends.notify(appended)  # a Fetch parked there is answered from the appended bytes (ADR 127)
         finally:
             ctx.replicas.forget_appended()
-    produced = ctx.observer.partition_produced
+    observer = observed(ctx.observer)
+    produced = observer.partition_produced if observer is not None else None
     responses: list[bytes] = []
     append = responses.append
     for request, result in zip(requests, results):
         version, correlation_id, _, topic, index, records, _ = request
         error, base_offset, append_time, start_offset, message, count, record_errors = result
-        produced(topic, error, count, len(records) if count and records else 0)
+        if produced is not None:
+            produced(topic, error, count, len(records) if count and records else 0)
         if message is None and not record_errors and version >= 5:  # the common answer: one pack
             append(
                 encode_one_partition(

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import trio
 
 from ..api import KafkaApi, Services
+from ..observing import observed
 from .outbox import Slot
 
 log = logging.getLogger("trafka.server")
@@ -141,11 +142,15 @@ class SharedLane:
             for slot in slots:
                 slot.fill(None)
         else:
-            completed = self._ctx.services.observer.request_completed
-            name = self.api.name
-            for slot, request, response in zip(slots, requests, responses):
-                slot.fill([response])
-                completed(name, request.version, elapsed)
+            observer = observed(self._ctx.services.observer)
+            if observer is None:  # nothing collects metrics
+                for slot, response in zip(slots, responses):
+                    slot.fill([response])
+            else:
+                name = self.api.name
+                for slot, request, response in zip(slots, requests, responses):
+                    slot.fill([response])
+                    observer.request_completed(name, request.version, elapsed)
         turn._done()
         for gatherer in gatherers:
             gatherer.answered_elsewhere()

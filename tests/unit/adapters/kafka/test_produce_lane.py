@@ -20,6 +20,7 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from trafka.adapters.kafka.apis import build_registry
 from trafka.adapters.kafka.apis.produce import Uses, answer_one_partition, handle_produce
+from trafka.adapters.kafka.observing import UnobservedBroker
 from trafka.adapters.kafka.request_context import ClientInfo
 from trafka.adapters.kafka.wire import fast_produce
 from trafka.adapters.kafka.wire.codec import ProtocolError, decode_request, encode_response
@@ -78,9 +79,22 @@ def one_partition_requests(draw):
     return version, bytes(request.encode(header=True, framed=False))
 
 
-def _context():
+class _Recorded(UnobservedBroker):
+    """An observer that keeps each partition a Produce reported (a subclass: still observed)."""
+
+    def __init__(self) -> None:
+        self.produced: list[tuple] = []
+
+    def partition_produced(self, topic, error, records, size) -> None:
+        self.produced.append((topic, error, records, size))
+
+
+def _context(observer=None):
     settings = load_settings(overrides={"storage": {"kind": "memory"}})
-    ctx = bootstrap(settings, attrs.evolve(default_adapters(settings), clock_ms=lambda: NOW))
+    adapters = attrs.evolve(default_adapters(settings), clock_ms=lambda: NOW)
+    if observer is not None:
+        adapters = attrs.evolve(adapters, observer=observer)
+    ctx = bootstrap(settings, adapters)
     ctx.services.catalog.create("orders", 2, 1)
     ctx.services.catalog.create("small", 1, 1, {"max.message.bytes": "1000"})
     return ctx
@@ -97,8 +111,10 @@ def _log_bytes(ctx) -> dict[TopicPartition, bytes]:
 @settings(max_examples=300, deadline=None)
 @given(requests=st.lists(one_partition_requests(), min_size=1, max_size=8))
 def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(requests):
-    """The requests one after another through the general path, and together through the lane."""
-    general, lane = _context(), _context()
+    """The requests one after another through the general path, and together through the lane (what
+    each reports to a metrics observer too; without one, see the next test)."""
+    general_observer, lane_observer = _Recorded(), _Recorded()
+    general, lane = _context(general_observer), _context(lane_observer)
     client = ClientInfo("test", "127.0.0.1")
     expected, ones = [], []
     for version, frame in requests:
@@ -123,6 +139,33 @@ def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(request
         ones.append(one)
     assert answer_one_partition(lane.view(Uses), ones) == expected
     assert _log_bytes(lane) == _log_bytes(general)
+    assert lane_observer.produced == general_observer.produced and len(lane_observer.produced) == len(requests)
+
+
+def test_without_metrics_the_lane_answers_the_same():
+    """Nothing collects metrics (the `UnobservedBroker`): the lane skips its observer calls, and
+    answers and appends as with an observer."""
+    requests = [_one(version, "orders", n % 2, _batch([b"v%d" % n])) for n, version in enumerate(VERSIONS)]
+    observer = _Recorded()
+    unobserved, observed = _context(), _context(observer)
+    assert isinstance(unobserved.services.observer, UnobservedBroker) and observer.produced == []
+    ones = [fast_produce.decode_one_partition(frame) for frame in requests]
+    assert answer_one_partition(unobserved.view(Uses), ones) == answer_one_partition(observed.view(Uses), ones)
+    assert _log_bytes(unobserved) == _log_bytes(observed)
+    assert [(topic, records) for topic, _, records, _ in observer.produced] == [("orders", 1)] * len(requests)
+
+
+def _one(version: int, topic: str, index: int, records: bytes) -> bytes:
+    request = ProduceRequest[version](
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            TopicData(name=topic, partition_data=[TopicData.PartitionProduceData(index=index, records=records)])
+        ],
+    )
+    request.with_header(correlation_id=version, client_id="test")
+    return bytes(request.encode(header=True, framed=False))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
