@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import attrs
@@ -18,6 +18,17 @@ from .errors import ErrorCode, KafkaError
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 ZERO_UUID = uuid.UUID(int=0)
+_RESERVED = (ZERO_UUID, uuid.UUID(int=1))  # Kafka's ZERO_UUID and METADATA_TOPIC_ID
+
+
+def kafka_random_uuid(draw: Callable[[], uuid.UUID]) -> uuid.UUID:
+    """A UUID from `draw` as Kafka's `Uuid.randomUuid` picks one: not reserved, and its text form (URL-safe
+    base64) not starting with `-`, which Kafka's tools would read as an option (`kafka-storage format
+    --cluster-id -x...`). Draws again when it would (one draw in 64)."""
+    while True:
+        value = draw()
+        if value not in _RESERVED and value.bytes[0] >> 2 != 62:  # 62 is '-' in the URL-safe alphabet
+            return value
 
 
 def _invalid_topic_name(name: str | None) -> str | None:

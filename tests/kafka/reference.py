@@ -361,10 +361,13 @@ class ReferenceKafka:
 
 
 def _random_cluster_id() -> str:
-    """A random cluster id as `kafka-storage.sh random-uuid` prints it (a base64url UUID)."""
+    """A random cluster id as `kafka-storage.sh random-uuid` prints it (a base64url UUID that does not start
+    with `-`: `kafka-storage format --cluster-id -x...` reads it as an option and fails, one format in 64)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    from trafka.domain.topics import kafka_random_uuid
+
+    return base64.urlsafe_b64encode(kafka_random_uuid(uuid.uuid4).bytes).decode().rstrip("=")
 
 
 def probe(bootstrap: str, timeout: float = 5.0) -> bool:

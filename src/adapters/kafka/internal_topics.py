@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import attrs
 
 from trafka.domain.catalog import TopicCatalog
-from trafka.domain.topics import Topic
+from trafka.domain.topics import Topic, kafka_random_uuid
 
 OFFSETS = "__consumer_offsets"
 TRANSACTIONS = "__transaction_state"
@@ -35,7 +35,7 @@ class InternalTopics:
     changes: int = 0  # moves when one comes to exist (the KIP-848 coordinator resolves regexes again)
 
     def __attrs_post_init__(self) -> None:
-        self.ids = {name: self.ids.get(name) or uuid.uuid4() for name in NAMES}
+        self.ids = {name: self.ids.get(name) or kafka_random_uuid(uuid.uuid4) for name in NAMES}
 
     @classmethod
     def with_ids(cls, ids: Mapping[str, uuid.UUID]) -> InternalTopics:

@@ -39,7 +39,7 @@ from trafka.domain.ports import (
     ShareStateStore,
     TransactionStore,
 )
-from trafka.domain.topics import TopicPartition
+from trafka.domain.topics import TopicPartition, kafka_random_uuid
 
 from .. import extras
 from ..config.settings import Settings
@@ -111,7 +111,7 @@ def default_adapters(settings: Settings) -> Adapters:
         "observer": _observer(settings),
         "clock": clock,
         "clock_ms": clock.now_ms,
-        "new_topic_id": uuid.uuid4,
+        "new_topic_id": lambda: kafka_random_uuid(uuid.uuid4),
         "checksum": crc32c_function(),
         "decompress": inflate,
         "new_member_id": lambda client_id: f"{client_id}-{uuid.uuid4()}",
@@ -132,7 +132,12 @@ def default_adapters(settings: Settings) -> Adapters:
     from .log_dir import log_dir_stores
 
     try:
-        logdir = LogDir.open(settings.storage.data_dir, settings.broker.node_id, uuid.uuid4(), uuid.uuid4())
+        logdir = LogDir.open(
+            settings.storage.data_dir,
+            settings.broker.node_id,
+            kafka_random_uuid(uuid.uuid4),
+            kafka_random_uuid(uuid.uuid4),
+        )
     except DataDirError as exc:
         raise LogDirUnusable(str(exc)) from exc
     return Adapters(**log_dir_stores(logdir, settings, topic_defaults_from(settings), clock_ms), **common)

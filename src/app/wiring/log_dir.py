@@ -22,7 +22,7 @@ from trafka.adapters.filesystem import (
 from trafka.adapters.filesystem.group_config_store import FileGroupConfigStore
 from trafka.adapters.filesystem.log_store import FileCleanerCheckpoints
 from trafka.adapters.filesystem.share_state_store import FileShareStateStore
-from trafka.domain.topics import Topic, TopicPartition
+from trafka.domain.topics import Topic, TopicPartition, kafka_random_uuid
 
 from ..config.settings import Settings
 from .checksum import crc32c_function
@@ -39,7 +39,7 @@ def log_dir_stores(
     recorded = catalog_store.internal_topic_ids()  # an internal topic keeps the id the metadata log gave it
 
     def open_internal(topic: str, segment_bytes: int | None = None) -> InternalLog:
-        return internal_log(logs, topic, recorded.get(topic, uuid.uuid4()), clock_ms, segment_bytes)
+        return internal_log(logs, topic, recorded.get(topic) or kafka_random_uuid(uuid.uuid4), clock_ms, segment_bytes)
 
     offsets = open_internal("__consumer_offsets", settings.groups.offsets_topic_segment_bytes)
     txn_state = open_internal("__transaction_state", settings.broker.transaction_state_log_segment_bytes)
