@@ -344,34 +344,66 @@ def completion(
     return complete
 
 
-def one_partition_completion(
-    ctx: Uses, request: FetchRequest, target: Target, by_id: bool, tp: TopicPartition | None = None
-) -> Callable[[bool], FetchAnswer | None]:
+class OnePartitionCompletion:
     """`completion` of a parked Fetch of one readable partition without a session or a fetch quota (every
     record of the latency bench's consumer, ADR 130): `_read` and `_answer` for that one partition, what
-    stays the same between tries taken once. Proven to answer what `completion` answers, tried after
-    appends, transactions, markers and deletions, expired or not
-    (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
-    key, name, _, fetch_offset, max_bytes = target
-    assert name is not None
-    if tp is None:
-        tp = TopicPartition(name, key[1])
-    topic: Any = key[0]
-    topic_name, topic_id = (None, topic) if by_id else (topic, ZERO_UUID)
-    index = key[1]
-    read_committed = request.isolation_level == READ_COMMITTED
-    replicas, policy, shutting_down, observer = ctx.replicas, ctx.policy, ctx.shutting_down, ctx.observer
+    stays the same between tries taken once. One object with what it reads (not a closure and its cells,
+    nor the decoded request: ADR 134). Proven to answer what `completion` answers, tried after appends,
+    transactions, markers and deletions, expired or not (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
 
-    def complete(expired: bool) -> FetchAnswer | None:
-        budget = min(request.max_bytes, policy.fetch_max_bytes)
-        result = replicas.fetch(tp, fetch_offset, min(max_bytes, max(budget, 0)), True, read_committed)
+    __slots__ = (
+        "replicas",
+        "policy",
+        "shutting_down",
+        "observer",
+        "tp",
+        "fetch_offset",
+        "max_bytes",
+        "request_max_bytes",
+        "min_bytes",
+        "read_committed",
+        "name",
+        "index",
+        "topic_name",
+        "topic_id",
+    )
+
+    def __init__(
+        self, ctx: Uses, request: FetchRequest, target: Target, by_id: bool, tp: TopicPartition | None = None
+    ) -> None:
+        key, name, _, self.fetch_offset, self.max_bytes = target
+        assert name is not None
+        self.tp = TopicPartition(name, key[1]) if tp is None else tp
+        self.name, self.index = name, key[1]
+        topic: Any = key[0]
+        self.topic_name: str | None = None if by_id else topic
+        self.topic_id: Any = topic if by_id else ZERO_UUID
+        self.request_max_bytes, self.min_bytes = request.max_bytes, request.min_bytes
+        self.read_committed = request.isolation_level == READ_COMMITTED
+        self.replicas, self.policy, self.shutting_down, self.observer = (
+            ctx.replicas,
+            ctx.policy,
+            ctx.shutting_down,
+            ctx.observer,
+        )
+
+    def __call__(self, expired: bool) -> FetchAnswer | None:
+        budget = min(self.request_max_bytes, self.policy.fetch_max_bytes)
+        result = self.replicas.fetch(
+            self.tp, self.fetch_offset, min(self.max_bytes, max(budget, 0)), True, self.read_committed
+        )
         records, error = result.records, result.error
-        if len(records) < request.min_bytes and error is ErrorCode.NONE and not expired and not shutting_down.is_set():
+        if (
+            len(records) < self.min_bytes
+            and error is ErrorCode.NONE
+            and not expired
+            and not self.shutting_down.is_set()
+        ):
             return None
-        observer.partition_fetched(name, error, len(records))
+        self.observer.partition_fetched(self.name, error, len(records))
         aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
         partition = (
-            index,
+            self.index,
             error,
             result.high_watermark,
             result.last_stable_offset,
@@ -380,9 +412,10 @@ def one_partition_completion(
             -1,
             records,
         )
-        return FetchAnswer([(topic_name, topic_id, [partition])])
+        return FetchAnswer([(self.topic_name, self.topic_id, [partition])])
 
-    return complete
+
+one_partition_completion = OnePartitionCompletion
 
 
 def _topic_names(request, version, ctx) -> list[str]:
