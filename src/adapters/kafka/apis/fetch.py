@@ -352,10 +352,7 @@ class OnePartitionCompletion:
     transactions, markers and deletions, expired or not (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
 
     __slots__ = (
-        "replicas",
-        "policy",
-        "shutting_down",
-        "observer",
+        "ctx",
         "tp",
         "fetch_offset",
         "max_bytes",
@@ -380,27 +377,18 @@ class OnePartitionCompletion:
         self.topic_id: Any = topic if by_id else ZERO_UUID
         self.request_max_bytes, self.min_bytes = request.max_bytes, request.min_bytes
         self.read_committed = request.isolation_level == READ_COMMITTED
-        self.replicas, self.policy, self.shutting_down, self.observer = (
-            ctx.replicas,
-            ctx.policy,
-            ctx.shutting_down,
-            ctx.observer,
-        )
+        self.ctx = ctx
 
     def __call__(self, expired: bool) -> FetchAnswer | None:
-        budget = min(self.request_max_bytes, self.policy.fetch_max_bytes)
-        result = self.replicas.fetch(
+        ctx = self.ctx
+        budget = min(self.request_max_bytes, ctx.policy.fetch_max_bytes)
+        result = ctx.replicas.fetch(
             self.tp, self.fetch_offset, min(self.max_bytes, max(budget, 0)), True, self.read_committed
         )
         records, error = result.records, result.error
-        if (
-            len(records) < self.min_bytes
-            and error is ErrorCode.NONE
-            and not expired
-            and not self.shutting_down.is_set()
-        ):
+        if len(records) < self.min_bytes and error is ErrorCode.NONE and not expired and not ctx.shutting_down.is_set():
             return None
-        self.observer.partition_fetched(self.name, error, len(records))
+        ctx.observer.partition_fetched(self.name, error, len(records))
         aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
         partition = (
             self.index,

@@ -220,13 +220,17 @@ def _one_partition(frame: bytes, version: int) -> tuple[int, str | None, Any] | 
     rack_at = pos + shape.size
     if rack_at >= length:
         return None
-    values = shape.unpack_from(frame, pos)
     if version >= 15:
         replica_id = None
-        max_wait, min_bytes, max_bytes, isolation, session_id, epoch, topics, raw, partitions = values[:9]
+        (
+            max_wait, min_bytes, max_bytes, isolation, session_id, epoch, topics, raw, partitions,
+            index, leader_epoch, offset, last_epoch, log_start, limit, partition_tags, topic_tags, forgotten,
+        ) = shape.unpack_from(frame, pos)  # fmt: skip
     else:
-        replica_id, max_wait, min_bytes, max_bytes, isolation, session_id, epoch, topics, raw, partitions = values[:10]
-    index, leader_epoch, offset, last_epoch, log_start, limit, partition_tags, topic_tags, forgotten = values[-9:]
+        (
+            replica_id, max_wait, min_bytes, max_bytes, isolation, session_id, epoch, topics, raw, partitions,
+            index, leader_epoch, offset, last_epoch, log_start, limit, partition_tags, topic_tags, forgotten,
+        ) = shape.unpack_from(frame, pos)  # fmt: skip
     rack_size = frame[rack_at] - 1  # a compact string of fewer than 127 bytes
     rack_end = rack_at + 1 + rack_size
     if (
