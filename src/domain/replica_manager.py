@@ -161,6 +161,10 @@ class ReplicaManager:
         transactional producers are appended one by one (their producer state is recorded after
         each write), after the placed batches of their partition that came before them. If a
         partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have."""
+        if len(requests) == 1:  # a lone request (a producer waiting for each answer): `produce` itself
+            tp, records, transactional_id, version = requests[0]
+            admitted = self.admission.admit(tp, records, now_ms, transactional_id, version)
+            return [admitted if isinstance(admitted, ProduceResult) else self._append_one(tp, admitted, now_ms)]
         results: list[ProduceResult | None] = [None] * len(requests)
         groups: dict[TopicPartition, _PlacedGroup] = {}
         admit = self.admission.admit
