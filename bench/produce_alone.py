@@ -5,9 +5,11 @@ the Produce lane (`SharedLane.answer_now`, `answer_one_partition`, `ReplicaManag
 segment append), the outbox's flush and its `writev`, the empty read and Trio's wait for the next.
 
     python bench/produce_alone.py [--requests N] [--warmup W] [--store filesystem|memory] [--version 9]
+                                  [--in-flight K]
 
 The client is a task of the same Trio loop: it sends a frame, waits for its socket to be readable and
-reads the answer, then sends the next. Meant for valgrind, where the count does not depend on the
+reads the answer, then sends the next (`--in-flight K`: K frames in one write, then their K answers: the
+pipelined shape, answered as one lane group). Meant for valgrind, where the count does not depend on the
 machine's load (wall time on a shared machine means nothing):
 
     valgrind --tool=callgrind --callgrind-out-file=/tmp/c0 python bench/produce_alone.py --requests 0
@@ -81,12 +83,15 @@ async def run(args: argparse.Namespace) -> None:
         reader = Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, "127.0.0.1:1", ANONYMOUS, lane)
         nursery.start_soon(reader.read_requests)
         await trio.lowlevel.checkpoint()
-        for frame in frames:
-            theirs.send(frame)
-            answer = b""
-            while len(answer) < 4 or len(answer) < 4 + int.from_bytes(answer[:4], "big"):
+        for first in range(0, total, args.in_flight):
+            sent = frames[first : first + args.in_flight]
+            theirs.send(b"".join(sent))
+            answers, count = b"", 0
+            while count < len(sent):
                 await trio.lowlevel.wait_readable(theirs)
-                answer += theirs.recv(1 << 16)
+                answers += theirs.recv(1 << 16)
+                while len(answers) >= 4 and len(answers) >= 4 + (size := int.from_bytes(answers[:4], "big")):
+                    answers, count = answers[4 + size :], count + 1
         theirs.close()
         nursery.cancel_scope.cancel()
     watermarks = ctx.services.replicas.watermarks(TopicPartition("a", 0))
@@ -99,6 +104,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--store", choices=["filesystem", "memory"], default="filesystem")
     parser.add_argument("--version", type=int, default=9)
+    parser.add_argument("--in-flight", type=int, default=1, help="requests sent in one write, then their answers read")
     trio.run(run, parser.parse_args())
 
 

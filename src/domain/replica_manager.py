@@ -198,7 +198,8 @@ class ReplicaManager:
 
     def _append_one(self, tp: TopicPartition, admitted: Admitted, now_ms: int) -> ProduceResult:
         log, buffer, header, log_append = admitted
-        if log.log_end_offset == 0:
+        base_offset = log.log_end_offset
+        if base_offset == 0:
             self._producers.starts_empty(tp, log)
         idempotent = header.producer_id >= 0
         if idempotent:
@@ -210,7 +211,6 @@ class ReplicaManager:
                 return ProduceResult(
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
                 )
-        base_offset = log.log_end_offset
         placed = place_batch(
             buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
         )
@@ -221,8 +221,17 @@ class ReplicaManager:
         self._appended[tp] = _new(Appended, (log, base_offset, placed.next_offset, buffer, True))
         if idempotent:
             self._producers.of(tp, log).record(placed)
-        return ProduceResult(
-            ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
+        return _new(
+            ProduceResult,
+            (
+                ErrorCode.NONE,
+                base_offset,
+                now_ms if log_append else -1,
+                log.log_start_offset,
+                None,
+                header.records_count,
+                (),
+            ),
         )
 
     def _append_group(
