@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 
 import pytest
 import trio
@@ -134,3 +135,30 @@ async def test_a_write_to_a_closed_peer_breaks_the_stream():
     peer.close()
     with pytest.raises(trio.BrokenResourceError):
         await transport.send([b"answer"])
+
+
+async def test_a_peer_that_closes_after_a_short_read_ends_the_stream():
+    transport, peer = _pair()
+    frames = FrameReader(1 << 20)
+    peer.sendall(_frame(b"last"))
+    assert await transport.receive_into(frames, 1 << 20) == 8
+    peer.close()
+    with trio.fail_after(5):
+        assert await transport.receive_into(frames, 1 << 20) == 0
+    assert frames.next_frame() == b"last"
+
+
+async def test_a_peer_that_resets_after_a_short_read_breaks_the_stream():
+    listener = socket.create_server(("127.0.0.1", 0))
+    with listener:
+        peer = socket.create_connection(listener.getsockname())
+        ours, _ = listener.accept()
+    transport = SocketTransport(trio.SocketStream(trio.socket.from_stdlib_socket(ours)))
+    frames = FrameReader(1 << 20)
+    peer.sendall(_frame(b"last"))
+    while not frames.buffered:
+        await transport.receive_into(frames, 1 << 20)
+    peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    peer.close()  # an RST
+    with trio.fail_after(5), pytest.raises(trio.BrokenResourceError):
+        await transport.receive_into(frames, 1 << 20)
