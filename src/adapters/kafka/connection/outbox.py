@@ -112,12 +112,10 @@ class Outbox:
             slots = self._slots
             while slots and slots[0].ready:
                 if len(slots) == 1:  # one response (a lone request's): its own buffers, no gathering
-                    data = slots[0].data
+                    data = slots.popleft().data
                     if data is None:
-                        slots.popleft()
                         raise ConnectionAborted
                     await self._transport.send(data)
-                    slots.popleft()  # still the head: only a flush removes slots, and this one is writing
                     self.queued_bytes -= len(data[0]) if len(data) == 1 else sum(map(len, data))
                     if self._waiting:
                         self._changed.set()

@@ -296,3 +296,22 @@ async def test_a_lone_failed_response_ends_the_connection():
     with pytest.raises(ConnectionAborted):
         await outbox.flush()
     assert transport.writes == [] and not outbox.pending
+
+
+async def test_a_lone_response_whose_write_fails_is_not_written_again():
+    """As a gathered one: taken off the queue before its write, so draining after a broken write does
+    not retry it."""
+
+    class Broken(RecordingTransport):
+        async def send(self, buffers):
+            self.writes.append(list(buffers))
+            raise trio.BrokenResourceError
+
+    transport = Broken()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"lost"])
+    with pytest.raises(trio.BrokenResourceError):
+        await outbox.flush()
+    assert not outbox.pending
+    await outbox.drain()
+    assert transport.writes == [[b"lost"]]
