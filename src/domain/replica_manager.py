@@ -161,6 +161,10 @@ class ReplicaManager:
         transactional producers are appended one by one (their producer state is recorded after
         each write), after the placed batches of their partition that came before them. If a
         partition's append fails, every batch in it gets KAFKA_STORAGE_ERROR, as each would have."""
+        if len(requests) == 1:  # a lone request (a producer waiting for each answer): `produce` itself
+            tp, records, transactional_id, version = requests[0]
+            admitted = self.admission.admit(tp, records, now_ms, transactional_id, version)
+            return [admitted if isinstance(admitted, ProduceResult) else self._append_one(tp, admitted, now_ms)]
         results: list[ProduceResult | None] = [None] * len(requests)
         groups: dict[TopicPartition, _PlacedGroup] = {}
         admit = self.admission.admit
@@ -194,7 +198,8 @@ class ReplicaManager:
 
     def _append_one(self, tp: TopicPartition, admitted: Admitted, now_ms: int) -> ProduceResult:
         log, buffer, header, log_append = admitted
-        if log.log_end_offset == 0:
+        base_offset = log.log_end_offset
+        if base_offset == 0:
             self._producers.starts_empty(tp, log)
         idempotent = header.producer_id >= 0
         if idempotent:
@@ -206,7 +211,6 @@ class ReplicaManager:
                 return ProduceResult(
                     ErrorCode.NONE, base_offset=duplicate.first_offset, log_start_offset=log.log_start_offset
                 )
-        base_offset = log.log_end_offset
         placed = place_batch(
             buffer, 0, header, base_offset, LEADER_EPOCH, self._checksum, now_ms if log_append else None
         )
@@ -217,8 +221,17 @@ class ReplicaManager:
         self._appended[tp] = _new(Appended, (log, base_offset, placed.next_offset, buffer, True))
         if idempotent:
             self._producers.of(tp, log).record(placed)
-        return ProduceResult(
-            ErrorCode.NONE, base_offset, now_ms if log_append else -1, log.log_start_offset, None, header.records_count
+        return _new(
+            ProduceResult,
+            (
+                ErrorCode.NONE,
+                base_offset,
+                now_ms if log_append else -1,
+                log.log_start_offset,
+                None,
+                header.records_count,
+                (),
+            ),
         )
 
     def _append_group(

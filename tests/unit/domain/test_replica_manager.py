@@ -167,3 +167,43 @@ def test_a_transactional_batch_without_a_transactional_id_is_refused_before_any_
     struct.pack_into(">I", batch, 17, crc if valid_crc else crc ^ 1)
     assert cluster.replicas.produce(TP, bytes(batch), NOW).error == error
     assert cluster.replicas.watermarks(TP) == (0, 0)
+
+
+def _lone_cases() -> dict[str, tuple[dict[str, str], bytes, str | None]]:
+    corrupt = bytearray(make_batch([(NOW, None, b"v")]))
+    struct.pack_into(">I", corrupt, 17, 0)  # a wrong CRC
+    return {
+        "plain": ({}, make_batch([(NOW, b"k", b"v"), (NOW + 1, None, b"w")]), None),
+        "log append time": ({"message.timestamp.type": "LogAppendTime"}, make_batch([(1, None, b"a")]), None),
+        "corrupt": ({}, bytes(corrupt), None),
+        "idempotent": ({}, make_batch([(NOW, None, b"i")], producer_id=5, producer_epoch=0, base_sequence=0), None),
+        "transactional without an id": (
+            {},
+            make_batch([(NOW, None, b"t")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True),
+            None,
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_lone_cases()))
+def test_a_lone_request_in_produce_many_is_answered_and_stored_as_in_a_group(case: str):
+    """`produce_many` answers a group of one request at once (ADR 133): the answer, the log's bytes and
+    what a parked fetch is answered from are those of the group path (the same request followed by
+    another partition's), twice in a row (the second at a non-zero offset)."""
+    configs, batch, transactional_id = _lone_cases()[case]
+    other = TopicPartition("u", 0)
+    alone, grouped = Cluster(), Cluster()
+    for cluster in (alone, grouped):
+        cluster.catalog.create("t", 1, 1, configs)
+        cluster.catalog.create("u", 1, 1)
+    for round_ in range(2):
+        (lone,) = alone.replicas.produce_many([(TP, batch, transactional_id, 9)], NOW + round_)
+        first, _ = grouped.replicas.produce_many(
+            [(TP, batch, transactional_id, 9), (other, make_batch([(NOW, None, b"o")]), None, 9)], NOW + round_
+        )
+        assert lone == first
+        assert alone.replicas.watermarks(TP) == grouped.replicas.watermarks(TP)
+        fetched = [c.replicas.fetch(TP, 0, 1 << 20, True) for c in (alone, grouped)]
+        assert bytes(fetched[0].records or b"") == bytes(fetched[1].records or b"")
+        for cluster in (alone, grouped):
+            cluster.replicas.forget_appended()

@@ -197,6 +197,8 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     through `ReplicaManager.produce_many` (one log write per partition). Byte for byte what the general
     path answers for each in turn, with the same effects on the logs, the observer and waiting
     fetches (`tests/unit/adapters/kafka/test_produce_lane.py`)."""
+    if len(requests) == 1:
+        return [_answer_alone(ctx, requests[0])]
     # (partition, records, transactional id, version) of each: OnePartition is (version, correlation id,
     # acks, topic, index, records, transactional id)
     batches = [(_new(TopicPartition, (r[3], r[4])), r[5], r[6], r[0]) for r in requests]
@@ -231,6 +233,33 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
             )
         )
     return responses
+
+
+def _answer_alone(ctx: Uses, request: OnePartition) -> bytes:
+    """`answer_one_partition` for a group of one (a producer waiting for each answer): the same steps,
+    without the group's lists (ADR 133)."""
+    version, correlation_id, _, topic, index, records, transactional_id = request
+    tp = _new(TopicPartition, (topic, index))
+    replicas = ctx.replicas
+    result = replicas.produce(tp, records, ctx.clock_ms(), transactional_id, version)
+    error, base_offset, append_time, start_offset, message, count, record_errors = result
+    if error is ErrorCode.NONE:
+        try:
+            ctx.appends.notify((tp,))  # a Fetch parked there is answered from the appended bytes (ADR 127)
+        finally:
+            replicas.forget_appended()
+    observer = observed(ctx.observer)
+    if observer is not None:
+        observer.partition_produced(topic, error, count, len(records) if count and records else 0)
+    if message is None and not record_errors and version >= 5:  # the common answer: one pack
+        return encode_one_partition(
+            version, correlation_id, topic, index, error, base_offset, append_time, start_offset
+        )
+    return encode_produce_response(
+        version,
+        correlation_id,
+        ((topic, ((index, error, base_offset, append_time, start_offset, message, record_errors),)),),
+    )
 
 
 def _refusal_entries(response_class: Any, request: Any, version: int, error: int) -> Any:

@@ -111,6 +111,15 @@ class Outbox:
         try:
             slots = self._slots
             while slots and slots[0].ready:
+                if len(slots) == 1:  # one response (a lone request's): its own buffers, no gathering
+                    data = slots.popleft().data
+                    if data is None:
+                        raise ConnectionAborted
+                    await self._transport.send(data)
+                    self.queued_bytes -= len(data[0]) if len(data) == 1 else sum(map(len, data))
+                    if self._waiting:
+                        self._changed.set()
+                    continue  # what was queued behind it while `send` waited
                 buffers = []
                 aborted = False
                 while slots and slots[0].ready:

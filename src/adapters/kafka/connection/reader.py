@@ -104,9 +104,11 @@ class Reader:
         shared = self.lane
         lane_api = shared.api if shared is not None else None
         lane_closed = lane_api.lane.closed_by if lane_api is not None and lane_api.lane is not None else never
-        quotas = ctx.services.quotas.quotas
-        appends = ctx.services.appends
+        services, faults = ctx.services, ctx.faults
+        quotas = services.quotas.quotas
+        appends = services.appends
         woken = appends.woken
+        transport, max_request_bytes = self.transport, self.limits.max_request_bytes
         while True:
             frame = core.next_frame()
             if frame is None:  # every buffered request handled: their responses leave in one write
@@ -117,12 +119,12 @@ class Reader:
                     await trio.lowlevel.cancel_shielded_checkpoint()
                     await trio.lowlevel.cancel_shielded_checkpoint()
                 await outbox.flush()
-                if not await self.transport.receive_into(frames, min(frames.wanted(), self.limits.max_request_bytes)):
+                if not await transport.receive_into(frames, max_request_bytes):
                     if frames.buffered:
                         log.warning("closing connection from %s: truncated frame at end of stream", self.peer)
                     return
                 woken = appends.woken
-                self.read_at_ms = ctx.services.clock_ms()
+                self.read_at_ms = services.clock_ms()
                 continue
             if isinstance(frame, Close):
                 return
@@ -132,12 +134,10 @@ class Reader:
                 await self._wait_unmuted()
             action = core.handle(
                 frame,
-                ctx.services.clock_ms() if core.authenticator is not None else 0,
+                services.clock_ms() if core.authenticator is not None else 0,
                 lane_api is not None
-                and ctx.services.authorization is None
-                and (
-                    not ctx.faults.active or (not ctx.faults.paused and lane_api.api_key not in ctx.faults.intercepted)
-                )
+                and services.authorization is None
+                and (not faults.active or (not faults.paused and lane_api.api_key not in faults.intercepted))
                 and not lane_closed(quotas),
                 outbox.room,
             )
@@ -191,18 +191,18 @@ class Reader:
         outbox = self.outbox
         if shared.gathers(self):
             return shared.join(self, group, [outbox.slot() for _ in group]) or _NEXT
-        started = perf_counter()
+        observer = observed(self.ctx.services.observer)
+        started = perf_counter() if observer is not None else 0.0
         try:
             responses = shared.answer_now(self, group)
         except Exception:
             log.exception("closing connection from %s: %s v%d failed", self.peer, lane_api.name, group[0].version)
             return CLOSE
-        elapsed = perf_counter() - started  # each response was ready when the group's were
-        observer = observed(self.ctx.services.observer)
-        if observer is None:  # nothing collects metrics
+        if observer is None:  # nothing collects metrics: nothing timed
             for response in responses:
                 outbox.add([response])
             return _NEXT
+        elapsed = perf_counter() - started  # each response was ready when the group's were
         for request, response in zip(group, responses):
             outbox.add([response])
             observer.request_completed(lane_api.name, request.version, elapsed)

@@ -35,8 +35,9 @@ _FAIR_READS = 16
 
 
 class Transport(Protocol):
-    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
-        """Read what has arrived (blocking until something has) into `frames`; 0 at end of stream."""
+    async def receive_into(self, frames: FrameReader, limit: int) -> int:
+        """Read what has arrived (blocking until something has) into `frames`, at most what completes
+        its current frame or `limit` if it is more; 0 at end of stream."""
 
     async def send(self, buffers: Sequence[bytes]) -> None:
         """Write every buffer, in order."""
@@ -63,9 +64,14 @@ class SocketTransport:
         self._socket = stream.socket
         self._fd = stream.socket.fileno()
         self._reads_without_yield = 0
+        self._drained = False  # the last read took less than the buffer: the socket was empty then
 
-    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
+    async def receive_into(self, frames: FrameReader, limit: int) -> int:
         view = _receive_buffer()  # a large frame arrives over several reads into the same buffer
+        if self._drained:  # a lone request's connection: no readv that only raises (ADR 133)
+            self._drained = False
+            await trio.lowlevel.wait_readable(self._socket)
+            self._reads_without_yield = 0
         while True:
             try:
                 count = os.readv(self._fd, (view,))
@@ -78,6 +84,7 @@ class SocketTransport:
             break
         if count:
             frames.feed(view[:count])  # before any await: the buffer is the next reader's after that
+            self._drained = count < RECEIVE_BUFFER
         self._reads_without_yield += 1
         if self._reads_without_yield >= _FAIR_READS:
             self._reads_without_yield = 0
@@ -85,7 +92,19 @@ class SocketTransport:
         return count
 
     async def send(self, buffers: Sequence[bytes]) -> None:
-        pending: list[bytes | memoryview] = list(buffers)
+        if len(buffers) <= _IOV_MAX:  # the kernel usually takes it all: no copy of the list, no walk
+            try:
+                written = os.writev(self._fd, buffers)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:  # EPIPE, ECONNRESET: the peer is gone
+                raise trio.BrokenResourceError(str(exc)) from exc
+            if written == (len(buffers[0]) if len(buffers) == 1 else sum(map(len, buffers))):
+                return
+            pending: list[bytes | memoryview] = list(buffers)
+            _drop_written(pending, written)
+        else:
+            pending = list(buffers)
         while pending:
             batch = pending if len(pending) <= _IOV_MAX else pending[:_IOV_MAX]
             try:
@@ -121,8 +140,8 @@ class TlsTransport:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self._stream = stream
 
-    async def receive_into(self, frames: FrameReader, wanted: int) -> int:
-        data = await self._stream.receive_some(max(RECEIVE_BUFFER, wanted))
+    async def receive_into(self, frames: FrameReader, limit: int) -> int:
+        data = await self._stream.receive_some(max(RECEIVE_BUFFER, min(frames.wanted(), limit)))
         if data:
             frames.feed(data)
         return len(data)

@@ -268,3 +268,50 @@ async def test_send_nowait_of_one_buffer_gives_back_what_the_socket_did_not_take
     assert rest_again == [b"more"]
     right.close()
     left.close()
+
+
+async def test_a_lone_response_written_while_others_queue_behind_it_is_followed_by_them():
+    """One queued response goes to the transport as is (ADR 133); what is queued while its `send`
+    waits is written by the same flush (a second flush returns at once: one writes at a time)."""
+    transport = RecordingTransport()
+    transport.gate = trio.Event()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"first"])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(outbox.flush)
+        await trio.testing.wait_all_tasks_blocked()
+        outbox.add([b"second"])
+        outbox.add([b"third", b"3"])
+        await outbox.flush()  # returns: the first flush is writing
+        assert transport.writes == []
+        transport.gate.set()
+    assert transport.writes == [[b"first"], [b"second", b"third", b"3"]]
+    assert outbox.queued_bytes == 0 and not outbox.pending
+
+
+async def test_a_lone_failed_response_ends_the_connection():
+    transport = RecordingTransport()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add(None)
+    with pytest.raises(ConnectionAborted):
+        await outbox.flush()
+    assert transport.writes == [] and not outbox.pending
+
+
+async def test_a_lone_response_whose_write_fails_is_not_written_again():
+    """As a gathered one: taken off the queue before its write, so draining after a broken write does
+    not retry it."""
+
+    class Broken(RecordingTransport):
+        async def send(self, buffers):
+            self.writes.append(list(buffers))
+            raise trio.BrokenResourceError
+
+    transport = Broken()
+    outbox = Outbox(transport, max_inflight=32, max_queued_bytes=1 << 20)
+    outbox.add([b"lost"])
+    with pytest.raises(trio.BrokenResourceError):
+        await outbox.flush()
+    assert not outbox.pending
+    await outbox.drain()
+    assert transport.writes == [[b"lost"]]

@@ -108,10 +108,12 @@ def _log_bytes(ctx) -> dict[TopicPartition, bytes]:
     }
 
 
+@pytest.mark.parametrize("alone", [False, True])
 @settings(max_examples=300, deadline=None)
 @given(requests=st.lists(one_partition_requests(), min_size=1, max_size=8))
-def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(requests):
-    """The requests one after another through the general path, and together through the lane (what
+def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(alone, requests):
+    """The requests one after another through the general path, and together through the lane, or
+    `alone`: each a group of its own, as a producer waiting for each answer sends them (ADR 133) (what
     each reports to a metrics observer too; without one, see the next test)."""
     general_observer, lane_observer = _Recorded(), _Recorded()
     general, lane = _context(general_observer), _context(lane_observer)
@@ -137,7 +139,10 @@ def test_the_lane_answers_and_appends_exactly_what_the_general_path_does(request
             decoded.body.transactional_id,
         )
         ones.append(one)
-    assert answer_one_partition(lane.view(Uses), ones) == expected
+    if alone:
+        assert [answer_one_partition(lane.view(Uses), [one])[0] for one in ones] == expected
+    else:
+        assert answer_one_partition(lane.view(Uses), ones) == expected
     assert _log_bytes(lane) == _log_bytes(general)
     assert lane_observer.produced == general_observer.produced and len(lane_observer.produced) == len(requests)
 
