@@ -20,7 +20,7 @@ from ..context import BrokerContext
 from ..observing import observed
 from ..request_context import Endpoint
 from ..runtime.purgatory import Failed, Operation
-from ..wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
+from ..wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response_pieces
 from .core import Answer, Close, ConnectionCore, DecodeOffLoop, LaneGroup
 from .limits import ServerLimits
 from .outbox import Outbox, Slot
@@ -28,7 +28,7 @@ from .pipeline import Pipeline
 from .quotas import Throttled
 from .shared_lane import SharedLane, Turn
 from .transport import Transport
-from .waiting import CLOSE, complete_deferred, encode, encode_answer, observe, wait_held
+from .waiting import CLOSE, complete_deferred, encode, observe, wait_held
 
 log = logging.getLogger("trafka.server")
 
@@ -324,7 +324,11 @@ class _Answer:
             if type(answer) is Throttled:
                 reader.mute(answer.throttle_ms)
                 answer = answer.response
-            data = encode_answer(answer, self.api.name, self.version, self.correlation_id, reader.peer)
+            try:  # `waiting.encode`, one call less
+                data: list[bytes] | None = encode_response_pieces(answer, self.version, self.correlation_id)
+            except Exception:
+                log.exception("cannot encode %s v%d response for %s", self.api.name, self.version, reader.peer)
+                data = None
             answered = perf_counter()
             outbox.answer_nowait(self.slot, data)
         if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task

@@ -103,13 +103,8 @@ def observe(ctx: BrokerContext, request: DecodedRequest, started: float) -> None
 
 
 def encode(response: object, request: DecodedRequest, peer: str) -> list[bytes] | None:
-    return encode_answer(response, request.handler.name, request.api_version, request.correlation_id, peer)
-
-
-def encode_answer(response: object, api: str, version: int, correlation_id: int, peer: str) -> list[bytes] | None:
-    """The response's framed buffers, or None (logged) if it cannot be encoded: the connection ends there."""
     try:
-        return encode_response_pieces(response, version, correlation_id)
+        return encode_response_pieces(response, request.api_version, request.correlation_id)
     except Exception:
-        log.exception("cannot encode %s v%d response for %s", api, version, peer)
+        log.exception("cannot encode %s v%d response for %s", request.handler.name, request.api_version, peer)
         return None

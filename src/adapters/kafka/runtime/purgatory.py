@@ -61,7 +61,7 @@ class Operation:
     def set(self) -> None:
         """One of its keys was notified: try it; still parked there if it has no answer yet."""
         if not self.finished:
-            self.purgatory._try(self, expired=False)
+            self.purgatory._try(self, False)  # not expired
 
 
 class Purgatory:
