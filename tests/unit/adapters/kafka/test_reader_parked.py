@@ -94,3 +94,39 @@ async def test_a_parked_fetch_keeps_no_decoded_request_and_leaves_nothing_once_a
         finally:
             gc.enable()
         nursery.cancel_scope.cancel()
+
+
+async def test_a_parked_answer_that_cannot_be_encoded_ends_the_connection(monkeypatch, caplog):
+    """`_Answer` encodes in place of `waiting.encode` (ADR 134): an answer that cannot be encoded is logged
+    and its slot ends the connection (`ConnectionAborted` from the flush), as before."""
+    from trafka.adapters.kafka.connection.outbox import ConnectionAborted
+    from trafka.adapters.kafka.wire.fast_fetch import FetchAnswer
+
+    settings = load_settings(overrides={"storage": {"kind": "memory"}})
+    ctx = bootstrap(settings, default_adapters(settings))
+    ctx.services.catalog.create("a", 1, 1)
+    topic_id = ctx.services.catalog.get("a").topic_id
+    replicas, appends = ctx.services.replicas, ctx.services.appends
+    ours, theirs = socket.socketpair()
+    limits = ServerLimits()
+    transport = SocketTransport(trio.SocketStream(trio.socket.from_stdlib_socket(ours)))
+    outbox = Outbox(transport, limits.max_inflight_requests, limits.max_queued_response_bytes)
+    listener = Listener("PLAINTEXT", SecurityProtocol.PLAINTEXT, "127.0.0.1", 9092, "127.0.0.1", 9092)
+    pipeline = Pipeline(ctx.registry, ctx.services.authorization, ctx.faults, ctx.services.cluster)
+
+    def cannot(self, version, correlation_id):
+        raise ValueError("no")
+
+    aborted = False
+    try:
+        async with trio.open_nursery() as nursery:
+            reader = Reader(ctx, pipeline, limits, transport, outbox, nursery, listener, "127.0.0.1:1", ANONYMOUS)
+            reader._serve(decode_request(fetch_frame(1, 0, topic_id), ctx.registry))
+            monkeypatch.setattr(FetchAnswer, "encode_pieces", cannot)
+            replicas.produce_many([(TP, make_batch([(1000, None, b"v" * 100)]), None, 3)], 1000)
+            appends.notify([TP])
+            assert not reader.parked and "cannot encode Fetch v16 response for 127.0.0.1:1" in caplog.text
+            await trio.sleep_forever()  # ended by the flush task's ConnectionAborted
+    except* ConnectionAborted:
+        aborted = True
+    assert aborted
