@@ -112,7 +112,9 @@ def _switch(on: bool) -> None:
     fetch_room.one_partition_completion = (  # type: ignore[assignment]
         _ONE_PARTITION
         if on
-        else lambda ctx, request, target, by_id: fetch_room.completion(ctx, request, [target], None, None, by_id)
+        else lambda ctx, request, target, by_id, tp=None: fetch_room.completion(
+            ctx, request, [target], None, None, by_id
+        )
     )
     fast_fetch._one_partition = _ONE_ENCODER if on else (lambda *args: None)  # type: ignore[assignment]
     Outbox.answer_nowait = _ANSWER_NOWAIT if on else _fill_and_flush  # type: ignore[method-assign]

@@ -40,7 +40,14 @@ import attrs
 
 from trafka.domain.errors import ErrorCode
 from trafka.domain.fetch_read import FetchResult
-from trafka.domain.fetch_sessions import FINAL_EPOCH, ContextKind, FetchContext, PartitionKey, Wanted
+from trafka.domain.fetch_sessions import (
+    FINAL_EPOCH,
+    INVALID_SESSION_ID,
+    ContextKind,
+    FetchContext,
+    PartitionKey,
+    Wanted,
+)
 from trafka.domain.quotas import QuotaSensors, QuotaType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
@@ -228,6 +235,62 @@ def _quota_cap(ctx: Uses, client: ClientInfo) -> int | None:
 
 def handle_fetch(ctx: Uses, request: FetchRequest, version: int, client: ClientInfo):
     by_id = version >= 13
+    topics = request.topics
+    if (
+        len(topics) == 1
+        and request.session_epoch == FINAL_EPOCH
+        and request.session_id == INVALID_SESSION_ID
+        and version >= SESSIONS_FROM
+        and ctx.cluster is None
+        and len(topics[0].partitions) == 1
+    ):
+        return _sessionless_one_partition(ctx, request, version, topics[0], client)
+    return _handle(ctx, request, version, client, by_id)
+
+
+def _sessionless_one_partition(ctx: Uses, request: FetchRequest, version: int, topic: Any, client: ClientInfo):
+    """`_handle` for a sessionless request of one partition (librdkafka's and KafkaJS's consumers send
+    one per answer, ADR 134): the session cache is not asked (a sessionless context with no session id
+    changes nothing there), and `_targets`, `_read` and the park decision are made for that partition
+    alone. The same answer or park as `_handle`'s (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
+    by_id = version >= 13
+    wanted = topic.partitions[0]
+    key: Any = topic.topic_id if by_id else topic.topic
+    index = wanted.partition
+    name: str | None = key
+    error = ErrorCode.NONE
+    if by_id:
+        found = _by_id(ctx, key)
+        name, error = (found.name, error) if found else (None, ErrorCode.UNKNOWN_TOPIC_ID)
+    if name is None and error is ErrorCode.NONE:  # a null topic name: the general path, as it answers it
+        return _handle(ctx, request, version, client, by_id)
+    target = ((key, index), name, error, wanted.fetch_offset, wanted.partition_max_bytes)
+    cap = _quota_cap(ctx, client)
+    tp = None
+    if error is not ErrorCode.NONE or name is None:
+        result = FetchResult(error)
+    else:
+        budget = min(request.max_bytes, ctx.policy.fetch_max_bytes)
+        if cap is not None:
+            budget = min(budget, cap)
+        tp = TopicPartition(name, index)
+        result = ctx.replicas.fetch(
+            tp,
+            wanted.fetch_offset,
+            min(wanted.partition_max_bytes, max(budget, 0)),
+            min_one_batch=True,
+            read_committed=request.isolation_level == READ_COMMITTED,
+        )
+    size = len(result.records)
+    if size >= request.min_bytes or result.error is not ErrorCode.NONE or request.max_wait_ms <= 0:
+        return _answer(ctx, (target,), (result,), [(name or "", result.error, size)], None, by_id)
+    assert tp is not None
+    if cap is None:  # librdkafka's consumer at the log end
+        return Parked((tp,), request.max_wait_ms, one_partition_completion(ctx, request, target, by_id, tp))
+    return Parked((tp,), request.max_wait_ms, completion(ctx, request, (target,), cap, None, by_id))
+
+
+def _handle(ctx: Uses, request: FetchRequest, version: int, client: ClientInfo, by_id: bool):
     context: FetchContext | None = None
     if version < SESSIONS_FROM:
         wanted = _wanted(request, by_id)
@@ -281,33 +344,54 @@ def completion(
     return complete
 
 
-def one_partition_completion(
-    ctx: Uses, request: FetchRequest, target: Target, by_id: bool
-) -> Callable[[bool], FetchAnswer | None]:
+class OnePartitionCompletion:
     """`completion` of a parked Fetch of one readable partition without a session or a fetch quota (every
     record of the latency bench's consumer, ADR 130): `_read` and `_answer` for that one partition, what
-    stays the same between tries taken once. Proven to answer what `completion` answers, tried after
-    appends, transactions, markers and deletions, expired or not
-    (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
-    key, name, _, fetch_offset, max_bytes = target
-    assert name is not None
-    tp = TopicPartition(name, key[1])
-    topic: Any = key[0]
-    topic_name, topic_id = (None, topic) if by_id else (topic, ZERO_UUID)
-    index = key[1]
-    read_committed = request.isolation_level == READ_COMMITTED
-    replicas, policy, shutting_down, observer = ctx.replicas, ctx.policy, ctx.shutting_down, ctx.observer
+    stays the same between tries taken once. One object with what it reads (not a closure and its cells,
+    nor the decoded request: ADR 134). Proven to answer what `completion` answers, tried after appends,
+    transactions, markers and deletions, expired or not (`tests/unit/adapters/kafka/test_fetch_one_partition.py`)."""
 
-    def complete(expired: bool) -> FetchAnswer | None:
-        budget = min(request.max_bytes, policy.fetch_max_bytes)
-        result = replicas.fetch(tp, fetch_offset, min(max_bytes, max(budget, 0)), True, read_committed)
+    __slots__ = (
+        "ctx",
+        "tp",
+        "fetch_offset",
+        "max_bytes",
+        "request_max_bytes",
+        "min_bytes",
+        "read_committed",
+        "name",
+        "index",
+        "topic_name",
+        "topic_id",
+    )
+
+    def __init__(
+        self, ctx: Uses, request: FetchRequest, target: Target, by_id: bool, tp: TopicPartition | None = None
+    ) -> None:
+        key, name, _, self.fetch_offset, self.max_bytes = target
+        assert name is not None
+        self.tp = TopicPartition(name, key[1]) if tp is None else tp
+        self.name, self.index = name, key[1]
+        topic: Any = key[0]
+        self.topic_name: str | None = None if by_id else topic
+        self.topic_id: Any = topic if by_id else ZERO_UUID
+        self.request_max_bytes, self.min_bytes = request.max_bytes, request.min_bytes
+        self.read_committed = request.isolation_level == READ_COMMITTED
+        self.ctx = ctx
+
+    def __call__(self, expired: bool) -> FetchAnswer | None:
+        ctx = self.ctx
+        budget = min(self.request_max_bytes, ctx.policy.fetch_max_bytes)
+        result = ctx.replicas.fetch(
+            self.tp, self.fetch_offset, min(self.max_bytes, max(budget, 0)), True, self.read_committed
+        )
         records, error = result.records, result.error
-        if len(records) < request.min_bytes and error is ErrorCode.NONE and not expired and not shutting_down.is_set():
+        if len(records) < self.min_bytes and error is ErrorCode.NONE and not expired and not ctx.shutting_down.is_set():
             return None
-        observer.partition_fetched(name, error, len(records))
+        ctx.observer.partition_fetched(self.name, error, len(records))
         aborted = None if result.aborted is None else [(a.producer_id, a.first_offset) for a in result.aborted]
         partition = (
-            index,
+            self.index,
             error,
             result.high_watermark,
             result.last_stable_offset,
@@ -316,9 +400,10 @@ def one_partition_completion(
             -1,
             records,
         )
-        return FetchAnswer([(topic_name, topic_id, [partition])])
+        return FetchAnswer([(self.topic_name, self.topic_id, [partition])])
 
-    return complete
+
+one_partition_completion = OnePartitionCompletion
 
 
 def _topic_names(request, version, ctx) -> list[str]:

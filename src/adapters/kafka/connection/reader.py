@@ -20,7 +20,7 @@ from ..context import BrokerContext
 from ..observing import observed
 from ..request_context import Endpoint
 from ..runtime.purgatory import Failed, Operation
-from ..wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request
+from ..wire.codec import DecodedRequest, ProtocolError, UnsupportedVersion, decode_request, encode_response_pieces
 from .core import Answer, Close, ConnectionCore, DecodeOffLoop, LaneGroup
 from .limits import ServerLimits
 from .outbox import Outbox, Slot
@@ -267,41 +267,11 @@ class Reader:
         return None
 
     def _park(self, parked: Parked, slot: Slot, request: DecodedRequest, started: float) -> None:
-        """Hand a waiting request to the purgatory with the function that answers it into `slot`, from
+        """Hand a waiting request to the purgatory with what answers it into `slot` (`_Answer`), from
         whichever task completes it: an append's, the group runtime's, or the purgatory's timer."""
-        parked_ops, outbox, peer, ctx, nursery = self.parked, self.outbox, self.peer, self.ctx, self.nursery
-        op: Operation
-
-        def deliver(answer: object) -> None:
-            parked_ops.discard(op)
-            if self.ended:  # closing: the socket is (about to be) closed
-                return
-            if type(answer) is Failed:
-                error = answer.error
-                log.error(
-                    "%s v%d from %s failed",
-                    request.handler.name,
-                    request.api_version,
-                    peer,
-                    exc_info=(type(error), error, error.__traceback__),
-                )
-                slot.fill(None)
-                outbox.flush_nowait()
-                answered = None
-            else:
-                if type(answer) is Throttled:
-                    self.mute(answer.throttle_ms)
-                    answer = answer.response
-                data = encode(answer, request, peer)
-                answered = perf_counter()
-                outbox.answer_nowait(slot, data)
-            if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task
-                nursery.start_soon(outbox.flush)
-            if answered is not None:  # the observer after the `writev` (ADR 130), with the time it was ready
-                ctx.services.observer.request_completed(request.handler.name, request.api_version, answered - started)
-
-        op = ctx.services.appends.park(parked, deliver)
-        parked_ops.add(op)
+        answer = _Answer(self, slot, request, started)
+        op = answer.op = self.ctx.services.appends.park(parked, answer)
+        self.parked.add(op)
 
     async def _hold(self, held: Held, request: DecodedRequest) -> object | None:
         """A delayed request: earlier answers leave, nothing more is read, and then it is served
@@ -316,3 +286,52 @@ class Reader:
         verdict = self._deliver(request, outcome, started)
         await self.outbox.flush()
         return verdict
+
+
+class _Answer:
+    """A parked request's `deliver` (the purgatory calls it once, with the answer or `Failed`): the answer
+    encoded into the request's outbox slot and written, from whichever task completes it. One object in
+    place of a closure and its ten cells, holding of the request only what its answer needs, so the
+    decoded request is freed once parked (ADR 134); the purgatory drops its reference before calling it,
+    which breaks the cycle with its operation (`op`) without the collector."""
+
+    __slots__ = ("reader", "slot", "api", "version", "correlation_id", "started", "op")
+
+    def __init__(self, reader: Reader, slot: Slot, request: DecodedRequest, started: float) -> None:
+        self.reader, self.slot, self.started = reader, slot, started
+        self.api, self.version, self.correlation_id = request.handler, request.api_version, request.correlation_id
+        self.op: Operation | None = None
+
+    def __call__(self, answer: object) -> None:
+        reader = self.reader
+        reader.parked.discard(self.op)
+        if reader.ended:  # closing: the socket is (about to be) closed
+            return
+        outbox = reader.outbox
+        if type(answer) is Failed:
+            error = answer.error
+            log.error(
+                "%s v%d from %s failed",
+                self.api.name,
+                self.version,
+                reader.peer,
+                exc_info=(type(error), error, error.__traceback__),
+            )
+            self.slot.fill(None)
+            outbox.flush_nowait()
+            answered = None
+        else:
+            if type(answer) is Throttled:
+                reader.mute(answer.throttle_ms)
+                answer = answer.response
+            try:  # `waiting.encode`, one call less
+                data: list[bytes] | None = encode_response_pieces(answer, self.version, self.correlation_id)
+            except Exception:
+                log.exception("cannot encode %s v%d response for %s", self.api.name, self.version, reader.peer)
+                data = None
+            answered = perf_counter()
+            outbox.answer_nowait(self.slot, data)
+        if outbox.head_ready:  # what the socket did not take now (or TLS): written by a task
+            reader.nursery.start_soon(outbox.flush)
+        if answered is not None:  # the observer after the `writev` (ADR 130), with the time it was ready
+            reader.ctx.services.observer.request_completed(self.api.name, self.version, answered - self.started)

@@ -61,7 +61,7 @@ class Operation:
     def set(self) -> None:
         """One of its keys was notified: try it; still parked there if it has no answer yet."""
         if not self.finished:
-            self.purgatory._try(self, expired=False)
+            self.purgatory._try(self, False)  # not expired
 
 
 class Purgatory:
@@ -80,8 +80,13 @@ class Purgatory:
         """Watch `parked`'s keys; `deliver(answer)` once it completes or expires (never twice). The room
         tried it once already (it returned `Parked` because it had no answer), so it is not tried here."""
         op = Operation(parked, deliver, self)
+        waiters = self._waiters
         for key in parked.keys:
-            self._waiters.setdefault(key, set()).add(op)
+            waiting = waiters.get(key)
+            if waiting is None:  # no empty set made per park when the key has one
+                waiters[key] = {op}
+            else:
+                waiting.add(op)
         if parked.max_wait_ms is not None:
             deadline = trio.current_time() + parked.max_wait_ms / 1000
             deadlines = self._deadlines

@@ -107,3 +107,11 @@ def test_the_one_partition_encoder_takes_the_answers_a_parked_fetch_gives(monkey
     answer((), b"x", throttle=5)
     answer((), b"x", version=11)
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("size", [0, 125, 126, 127, 128, 16381, 16382, 16383, 16384, 2**21])
+def test_the_one_partition_encoder_writes_the_records_length_as_count_does(size):
+    """ADR 134: the records' compact length written in place (one byte, two, or `count` past 14 bits)."""
+    answer = [("t", uuid.uuid4(), [(0, 0, 5, 5, 0, None, -1, b"r" * size)])]
+    pieces = fast_fetch.FetchAnswer(answer).encode_pieces(16, 3)
+    assert pieces == fast_fetch.encode_fetch_pieces(16, 3, answer)

@@ -217,3 +217,49 @@ def test_a_topic_id_named_again_is_the_same_uuid_and_the_kept_ids_are_bounded():
     for _ in range(fast_fetch._IDS_KEPT + 10):
         decoded_id(uuid.uuid4())
         assert len(fast_fetch._ids) <= fast_fetch._IDS_KEPT
+
+
+@st.composite
+def one_partition_requests(draw, version: int, tagged: bool):
+    """The frame a consumer sends at the log end: one topic by id, one partition, nothing forgotten."""
+    request = draw(fetch_requests(version, tagged))
+    partition = Partition(
+        version=version, partition=draw(int32), fetch_offset=draw(int64), partition_max_bytes=draw(int32)
+    )
+    request.topics = [Topic(version=version, topic_id=draw(st.uuids().filter(lambda i: i.int)), partitions=[partition])]
+    request.forgotten_topics_data = []
+    return request
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v >= 13])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_one_partition_frame_is_read_in_one_go_as_decode_reads_it(version, data):
+    """ADR 134: the consumer's sessionless one-partition frame is read by `_one_partition` (not handed to
+    `_decode`), to what the schema codec reads; with a tagged field set it is left to `_decode`."""
+    request = data.draw(one_partition_requests(version, tagged=False))
+    frame = bytes(request.encode(header=True))
+    fast = fast_fetch._one_partition(frame, version)
+    referenced = _referenced(frame, version)
+    if referenced[1] is not None and len(request.rack_id.encode()) < 0x7E:  # a client id, a short rack id
+        assert fast is not None
+    if fast is not None:
+        correlation_id, client_id, body = fast
+        assert (correlation_id, client_id, _dump(body)) == referenced
+    tagged = bytes(data.draw(one_partition_requests(version, tagged=True)).encode(header=True))
+    fast = fast_fetch._one_partition(tagged, version)
+    assert fast is None or (fast[0], fast[1], _dump(fast[2])) == _referenced(tagged, version)
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v >= 13])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), garbage=st.binary(max_size=40))
+def test_a_cut_or_garbled_one_partition_frame_decodes_or_fails_as_the_schema_codec(version, data, garbage):
+    good = bytes(data.draw(one_partition_requests(version, tagged=False)).encode(header=True))
+    cut = data.draw(st.integers(8, len(good)))
+    at = data.draw(st.integers(8, len(good)))
+    flipped = bytearray(good)
+    if at < len(good):
+        flipped[at] = data.draw(st.integers(0, 255))
+    for frame in (good[:cut], good[:cut] + garbage, bytes(flipped)):
+        assert _decoded(frame, version) == _referenced(frame, version)

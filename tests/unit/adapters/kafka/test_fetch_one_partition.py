@@ -142,8 +142,86 @@ def test_the_one_partition_completion_answers_what_the_general_one_answers(
     general = room.completion(view, request, targets, None, None, by_id)
     outcome = room.handle_fetch(view, request, version, CLIENT)
     if type(outcome) is Parked:
-        assert outcome.complete.__qualname__ == mine.__qualname__  # it parks with this completion
+        assert type(outcome.complete) is room.OnePartitionCompletion  # it parks with this completion
     for action in after:
         apply(ctx, sequences, action)
         for expired in (False, True):
             same(version, mine(expired), general(expired))
+
+
+def _kind(complete) -> str:
+    return getattr(complete, "__qualname__", type(complete).__qualname__)
+
+
+def _outcome(version: int, outcome):
+    """What a handler's outcome answers now: the answer's bytes, or the park's keys and wait."""
+    if type(outcome) is Parked:
+        return ("parked", list(outcome.keys), outcome.max_wait_ms)
+    return ("answer", outcome.encode_pieces(version, 9))
+
+
+@pytest.mark.parametrize("store", ["memory", "filesystem"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=st.lists(step, max_size=5),
+    after=st.lists(step, min_size=1, max_size=3),
+    version=st.sampled_from([7, 11, 12, 13, 16, 18]),
+    isolation=st.sampled_from([0, 1]),
+    back=st.integers(-1, 2),
+    sizes=st.tuples(st.sampled_from([1, 60, 200, 1 << 20]), st.sampled_from([0, 1, 150, 1 << 20]), st.integers(0, 300)),
+    max_wait=st.sampled_from([0, 5_000]),
+    unknown=st.booleans(),
+)
+def test_a_sessionless_one_partition_fetch_is_handled_as_the_general_path_handles_it(
+    store, tmp_path_factory, before, after, version, isolation, back, sizes, max_wait, unknown
+):
+    """ADR 134: `handle_fetch` serves librdkafka's request (sessionless, one partition) without asking the
+    session cache and reads that partition alone; it answers, or parks with the same keys and wait and a
+    completion that answers, what the general path (`_handle`) does, for unknown topics too."""
+    import uuid
+
+    ctx = build(None if store == "memory" else str(tmp_path_factory.mktemp("log")))
+    sequences: dict[int, int] = {}
+    for action in before:
+        apply(ctx, sequences, action)
+    if not ctx.services.catalog.has_partition(TP):
+        return
+    view = ctx.view(room.Uses)
+    topic_id = uuid.uuid4() if unknown else ctx.services.catalog.get("a").topic_id
+    offset = max(ctx.services.replicas.watermarks(TP)[1] - back, 0)
+    request = fetch_request(version, topic_id, offset, isolation, sizes)
+    request.max_wait_ms = max_wait
+    if version < 12:
+        request.rack_id = ""
+    mine = room.handle_fetch(view, request, version, CLIENT)
+    general = room._handle(view, request, version, CLIENT, version >= 13)
+    assert _outcome(version, mine) == _outcome(version, general)
+    if type(mine) is not Parked:
+        return
+    assert _kind(mine.complete) == _kind(general.complete)
+    for action in after:
+        apply(ctx, sequences, action)
+        for expired in (False, True):
+            same(version, mine.complete(expired), general.complete(expired))
+
+
+def test_the_session_cache_is_asked_for_any_other_fetch(monkeypatch):
+    """Only a sessionless request without a session id of one partition skips `_handle` (ADR 134): a
+    request that opens or closes a session, or reads two partitions, is served by it."""
+    ctx = build(None)
+    view = ctx.view(room.Uses)
+    topic_id = ctx.services.catalog.get("a").topic_id
+    general = []
+    original = room._handle
+    monkeypatch.setattr(room, "_handle", lambda *args: general.append(args) or original(*args))
+    request = fetch_request(16, topic_id, 0, 0, (1 << 20, 1 << 20, 1))
+    assert type(room.handle_fetch(view, request, 16, CLIENT)) is Parked and not general
+    for change in ({"session_epoch": 0}, {"session_id": 5}):
+        other = fetch_request(16, topic_id, 0, 0, (1 << 20, 1 << 20, 1))
+        for name, value in change.items():
+            setattr(other, name, value)
+        room.handle_fetch(view, other, 16, CLIENT)
+    two = fetch_request(16, topic_id, 0, 0, (1 << 20, 1 << 20, 1))
+    two.topics[0].partitions.append(two.topics[0].partitions[0])
+    room.handle_fetch(view, two, 16, CLIENT)
+    assert len(general) == 3
