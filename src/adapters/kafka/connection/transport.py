@@ -68,7 +68,8 @@ class SocketTransport:
 
     async def receive_into(self, frames: FrameReader, limit: int) -> int:
         view = _receive_buffer()  # a large frame arrives over several reads into the same buffer
-        if self._drained:  # a lone request's connection: no readv that only raises (ADR 133)
+        if self._drained and not frames.buffered:  # a lone request's connection: no readv that only raises
+            # (ADR 133); with part of a frame buffered the rest is likely on its way: read it at once
             self._drained = False
             await trio.lowlevel.wait_readable(self._socket)
             self._reads_without_yield = 0

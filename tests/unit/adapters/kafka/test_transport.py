@@ -50,12 +50,14 @@ async def test_requests_sent_one_at_a_time_are_read_without_an_empty_read(empty_
     with peer:
         peer.sendall(_frame(b"request 0"))
         assert await transport.receive_into(frames, 1 << 20) == 4 + 9
+        read = [frames.next_frame()]  # as the reader does: every whole frame taken before the next read
         for n in range(1, 6):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(transport.receive_into, frames, 1 << 20)
                 await trio.testing.wait_all_tasks_blocked()  # the reader waits: its socket is empty
                 peer.sendall(_frame(b"request %d" % n))
-    assert [frames.next_frame() for _ in range(7)] == [b"request %d" % n for n in range(6)] + [None]
+            read.append(frames.next_frame())
+    assert read + [frames.next_frame()] == [b"request %d" % n for n in range(6)] + [None]
     assert empty_reads == []
 
 
@@ -162,3 +164,30 @@ async def test_a_peer_that_resets_after_a_short_read_breaks_the_stream():
     peer.close()  # an RST
     with trio.fail_after(5), pytest.raises(trio.BrokenResourceError):
         await transport.receive_into(frames, 1 << 20)
+
+
+async def test_the_rest_of_a_frame_cut_short_is_read_without_waiting_for_the_socket(monkeypatch: pytest.MonkeyPatch):
+    """A short read that ends inside a frame: the rest is likely on its way (a large request streaming
+    in), so the next read tries the socket at once, not after a pass through the scheduler."""
+    transport, peer = _pair()
+    frames = FrameReader(1 << 20)
+    waits: list[object] = []
+    real = trio.lowlevel.wait_readable
+
+    async def wait_readable(sock: object) -> None:
+        waits.append(sock)
+        await real(sock)
+
+    monkeypatch.setattr(trio.lowlevel, "wait_readable", wait_readable)
+    frame = _frame(b"y" * 1000)
+    with peer:
+        peer.sendall(frame[:300])
+        assert await transport.receive_into(frames, 1 << 20) == 300
+        assert frames.next_frame() is None
+        peer.sendall(frame[300:])
+        assert await transport.receive_into(frames, 1 << 20) == len(frame) - 300
+        assert waits == []
+        assert frames.next_frame() == b"y" * 1000
+        peer.sendall(_frame(b"z"))
+        assert await transport.receive_into(frames, 1 << 20) == 5  # after a whole frame: waits first
+        assert len(waits) == 1
