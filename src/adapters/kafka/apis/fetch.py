@@ -51,10 +51,10 @@ from trafka.domain.fetch_sessions import (
 from trafka.domain.quotas import QuotaSensors, QuotaType
 from trafka.domain.security.acls import AclOperation as Op
 from trafka.domain.security.acls import ResourceType as Res
-from trafka.domain.topics import ZERO_UUID, Topic, TopicPartition
+from trafka.domain.topics import ZERO_UUID, TopicPartition
 from trafka.schema_codec.messages import FetchRequest, FetchResponse
 
-from ..api import FastDecoder, KafkaApi, Parked, QuotaCharge, top_level_error
+from ..api import FastDecoder, KafkaApi, Parked, top_level_error
 from ..connection.cluster import fail_partitions
 from ..request_context import ClientInfo
 from ..security.authorization import Check, Checks
@@ -67,6 +67,8 @@ from ..security.partial import (
 from ..wire.fast_fetch import FetchAnswer, PartitionAnswer, TopicAnswer
 from ..wire.fast_fetch_request import REQUEST_VERSIONS, decode_fetch
 from ..wire.fast_fetch_request import ProtocolError as FetchProtocolError
+from .common.fetch_gates import by_id as _by_id
+from .common.fetch_gates import fetch_entry, quota_use, refused_topic, topic_names
 
 if TYPE_CHECKING:
     from trafka.domain.catalog import TopicCatalog
@@ -406,82 +408,18 @@ class OnePartitionCompletion:
 one_partition_completion = OnePartitionCompletion
 
 
-def _topic_names(request, version, ctx) -> list[str]:
-    if version < 13:
-        return [t.topic for t in request.topics]
-    return [topic.name for t in request.topics if (topic := _by_id(ctx, t.topic_id)) is not None]
-
-
-def _fetch_entry(entry, version, ctx) -> str | None:
-    if version < 13:
-        return entry.topic
-    topic = _by_id(ctx, entry.topic_id)
-    return topic.name if topic is not None else None
-
-
-def _by_id(ctx: Any, topic_id: Any) -> Topic | None:
-    """A catalog topic, or an internal one that exists (`__consumer_offsets`: readable, ADR 108)."""
-    return ctx.catalog.by_id(topic_id) or ctx.internal_topics.by_id(topic_id)
-
-
-def _refused_topic(Response, entry, version: int) -> Any:
-    """Kafka's FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED): no offsets, and empty
-    records (size 0): Kafka never sends null records, and librdkafka refuses them in flexible versions."""
-    Topic = Response.FetchableTopicResponse
-    Partition = Topic.PartitionData
-    return Topic(
-        topic=getattr(entry, "topic", None),
-        topic_id=getattr(entry, "topic_id", None),
-        partitions=[
-            Partition(
-                partition_index=p.partition,
-                error_code=TOPIC_REFUSED,
-                high_watermark=-1,
-                last_stable_offset=-1,
-                log_start_offset=-1,
-                aborted_transactions=None,
-                preferred_read_replica=-1,
-                records=b"",
-            )
-            for p in entry.partitions
-        ],
-    )
-
-
-def _quota_use(
-    sensors: QuotaSensors, request: Any, outcome: Any, user: str, client_id: str, percent: float, now: int
-) -> QuotaCharge:
-    """Client quotas, as KafkaApis: the handler's time against the request quota, then the records'
-    bytes against consumer_byte_rate; a throttled Fetch is answered with no data (empty, error NONE:
-    `FetchContext.getThrottledResponse`) and its bytes are taken back (`unrecordQuotaSensor`)."""
-    request_throttle = sensors.record(QuotaType.REQUEST, user, client_id, percent, now)
-    size = _fetched_bytes(outcome)
-    bandwidth = sensors.record(QuotaType.FETCH, user, client_id, size, now)
-    if bandwidth > 0 or request_throttle > 0:
-        sensors.unrecord(QuotaType.FETCH, user, client_id, size, now)
-        if isinstance(outcome, FetchAnswer):
-            outcome = FetchAnswer([], ErrorCode.NONE, session_id=outcome.session_id)
-    return QuotaCharge(outcome, QuotaType.FETCH, bandwidth, request_throttle)
-
-
-def _fetched_bytes(outcome: Any) -> int:
-    if not isinstance(outcome, FetchAnswer):
-        return 0
-    return sum(len(p[7]) for _, _, partitions in outcome.topics for p in partitions if p[7])
-
-
 API = KafkaApi(
     FetchRequest,
     FetchResponse,
     VERSIONS,
     handle_fetch,
     authorization=Checks(
-        (Check(Res.TOPIC, Op.READ, _topic_names),),
-        PartialAnswer(TOPICS, topic_lists("topics", "responses", _fetch_entry, _refused_topic)),
+        (Check(Res.TOPIC, Op.READ, topic_names),),
+        PartialAnswer(TOPICS, topic_lists("topics", "responses", fetch_entry, refused_topic)),
     ),
     refusal=top_level_error,
     read_only=True,
     cluster=fail_partitions("responses", "partition_index"),
-    quota=_quota_use,
+    quota=quota_use,
     fast_decoder=FastDecoder(REQUEST_VERSIONS, decode_fetch, FetchProtocolError, off_loop_when_large=True),  # ADR 116
 )
