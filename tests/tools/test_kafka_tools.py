@@ -444,8 +444,10 @@ def _internal_topics(log_dir: Path, prefix: str, work: Path) -> dict[str, str]:
     def shell_run(*args: str) -> str:
         # The shell answers a command while its loader may still be reading the log (seen on Kafka's own
         # long metadata log with a cold JVM: "no such file or directory", or nothing at all, for a topic
-        # a second run lists).
-        for _ in range(3):
+        # a second run lists; on the 2-core VM once even three runs in a row printed nothing for
+        # `ls /image/topics/byName/P-a` against Kafka, 2026-11-29). Each run is a call into the tools'
+        # warm JVM (ADR 94), so more attempts cost little.
+        for _ in range(8):
             printed = run(*shell, *args)
             if printed.strip() and "no such file or directory" not in printed:
                 break
