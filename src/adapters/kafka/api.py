@@ -209,12 +209,16 @@ class Lane:
     """Consecutive requests of one shape answered together, without request or response objects (the
     one-partition Produce requests of ADR 29): `decode` reads a frame of that shape into a tuple (None
     for any other frame), `answer` answers a run of them, one encoded response each, with the answers
-    and effects the API's handler would give one after another. `closed_by(quotas)` is true while a
+    and effects the API's handler would give one after another; `answer_one`, if given, answers a run
+    of one as `answer` does. `closed_by(quotas)` is true while a
     client quota the lane does not account applies (its requests then take the pipeline)."""
 
     decode: Callable[[bytes], Any | None]
     answer: Callable[[Services, Sequence[Any]], list[bytes]] = attrs.field(converter=inject)  # given what it declares
     closed_by: Callable[[ClientQuotas], bool] = never
+    # `answer` for one request (a producer waiting for each answer), its encoded response; taking what
+    # `answer`'s function declares (its `Uses`), which the shared lane resolves once (ADR 135)
+    answer_one: Callable[[Any, Any], bytes] | None = None
 
 
 @attrs.frozen

@@ -383,10 +383,15 @@ class OnePartitionCompletion:
 
     def __call__(self, expired: bool) -> FetchAnswer | None:
         ctx = self.ctx
-        budget = min(self.request_max_bytes, ctx.policy.fetch_max_bytes)
-        result = ctx.replicas.fetch(
-            self.tp, self.fetch_offset, min(self.max_bytes, max(budget, 0)), True, self.read_committed
-        )
+        # min(max_bytes, max(min(request's, broker's), 0)), in comparisons (three builtin calls fewer)
+        budget = self.request_max_bytes
+        broker_max = ctx.policy.fetch_max_bytes
+        if broker_max < budget:
+            budget = broker_max
+        max_bytes = self.max_bytes
+        if budget < max_bytes:
+            max_bytes = budget if budget > 0 else 0
+        result = ctx.replicas.fetch(self.tp, self.fetch_offset, max_bytes, True, self.read_committed)
         records, error = result.records, result.error
         if len(records) < self.min_bytes and error is ErrorCode.NONE and not expired and not ctx.shutting_down.is_set():
             return None

@@ -198,7 +198,7 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     path answers for each in turn, with the same effects on the logs, the observer and waiting
     fetches (`tests/unit/adapters/kafka/test_produce_lane.py`)."""
     if len(requests) == 1:
-        return [_answer_alone(ctx, requests[0])]
+        return [answer_alone(ctx, requests[0])]
     # (partition, records, transactional id, version) of each: OnePartition is (version, correlation id,
     # acks, topic, index, records, transactional id)
     batches = [(_new(TopicPartition, (r[3], r[4])), r[5], r[6], r[0]) for r in requests]
@@ -235,9 +235,10 @@ def answer_one_partition(ctx: Uses, requests: Sequence[OnePartition]) -> list[by
     return responses
 
 
-def _answer_alone(ctx: Uses, request: OnePartition) -> bytes:
+def answer_alone(ctx: Uses, request: OnePartition) -> bytes:
     """`answer_one_partition` for a group of one (a producer waiting for each answer): the same steps,
-    without the group's lists (ADR 133)."""
+    without the group's lists (ADR 133); the lane's `answer_one`, called by the connection directly
+    (ADR 135)."""
     version, correlation_id, _, topic, index, records, transactional_id = request
     tp = _new(TopicPartition, (topic, index))
     replicas = ctx.replicas
@@ -351,7 +352,7 @@ API = KafkaApi(
     authorization=Checks((TXN_WRITE, Check(Res.TOPIC, Op.WRITE, _topic_names)), PartialAnswer(TOPICS, _partial)),
     refusal=_refusal,
     read_only=False,
-    lane=Lane(_one_partition, answer_one_partition, closed_by=_lane_closed),
+    lane=Lane(_one_partition, answer_one_partition, closed_by=_lane_closed, answer_one=answer_alone),
     fast_decoder=FastDecoder((PRODUCE_MIN_VERSION, PRODUCE_MAX_VERSION), decode_produce, ProduceProtocolError),
     cluster=refuse_unless_leader(_produced_partitions),
     quota=_quota_use,

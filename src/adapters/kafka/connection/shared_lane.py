@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 import trio
 
-from ..api import KafkaApi, Services
+from ..api import KafkaApi, Services, declared_uses
 from ..observing import observed
 from .outbox import Slot
 
@@ -85,6 +85,11 @@ class SharedLane:
         assert lane is not None
         self._ctx = ctx
         self._answer: Callable[[Services, Sequence[Any]], list[bytes]] = lane.answer
+        # `answer_one` with what it declares, resolved here once (`inject`'s view per call, not taken)
+        one = lane.answer_one
+        uses = declared_uses(one) if one is not None else None
+        self._one: Callable[[Any, Any], bytes] | None = one
+        self._one_ctx: Any = ctx if uses is None else ctx.view(uses)
         self.api = api
         self._turn: Turn | None = None
         self._last: object = None  # the one connection the latest requests answered came from
@@ -158,4 +163,15 @@ class SharedLane:
     def answer_now(self, gatherer: Gatherer, group: Sequence[Any]) -> list[bytes]:
         """A group answered at once (no turn open, and the last requests were this reader's too)."""
         self._last = gatherer
+        one = self._one
+        if one is not None and len(group) == 1:  # a producer waiting for each answer (ADR 135)
+            return [one(self._one_ctx, group[0])]
         return self._answer(self._ctx, group)
+
+    def answer_alone(self, gatherer: Gatherer, request: Any) -> bytes:
+        """`answer_now` for a group of one: its response (ADR 135)."""
+        self._last = gatherer
+        one = self._one
+        if one is None:
+            return self._answer(self._ctx, (request,))[0]
+        return one(self._one_ctx, request)

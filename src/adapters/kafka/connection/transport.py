@@ -4,7 +4,8 @@ The broker's cost per small request is mostly the machinery around it, so the pl
 works on the socket's file descriptor with trio's low-level waits (all public API):
 
 - `receive_into` first tries a non-blocking `readv` into one reusable buffer and only when the
-  socket is empty waits for it to become readable (`trio.lowlevel.wait_readable`); a read that
+  socket is empty waits for it to become readable (`trio.lowlevel.wait_readable`, on the descriptor
+  itself: trio's socket object would cost a Python-level `fileno()` per wait, ADR 135); a read that
   finds data does not yield to the scheduler, except once every `_FAIR_READS` reads in a row, so a
   client that keeps its socket full cannot starve the other connections. The buffer is shared by
   every connection of the thread's Trio loop (what is read is handed to the connection's frame
@@ -61,7 +62,7 @@ class SocketTransport:
     """Plain TCP on the socket's descriptor: one syscall per read and per batch of responses."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
-        self._socket = stream.socket
+        self._socket = stream.socket  # owns the descriptor: kept while it is used
         self._fd = stream.socket.fileno()
         self._reads_without_yield = 0
         self._drained = False  # the last read took less than the buffer: the socket was empty then
@@ -71,13 +72,13 @@ class SocketTransport:
         if self._drained and not frames.buffered:  # a lone request's connection: no readv that only raises
             # (ADR 133); with part of a frame buffered the rest is likely on its way: read it at once
             self._drained = False
-            await trio.lowlevel.wait_readable(self._socket)
+            await trio.lowlevel.wait_readable(self._fd)
             self._reads_without_yield = 0
         while True:
             try:
                 count = os.readv(self._fd, (view,))
             except BlockingIOError:
-                await trio.lowlevel.wait_readable(self._socket)
+                await trio.lowlevel.wait_readable(self._fd)
                 self._reads_without_yield = 0
                 continue
             except OSError as exc:  # ECONNRESET and friends: the peer is gone
@@ -111,7 +112,7 @@ class SocketTransport:
             try:
                 written = os.writev(self._fd, batch)
             except BlockingIOError:
-                await trio.lowlevel.wait_writable(self._socket)
+                await trio.lowlevel.wait_writable(self._fd)
                 continue
             except OSError as exc:  # EPIPE, ECONNRESET: the peer is gone
                 raise trio.BrokenResourceError(str(exc)) from exc

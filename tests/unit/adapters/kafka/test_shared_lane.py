@@ -113,6 +113,32 @@ def test_one_connection_alone_is_answered_at_once_after_its_first_turn():
     assert lane.gathers(one) and lane.gathers(other)  # several: every group opens a turn
 
 
+@settings(max_examples=150, deadline=None)
+@given(requests=st.lists(one_partition_requests(), min_size=1, max_size=6), through_group=st.lists(st.booleans()))
+def test_a_lone_request_is_answered_by_answer_one_with_the_groups_answers_and_bytes(requests, through_group):
+    """ADR 135: a connection's group of one goes to the lane's `answer_one` (its view resolved when the
+    lane is made), never through the group's function: the answers and the stored bytes are those of
+    `answer_one_partition` for each request in turn, whether the reader calls `answer_alone` or
+    `answer_now` with a group of one."""
+    lane_ctx, reference = _context(), _context()
+    lane = SharedLane(lane_ctx, PRODUCE)
+    connection = _Connection("one")
+    lane._answer = _never_the_group  # type: ignore[method-assign]  # a lone request must not take it
+    for n, (_, frame) in enumerate(requests):
+        one = fast_produce.decode_one_partition(frame)
+        expected = answer_one_partition(reference.view(Uses), [one])
+        if n < len(through_group) and through_group[n]:
+            assert lane.answer_now(connection, [one]) == expected
+        else:
+            assert [lane.answer_alone(connection, one)] == expected
+    assert not lane.gathers(connection)  # answered alone: its next group is answered at once too
+    assert _log_bytes(lane_ctx) == _log_bytes(reference)
+
+
+def _never_the_group(ctx, requests):
+    raise AssertionError("a lone request took the group's answer")
+
+
 def _frame(correlation_id: int, value: bytes, topic: str = "orders", partition: int = 0) -> bytes:
     request = ProduceRequest[9](
         transactional_id=None,

@@ -191,3 +191,22 @@ async def test_the_rest_of_a_frame_cut_short_is_read_without_waiting_for_the_soc
         peer.sendall(_frame(b"z"))
         assert await transport.receive_into(frames, 1 << 20) == 5  # after a whole frame: waits first
         assert len(waits) == 1
+
+
+async def test_the_reader_waits_on_the_descriptor_without_asking_trios_socket(monkeypatch: pytest.MonkeyPatch):
+    """ADR 135: each wait for readability is on the descriptor itself; trio's socket object answers
+    `fileno()` in Python, a call per wait on the latency path (two per record) that the int avoids."""
+    transport, peer = _pair()
+    frames = FrameReader(1 << 20)
+    asked: list[int] = []
+    socket_type = type(transport._socket)
+    real = socket_type.fileno
+    monkeypatch.setattr(socket_type, "fileno", lambda self: asked.append(1) or real(self))
+    with peer:
+        for n in range(3):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(transport.receive_into, frames, 1 << 20)
+                await trio.testing.wait_all_tasks_blocked()  # waiting for readability
+                peer.sendall(_frame(b"request %d" % n))
+            assert frames.next_frame() == b"request %d" % n
+    assert asked == []
