@@ -266,3 +266,40 @@ async def test_an_answered_operation_in_the_timers_heap_keeps_nothing_of_its_req
         finally:
             gc.enable()
         nursery.cancel_scope.cancel()
+
+
+async def test_a_round_of_notifies_that_answered_hands_the_cpu_over_once_and_only_then(autojump_clock):
+    """ADR 135: after the answers a notify wrote, the broker's thread yields to the clients they woke
+    (once per round, however many it answered); a round that answered nothing does not, nor does the
+    timer's expiry (no client is waiting on the latency path there)."""
+    handed: list[int] = []
+    purgatory = Purgatory(hand_over=lambda: handed.append(len(answers)))
+    a, b, c = Ready("a"), Ready("b"), Ready("c")
+    answers: list[str] = []
+    for name, ready in (("p0", a), ("p0", b), ("p1", c)):
+        purgatory.park(Parked((name,), 100, ready), answers.append)
+    purgatory.notify(["p0"])  # nothing ready: tried, still parked
+    assert handed == [] and answers == []
+    a.ready = b.ready = True
+    purgatory.notify(["p0", "p1"])  # two answered in one round (c still waits)
+    assert sorted(answers) == ["a", "b"]
+    assert handed == [2]  # once, after both were written
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.run)
+        await trio.sleep(1)  # c expires on the timer
+        nursery.cancel_scope.cancel()
+    assert answers[-1] == "c expired"
+    assert handed == [2]
+    d = Ready("d")
+    purgatory.park(Parked(("p2",), None, d), answers.append)
+    purgatory.notify(["p2"])  # nothing answered: the timer's answer before it is not this round's
+    assert handed == [2]
+    d.ready = True
+    purgatory.notify(["p2"])
+    assert handed == [2, 4]
+
+
+def test_the_purgatory_yields_with_the_os_by_default():
+    import os
+
+    assert Purgatory()._hand_over is getattr(os, "sched_yield", None)
