@@ -213,7 +213,8 @@ class PartitionProducerState:
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction: the last stable offset, if any is open."""
-        return min(self._open_transactions.values(), default=None)
+        opened = self._open_transactions
+        return min(opened.values()) if opened else None  # none open: the common case, no call
 
 
 class ProducerIdAllocator:

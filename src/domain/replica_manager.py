@@ -298,10 +298,11 @@ class ReplicaManager:
     ) -> FetchResult:
         """Stored batches from `offset`; read_committed stops at the last stable offset and lists the
         aborted transactions in the range, so the consumer can drop their records."""
-        log = self._readable_log(tp)
-        if log is None:
+        log = self._logs.get(tp) if self._catalog.has_partition(tp) else None  # `_readable_log` inline (ADR 135)
+        if log is None and (log := self._readable_log(tp)) is None:  # an internal topic's, or none
             return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        stable = self.last_stable_offset(tp, log)
+        first_unstable = self._producers.of(tp, log).first_unstable_offset()  # `last_stable_offset` inline
+        stable = log.log_end_offset if first_unstable is None else first_unstable
         appended = self._appended.get(tp) if self._appended else None
         return fetch_read.read(log, offset, max_bytes, min_one_batch, read_committed, stable, appended)
 

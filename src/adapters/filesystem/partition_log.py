@@ -163,9 +163,14 @@ class FilePartitionLog:
             newest = max(header.max_timestamp for header in headers)
         config = self.config
         now_ms = self._clock_ms()
+        # How long the active segment has been filling, as Kafka's LogSegment.timeWaitedForRoll counts it:
+        # from its first batch's timestamp to `newest`, the newest max timestamp appended, or, when the
+        # first batch has none, from the segment's creation to now by the broker's clock (inline: every
+        # append asks it, ADR 135)
         if active.size > 0 and (
             active.size + len(batches) > config.segment_bytes
-            or _time_waited_for_roll(active, newest, now_ms) > config.segment_ms
+            or (newest - first if (first := active.rolling_timestamp()) >= 0 else now_ms - (active.created_ms or 0))
+            > config.segment_ms
             # Kafka's canConvertToRelativeOffset
             or last.base_offset + last.last_offset_delta - active.base_offset > MAX_RELATIVE_OFFSET
         ):
@@ -376,13 +381,3 @@ def _replay_into(txn_replay: TransactionIndexRebuild, segment: Segment) -> Calla
         txn_replay.replay(header, lambda: segment.control_type_at(pos, header))
 
     return replay
-
-
-def _time_waited_for_roll(active: Segment, newest: int, now_ms: int) -> int:
-    """How long the active segment has been filling, as Kafka's LogSegment.timeWaitedForRoll counts
-    it: from its first batch's timestamp to `newest`, the newest max timestamp appended, or, when the
-    first batch has none, from the segment's creation to now by the broker's clock."""
-    first = active.rolling_timestamp()
-    if first >= 0:
-        return newest - first
-    return now_ms - (active.created_ms or 0)

@@ -162,11 +162,12 @@ class Purgatory:
     def notify(self, keys: Iterable[Hashable]) -> None:
         """Something happened on `keys` (records appended or released, a group's answer decided): set
         their events, then try their operations, here in the notifying task."""
-        if not self._waiters:  # nothing parked: the common case while producers are busy
+        waiters = self._waiters
+        if not waiters:  # nothing parked: the common case while producers are busy
             return
         operations: dict[Waiter, None] = {}
         for key in keys:
-            waiting = self._waiters.pop(key, None)
+            waiting = waiters.pop(key, None)
             if waiting:
                 self._set(waiting, operations)
         if operations:
@@ -194,7 +195,11 @@ class Purgatory:
     def _run(self, operations: Iterable[Waiter]) -> None:
         self._answered = False
         for op in operations:
-            op.set()
+            if type(op) is Operation:  # `Operation.set` without its frame (the latency path, ADR 135)
+                if not op.finished:
+                    self._try(op, False)
+            else:
+                op.set()
         self.unit_of_work.commit()
         if self._answered:  # an answer was written: its client's thread runs now, not after this request
             self._answered = False
