@@ -84,7 +84,7 @@ class Purgatory:
         self.unit_of_work = unit_of_work or UnitOfWork()
         self.woken = 0  # how many notifies set an event (the reader lets those tasks answer first)
         self._hand_over = hand_over  # after a round of notifies that answered: the CPU to the woken clients
-        self._answered = False  # a `deliver` was called with an answer since the round began
+        self._answers = 0  # `deliver` calls with an answer, ever: a round compares it with its start's
 
     # -- parking ------------------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class Purgatory:
             self.woken += 1
 
     def _run(self, operations: Iterable[Waiter]) -> None:
-        self._answered = False
+        answers = self._answers  # a count, not a flag: a round run within another's delivery keeps both right
         for op in operations:
             if type(op) is Operation:  # `Operation.set` without its frame (the latency path, ADR 135)
                 if not op.finished:
@@ -201,8 +201,7 @@ class Purgatory:
             else:
                 op.set()
         self.unit_of_work.commit()
-        if self._answered:  # an answer was written: its client's thread runs now, not after this request
-            self._answered = False
+        if self._answers != answers:  # an answer was written: its client's thread runs now, not after this
             hand_over = self._hand_over
             if hand_over is not None:
                 hand_over()
@@ -228,7 +227,7 @@ class Purgatory:
         # collector (a collection every ~20 fetches).
         op.finished = True
         deliver, op.deliver = op.deliver, _delivered
-        self._answered = True
+        self._answers += 1
         try:
             deliver(answer)
         finally:

@@ -303,3 +303,23 @@ def test_the_purgatory_yields_with_the_os_by_default():
     import os
 
     assert Purgatory()._hand_over is getattr(os, "sched_yield", None)
+
+
+def test_a_round_run_within_anothers_delivery_leaves_the_outer_rounds_yield():
+    """A delivery that notifies (a round inside a round) which answers nothing: the outer round answered,
+    so it still hands the CPU over, once."""
+    handed: list[str] = []
+    purgatory = Purgatory(hand_over=lambda: handed.append("yield"))
+    a, b = Ready("a"), Ready("b")
+    a.ready = True
+    answers: list[str] = []
+
+    def deliver_and_notify(answer: str) -> None:
+        answers.append(answer)
+        purgatory.notify(["p1"])  # b is not ready: this inner round answers nothing
+
+    purgatory.park(Parked(("p0",), None, a), deliver_and_notify)
+    purgatory.park(Parked(("p1",), None, b), answers.append)
+    purgatory.notify(["p0"])
+    assert answers == ["a"] and b.tries == 1
+    assert handed == ["yield"]
