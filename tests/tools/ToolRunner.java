@@ -40,14 +40,30 @@ public class ToolRunner {
         }
     }
 
+    /**
+     * System.out and System.err for every tool: a tool that closes them (the metadata shell's
+     * non-interactive run closes its PrintWriter over System.out) flushes them, and the next tool still
+     * prints. A closed PrintStream drops every later write without a word.
+     */
+    static final class Unclosable extends PrintStream {
+        Unclosable(OutputStream target) throws java.io.UnsupportedEncodingException {
+            super(target, true, "UTF-8");
+        }
+
+        @Override
+        public void close() {
+            flush();
+        }
+    }
+
     static volatile Integer exited;
 
     public static void main(String[] ignored) throws Exception {
         PrintStream reply = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         Switch out = new Switch();
         Switch err = new Switch();
-        System.setOut(new PrintStream(out, true, "UTF-8"));
-        System.setErr(new PrintStream(err, true, "UTF-8"));
+        System.setOut(new Unclosable(out));
+        System.setErr(new Unclosable(err));
         // A tool's first Exit.exit ends it as it would end its JVM: its status is the tool's, and nothing
         // the tool's own catch blocks print after it (the exception unwinding through them) is kept.
         org.apache.kafka.common.utils.Exit.Procedure exit = (status, message) -> {
