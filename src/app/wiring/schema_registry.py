@@ -14,6 +14,7 @@ from trafka.adapters.kafka.services import AppendNotifier
 from trafka.domain.catalog import TopicCatalog
 from trafka.domain.errors import ErrorCode, KafkaError
 from trafka.domain.replica_manager import ReplicaManager
+from trafka.domain.topics import TopicPartition
 
 from .. import extras
 
@@ -99,6 +100,11 @@ def build_schema_registry(
 
     extras.require("registry", "the Schema Registry")
     formats = [OffLoopFormat(new(), new) for new in schema_formats().values()]  # parsing in a worker process
-    topic = SchemasTopic(catalog, replicas, clock_ms, lambda tp: appends.notify([tp]))
+
+    def appended(tp: TopicPartition) -> None:
+        appends.notify((tp,))  # a Fetch parked on `_schemas` wakes, as after a Produce
+        replicas.forget_appended()
+
+    topic = SchemasTopic(catalog, replicas, clock_ms, appended)
     registry = SchemaRegistry({fmt.schema_type: fmt for fmt in formats})
     return RegistryService(registry, topic, formats, SHARED_WORKER)

@@ -97,6 +97,11 @@ def share_groups_from(
                 snapshot.batches,
             )
     topic_id = _topic_id(catalog)
+
+    def appended(partitions: list[TopicPartition]) -> None:
+        appends.notify(partitions)  # a Fetch parked on a dead-letter partition wakes, as after a Produce
+        replicas.forget_appended()
+
     prefix = groups.share_dead_letter_topic_prefix
     writes = ShareWrites(
         records=lambda groups: offsets.store_share_group_records(groups.take_records(topic_id)),
@@ -108,6 +113,7 @@ def share_groups_from(
             adapters.clock_ms,
             prefix,
             groups.share_dead_letter_auto_create_topics_enable,
+            appended,
         ),
         dead_letter_prefix=prefix,
     )

@@ -66,9 +66,11 @@ def dead_letter_writer(
     clock_ms: Callable[[], int],
     prefix: str,
     auto_create: bool = False,
+    appended: Callable[[list[TopicPartition]], None] = lambda partitions: None,
 ) -> Callable[[Iterable[tuple[str, TopicPartition, Archived]]], int]:
     """A function copying archived ranges to their groups' dead-letter topics; it returns the records copied.
-    `auto_create`: the broker's errors.deadletterqueue.auto.create.topics.enable."""
+    `auto_create`: the broker's errors.deadletterqueue.auto.create.topics.enable. `appended` is told the
+    dead-letter partitions written, once per call, as a Produce notifies: a Fetch parked on one wakes."""
 
     def target_of(group_id: str, name: str) -> Topic | None:
         """The dead-letter topic, created if missing and allowed; None (logged) where Kafka refuses it."""
@@ -95,6 +97,7 @@ def dead_letter_writer(
 
     def write(archived: Iterable[tuple[str, TopicPartition, Archived]]) -> int:
         copied = 0
+        written: dict[TopicPartition, None] = {}
         for group_id, tp, a in archived:
             if a.reason not in MESSAGES:
                 continue
@@ -108,15 +111,17 @@ def dead_letter_writer(
             batch = _copies(group_id, tp, a, replicas, copy_record, clock_ms())
             if batch is None:
                 continue
-            result = replicas.produce(
-                TopicPartition(target_name, tp.partition % target.partition_count), batch, clock_ms()
-            )
+            target_tp = TopicPartition(target_name, tp.partition % target.partition_count)
+            result = replicas.produce(target_tp, batch, clock_ms())
             if result.error is not ErrorCode.NONE:
                 log.warning(
                     "share group %s: dead-letter write to %s failed: %s", group_id, target_name, result.error.name
                 )
                 continue
             copied += result.records_count
+            written[target_tp] = None
+        if written:
+            appended(list(written))
         return copied
 
     return write

@@ -118,3 +118,36 @@ def test_copies_wait_for_share_version_2():
     )
     assert response.error_code == 0, response.error_message
     assert ctx.services.share.dead_letters_enabled() is True
+
+
+def test_the_writer_tells_the_partitions_it_wrote_once_per_call():
+    ctx = _ctx()
+    ctx.services.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
+    told = []
+
+    def config(group_id, name):
+        return {"errors.deadletterqueue.topic.name": "dlq.jobs"}.get(name, "false")
+
+    write = dead_letter_writer(
+        ctx.services.catalog, ctx.services.replicas, config, lambda: NOW, "dlq.", appended=told.append
+    )
+    archived = [("g", SOURCE, Archived(0, 0, 1, "reject")), ("g", SOURCE, Archived(2, 2, 5, "limit"))]
+    assert write(archived) == 2
+    assert told == [[TopicPartition("dlq.jobs", 1)]]  # two copies to one partition: told once
+    assert write([("g", SOURCE, Archived(0, 0, 1, "gap"))]) == 0  # nothing copied, nothing told
+    assert told == [[TopicPartition("dlq.jobs", 1)]]
+
+
+def test_a_fetch_parked_on_the_dead_letter_topic_wakes_when_a_copy_is_written():
+    """As a Produce's append: the wired writer notifies the purgatory (a Fetch parked there would
+    otherwise wait its max_wait_ms) and drops the append's bytes kept for parked Fetches."""
+    ctx = _ctx()
+    ctx.services.catalog.create("dlq.jobs", 2, configs=OPTED_IN)
+    share = ctx.services.share
+    share.groups.alter_configs("g", {"errors.deadletterqueue.topic.name": (0, "dlq.jobs")}, False)
+    parked = ctx.services.appends.waiter([TopicPartition("dlq.jobs", 1)])
+    elsewhere = ctx.services.appends.waiter([TopicPartition("dlq.jobs", 0)])
+    assert share.writes.dead_letters([("g", SOURCE, Archived(0, 0, 1, "reject"))]) == 1
+    assert parked.is_set()
+    assert not elsewhere.is_set()
+    assert ctx.services.replicas._appended == {}

@@ -118,3 +118,17 @@ def test_the_registry_keeps_to_its_layers():
         assert "trafka.adapters." not in text and "from .." not in text, module
     for module in (src / "adapters" / "http").rglob("*.py"):
         assert "schemas" not in module.read_text().replace("filesystem.schemas", ""), module
+
+
+def test_the_brokers_registry_wakes_fetches_parked_on_schemas_and_drops_the_kept_append(cluster):
+    """The wired registry's write tells the purgatory, as a Produce does (ADR 127): a Fetch parked on
+    `_schemas` wakes, and the append's bytes kept for parked Fetches are dropped after it."""
+    from trafka.adapters.kafka.runtime.purgatory import Purgatory
+    from trafka.app.wiring.schema_registry import build_schema_registry
+
+    appends = Purgatory()
+    registry = build_schema_registry(cluster.catalog, cluster.replicas, lambda: 1_700_000_000_000, appends)
+    parked = appends.waiter([TP])
+    registry.change(lambda r: r.set_config(None, "FULL"))
+    assert parked.is_set()
+    assert cluster.replicas._appended == {}
