@@ -5,8 +5,12 @@ epoch, timeout, status, partitions, timestamps): v1, the flexible version with t
 next producer ids and the client's transaction version (KIP-890), while `transaction.version` 1 or 2 is
 finalized, v0 at 0, as Kafka 4.2's TransactionLog.valueToBytes chooses (`value_version`, given by the
 composition root). Both are read. Every state change is one record; the latest per transactional id
-wins on replay. The groups of an ongoing transaction are not in Kafka's value
-format and are not kept: after a restart an ongoing transaction times out and aborts.
+wins on replay.
+
+As Kafka's, the partitions of an Empty transaction are written null, and a transaction whose offsets a
+group stages lists that group's `__consumer_offsets` partition (trafka's one, 0: ADR 64). The group ids
+themselves are not in Kafka's value format: on replay the `__consumer_offsets` partitions are dropped
+(the staged offsets end by producer id, in the offset store), so no marker is written to them as data.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from trafka.domain.transactions import TxnMetadata, TxnState
 
 from .internal_log import InternalLog
 from .metadata_records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned
+
+
+OFFSETS = TopicPartition("__consumer_offsets", 0)  # where every group's offsets are (ADR 64)
 
 
 class FileTransactionStore:
@@ -36,7 +43,12 @@ class FileTransactionStore:
                 latest[txn_id] = None
                 continue
             v = decode_versioned(TransactionLogValue, value)
-            partitions = {TopicPartition(p.topic, i) for p in (v.transaction_partitions or []) for i in p.partition_ids}
+            partitions = {
+                TopicPartition(p.topic, i)
+                for p in (v.transaction_partitions or [])
+                if p.topic != OFFSETS.topic
+                for i in p.partition_ids
+            }
             latest[txn_id] = TxnMetadata(
                 txn_id,
                 v.producer_id,
@@ -58,7 +70,8 @@ class FileTransactionStore:
 
     def record(self, txn: TxnMetadata) -> None:
         key = _key(txn.transactional_id)
-        by_topic = groupby(sorted(txn.partitions), key=lambda tp: tp.topic)
+        listed = txn.partitions | {OFFSETS} if txn.groups else txn.partitions
+        by_topic = groupby(sorted(listed), key=lambda tp: tp.topic)
         version = self.value_version()
         value = TransactionLogValue(
             version=version,
@@ -68,7 +81,9 @@ class FileTransactionStore:
             producer_epoch=txn.producer_epoch,
             transaction_timeout_ms=txn.timeout_ms,
             transaction_status=int(txn.state),
-            transaction_partitions=[
+            transaction_partitions=None
+            if txn.state is TxnState.EMPTY
+            else [
                 TransactionLogValue.PartitionsSchema(topic=topic, partition_ids=[tp.partition for tp in tps])
                 for topic, tps in by_topic
             ],

@@ -70,7 +70,7 @@ def handle_describe_producers(
                             producer_id=p.producer_id,
                             producer_epoch=p.epoch,
                             last_sequence=p.last_sequence if p.last_sequence is not None else -1,
-                            last_timestamp=p.batches[-1].max_timestamp if p.batches else -1,
+                            last_timestamp=p.last_timestamp,  # of its last batch or marker, as Kafka's
                             coordinator_epoch=0,
                             current_txn_start_offset=p.current_txn_first_offset
                             if p.current_txn_first_offset is not None

@@ -10,6 +10,7 @@ import uuid
 import crc32c
 
 from trafka.adapters.filesystem import FileLogStore, FileTransactionStore, InternalLog, LogDir
+from trafka.adapters.filesystem.metadata_records import TransactionLogValue, decode_versioned
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TxnMetadata, TxnState
 
@@ -44,5 +45,31 @@ def test_v1_values_carry_the_client_version_and_producer_ids_and_read_back(tmp_p
     assert tagged == bytes([3, 0, 8]) + struct.pack(">q", 3) + bytes([1, 8]) + struct.pack(">q", 8) + bytes(
         [2, 2]
     ) + struct.pack(">h", 2)
+    logs.close()
+    logdir.unlock()
+
+
+def test_partitions_as_kafka_lists_them_null_when_empty_and_the_groups_offsets_partition(tmp_path):
+    """Kafka's TransactionLog.valueToBytes: an Empty transaction's partitions are null; a group's staged
+    offsets put its `__consumer_offsets` partition in the transaction. Read back, that partition is
+    dropped: trafka writes no marker there as data (the offsets end by producer id)."""
+    logdir = LogDir.open(str(tmp_path / "logs"), 1, uuid.UUID(int=1), uuid.UUID(int=2))
+    logs = FileLogStore(logdir, crc32c.crc32c, lambda: 0)
+    store = _store(logs, 1)
+    store.record(TxnMetadata("empty", 7, 0, 60_000, TxnState.EMPTY, set(), set(), -1, 6))
+    data = TopicPartition("t", 1)
+    store.record(TxnMetadata("copier", 8, 0, 60_000, TxnState.ONGOING, {data}, {"g"}, 5, 6))
+    store.record(TxnMetadata("offsets-only", 9, 0, 60_000, TxnState.ONGOING, set(), {"g"}, 5, 6))
+    internal = InternalLog(logs, TXN_STATE, uuid.UUID(int=3), crc32c.crc32c, lambda: 0)
+    values = [decode_versioned(TransactionLogValue, value) for _, _, value in internal.records()]
+    listed = [
+        None if v.transaction_partitions is None else [(p.topic, p.partition_ids) for p in v.transaction_partitions]
+        for v in values
+    ]
+    assert listed == [None, [("__consumer_offsets", [0]), ("t", [1])], [("__consumer_offsets", [0])]]
+    loaded = {t.transactional_id: t for t in store.load()}
+    assert loaded["empty"].partitions == set()
+    assert loaded["copier"].partitions == {data}
+    assert loaded["offsets-only"].partitions == set()
     logs.close()
     logdir.unlock()
