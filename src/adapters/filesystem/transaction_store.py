@@ -20,12 +20,10 @@ from itertools import groupby
 
 from trafka.domain.topics import TopicPartition
 from trafka.domain.transactions import TxnMetadata, TxnState
+from trafka.domain.transactions.coordinator import OFFSETS_PARTITION
 
 from .internal_log import InternalLog
 from .metadata_records import TransactionLogKey, TransactionLogValue, decode_versioned, encode_versioned
-
-
-OFFSETS = TopicPartition("__consumer_offsets", 0)  # where every group's offsets are (ADR 64)
 
 
 class FileTransactionStore:
@@ -46,7 +44,7 @@ class FileTransactionStore:
             partitions = {
                 TopicPartition(p.topic, i)
                 for p in (v.transaction_partitions or [])
-                if p.topic != OFFSETS.topic
+                if p.topic != OFFSETS_PARTITION.topic
                 for i in p.partition_ids
             }
             latest[txn_id] = TxnMetadata(
@@ -70,8 +68,7 @@ class FileTransactionStore:
 
     def record(self, txn: TxnMetadata) -> None:
         key = _key(txn.transactional_id)
-        listed = txn.partitions | {OFFSETS} if txn.groups else txn.partitions
-        by_topic = groupby(sorted(listed), key=lambda tp: tp.topic)
+        by_topic = groupby(sorted(txn.listed_partitions()), key=lambda tp: tp.topic)
         version = self.value_version()
         value = TransactionLogValue(
             version=version,

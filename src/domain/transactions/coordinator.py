@@ -31,6 +31,7 @@ from .state import TxnEvent, TxnState, next_txn_state
 MAX_EPOCH = 32767
 TV_1 = 0  # ClientTransactionVersion of a pre-KIP-890-part-2 client (Kafka's TV_0 and TV_1 alike)
 TV_2 = 2
+OFFSETS_PARTITION = TopicPartition("__consumer_offsets", 0)  # every group's offsets: trafka has one (ADR 64)
 
 
 @attrs.define
@@ -47,6 +48,11 @@ class TxnMetadata:
     client_version: int = TV_1  # the transaction version of the client's last request (ClientTransactionVersion)
     previous_producer_id: int = -1  # the producer id before an exhausted epoch moved it to a new one
     next_producer_id: int = -1  # between a TV2 Prepare* and its completion: the id to move to
+
+    def listed_partitions(self) -> set[TopicPartition]:
+        """The partitions Kafka lists for it (its transaction log value, DescribeTransactions): the data
+        partitions and, once a group stages offsets in it, the group's `__consumer_offsets` partition."""
+        return self.partitions | {OFFSETS_PARTITION} if self.groups else self.partitions
 
 
 @attrs.frozen

@@ -63,7 +63,7 @@ def handle_describe_transactions(
             )
             continue
         by_topic: dict[str, list[int]] = {}
-        for tp in sorted(txn.partitions):
+        for tp in sorted(txn.listed_partitions()):  # a group's offsets partition too, as Kafka lists it
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         states.append(
             TxnState(

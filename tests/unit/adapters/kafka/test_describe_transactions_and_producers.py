@@ -1,5 +1,6 @@
-"""DescribeProducers as Kafka answers it: a producer's `last_timestamp` is its ProducerStateEntry's, the
-time of its last batch or transaction marker (`kafka-transactions describe-producers` prints it)."""
+"""DescribeProducers and DescribeTransactions as Kafka answers them: a producer's `last_timestamp` is
+its ProducerStateEntry's, the time of its last batch or transaction marker; a transaction's partitions
+include its groups' `__consumer_offsets` partition (`kafka-transactions` prints both)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,20 @@ def test_a_producers_last_timestamp_is_its_last_batchs_then_its_markers(cluster)
     (active,) = _described(cluster)
     assert (active.producer_epoch, active.last_sequence, active.current_txn_start_offset) == (1, -1, -1)
     assert active.last_timestamp == 9_000  # the marker's time, as Kafka's appendEndTxnMarker sets it (was -1)
+
+
+def test_a_transaction_with_staged_offsets_lists_the_groups_offsets_partition():
+    """DescribeTransactions as Kafka answers it: AddOffsetsToTxn (or TxnOffsetCommit v5) puts the group's
+    `__consumer_offsets` partition in the transaction (`kafka-transactions describe` lists it)."""
+    from types import SimpleNamespace
+
+    from kafka.protocol.admin import DescribeTransactionsRequest
+
+    from trafka.adapters.kafka.apis.describe_transactions import handle_describe_transactions
+    from trafka.domain.transactions import TxnMetadata, TxnState
+
+    txn = TxnMetadata("x", 7, 0, 60_000, TxnState.ONGOING, {TopicPartition("t", 1)}, {"g"}, 5, 6)
+    ctx = SimpleNamespace(transactions=SimpleNamespace(coordinator={"x": txn}))
+    request = DescribeTransactionsRequest[0](transactional_ids=["x"])
+    (state,) = handle_describe_transactions(ctx, request, 0, ClientInfo("c", "h")).transaction_states
+    assert [(t.topic, t.partitions) for t in state.topics] == [("__consumer_offsets", [0]), ("t", [1])]
