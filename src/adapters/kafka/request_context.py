@@ -14,6 +14,7 @@ import attrs
 
 from trafka.domain.listeners import Listener
 from trafka.domain.security import ANONYMOUS, KafkaPrincipal
+from trafka.domain.security.acls import kafka_host
 
 
 @attrs.frozen
@@ -33,6 +34,12 @@ class ClientInfo:
     advertised: Endpoint = Endpoint("localhost", 9092)
     principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
     connection: object = None  # the connection's identity (what its close releases: share sessions)
+
+    @property
+    def inet_address(self) -> str:
+        """The peer as Kafka's `InetAddress.toString()` renders it, a group member's client host:
+        `/127.0.0.1` (no name looked up, so nothing before the slash)."""
+        return "/" + kafka_host(self.host)
 
 
 @attrs.define

@@ -92,7 +92,7 @@ def handle_join_group(ctx: Uses, request: JoinGroupRequest, version: int, client
         rebalance_timeout_ms=rebalance_timeout,
         group_instance_id=request.group_instance_id if version >= 5 else None,
         client_id=client.client_id,
-        client_host=client.host,
+        client_host=client.inet_address,  # as Kafka's InetAddress.toString(): /127.0.0.1
         require_known_member_id=version >= 4,
     )
     return _deferred(ctx.groups.join(join), lambda result: _join_response(result, version))

@@ -112,7 +112,7 @@ def _heartbeat(
         server_assignor=request.server_assignor,
         owned=owned,
         client_id=client.client_id,
-        client_host=client.host,
+        client_host=client.inet_address,  # as Kafka's InetAddress.toString(): /127.0.0.1
         member_id_from_client=version >= 1,
         may_describe=may_describe,
     )

@@ -71,7 +71,7 @@ def handle_share_group_heartbeat(
         rack_id=request.rack_id,
         subscribed_topic_names=tuple(names) if names is not None else None,
         client_id=client.client_id,
-        client_host=client.host,
+        client_host=client.inet_address,  # as Kafka's InetAddress.toString(): /127.0.0.1
     )
     return _answer(version, ctx.share.heartbeat(heartbeat), ctx)
 

@@ -125,7 +125,7 @@ def handle_streams_group_heartbeat(
         else None,
         shutdown_application=request.shutdown_application,
         client_id=client.client_id,
-        client_host=f"/{client.host}",  # Kafka's InetAddress.toString() of the client's address
+        client_host=client.inet_address,  # as Kafka's InetAddress.toString(): /127.0.0.1
         task_offsets=task_offsets,
         task_end_offsets=task_end_offsets,
         asks_description=version >= 1,

@@ -112,6 +112,7 @@ def test_describe_lists_and_delete_see_the_consumer_group(ctx):
     )
     (member,) = g.members
     assert (member.member_id, member.member_epoch, member.client_id, member.member_type) == ("m1", 1, "client-1", 1)
+    assert member.client_host == "/127.0.0.1"  # Kafka's InetAddress.toString() of the client's address
     assert member.subscribed_topic_names == ["t"]
     assert member.assignment.topic_partitions[0].topic_name == "t"
     assert member.target_assignment.topic_partitions[0].partitions == [0, 1, 2, 3]
@@ -506,3 +507,24 @@ def test_offset_commit_to_an_internal_topic_that_exists_is_stored_as_kafka_store
     assert [(t.name, p.partition_index, p.committed_offset) for t in group.topics for p in t.partitions] == [
         ("__consumer_offsets", 0, 2)
     ]
+
+
+def test_a_classic_members_client_host_is_kafkas_rendering_of_its_address(ctx):
+    """JoinGroup records the member's host as Kafka's `InetAddress.toString()`: `/127.0.0.1`, and an IPv6
+    peer's eight groups uncompressed (what DescribeGroups and `kafka-consumer-groups --members` show)."""
+    from trafka.adapters.kafka.apis import classic_group
+    from trafka.schema_codec.messages import JoinGroupRequest
+
+    for group, host, shown in (("c4", "127.0.0.1", "/127.0.0.1"), ("c6", "::1", "/0:0:0:0:0:0:0:1")):
+        Protocol_ = JoinGroupRequest.JoinGroupRequestProtocol
+        request = JoinGroupRequest[3](
+            group_id=group,
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            member_id="",
+            protocol_type="consumer",
+            protocols=[Protocol_(name="range", metadata=b"")],
+        )
+        classic_group.JOIN_GROUP.handle(ctx, request, 3, ClientInfo("client-1", host))
+        (member,) = ctx.services.groups.coordinator.group(group).members.values()
+        assert member.client_host == shown

@@ -199,6 +199,7 @@ def test_describe_list_and_delete_share_groups(ctx):
     g, nope, empty = described.groups
     assert (g.group_state, g.assignor_name, g.group_epoch, len(g.members)) == ("Stable", "simple", 1, 1)
     assert g.members[0].assignment.topic_partitions[0].topic_name == "t"
+    assert g.members[0].client_host == "/127.0.0.1"  # Kafka's InetAddress.toString() of the client's address
     assert nope.error_code == ErrorCode.GROUP_ID_NOT_FOUND and empty.error_code == ErrorCode.INVALID_GROUP_ID
     listed = list_groups.API.handle(ctx, ListGroupsRequest[5](states_filter=[], types_filter=["share"]), 5, CLIENT)
     assert [(x.group_id, x.group_type, x.group_state) for x in listed.groups] == [("g", "share", "Stable")]
