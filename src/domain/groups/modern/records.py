@@ -64,11 +64,12 @@ class RecordKind(enum.IntEnum):
     CURRENT_ASSIGNMENT = 8
 
 
-# Kafka's MemberState values in ConsumerGroupCurrentMemberAssignmentValue.State
+# Kafka's MemberState values (its modern.MemberState's bytes, read from the 4.2.2 jar) in the
+# ConsumerGroup- and ShareGroupCurrentMemberAssignmentValue's State
 STATE_CODES = {
-    MemberState.UNREVOKED_PARTITIONS: 0,
-    MemberState.UNRELEASED_PARTITIONS: 1,
-    MemberState.STABLE: 2,
+    MemberState.STABLE: 0,
+    MemberState.UNREVOKED_PARTITIONS: 1,
+    MemberState.UNRELEASED_PARTITIONS: 2,
     MemberState.UNKNOWN: 127,
 }
 STATES_BY_CODE = {code: state for state, code in STATE_CODES.items()}

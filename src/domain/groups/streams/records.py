@@ -41,8 +41,9 @@ class StreamsRecordKind(enum.IntEnum):
 
 GROUP_KINDS = (StreamsRecordKind.METADATA, StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, StreamsRecordKind.TOPOLOGY)
 
-# Kafka's streams MemberState codes in StreamsGroupCurrentMemberAssignmentValue.State
-STATE_CODES = {MemberState.UNREVOKED_TASKS: 0, MemberState.UNRELEASED_TASKS: 1, MemberState.STABLE: 2}
+# Kafka's streams MemberState codes in StreamsGroupCurrentMemberAssignmentValue.State (its
+# streams.MemberState's bytes, read from the 4.2.2 jar: they start at 1; UNKNOWN, 127, is read as STABLE)
+STATE_CODES = {MemberState.STABLE: 1, MemberState.UNREVOKED_TASKS: 2, MemberState.UNRELEASED_TASKS: 3}
 STATES_BY_CODE = {code: state for state, code in STATE_CODES.items()}
 
 

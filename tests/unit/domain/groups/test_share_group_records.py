@@ -37,7 +37,7 @@ def test_a_join_writes_the_group_epoch_the_member_and_its_assignment_and_nothing
         (K.TARGET_ASSIGNMENT_EPOCH, None): TargetAssignmentEpoch(1),
         (K.MEMBER_METADATA, "a"): ShareMemberMetadata(None, "cli", "", ("t",)),
         (K.TARGET_ASSIGNMENT_MEMBER, "a"): TargetAssignmentMember(((tid, (0, 1)),)),
-        (K.CURRENT_ASSIGNMENT, "a"): ShareCurrentAssignment(1, 0, 2, ((tid, (0, 1)),)),
+        (K.CURRENT_ASSIGNMENT, "a"): ShareCurrentAssignment(1, 0, 0, ((tid, (0, 1)),)),  # 0: Kafka's STABLE
     }
     c.heartbeat(ShareHeartbeat("g", "a", 1, client_id="cli"), 10)
     assert c.take_records() == []  # a heartbeat that changes nothing writes nothing
