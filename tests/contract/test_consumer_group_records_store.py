@@ -101,3 +101,14 @@ def test_a_tagged_field_kafka_adds_later_is_read_past():
     value = b"\x00\x00" + b"\x00\x00\x00\x07" + b"\x01" + b"\x00" + b"\x08" + b"\x00" * 7 + b"\x2a"
     key = codec.encode_key(RECORDS[0])
     assert codec.decode(key, value) == ConsumerGroupRecord(RecordKind.GROUP_EPOCH, "g", None, GroupEpoch(7))
+
+
+def test_a_member_without_a_regex_is_written_and_read_as_kafka_writes_it():
+    """Kafka writes SubscribedTopicRegex "" for a member subscribed by names (its member's default), and
+    reads "" as no regex: trafka writes the same bytes and reads Kafka's "" as no regex, not a pattern."""
+    names_only = MemberMetadata(None, None, "client", "/10.0.0.1", ("t",), None, 30_000, None)
+    record = ConsumerGroupRecord(RecordKind.MEMBER_METADATA, "g", "m1", names_only)
+    value = codec.encode_value(record)
+    regex_at = value.index(b"\x02t") + 2  # after the names (compact array of one: "t")
+    assert value[regex_at : regex_at + 1] == b"\x01"  # a compact string of length 0, not null (b"\x00")
+    assert codec.decode(codec.encode_key(record), value) == record  # "" read back as no regex

@@ -59,7 +59,7 @@ def encode_value(record: ConsumerGroupRecord) -> bytes | None:
             client_id=v.client_id,
             client_host=v.client_host,
             subscribed_topic_names=list(v.subscribed_topic_names),
-            subscribed_topic_regex=v.subscribed_topic_regex,
+            subscribed_topic_regex=v.subscribed_topic_regex or "",  # Kafka writes "" for no regex
             rebalance_timeout_ms=v.rebalance_timeout_ms,
             server_assignor=v.server_assignor,
             classic_member_metadata=_classic(cls, v.classic),
@@ -122,7 +122,7 @@ def decode(key: bytes, value: bytes | None) -> ConsumerGroupRecord | None:
             v.client_id,
             v.client_host,
             tuple(v.subscribed_topic_names),
-            v.subscribed_topic_regex,
+            v.subscribed_topic_regex or None,  # "" (Kafka's) or null: no regex
             v.rebalance_timeout_ms,
             v.server_assignor,
             _from_classic(getattr(v, "classic_member_metadata", None)),
