@@ -70,3 +70,25 @@ def test_a_log_holding_kafkas_records_loads_the_group(tmp_path):
     assert FileOffsetStore(log).group_metadata() == {}
     logs.close()
     logdir.unlock()
+
+
+def test_an_offset_commit_value_is_kafka_42s_version_4_with_the_topic_id_tagged_when_known():
+    """Kafka 4.2 writes OffsetCommitValue v4 (flexible) unless an expire timestamp is set, its topic id as
+    tagged field 0 when the commit named the topic by id (OffsetCommit v10+): read from its generated
+    OffsetCommitValue.write in the 4.2.2 jar. Earlier versions are still read."""
+    import struct
+
+    from trafka.adapters.filesystem.offset_store import _decode, _key, _value
+    from trafka.domain.groups.group_metadata import CommittedOffset
+
+    topic_id = uuid.UUID("6e1b0cc5-6d1d-4c54-9d4b-0a1b2c3d4e5f")
+    fixed = struct.pack(">hqi", 4, 42, 7) + b"\x03ab" + struct.pack(">q", 1_732_000_000_000)
+    by_id = CommittedOffset(42, 7, "ab", 1_732_000_000_000, topic_id)
+    assert _value(by_id) == fixed + b"\x01" + b"\x00\x10" + topic_id.bytes
+    by_name = CommittedOffset(42, 7, "ab", 1_732_000_000_000)
+    assert _value(by_name) == fixed + b"\x00"  # no tagged field: the zero id is the default
+    key = _key("g", TopicPartition("t", 0))
+    assert _decode(key, _value(by_id))[2] == by_id
+    assert _decode(key, _value(by_name))[2] == by_name
+    v3 = struct.pack(">hqi", 3, 42, 7) + b"\x00\x02ab" + struct.pack(">q", 1_732_000_000_000)
+    assert _decode(key, v3)[2] == by_name

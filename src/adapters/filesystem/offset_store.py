@@ -1,7 +1,8 @@
 """Committed offsets and group metadata in `__consumer_offsets-0`, in Kafka's key and value format.
 
-Keys are OffsetCommitKey v1 (group, topic, partition), values OffsetCommitValue v3 (offset, leader
-epoch, metadata, commit timestamp); a deleted offset is a tombstone (null value). A group's metadata
+Keys are OffsetCommitKey v1 (group, topic, partition), values OffsetCommitValue v4 as Kafka 4.2 writes
+them (offset, leader epoch, metadata, commit timestamp, and the tagged topic id when the commit named the
+topic by id); a deleted offset is a tombstone (null value). A group's metadata
 is GroupMetadataKey v2 (group) with GroupMetadataValue v3, the version Kafka 4 writes (0-4 are read);
 a deleted group gets a tombstone for it after its offsets' tombstones. Offsets a
 transaction commits (TxnOffsetCommit) are written at once as a transactional batch of its producer
@@ -13,6 +14,7 @@ Kafka's LogCleaner compacts `__consumer_offsets`; the store never rewrites it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 
 from trafka.domain.control import COMMIT, control_type
@@ -35,7 +37,8 @@ from .metadata_records import (
 )
 
 KEY_VERSION = 1
-VALUE_VERSION = 3
+VALUE_VERSION = 4  # Kafka's offsetCommitValueVersion without an expire timestamp
+ZERO_ID = uuid.UUID(int=0)  # Kafka's ZERO_UUID: the tagged topic id's default, not written
 GROUP_KEY_VERSION = 2
 GROUP_VALUE_VERSION = 3  # Kafka's MetadataVersion.groupMetadataValueVersion(): the last non-flexible one
 
@@ -53,6 +56,7 @@ def _value(committed: CommittedOffset) -> bytes:
         leader_epoch=committed.leader_epoch,
         metadata=committed.metadata or "",
         commit_timestamp=committed.commit_timestamp_ms,
+        topic_id=committed.topic_id or ZERO_ID,
     )
     return encode_versioned(value, VALUE_VERSION)
 
@@ -242,7 +246,13 @@ def _decode(key: bytes, value: bytes | None) -> tuple[str, TopicPartition, Commi
     return (
         k.group,
         tp,
-        CommittedOffset(v.offset, v.leader_epoch if v.version >= 3 else -1, v.metadata, v.commit_timestamp),
+        CommittedOffset(
+            v.offset,
+            v.leader_epoch if v.version >= 3 else -1,
+            v.metadata,
+            v.commit_timestamp,
+            v.topic_id if v.version >= 4 and v.topic_id != ZERO_ID else None,
+        ),
     )
 
 

@@ -14,6 +14,8 @@ These are values only; the key and value bytes are the store adapter's business 
 
 from __future__ import annotations
 
+import uuid
+
 import attrs
 
 from .model import Group, Member, Protocol
@@ -26,6 +28,7 @@ class CommittedOffset:
     leader_epoch: int = -1
     metadata: str | None = ""
     commit_timestamp_ms: int = -1
+    topic_id: uuid.UUID | None = None  # the topic's id when the commit named it so (OffsetCommit v10+)
 
 
 @attrs.frozen

@@ -92,7 +92,12 @@ def handle_offset_commit(
     offsets = tuple(
         (
             TopicPartition(topic.name, p.partition_index),
-            CommittedOffset(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata),
+            CommittedOffset(
+                p.committed_offset,
+                p.committed_leader_epoch if version >= 6 else -1,
+                p.committed_metadata,
+                topic_id=topic.topic_id if version >= TOPIC_IDS_FROM else None,  # Kafka records it (v4 value)
+            ),
         )
         for topic in request.topics
         if topic.name
