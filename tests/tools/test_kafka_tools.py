@@ -842,9 +842,11 @@ STEPS = [
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
 DIFFERENT = {
-    "dump-log offsets": "the records each broker's group coordinators write for the same steps: trafka writes "
-    "fewer classic GroupMetadata generations and no ConsumerGroupPartitionMetadata, its OffsetCommit values omit "
-    "what Kafka fills, and heartbeats' timing decides how many epochs each writes (every record decodes: "
+    "dump-log offsets": "the records each broker's group coordinators write for the same steps: Kafka writes a "
+    "classic group's generation 0 when the group is created, trafka does not; trafka's group epochs carry no "
+    "metadataHash (KIP-1101: Kafka's XXH3 of the subscribed topics' metadata) nor a streams group's "
+    "validatedTopologyEpoch; a group's records come in another order; and heartbeats' timing decides how many "
+    "epochs each writes. Offsets, members and assignments are written alike (every record decodes: "
     "`dump-log offsets undecoded` is empty on both)",
     "dump-log cluster metadata": "trafka writes PartitionRecord v1 (Kafka 4.2: v2, with ELR fields) and its "
     "records of a topic in another order; Kafka's controller also writes what one node that is its own controller "
