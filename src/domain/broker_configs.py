@@ -275,8 +275,15 @@ def _cordoned_entries(value: str) -> list[str]:
     return [entry.strip() for entry in value.split(",") if entry.strip()]
 
 
+MIN_ISR = "min.insync.replicas"
+
+
 class BrokerConfigs:
-    """The dynamic broker configs of this broker and the cluster default: altered, recorded, applied."""
+    """The dynamic broker configs of this broker and the cluster default: altered, recorded, applied.
+
+    While eligible leader replicas are on (`elr_enabled`, set by the wiring), `min.insync.replicas` is
+    the cluster's (KIP-966): as Kafka's controller, this broker's own may not be altered and the cluster
+    default may not be removed; turning them on sets the cluster default (`elr_safety`)."""
 
     def __init__(
         self, store: CatalogStore, logs: LogStore, policy: BrokerPolicy, topics: Callable[[], Iterable[Topic]]
@@ -290,6 +297,21 @@ class BrokerConfigs:
         policy.dynamic.cluster_default = dict(stored.get("", {}))
         policy.dynamic.version += 1
         logs.set_topic_defaults(policy.effective_topic_defaults())
+        self.elr_enabled: Callable[[], bool] = lambda: False
+
+    def elr_safety(self) -> None:
+        """What Kafka writes when eligible leader replicas are turned on (ConfigurationControlManager's
+        maybeGenerateElrSafetyRecords; at a new log dir, ActivationRecordsGenerator): the cluster-level
+        `min.insync.replicas` set to the static one (1 unless configured) if unset, and this broker's own
+        removed."""
+        cluster = self._policy.dynamic.cluster_default
+        if MIN_ISR not in cluster:
+            static = self._policy.topic_defaults.get(MIN_ISR, "1")
+            self._apply("", False, {**cluster, MIN_ISR: static}, False, elr_checked=False)
+        own = self._policy.dynamic.per_broker
+        if MIN_ISR in own:
+            rest = {k: v for k, v in own.items() if k != MIN_ISR}
+            self._apply(str(self._policy.node_id), True, rest, False, elr_checked=False)
 
     def _per_broker(self, resource_name: str) -> bool:
         """True for this broker's resource, False for the cluster default; Kafka's refusals otherwise."""
@@ -351,8 +373,26 @@ class BrokerConfigs:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
         self._apply(resource_name, per_broker, {k: v for k, v in configs.items() if v is not None}, validate_only)
 
-    def _apply(self, resource_name: str, per_broker: bool, configs: Mapping[str, str], validate_only: bool) -> None:
+    def _apply(
+        self,
+        resource_name: str,
+        per_broker: bool,
+        configs: Mapping[str, str],
+        validate_only: bool,
+        elr_checked: bool = True,
+    ) -> None:
         validate_broker_configs(configs, per_broker)
+        if elr_checked and self.elr_enabled():
+            before = self.current(resource_name)
+            if per_broker and configs.get(MIN_ISR) != before.get(MIN_ISR):
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+                )
+            if not per_broker and MIN_ISR in before and MIN_ISR not in configs:
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG,
+                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+                )
         if CORDONED_LOG_DIRS in configs:
             self._check_cordoned(configs[CORDONED_LOG_DIRS])
         if validate_only:

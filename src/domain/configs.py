@@ -172,6 +172,7 @@ TOPIC_CONFIG_SYNONYMS: Mapping[str, str] = {
     "index.interval.bytes": "log.index.interval.bytes",
     "max.message.bytes": "message.max.bytes",
     "cleanup.policy": "log.cleanup.policy",
+    "min.insync.replicas": "min.insync.replicas",  # cluster-wide while eligible leader replicas are on (KIP-966)
 }
 
 # Where Kafka's default of a broker config lives when the config itself has none (log.retention.ms is

@@ -20,7 +20,7 @@ quorum, all or nothing, and records them through the store.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -123,6 +123,10 @@ class FeatureControl:
         self._node_id = node_id
         self._bootstrap = bootstrap  # the levels of a new log dir, where the store records none
         self.changes = 0  # updates recorded since start-up: the finalized epoch where no metadata log keeps one
+        # Called when eligible leader replicas are turned on: at a new log dir's bootstrap (Kafka's
+        # ActivationRecordsGenerator) or by an UpdateFeatures naming them (ConfigurationControlManager),
+        # where Kafka writes the cluster-level min.insync.replicas (the wiring: BrokerConfigs.elr_safety)
+        self.elr_turned_on: Callable[[], None] = lambda: None
 
     def supported(self, ceilings: Mapping[str, int]) -> dict[str, tuple[int, int]]:
         """Kafka 4.2's supported ranges capped at what this broker implements; features whose cap is 0
@@ -156,6 +160,8 @@ class FeatureControl:
         }
         if missing:
             self._store.feature_levels_changed(missing)
+            if missing.get(ELIGIBLE_LEADER_REPLICAS_VERSION, 0) > 0:
+                self.elr_turned_on()
 
     def update(
         self, updates: Sequence[FeatureUpdate], ceilings: Mapping[str, int], validate_only: bool
@@ -177,6 +183,8 @@ class FeatureControl:
         if changes and not validate_only:
             self._store.feature_levels_changed(changes)
             self.changes += 1
+        if not validate_only and any(u.name == ELIGIBLE_LEADER_REPLICAS_VERSION and u.level > 0 for u in updates):
+            self.elr_turned_on()  # as Kafka, whenever the request names the feature at a level above 0
         return None
 
     def _check(

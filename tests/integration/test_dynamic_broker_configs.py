@@ -134,6 +134,8 @@ def test_dynamic_broker_configs_apply_describe_and_survive_a_restart(tmp_path):
         assert _describe_default(broker) == {
             "message.max.bytes": ("2000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
             "log.retention.ms": ("7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+            # set with the log dir, as Kafka 4.2 sets it with eligible leader replicas on (KIP-966)
+            "min.insync.replicas": ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
         }
         topic = _describe(admin, ConfigResource(ResourceType.TOPIC, "plain"))
         assert _source(topic["max.message.bytes"]) == ("2000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
@@ -161,7 +163,8 @@ def test_dynamic_broker_configs_apply_describe_and_survive_a_restart(tmp_path):
 
         assert _alter_default(broker, message_max_bytes=None) == (0, None)
         assert _describe_default(broker) == {
-            "log.retention.ms": ("7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+            "log.retention.ms": ("7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+            "min.insync.replicas": ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
         }
         topic = _describe(admin, ConfigResource(ResourceType.TOPIC, "plain"))
         assert _source(topic["max.message.bytes"]) == ("1048588", ConfigSource.DEFAULT_CONFIG)

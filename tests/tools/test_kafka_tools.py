@@ -854,8 +854,6 @@ DIFFERENT = {
     "dump-log share group state": "the share coordinators' records for the same share group: Kafka writes a "
     "ShareSnapshot per partition at initialization (start offset -1, state epoch 1) and ShareUpdates as "
     "acknowledgements come, trafka its own snapshot epochs and state batches; both decode in full",
-    "topics describe": "A Kafka 4.2 cluster is formatted with a cluster-wide dynamic min.insync.replicas=1 (for "
-    "eligible leader replicas, KIP-966), so `Configs:` lists it; trafka writes no such default.",
     "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "
     "log.retention.hours is set in server.properties; trafka adds STATIC_BROKER_CONFIG log.retention.ms=604800000 "
     "(the hours converted) and DEFAULT_CONFIG log.retention.hours=168.",

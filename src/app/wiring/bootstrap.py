@@ -32,6 +32,7 @@ from trafka.domain.catalog import TopicCatalog
 from trafka.domain.configs import BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
+    ELIGIBLE_LEADER_REPLICAS_VERSION,
     KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
     KAFKA_BOOTSTRAP,
@@ -345,7 +346,11 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         adapters.transaction_store.value_version = lambda: transaction_log_value_version(ctx)
     if ctx.services.share_groups is not None and holds_share_groups(adapters):
         ctx.services.share_groups.get()  # built now when the store holds share groups, else at first use (ADR 124)
-    ctx.services.features.record_bootstrapped(feature_ceilings(ctx.registry))  # in the metadata log, for Kafka
+    ceilings = feature_ceilings(ctx.registry)
+    features, broker_configs = ctx.services.features, ctx.services.catalog.broker_configs
+    broker_configs.elr_enabled = lambda: features.finalized(ceilings).get(ELIGIBLE_LEADER_REPLICAS_VERSION, 0) > 0
+    features.elr_turned_on = broker_configs.elr_safety  # the cluster's min.insync.replicas, as Kafka (KIP-966)
+    features.record_bootstrapped(ceilings)  # in the metadata log, for Kafka
     group_configs.restore(services)  # the GROUP config resource's overrides, as recorded
     return ctx
 

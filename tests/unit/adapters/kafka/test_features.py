@@ -206,3 +206,43 @@ def test_the_levels_in_force_are_recorded_at_start_up_for_a_kafka_node_to_read(c
     assert {name: level for name, (_, level) in finalized.items() if name != "kraft.version"} == {
         name: level for name, level in recorded.items() if level > 0 and name != "metadata.version"
     } | {"metadata.version": finalized["metadata.version"][1]}
+
+
+def test_eligible_leader_replicas_make_min_insync_replicas_the_clusters(ctx):
+    """KIP-966 as Kafka 4.2's controller: a new log dir with eligible leader replicas on gets the
+    cluster-level min.insync.replicas (the static one, 1) with its bootstrap (ActivationRecordsGenerator);
+    while they are on, a broker-level one may not be set nor the cluster's removed; an UpdateFeatures
+    naming them at a level above 0 sets the cluster's again where it is missing
+    (maybeGenerateElrSafetyRecords)."""
+    from trafka.domain.errors import KafkaError
+
+    configs = ctx.services.catalog.broker_configs
+    assert configs.current("") == {"min.insync.replicas": "1"}
+    with pytest.raises(KafkaError) as refused:
+        configs.alter("7", {"min.insync.replicas": (0, "2")})
+    assert (refused.value.code, refused.value.message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+    )
+    with pytest.raises(KafkaError) as refused:
+        configs.alter("", {"min.insync.replicas": (1, None)})
+    assert refused.value.message == "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+    configs.alter("", {"min.insync.replicas": (0, "2")})  # changed, not removed: allowed
+    assert configs.current("") == {"min.insync.replicas": "2"}
+    off = _update(ctx, 2, [Update(feature="eligible.leader.replicas.version", max_version_level=0, upgrade_type=2)])
+    assert off.error_code == 0
+    configs.alter("", {"min.insync.replicas": (1, None)})
+    configs.alter("7", {"min.insync.replicas": (0, "3")})
+    on = _update(ctx, 2, [Update(feature="eligible.leader.replicas.version", max_version_level=1, upgrade_type=1)])
+    assert on.error_code == 0
+    assert configs.current("") == {"min.insync.replicas": "1"} and configs.current("7") == {}
+
+
+def test_the_clusters_min_insync_replicas_is_the_static_one():
+    """Kafka's getStaticallyConfiguredMinInsyncReplicas: the broker's configured value, else 1."""
+    from tests.unit.conftest import Cluster
+    from trafka.domain.configs import BrokerPolicy
+
+    cluster = Cluster(BrokerPolicy(topic_defaults={"min.insync.replicas": "2"}))
+    cluster.catalog.broker_configs.elr_safety()
+    assert cluster.catalog.broker_configs.current("") == {"min.insync.replicas": "2"}
