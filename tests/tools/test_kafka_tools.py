@@ -250,30 +250,11 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
     )
     time.sleep(1)  # Kafka's brokers learn quotas from the metadata log, a moment after the controller
     step("configs client describe", *configs, "--entity-type", "clients", "--entity-name", client, "--describe")
-    step(
-        "configs user alter",
-        *configs,
-        "--entity-type",
-        "users",
-        "--entity-name",
-        user,
-        "--alter",
-        "--add-config",
-        "SCRAM-SHA-256=[iterations=8192,password=pw]",
-    )
-    # Quotas apart: the tool refuses SCRAM credentials and quotas in one --alter (its own check, before
-    # any request: asked together, both brokers only ever showed that message and an empty describe).
-    step(
-        "configs user quota alter",
-        *configs,
-        "--entity-type",
-        "users",
-        "--entity-name",
-        user,
-        "--alter",
-        "--add-config",
-        "producer_byte_rate=4096",
-    )
+    # A SCRAM credential and a quota apart: the tool refuses both in one --alter (its own check, before any
+    # request: asked together, both brokers only ever showed that message and an empty describe).
+    user_alter = (*configs, "--entity-type", "users", "--entity-name", user, "--alter", "--add-config")
+    step("configs user alter", *user_alter, "SCRAM-SHA-256=[iterations=8192,password=pw]")
+    step("configs user quota alter", *user_alter, "producer_byte_rate=4096")
     time.sleep(1)
     step("configs user describe", *configs, "--entity-type", "users", "--entity-name", user, "--describe")
 
