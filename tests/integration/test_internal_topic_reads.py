@@ -1,6 +1,6 @@
 """`__consumer_offsets` read by a real client (librdkafka) from `trafka serve` on its filesystem store,
 as Apache Kafka 4.2.2 serves it (ADR 108): ListOffsets gives its bounds, Fetch returns the records the
-group coordinator wrote, in Kafka's formats (OffsetCommitKey v1, OffsetCommitValue v3); before any
+group coordinator wrote, in Kafka's formats (OffsetCommitKey v1, OffsetCommitValue v4); before any
 group coordinator was looked for it does not exist. tests/differential compares the same reads with
 Apache Kafka."""
 
