@@ -148,7 +148,8 @@ def test_produce_v12_txn_offset_commit_v5_and_end_txn_v5_without_add_requests(br
         assert committed.topics[0].partitions[0].error_code == NONE  # no AddOffsetsToTxn
         described = _describe(client, tid)
         assert described.transaction_state == "Ongoing"
-        assert [(t.topic, t.partitions) for t in described.topics] == [(topic_name, [0])]
+        # the group's offsets partition joined with the commit, as Kafka lists it (ADR 136)
+        assert [(t.topic, t.partitions) for t in described.topics] == [("__consumer_offsets", [0]), (topic_name, [0])]
         assert _end(client, tid, pid, epoch, True) == (NONE, pid, epoch + 1)
         assert _stable_offset(client, topic_name) == 3  # two records and the marker
         assert _end(client, tid, pid, epoch, True) == (NONE, pid, epoch + 1)  # a retry: the same answer

@@ -702,11 +702,27 @@ def _transaction_log(text: str) -> str:
     def sort(match: re.Match[str]) -> str:
         return '"transactionPartitions":[' + ",".join(sorted(re.findall(r"\{[^{}]*\}", match.group(1)))) + "]"
 
+    text = re.sub(r'"producerId":\d+', '"producerId":<producer-id>', text)  # each broker's own
     lines = [re.sub(r'"transactionPartitions":\[(.*?)\](?=,")', sort, line) for line in text.splitlines()]
     ongoing = '"transactionStatus":1,'
     return "\n".join(
         line for line, following in zip(lines, [*lines[1:], ""]) if not (ongoing in line and ongoing in following)
     )
+
+
+def _producer_ids(column: int) -> Callable[[str], str]:
+    """A `kafka-transactions` table with each broker's own producer ids (the column's cells under its
+    header) replaced: the session's Kafka gave ids to every suite that ran before (39 in CI, 0 alone)."""
+
+    def normalise_table(text: str) -> str:
+        lines = text.splitlines()
+        rows = [line.split(" ") for line in lines[1:]]
+        for cells in rows:
+            if len(cells) > column:
+                cells[column] = "<producer-id>"
+        return "\n".join(lines[:1] + [" ".join(cells) for cells in rows])
+
+    return normalise_table
 
 
 def _lines_sorted(text: str) -> str:
@@ -742,7 +758,9 @@ NORMALISE: dict[str, Callable[[str], str]] = {
     # Acknowledgements of different partitions' batches arrive in the order the network decides; a throughput's
     # digits can hold what `normalise` took for an epoch in ms (`"avg_throughput":41.1700000000001` gave `N<time>`).
     "transactional-copier": lambda text: re.sub(r'"time":"[^"]*"', '"time":"<time>"', text),
-    "transactions describe": lambda text: re.sub(r"<time> \d+", "<time> N", text),  # the duration in ms
+    "transactions list": _producer_ids(2),
+    "transactions describe": lambda text: _producer_ids(2)(re.sub(r"<time> \d+", "<time> N", text)),  # duration
+    "transactions describe-producers": _producer_ids(0),
     "dump-log transaction log": _transaction_log,
     "verifiable-producer": lambda text: "\n".join(
         sorted(re.sub(r'"(time_ms|avg_throughput|target_throughput)":[^,}]+', r'"\1":N', text).splitlines())
@@ -885,5 +903,16 @@ def test_a_transaction_log_dump_is_compared_without_what_timing_and_hash_order_d
     ]
     assert _transaction_log("\n".join(kafka)) == _transaction_log("\n".join(trafka))
     assert len(_transaction_log("\n".join(kafka)).splitlines()) == 3
+    other_id = "\n".join(line.replace('"transactionStatus"', '"producerId":39,"transactionStatus"') for line in kafka)
+    same_id = "\n".join(line.replace('"transactionStatus"', '"producerId":0,"transactionStatus"') for line in trafka)
+    assert _transaction_log(other_id) == _transaction_log(same_id)
     missing = [line.replace(',{"topic":"__consumer_offsets","partitionIds":[0]}', "") for line in kafka]
     assert _transaction_log("\n".join(missing)) != _transaction_log("\n".join(kafka))
+
+
+def test_a_transactions_table_is_compared_without_each_brokers_producer_ids():
+    header = "TransactionalId Coordinator ProducerId TransactionState"
+    assert _producer_ids(2)(f"{header}\nP-x 1 39 CompleteCommit") == _producer_ids(2)(
+        f"{header}\nP-x 1 0 CompleteCommit"
+    )
+    assert _producer_ids(2)(f"{header}\nP-x 1 0 Ongoing") != _producer_ids(2)(f"{header}\nP-x 1 0 CompleteCommit")
