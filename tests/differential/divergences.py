@@ -42,7 +42,7 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     ("CreateTopics *", "topics[name=*].configs[name=*"): (
         "the configs a created topic reports: Kafka lists tiered-storage, throttling and compression-level "
         "keys trafka does not know, trafka lists its schema-validation keys (Confluent's and Redpanda's) "
-        "that Kafka does not; config sources differ: the reference sets log.retention.hours and log.segment.bytes in server.properties (STATIC_BROKER_CONFIG), trafka is not given them, and Kafka 4.2 keeps min.insync.replicas as a cluster-level dynamic default"
+        "that Kafka does not; config sources differ: the reference sets log.retention.hours and log.segment.bytes in server.properties (STATIC_BROKER_CONFIG), trafka is not given them"
     ),
     # Found by tests/differential/test_apis.py; each is trafka's to fix (issue 36 follow-up) unless said
     # Found by tests/differential/test_flows.py
