@@ -15,7 +15,9 @@ the Selector's idle expiry.
   accepted yet waiting on their first answer for seconds (franz-go opens a connection from the
   goroutine that writes every request to that broker, its heartbeats included).
 - A listener whose `accept` fails (EMFILE: the process is at its descriptor limit) says so in one
-  ERROR line, retries every 100 ms without logging, and says when it accepts again.
+  ERROR line, retries every 100 ms without logging, and says when it accepts again: once it has taken
+  every client waiting in its backlog (a descriptor freed for a moment, taken by one client while
+  others still wait, does not end the failure).
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ class Admission:
         self._per_ip: Counter[str] = Counter()
         self._closed = trio.Event()
         self._accept_failing = False
-        self._failing_with = 0  # connections open when accepting failed
 
     async def wait_for_slot(self) -> None:
         """Return once fewer than `max.connections` are open."""
@@ -88,7 +89,6 @@ class Admission:
     def accept_failed(self, listener: str, exc: OSError) -> None:
         if not self._accept_failing:
             self._accept_failing = True
-            self._failing_with = self.open
             log.error(
                 "listener %s cannot accept connections (%s); the %d connections open are still served",
                 listener,
@@ -96,11 +96,12 @@ class Admission:
                 self.open,
             )
 
-    def accepted(self, listener: str) -> None:
-        # Over once a connection open at the failure has closed: a descriptor freed for a moment by other
-        # work (a file read) and taken by the next client in the backlog does not end it, so the failure
-        # is said once per exhaustion, not once per descriptor freed
-        if self._accept_failing and self.open < self._failing_with:
+    def caught_up(self, listener: str) -> None:
+        """The accept loop took every client waiting in `listener`'s backlog: a failure to accept is over.
+        Not "a connection open at the failure closed": the closes free descriptors before they are
+        counted (a stream's close is a checkpoint), so the backlog could be taken whole with the count
+        unchanged and the recovery never said."""
+        if self._accept_failing:
             self._accept_failing = False
             log.warning("listener %s accepts connections again", listener)
 
@@ -113,16 +114,22 @@ class Backlog:
     def __init__(self, listener: trio.SocketListener) -> None:
         self._socket = stdlib_socket.socket(fileno=os.dup(listener.socket.fileno()))
         self._socket.setblocking(False)
+        self.empty = False  # the last `waiting` took every connection the kernel held
 
     def waiting(self, admission: Admission, limit: int) -> Iterator[trio.SocketStream]:
         """Up to `limit` connections the kernel holds, while `admission` has a slot for each; stops at
-        the first refusal (EMFILE and friends: the accept loop's next `accept` reports it)."""
+        the first refusal (EMFILE and friends: the accept loop's next `accept` reports it). Sets `empty`
+        when it stopped because none was left."""
+        self.empty = False
         for _ in range(limit):
             if not admission.has_slot:
                 return
             try:
                 accepted, _ = self._socket.accept()
-            except OSError:  # BlockingIOError: none left
+            except BlockingIOError:  # none left
+                self.empty = True
+                return
+            except OSError:
                 return
             yield trio.SocketStream(trio.socket.from_stdlib_socket(accepted))
 

@@ -118,10 +118,11 @@ async def _accept_loop(
                 admission.accept_failed(listener.name, exc)
                 await trio.sleep(0.1)
                 continue
-            admission.accepted(listener.name)
             _start(stream, listener, connections, ctx, limits, pipeline, admission, lane)
             for waiting in backlog.waiting(admission, ACCEPTED_PER_TURN - 1):  # the others, in this turn
                 _start(waiting, listener, connections, ctx, limits, pipeline, admission, lane)
+            if backlog.empty:
+                admission.caught_up(listener.name)
     finally:
         backlog.close()
 
