@@ -112,6 +112,17 @@ def test_produce_records_in_order_then_offsets(pair):
         pair.raw(f"Produce in order {n}", lambda batch=batch: _produce(name, batch), ProduceResponse, 11)
 
 
+def test_produce_acks_all_above_a_single_replica_min_insync(pair):
+    """Kafka's leader checks acks=all against min(min.insync.replicas, replication factor)
+    (`Partition.effectiveMinIsr`): a topic of one replica asking for three in sync is written, not
+    refused NOT_ENOUGH_REPLICAS."""
+    name = f"min-isr-{uuid.uuid4().hex[:8]}"
+    _create(pair, name, configs={"min.insync.replicas": "3"})
+    batch = make_batch([(_now(), b"k", b"v")])
+    kafka, _ = pair.raw("Produce acks=all, min.insync.replicas 3", lambda: _produce(name, batch), ProduceResponse, 11)
+    assert kafka.responses[0].partition_responses[0].error_code == 0  # compared equal to trafka's above
+
+
 def _join(group: str, member_id: str = "", protocol_type: str = "consumer", protocol: str = "range"):
     return JoinGroupRequest[9](
         group_id=group,
