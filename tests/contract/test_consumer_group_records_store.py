@@ -96,11 +96,17 @@ def test_the_cleaner_keeps_the_live_records_and_startup_rewrites_nothing(stores)
     assert {r.key: r for r in store.consumer_group_records()} == live
 
 
-def test_a_tagged_field_kafka_adds_later_is_read_past():
-    # Kafka 4.1+ tags a metadata hash onto ConsumerGroupMetadataValue (tag 0, 8 bytes)
+def test_the_metadata_hash_kafka_tags_onto_the_group_epoch_is_written_and_read():
+    # Kafka 4.1+ tags the metadata hash onto ConsumerGroupMetadataValue (tag 0, 8 bytes), and leaves it
+    # out when it is 0 (its default)
     value = b"\x00\x00" + b"\x00\x00\x00\x07" + b"\x01" + b"\x00" + b"\x08" + b"\x00" * 7 + b"\x2a"
     key = codec.encode_key(RECORDS[0])
-    assert codec.decode(key, value) == ConsumerGroupRecord(RecordKind.GROUP_EPOCH, "g", None, GroupEpoch(7))
+    record = ConsumerGroupRecord(RecordKind.GROUP_EPOCH, "g", None, GroupEpoch(7, 42))
+    assert codec.decode(key, value) == record
+    assert codec.encode_value(record) == value
+    no_hash = ConsumerGroupRecord(RecordKind.GROUP_EPOCH, "g", None, GroupEpoch(7))
+    assert codec.encode_value(no_hash) == b"\x00\x00" + b"\x00\x00\x00\x07" + b"\x00"
+    assert codec.decode(key, codec.encode_value(no_hash)) == no_hash
 
 
 def test_a_member_without_a_regex_is_written_and_read_as_kafka_writes_it():

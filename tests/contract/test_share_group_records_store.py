@@ -166,8 +166,12 @@ def test_the_cleaner_keeps_the_live_share_group_records_and_startup_rewrites_not
     assert {r.key: r for r in store.share_group_records()} == live
 
 
-def test_the_metadata_hash_kafka_tags_onto_the_group_epoch_is_read_past():
-    # ShareGroupMetadataValue: epoch 7, then tag 0 (MetadataHash, int64 42)
-    value = b"\x00\x00" + b"\x00\x00\x00\x07" + b"\x01" + b"\x00" + b"\x08" + b"\x00" * 7 + b"\x2a"
+def test_the_metadata_hash_beside_the_group_epoch_is_written_and_read_as_kafka_lays_it_out():
+    # Kafka 4.2's ShareGroupMetadataValue v0: epoch 7, MetadataHash int64 (not tagged), no tagged fields
+    value = b"\x00\x00" + b"\x00\x00\x00\x07" + (-42).to_bytes(8, "big", signed=True) + b"\x00"
     key = codec.encode_key(RECORDS[1])
-    assert codec.decode(key, value) == ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(7))
+    record = ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(7, -42))
+    assert codec.decode(key, value) == record
+    assert codec.encode_value(record) == value
+    older = b"\x00\x00" + b"\x00\x00\x00\x07" + b"\x00"  # what trafka wrote before it kept the hash
+    assert codec.decode(key, older) == ShareGroupRecord(K.GROUP_EPOCH, "g", None, GroupEpoch(7))

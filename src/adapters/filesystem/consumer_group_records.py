@@ -48,7 +48,7 @@ def encode_value(record: ConsumerGroupRecord) -> bytes | None:
         return None
     cls = VALUES[record.kind]
     if isinstance(v, GroupEpoch):
-        value = cls(version=VALUE_VERSION, epoch=v.epoch)
+        value = cls(version=VALUE_VERSION, epoch=v.epoch, metadata_hash=v.metadata_hash)
     elif isinstance(v, TargetAssignmentEpoch):
         value = cls(version=VALUE_VERSION, assignment_epoch=v.assignment_epoch)
     elif isinstance(v, MemberMetadata):
@@ -112,7 +112,7 @@ def decode(key: bytes, value: bytes | None) -> ConsumerGroupRecord | None:
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is RecordKind.GROUP_EPOCH:
-        decoded = GroupEpoch(v.epoch)
+        decoded = GroupEpoch(v.epoch, v.metadata_hash or 0)
     elif kind is RecordKind.TARGET_ASSIGNMENT_EPOCH:
         decoded = TargetAssignmentEpoch(v.assignment_epoch)
     elif kind is RecordKind.MEMBER_METADATA:

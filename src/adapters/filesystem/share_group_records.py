@@ -42,7 +42,7 @@ def encode_value(record: ShareGroupRecord) -> bytes | None:
         return None
     cls = VALUES[record.kind]
     if isinstance(v, GroupEpoch):
-        value = cls(version=VALUE_VERSION, epoch=v.epoch)
+        value = cls(version=VALUE_VERSION, epoch=v.epoch, metadata_hash=v.metadata_hash)
     elif isinstance(v, TargetAssignmentEpoch):
         value = cls(version=VALUE_VERSION, assignment_epoch=v.assignment_epoch)
     elif isinstance(v, ShareMemberMetadata):
@@ -87,7 +87,7 @@ def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
     if value is None:
         return ShareGroupRecord(kind, group_id, member_id, None)
     if kind is ShareRecordKind.GROUP_EPOCH:
-        return ShareGroupRecord(kind, group_id, member_id, GroupEpoch(_group_epoch(value)))
+        return ShareGroupRecord(kind, group_id, member_id, _group_epoch(value))
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is ShareRecordKind.TARGET_ASSIGNMENT_EPOCH:
@@ -112,11 +112,13 @@ def decode(key: bytes, value: bytes | None) -> ShareGroupRecord | None:
     return ShareGroupRecord(kind, group_id, member_id, decoded)
 
 
-def _group_epoch(value: bytes) -> int:
-    """ShareGroupMetadataValue's epoch. Kafka 4.2's v0 is the epoch and an int64 MetadataHash (not a tagged
-    field: `kafka-dump-log` could not read the 7-byte values trafka wrote before, epoch and no hash); such an
-    older value is still read, its epoch being where it is in both layouts."""
+def _group_epoch(value: bytes) -> GroupEpoch:
+    """ShareGroupMetadataValue's epoch and metadata hash. Kafka 4.2's v0 is the epoch and an int64
+    MetadataHash (not a tagged field: `kafka-dump-log` could not read the 7-byte values trafka wrote
+    before, epoch and no hash); such an older value is still read, its epoch being where it is in both
+    layouts, its hash 0."""
     try:
-        return int(decode_versioned(VALUES[ShareRecordKind.GROUP_EPOCH], value).epoch)
+        v = decode_versioned(VALUES[ShareRecordKind.GROUP_EPOCH], value)
+        return GroupEpoch(int(v.epoch), int(v.metadata_hash))
     except Exception:  # the older layout: int16 version, int32 epoch, an empty tagged-field section
-        return int.from_bytes(value[2:6], "big", signed=True)
+        return GroupEpoch(int.from_bytes(value[2:6], "big", signed=True))

@@ -54,7 +54,9 @@ def encode_value(record: StreamsGroupRecord) -> bytes | None:
     cls = VALUES[record.kind]
     if isinstance(v, GroupEpoch):
         configs = [cls.LastAssignmentConfig(key=k, value=c) for k, c in v.assignment_configs]
-        value = cls(version=VALUE_VERSION, epoch=v.epoch, metadata_hash=0, last_assignment_configs=configs)
+        value = cls(
+            version=VALUE_VERSION, epoch=v.epoch, metadata_hash=v.metadata_hash, last_assignment_configs=configs
+        )
     elif isinstance(v, AssignmentEpoch):
         value = cls(version=VALUE_VERSION, assignment_epoch=v.epoch)
     elif isinstance(v, MemberMetadata):
@@ -173,7 +175,9 @@ def decode(key: bytes, value: bytes | None) -> StreamsGroupRecord | None:
     v = decode_versioned(VALUES[kind], value)
     decoded: Any
     if kind is Kind.METADATA:
-        decoded = GroupEpoch(v.epoch, tuple((c.key, c.value) for c in v.last_assignment_configs or ()))
+        decoded = GroupEpoch(
+            v.epoch, tuple((c.key, c.value) for c in v.last_assignment_configs or ()), v.metadata_hash or 0
+        )
     elif kind is Kind.TARGET_ASSIGNMENT_EPOCH:
         decoded = AssignmentEpoch(v.assignment_epoch)
     elif kind is Kind.MEMBER_METADATA:

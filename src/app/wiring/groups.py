@@ -12,9 +12,19 @@ from trafka.domain.groups.group_ids import ClassicOrShareGroupIds
 from ..config.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
+    from trafka.domain.groups.metadata_hash import MetadataHasher
     from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings
     from trafka.domain.groups.modern.consumer import ClassicGroups, TopicLookup
     from trafka.domain.groups.streams import StreamsGroupCoordinator
+
+
+def metadata_hasher() -> MetadataHasher:
+    """KIP-1101's group metadata hashes, with python-xxhash's XXH3-64 as Kafka's hash4j (ADR 138)."""
+    import xxhash
+
+    from trafka.domain.groups.metadata_hash import MetadataHasher
+
+    return MetadataHasher(xxhash.xxh3_64_intdigest)
 
 
 def consumer_protocol_enabled(settings: Settings) -> bool:
@@ -59,7 +69,12 @@ def consumer_groups_from(
     from trafka.domain.groups.modern.consumer import ConsumerGroupCoordinator
 
     return ConsumerGroupCoordinator(
-        consumer_settings(settings), topics, classic, lambda: str(uuid.uuid4()), KafkaPythonConsumerProtocol()
+        consumer_settings(settings),
+        topics,
+        classic,
+        lambda: str(uuid.uuid4()),
+        KafkaPythonConsumerProtocol(),
+        metadata_hasher(),
     )
 
 
@@ -105,6 +120,7 @@ def streams_groups_from(
         catalog,
         group_ids,
         is_consumer_group,
+        metadata_hasher(),
     )
     streams.describes_topologies = bool(streams_plugin(settings))
     group_ids.streams = streams

@@ -22,6 +22,7 @@ from trafka.domain.topics import TopicPartition
 
 from ..config.settings import Settings
 from .clock import Clock
+from .groups import metadata_hasher
 
 
 class ShareAdapters(Protocol):
@@ -72,6 +73,7 @@ def share_groups_from(
         ),
         catalog,
         other_group,
+        metadata_hasher(),
     )
     if group_ids is not None:
         group_ids.share = coordinator

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
+from ..metadata_hash import MetadataHasher
 from ..model import Completion
 from .assignors import Assignment
 from .classic_members import ClassicMembers
@@ -68,8 +69,10 @@ class ConsumerGroupCoordinator:
         classic: ClassicGroups,
         new_member_id: Callable[[], str],
         embedded: EmbeddedProtocol,
+        hasher: MetadataHasher | None = None,
     ) -> None:
-        """`embedded`: the ConsumerProtocol bytes of classic members (online migration, ADR 50)."""
+        """`embedded`: the ConsumerProtocol bytes of classic members (online migration, ADR 50);
+        `hasher`: the groups' metadata hashes (KIP-1101; without one they are 0)."""
         self.settings = settings
         self._topics = topics
         self._classic = classic
@@ -77,7 +80,9 @@ class ConsumerGroupCoordinator:
         self._embedded = embedded
         self._completions: list[Completion] = []  # classic requests a migration answered
         self.groups: dict[str, ConsumerGroup] = {}
-        self.subscriptions = Subscriptions(topics, lambda: self.groups.values())  # names and regexes
+        self.subscriptions = Subscriptions(
+            topics, lambda: self.groups.values(), hasher or MetadataHasher()
+        )  # names and regexes
         self.configs = ConsumerGroupConfigs(settings)  # the GROUP config resource's overrides, validated
         # What `__consumer_offsets` holds for each key, and the (group, member or None) keys a call changed.
         self._written: dict[RecordKey, RecordValue] = {}
@@ -354,6 +359,7 @@ class ConsumerGroupCoordinator:
                 # the consumer group is the newer, the classic group's tombstone is written again.
                 self._completions += self._classic.release(group.group_id)
             group.assignor = self._preferred_assignor(group)
+            stored_hash = group.metadata_hash
             self.subscriptions.refresh_metadata(group, now)
             for member in group.members.values():
                 member.take_topic_ids(group.subscription_metadata)
@@ -365,6 +371,10 @@ class ConsumerGroupCoordinator:
             self._written.update(current_values(group, None, self._topic_id))
             for mid in group.members:
                 self._written.update(current_values(group, mid, self._topic_id))
+            if group.members and group.metadata_hash != stored_hash:
+                # Kafka compares the hash it loaded with the topics' at the next heartbeat: a new epoch
+                group.group_epoch += 1
+                self._dirty.add((group.group_id, None))
 
     # -- the GROUP config resource and the per-group configs: `self.configs` (group_configs.py) ---
 

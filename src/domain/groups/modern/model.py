@@ -95,6 +95,7 @@ class ConsumerGroup:
     target: dict[str, dict[str, frozenset[int]]] = attrs.field(factory=dict)  # member id -> assignment
     partition_owners: dict[tuple[str, int], str] = attrs.field(factory=dict)  # assigned or being revoked
     subscription_metadata: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # topic -> (id, partitions)
+    metadata_hash: int = 0  # KIP-1101: the subscribed topics' hash, written beside the group epoch
     assignor: str = ""
     state_timestamp_ms: int | None = None
 

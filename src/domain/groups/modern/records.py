@@ -80,6 +80,7 @@ TopicIdPartitions = tuple[tuple[uuid.UUID, tuple[int, ...]], ...]
 @attrs.frozen
 class GroupEpoch:
     epoch: int
+    metadata_hash: int = 0  # KIP-1101 (domain/groups/metadata_hash.py)
 
 
 @attrs.frozen
@@ -162,7 +163,7 @@ def current_values(
     gid = group.group_id
     if member_id is None:
         return {
-            (RecordKind.GROUP_EPOCH, gid, None): GroupEpoch(group.group_epoch),
+            (RecordKind.GROUP_EPOCH, gid, None): GroupEpoch(group.group_epoch, group.metadata_hash),
             (RecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): TargetAssignmentEpoch(group.assignment_epoch),
         }
     member = group.members.get(member_id)
@@ -274,6 +275,7 @@ def restore(
         group = groups.setdefault(gid, ConsumerGroup(gid))
         if isinstance(value, GroupEpoch):
             group.group_epoch = value.epoch
+            group.metadata_hash = value.metadata_hash
         elif isinstance(value, TargetAssignmentEpoch):
             group.assignment_epoch = value.assignment_epoch
         elif isinstance(value, TargetAssignmentMember) and mid is not None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from ...topics import Topic
+from ..metadata_hash import MetadataHasher
 from .model import ConsumerGroup, ConsumerMember
 
 REGEX_REFRESH_MS = 10_000  # regexes are also resolved again when topics change (`topics_changed`)
@@ -36,9 +37,12 @@ class TopicLookup(Protocol):
 
 
 class Subscriptions:
-    def __init__(self, topics: TopicLookup, groups: Callable[[], Iterable[ConsumerGroup]]) -> None:
-        """`groups`: the coordinator's groups, for the patterns in use."""
+    def __init__(
+        self, topics: TopicLookup, groups: Callable[[], Iterable[ConsumerGroup]], hasher: MetadataHasher
+    ) -> None:
+        """`groups`: the coordinator's groups, for the patterns in use; `hasher`: their metadata hashes."""
         self._topics = topics
+        self._hasher = hasher
         self._groups = groups
         self._topic_changes = topics.changes
         # group id -> (the topics its members subscribe to, names and resolved regexes; when the
@@ -84,7 +88,8 @@ class Subscriptions:
         return topics
 
     def refresh_metadata(self, group: ConsumerGroup, now: int | None) -> bool:
-        """The subscribed topics' ids and partition counts; True when they changed (a new group epoch)."""
+        """The subscribed topics' ids and partition counts, and their hash (KIP-1101); True when they
+        changed (a new group epoch)."""
         metadata: dict[str, tuple[str, int]] = {}
         for name in self._group_topics(group, now):
             topic = self._topics.get(name)
@@ -93,6 +98,7 @@ class Subscriptions:
         if metadata == group.subscription_metadata:
             return False
         group.subscription_metadata = metadata
+        group.metadata_hash = self._hasher.group_hash(metadata)
         return True
 
     def _group_topics(self, group: ConsumerGroup, now: int | None) -> frozenset[str]:

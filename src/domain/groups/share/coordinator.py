@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from ...errors import ErrorCode, KafkaError
+from ..metadata_hash import MetadataHasher
 from ..modern.assignors import SHARE_ASSIGNORS, AssignmentMember
 from ..modern.consumer import HeartbeatAnswer, TopicLookup
 from ..modern.model import LEAVE_GROUP_MEMBER_EPOCH, ConsumerGroup, ConsumerMember, ModernGroupState
@@ -59,9 +60,17 @@ class ShareHeartbeat:
 
 
 class ShareGroupCoordinator:
-    def __init__(self, settings: ShareGroupSettings, topics: TopicLookup, other_group: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        settings: ShareGroupSettings,
+        topics: TopicLookup,
+        other_group: Callable[[str], bool],
+        hasher: MetadataHasher | None = None,
+    ) -> None:
+        """`hasher`: the groups' metadata hashes (KIP-1101; without one they are 0)."""
         self.settings = settings
         self._topics = topics
+        self._hasher = hasher or MetadataHasher()
         self._other_group = other_group  # a classic or consumer group holds this id
         self.groups: dict[str, ConsumerGroup] = {}
         self.group_configs: dict[str, dict[str, int]] = {}
@@ -209,6 +218,7 @@ class ShareGroupCoordinator:
         if metadata == group.subscription_metadata:
             return False
         group.subscription_metadata = metadata
+        group.metadata_hash = self._hasher.group_hash(metadata)
         return True
 
     def topics_changed(self) -> None:
@@ -326,6 +336,7 @@ class ShareGroupCoordinator:
         every member's session starts again at `now` (a member that does not come back is fenced)."""
         self.groups = share_records.restore(records, self._topic_name, SHARE_ASSIGNOR)
         for group in self.groups.values():
+            stored_hash = group.metadata_hash
             self._refresh_metadata(group)
             for member in group.members.values():
                 member.take_topic_ids(group.subscription_metadata)
@@ -333,3 +344,7 @@ class ShareGroupCoordinator:
             self._written.update(share_records.current_values(group, None, self._topic_id))
             for mid in group.members:
                 self._written.update(share_records.current_values(group, mid, self._topic_id))
+            if group.members and group.metadata_hash != stored_hash:
+                # Kafka compares the hash it loaded with the topics' at the next heartbeat: a new epoch
+                group.group_epoch += 1
+                self._dirty.add((group.group_id, None))

@@ -132,7 +132,7 @@ def current_values(
     gid = group.group_id
     if member_id is None:
         return {
-            (ShareRecordKind.GROUP_EPOCH, gid, None): GroupEpoch(group.group_epoch),
+            (ShareRecordKind.GROUP_EPOCH, gid, None): GroupEpoch(group.group_epoch, group.metadata_hash),
             (ShareRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): TargetAssignmentEpoch(group.assignment_epoch),
         }
     member = group.members.get(member_id)
@@ -172,6 +172,7 @@ def restore(
         group = groups.setdefault(gid, ConsumerGroup(gid, assignor=assignor))
         if isinstance(value, GroupEpoch):
             group.group_epoch = value.epoch
+            group.metadata_hash = value.metadata_hash
         elif isinstance(value, TargetAssignmentEpoch):
             group.assignment_epoch = value.assignment_epoch
         elif isinstance(value, TargetAssignmentMember) and mid is not None:

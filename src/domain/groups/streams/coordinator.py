@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ...configs import ConfigEntry
 from ...errors import ErrorCode, KafkaError
+from ..metadata_hash import MetadataHasher
 from ..offset_validation import checked_member
 from .assignor import MemberSpec, assign
 from .configs import StreamsGroupConfigs
@@ -65,13 +66,16 @@ class StreamsGroupCoordinator:
         topics: TopicLookup,
         classic: ClassicGroupIds | None = None,
         is_consumer_group: Callable[[str], bool] = lambda group_id: False,
+        hasher: MetadataHasher | None = None,
     ) -> None:
         """`classic` and `is_consumer_group`: the ids other kinds of group hold (one namespace; an empty
-        classic group gives way to a streams group, as in Kafka)."""
+        classic group gives way to a streams group, as in Kafka); `hasher`: the groups' metadata hashes
+        (KIP-1101; without one they are 0)."""
         self.settings = settings
         self.configs = StreamsGroupConfigs(settings)  # the GROUP config resource's `streams.*` overrides
         self.describes_topologies = False  # KIP-1331: a topology description plugin is configured
         self._topics = topics
+        self._hasher = hasher or MetadataHasher()
         self._classic = classic or NoOtherGroups()
         self._is_consumer_group = is_consumer_group
         self.groups: dict[str, StreamsGroup] = {}
@@ -222,20 +226,29 @@ class StreamsGroupCoordinator:
         )
 
     def _refresh_configuration(self, group: StreamsGroup) -> bool:
-        """Configure the topology again if it or its topics changed; True if the configuration changed."""
+        """Configure the topology again if it or its topics changed; True if the configuration or the
+        topics' metadata hash changed."""
         if group.topology is None:
             return False
-        counts = {}
+        counts: dict[str, int | None] = {}
+        metadata: dict[str, tuple[str, int]] = {}
         for name in group.topology.required_topics():
             topic = self._topics.get(name)
             counts[name] = None if topic is None else topic.partition_count
+            if topic is not None:
+                metadata[name] = (str(topic.topic_id), topic.partition_count)
+        rehashed = False  # Kafka: a new metadata hash (a topic recreated, grown) is a new group epoch
+        if metadata != group.topic_metadata:  # Kafka's computeMetadataHash over the required topics that exist
+            group.topic_metadata = metadata
+            new_hash = self._hasher.group_hash(metadata)
+            rehashed, group.metadata_hash = new_hash != group.metadata_hash, new_hash
         if group.configured is not None and counts == group.partition_counts:
-            return False
+            return rehashed
         group.partition_counts = counts
         configured = configure(group.topology, counts.get)
         changed = group.configured != configured
         group.configured = configured
-        return changed
+        return changed or rehashed
 
     def _assignment_configs(self, group_id: str) -> tuple[tuple[str, str], ...]:
         """Kafka's streamsGroupAssignmentConfigs: what the target was computed with (LastAssignmentConfigs)."""
@@ -368,7 +381,12 @@ class StreamsGroupCoordinator:
         self._written, groups = restore(records, now)
         self.groups.update(groups)
         for group in groups.values():
+            stored_hash = group.metadata_hash
             self._refresh_configuration(group)
+            if group.members and group.metadata_hash != stored_hash:
+                # Kafka compares the hash it loaded with the topics' at the next heartbeat: a new epoch
+                group.group_epoch += 1
+                self._dirty.add((group.group_id, None))
             for member in group.members.values():  # sessions start again, with the group's timeout
                 member.session_deadline_ms = now + self.configs.session_timeout_ms(group.group_id)
 

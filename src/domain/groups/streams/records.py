@@ -51,6 +51,7 @@ STATES_BY_CODE = {code: state for state, code in STATE_CODES.items()}
 class GroupEpoch:
     epoch: int
     assignment_configs: tuple[tuple[str, str], ...] = ()  # Kafka's LastAssignmentConfigs
+    metadata_hash: int = 0  # KIP-1101 (domain/groups/metadata_hash.py)
 
 
 @attrs.frozen
@@ -122,7 +123,9 @@ def current_values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRe
     gid = group.group_id
     if member_id is None:
         values: dict[StreamsRecordKey, StreamsRecordValue] = {
-            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(group.group_epoch, group.last_assignment_configs or ()),
+            (StreamsRecordKind.METADATA, gid, None): GroupEpoch(
+                group.group_epoch, group.last_assignment_configs or (), group.metadata_hash
+            ),
             (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
         }
         if group.topology is not None:
@@ -169,6 +172,7 @@ def restore(
         if isinstance(value, GroupEpoch):
             group.group_epoch = value.epoch
             group.last_assignment_configs = value.assignment_configs or None
+            group.metadata_hash = value.metadata_hash
         elif isinstance(value, AssignmentEpoch):
             group.assignment_epoch = value.epoch
         elif isinstance(value, Topology):

@@ -11,6 +11,7 @@ import attrs
 from trafka.adapters.kafka.wire.consumer_protocol import KafkaPythonConsumerProtocol
 from trafka.domain.errors import ErrorCode
 from trafka.domain.groups import GroupCoordinator, GroupSettings
+from trafka.domain.groups.metadata_hash import MetadataHasher
 from trafka.domain.groups.modern import ConsumerGroupCoordinator, ConsumerGroupSettings, ConsumerHeartbeat
 from trafka.domain.topics import Topic
 
@@ -58,7 +59,11 @@ class Client:
 
 class Harness:
     def __init__(
-        self, settings: ConsumerGroupSettings | None = None, fake_topics: FakeTopics | None = None, **topics: int
+        self,
+        settings: ConsumerGroupSettings | None = None,
+        fake_topics: FakeTopics | None = None,
+        hasher: MetadataHasher | None = None,
+        **topics: int,
     ) -> None:
         self.topics = fake_topics or FakeTopics(**(topics or {"t": 6}))
         self.classic = GroupCoordinator(GroupSettings(), lambda client: f"{client}-classic")
@@ -69,6 +74,7 @@ class Harness:
             self.classic,
             lambda: f"broker-{next(ids)}",
             KafkaPythonConsumerProtocol(),
+            hasher,
         )
         self.now = 0
 
