@@ -88,3 +88,19 @@ def test_records_survive_a_restart_and_tombstones_delete(stores):
     memory = MemoryOffsetStore()
     memory.store_streams_group_records([*RECORDS, newer, gone])
     assert {r.key: r for r in memory.streams_group_records()} == replayed
+
+
+def test_the_group_epoch_is_written_with_its_hash_and_validated_topology_epoch_as_kafka_lays_them_out():
+    """StreamsGroupMetadataValue v0: epoch, MetadataHash (int64), then tagged ValidatedTopologyEpoch
+    (tag 0, left out at its default -1) and LastAssignmentConfigs (tag 1)."""
+    record = StreamsGroupRecord(K.METADATA, "g", None, GroupEpoch(5, (("num.standby.replicas", "0"),), -42, 3))
+    value = codec.encode_value(record)
+    assert value is not None
+    config = b"\x02" + b"\x15num.standby.replicas" + b"\x020" + b"\x00"  # one entry: key, value, no tags
+    head = b"\x00\x00" + (5).to_bytes(4, "big") + (-42).to_bytes(8, "big", signed=True)
+    tags = b"\x02" + b"\x00\x04" + (3).to_bytes(4, "big") + b"\x01" + bytes([len(config)]) + config
+    assert value == head + tags
+    assert codec.decode(codec.encode_key(record), value) == record
+    unvalidated = StreamsGroupRecord(K.METADATA, "g", None, GroupEpoch(5, (), 0, -1))
+    encoded = codec.encode_value(unvalidated)
+    assert encoded is not None and codec.decode(codec.encode_key(unvalidated), encoded) == unvalidated

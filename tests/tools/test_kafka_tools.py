@@ -844,7 +844,7 @@ DIFFERENT = {
     "dump-log offsets": "the records each broker's group coordinators write for the same steps: Kafka writes a "
     "classic group's generation 0 when the group is created, trafka does not; the group epochs' metadataHash "
     "(KIP-1101) hashes each broker's own topic ids (the hash itself is Kafka's: tests/kafka/test_metadata_hash.py); "
-    "trafka's streams group epochs carry no validatedTopologyEpoch; a group's records come in another order; and heartbeats' timing decides how many "
+    "a group's records come in another order; and heartbeats' timing decides how many "
     "epochs each writes. Offsets, members and assignments are written alike (every record decodes: "
     "`dump-log offsets undecoded` is empty on both)",
     "dump-log cluster metadata": "trafka writes PartitionRecord v1 (Kafka 4.2: v2, with ELR fields) and its "

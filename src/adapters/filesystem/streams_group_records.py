@@ -55,7 +55,11 @@ def encode_value(record: StreamsGroupRecord) -> bytes | None:
     if isinstance(v, GroupEpoch):
         configs = [cls.LastAssignmentConfig(key=k, value=c) for k, c in v.assignment_configs]
         value = cls(
-            version=VALUE_VERSION, epoch=v.epoch, metadata_hash=v.metadata_hash, last_assignment_configs=configs
+            version=VALUE_VERSION,
+            epoch=v.epoch,
+            metadata_hash=v.metadata_hash,
+            validated_topology_epoch=v.validated_topology_epoch,
+            last_assignment_configs=configs,
         )
     elif isinstance(v, AssignmentEpoch):
         value = cls(version=VALUE_VERSION, assignment_epoch=v.epoch)
@@ -176,7 +180,10 @@ def decode(key: bytes, value: bytes | None) -> StreamsGroupRecord | None:
     decoded: Any
     if kind is Kind.METADATA:
         decoded = GroupEpoch(
-            v.epoch, tuple((c.key, c.value) for c in v.last_assignment_configs or ()), v.metadata_hash or 0
+            v.epoch,
+            tuple((c.key, c.value) for c in v.last_assignment_configs or ()),
+            v.metadata_hash or 0,
+            -1 if v.validated_topology_epoch is None else v.validated_topology_epoch,
         )
     elif kind is Kind.TARGET_ASSIGNMENT_EPOCH:
         decoded = AssignmentEpoch(v.assignment_epoch)

@@ -153,6 +153,10 @@ class StreamsGroupCoordinator:
         group.members[member.member_id] = member
         if self._refresh_configuration(group):
             bump = True
+        validated = group.topology.epoch if group.topology and group.configured and group.configured.ready else -1
+        if validated != group.validated_topology_epoch:  # Kafka: a topology validated (or no longer) is a new epoch
+            group.validated_topology_epoch = validated
+            bump = True
         configs = self._assignment_configs(group.group_id)
         if group.last_assignment_configs is None:
             group.last_assignment_configs = configs

@@ -135,6 +135,7 @@ class StreamsGroup:
     partition_counts: dict[str, int | None] = attrs.field(factory=dict)  # what `configured` was computed from
     topic_metadata: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # required topics: (id, partitions)
     metadata_hash: int = 0  # KIP-1101: the required topics' hash, written beside the group epoch
+    validated_topology_epoch: int = -1  # the topology's epoch when last configured ready, else -1 (Kafka's)
     members: dict[str, StreamsMember] = attrs.field(factory=dict)
     target: dict[str, TasksTuple] = attrs.field(factory=dict)
     endpoint_information_epoch: int = 0

@@ -52,6 +52,7 @@ class GroupEpoch:
     epoch: int
     assignment_configs: tuple[tuple[str, str], ...] = ()  # Kafka's LastAssignmentConfigs
     metadata_hash: int = 0  # KIP-1101 (domain/groups/metadata_hash.py)
+    validated_topology_epoch: int = -1  # the topology epoch last configured ready; -1: none
 
 
 @attrs.frozen
@@ -124,7 +125,10 @@ def current_values(group: StreamsGroup, member_id: str | None) -> dict[StreamsRe
     if member_id is None:
         values: dict[StreamsRecordKey, StreamsRecordValue] = {
             (StreamsRecordKind.METADATA, gid, None): GroupEpoch(
-                group.group_epoch, group.last_assignment_configs or (), group.metadata_hash
+                group.group_epoch,
+                group.last_assignment_configs or (),
+                group.metadata_hash,
+                group.validated_topology_epoch,
             ),
             (StreamsRecordKind.TARGET_ASSIGNMENT_EPOCH, gid, None): AssignmentEpoch(group.assignment_epoch),
         }
@@ -173,6 +177,7 @@ def restore(
             group.group_epoch = value.epoch
             group.last_assignment_configs = value.assignment_configs or None
             group.metadata_hash = value.metadata_hash
+            group.validated_topology_epoch = value.validated_topology_epoch
         elif isinstance(value, AssignmentEpoch):
             group.assignment_epoch = value.epoch
         elif isinstance(value, Topology):

@@ -1,6 +1,7 @@
 """KIP-1101: consumer, share and streams groups write Kafka's metadata hash beside their group epoch
 (tests/kafka/test_metadata_hash.py proves the hash is Kafka's), and a group loaded with a hash other
-than its topics' gets a new epoch, as Kafka's next heartbeat gives it."""
+than its topics' gets a new epoch, as Kafka's next heartbeat gives it. A streams group's epoch record
+also carries the topology epoch last configured ready (Kafka's ValidatedTopologyEpoch)."""
 
 from __future__ import annotations
 
@@ -116,3 +117,18 @@ def test_a_streams_group_hashes_its_required_topics_and_a_topic_created_again_is
     streams.heartbeat(StreamsHeartbeat("app", "m", answer.member_epoch, owned=EMPTY), 1)
     assert group.group_epoch == epoch + 1
     assert group.metadata_hash == _kafka_hash(topics.topics["lines"])
+
+
+def test_a_streams_group_records_its_validated_topology_epoch_once_its_internal_topics_exist():
+    topics = _Topics()
+    streams = StreamsGroupCoordinator(StreamsGroupSettings(), topics, hasher=MetadataHasher(H))
+    answer = _streams_join(streams)
+    assert answer.to_create  # the repartition and changelog topics are missing: not ready
+    first = _epoch_records(streams.take_records(), StreamsRecordKind.METADATA)
+    assert [v.validated_topology_epoch for v in first] == [-1]
+    topics.create(answer.to_create)
+    streams.heartbeat(StreamsHeartbeat("app", "m", answer.member_epoch, owned=EMPTY), 1)
+    group = streams.groups["app"]
+    (after,) = _epoch_records(streams.take_records(), StreamsRecordKind.METADATA)
+    assert after.validated_topology_epoch == WORD_COUNT.epoch == group.validated_topology_epoch
+    assert after.epoch == first[0].epoch + 1
