@@ -841,8 +841,7 @@ STEPS = [
 # Where trafka still prints something else than Kafka, and why: differences to remove, not deliberate
 # ones. Each is asserted to be still there, so that the entry goes when trafka is fixed.
 DIFFERENT = {
-    "dump-log offsets": "the records each broker's group coordinators write for the same steps: Kafka writes a "
-    "classic group's generation 0 when the group is created, trafka does not; the group epochs' metadataHash "
+    "dump-log offsets": "the records each broker's group coordinators write for the same steps: the group epochs' metadataHash "
     "(KIP-1101) hashes each broker's own topic ids (the hash itself is Kafka's: tests/kafka/test_metadata_hash.py); "
     "a group's records come in another order; and heartbeats' timing decides how many "
     "epochs each writes. Offsets, members and assignments are written alike (every record decodes: "

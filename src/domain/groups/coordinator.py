@@ -44,6 +44,17 @@ class GroupCoordinator(GroupTable):
     # -- JoinGroup -----------------------------------------------------------------------------
 
     def join(self, request: JoinRequest, now: int, token: Hashable) -> list[Completion]:
+        existed = request.group_id in self._groups
+        queued = len(self._metadata_records)
+        completions = self._join(request, now, token)
+        group = self._groups.get(request.group_id)
+        if not existed and group is not None and len(self._metadata_records) == queued:
+            # Kafka: a group its JoinGroup created is written at once, empty at generation 0, when the
+            # join itself wrote nothing (classicGroupJoinToClassicGroup)
+            self._store_empty_metadata(group)
+        return completions
+
+    def _join(self, request: JoinRequest, now: int, token: Hashable) -> list[Completion]:
         def fail(error: ErrorCode, member_id: str = request.member_id) -> list[Completion]:
             return [Completion(token, JoinResult(error, member_id=member_id))]
 
@@ -56,7 +67,7 @@ class GroupCoordinator(GroupTable):
         if group is None:
             if request.member_id:
                 return fail(ErrorCode.UNKNOWN_MEMBER_ID)
-            group = self._groups[request.group_id] = Group(request.group_id)
+            group = self._groups[request.group_id] = Group(request.group_id, state_timestamp_ms=now)
         if not group.supports(request.protocol_type, request.protocols):
             return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
 

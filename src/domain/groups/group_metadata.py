@@ -86,6 +86,19 @@ def snapshot(group: Group) -> GroupMetadata:
     )
 
 
+def empty(group: Group) -> GroupMetadata:
+    """The record Kafka's `newEmptyGroupMetadataRecord` builds: generation 0, no protocol, leader or
+    members, written when a JoinGroup created the group and its join wrote nothing else (a member told
+    MEMBER_ID_REQUIRED, a join waiting for the rebalance)."""
+    return GroupMetadata(
+        protocol_type=group.protocol_type or "",
+        generation_id=0,
+        protocol_name=None,
+        leader_id=None,
+        current_state_timestamp_ms=-1 if group.state_timestamp_ms is None else group.state_timestamp_ms,
+    )
+
+
 def restore(group_id: str, metadata: GroupMetadata, now: int) -> Group:
     """The group a GroupMetadataValue describes, loaded at `now` (members' sessions start again)."""
     group = Group(

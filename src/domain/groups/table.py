@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..errors import ErrorCode
-from .group_metadata import GroupMetadata, GroupMetadataRecord, restore, snapshot
+from .group_metadata import GroupMetadata, GroupMetadataRecord, empty, restore, snapshot
 from .model import Group, GroupDescription, GroupListing, MemberDescription
 from .state import GroupEvent, GroupState, next_state
 
@@ -32,6 +32,9 @@ class GroupTable:
 
     def _store_metadata(self, group: Group) -> None:
         self._metadata_records.append(GroupMetadataRecord(group.group_id, snapshot(group)))
+
+    def _store_empty_metadata(self, group: Group) -> None:
+        self._metadata_records.append(GroupMetadataRecord(group.group_id, empty(group)))
 
     def _delete_metadata(self, group_id: str) -> None:
         """A tombstone for the group's metadata (its offsets stay): it became a consumer group."""

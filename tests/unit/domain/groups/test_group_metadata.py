@@ -29,7 +29,8 @@ def test_the_leaders_sync_stores_the_generation_with_every_assignment():
     h.now = 500
     a, b = _stable_pair(h)
     records = h.coordinator.take_metadata_records()
-    assert [r.metadata.generation_id for r in records] == [1, 2]  # one per completed generation
+    # the group as its JoinGroup created it, then one per completed generation
+    assert [r.metadata.generation_id for r in records] == [0, 1, 2]
     stored = records[-1].metadata
     assert (stored.protocol_type, stored.protocol_name, stored.leader_id) == ("consumer", "range", a)
     assert stored.current_state_timestamp_ms == 500
@@ -41,9 +42,29 @@ def test_the_leaders_sync_stores_the_generation_with_every_assignment():
     assert h.coordinator.take_metadata_records() == []
 
 
-def test_joins_heartbeats_and_a_pending_rebalance_store_nothing():
+def test_a_group_a_join_creates_is_stored_empty_at_generation_0_as_kafka_writes_it():
+    """Kafka's classicGroupJoinToClassicGroup: the group a JoinGroup created is written at once with
+    newEmptyGroupMetadataRecord when the join wrote nothing else; its protocol type is the group's (none
+    yet for a member told MEMBER_ID_REQUIRED, the member's own when it joins without)."""
+    h = Harness()
+    h.now = 1_234
+    h.join_new()
+    [record] = h.coordinator.take_metadata_records()
+    assert record.metadata == GroupMetadata("", 0, None, None, 1_234, ())
+    old_protocol = Harness()
+    old_protocol.now = 99
+    old_protocol.join(known=False)  # JoinGroup v0-3: no MEMBER_ID_REQUIRED, the join waits for the rebalance
+    [record] = old_protocol.coordinator.take_metadata_records()
+    assert record.metadata == GroupMetadata("consumer", 0, None, None, 99, ())
+    refused = Harness()
+    refused.join(member_id="someone")  # an unknown member: no group is created, nothing is written
+    assert refused.coordinator.take_metadata_records() == [] and refused.coordinator.group(G) is None
+
+
+def test_joins_heartbeats_and_a_pending_rebalance_store_nothing_after_the_groups_creation():
     h = Harness()
     a = h.join_new()
+    assert [r.metadata.generation_id for r in h.coordinator.take_metadata_records()] == [0]
     h.join(a)
     assert h.coordinator.heartbeat(G, a, 1, h.now) is ErrorCode.NONE
     assert h.coordinator.take_metadata_records() == []
