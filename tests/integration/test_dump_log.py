@@ -186,8 +186,10 @@ def test_offsets_and_transaction_log_decoders(trafka_logdir):
         for r in commits
     )
     generations = [(r["payload"]["version"], r["payload"]["data"]) for r in commits if r["key"]["type"] == "2"]
-    assert [g["generation"] for _, g in generations] == list(range(1, len(generations) + 1))
-    (version, stable), (_, empty) = generations[0], generations[-1]  # each generation; empty after close()
+    # the group as its JoinGroup created it (generation 0, as Kafka), then each generation; empty after close()
+    assert [g["generation"] for _, g in generations] == list(range(len(generations)))
+    (_, created), (version, stable), (_, empty) = generations[0], generations[1], generations[-1]
+    assert created["members"] == [] and created["protocol"] is None and created["leader"] is None
     assert version == "3" and stable["protocol_type"] == "consumer" and stable["protocol"] == "range"
     assert [m["member_id"] for m in stable["members"]] == [stable["leader"]] and stable["members"][0]["assignment"]
     assert empty["members"] == [] and empty["leader"] is None
