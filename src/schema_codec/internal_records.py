@@ -26,11 +26,13 @@ from .messages import (
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
     ConsumerGroupTargetAssignmentMetadataValue,
+    DelegationTokenRecord,
     FeatureLevelRecord,
     Message,
     PartitionRecord,
     ProducerIdsRecord,
     RemoveAccessControlEntryRecord,
+    RemoveDelegationTokenRecord,
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     ShareGroupCurrentMemberAssignmentKey,
@@ -77,6 +79,8 @@ METADATA_TYPES: dict[int, type[Message]] = {
     18: AccessControlEntryRecord,
     19: RemoveAccessControlEntryRecord,
     14: ClientQuotaRecord,
+    10: DelegationTokenRecord,
+    26: RemoveDelegationTokenRecord,
 }
 TYPE_OF = {cls: key for key, cls in METADATA_TYPES.items()}
 

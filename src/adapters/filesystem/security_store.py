@@ -1,8 +1,9 @@
-"""SCRAM credentials and ACLs in the KRaft metadata log (`__cluster_metadata-0`), as Kafka's controller keeps them.
+"""SCRAM credentials, ACLs and delegation tokens in the KRaft metadata log (`__cluster_metadata-0`), as Kafka's controller keeps them.
 
 An upsertion is a UserScramCredentialRecord (salt, stored key, server key, iterations: never the
 password), a deletion a RemoveUserScramCredentialRecord; on startup the credentials are rebuilt by
-replaying the log, including one Kafka wrote.
+replaying the log, including one Kafka wrote. A delegation token is a DelegationTokenRecord (its
+information, never its HMAC), its removal a RemoveDelegationTokenRecord.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from trafka.domain.security.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from trafka.domain.security.delegation_tokens import TokenInformation
+from trafka.domain.security.principal import KafkaPrincipal
 from trafka.domain.security.scram import ScramCredential, ScramMechanism
 
 from .internal_log import InternalLog
 from .metadata_records import (
     AccessControlEntryRecord,
+    DelegationTokenRecord,
     RemoveAccessControlEntryRecord,
+    RemoveDelegationTokenRecord,
     RemoveUserScramCredentialRecord,
     UserScramCredentialRecord,
     decode_metadata_record,
@@ -119,3 +124,48 @@ class FileAclStore:
             for acl_id, acl in added
         ]
         self._log.append([(None, v) for v in values])
+
+
+class FileDelegationTokenStore:
+    """Delegation tokens as DelegationTokenRecord / RemoveDelegationTokenRecord, replayed at startup."""
+
+    def __init__(self, metadata_log: InternalLog) -> None:
+        self._log = metadata_log
+
+    def load_tokens(self) -> Sequence[TokenInformation]:
+        out: dict[str, TokenInformation] = {}
+        for _, _, value in self._log.records():
+            if value is None:
+                continue
+            record = decode_metadata_record(value)
+            if isinstance(record, DelegationTokenRecord):
+                out.pop(record.token_id, None)
+                out[record.token_id] = TokenInformation(
+                    record.token_id,
+                    KafkaPrincipal.parse(record.owner),
+                    KafkaPrincipal.parse(record.requester),
+                    tuple(KafkaPrincipal.parse(r) for r in record.renewers),
+                    record.issue_timestamp,
+                    record.max_timestamp,
+                    record.expiration_timestamp,
+                )
+            elif isinstance(record, RemoveDelegationTokenRecord):
+                out.pop(record.token_id, None)
+        return list(out.values())
+
+    def token_written(self, token: TokenInformation) -> None:
+        record = DelegationTokenRecord(
+            version=0,
+            owner=str(token.owner),
+            requester=str(token.requester),
+            renewers=[str(r) for r in token.renewers],
+            issue_timestamp=token.issue_ms,
+            max_timestamp=token.max_ms,
+            expiration_timestamp=token.expiry_ms,
+            token_id=token.token_id,
+        )
+        self._log.append([(None, encode_metadata_record(record, 0))])
+
+    def token_removed(self, token_id: str) -> None:
+        record = RemoveDelegationTokenRecord(version=0, token_id=token_id)
+        self._log.append([(None, encode_metadata_record(record, 0))])

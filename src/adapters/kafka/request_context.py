@@ -34,6 +34,7 @@ class ClientInfo:
     advertised: Endpoint = Endpoint("localhost", 9092)
     principal: KafkaPrincipal = ANONYMOUS  # who authenticated on this connection (User:ANONYMOUS if nobody)
     connection: object = None  # the connection's identity (what its close releases: share sessions)
+    sasl: bool = False  # the connection authenticated with SASL (a SASL_PLAINTEXT or SASL_SSL listener)
 
     @property
     def inet_address(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
@@ -33,6 +33,7 @@ from .runtime.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
     from trafka.domain.groups.recorded_configs import DurableGroupConfigs
+    from trafka.domain.security.delegation_tokens import DelegationTokens
     from trafka.domain.telemetry import ClientTelemetry
     from trafka.domain.transactions import TransactionService
 
@@ -69,6 +70,23 @@ class BuiltOnFirstUse(Generic[T]):
             callback(self.built)
 
 
+def _tokens_unconfigured() -> DelegationTokens:
+    """Delegation tokens without a secret key and without a store: disabled, as Kafka's by default."""
+    from trafka.domain.security.delegation_tokens import DelegationTokens, TokenSettings
+
+    class _Nowhere:
+        def load_tokens(self) -> list[Any]:
+            return []
+
+        def token_written(self, token: object) -> None:
+            raise AssertionError("tokens are disabled")
+
+        def token_removed(self, token_id: str) -> None:
+            raise AssertionError("tokens are disabled")
+
+    return DelegationTokens(TokenSettings(), _Nowhere(), lambda: "", lambda: b"")
+
+
 def fetch_session_cache(max_slots: int = MAX_SLOTS) -> FetchSessionCache:
     """The broker's fetch sessions, with random session ids as Kafka's (`ThreadLocalRandom`)."""
     draw = random.Random()
@@ -99,6 +117,10 @@ class BrokerServices:
     fetch_sessions: FetchSessionCache = attrs.field(factory=lambda: fetch_session_cache())  # KIP-227 (ADR 56)
     group_configs: DurableGroupConfigs | None = None  # the GROUP config resource's store (not durable: None)
     internal_topics: InternalTopics = attrs.field(factory=InternalTopics)  # which Metadata lists (issue 41)
+    # delegation tokens (KIP-48), built at their first use
+    delegation_tokens: BuiltOnFirstUse[DelegationTokens] = attrs.field(
+        factory=lambda: BuiltOnFirstUse(_tokens_unconfigured)
+    )
 
     @property
     def transactions(self) -> TransactionService:

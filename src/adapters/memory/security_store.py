@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from trafka.domain.security.acls import AclBinding
 
 if TYPE_CHECKING:  # SCRAM's hashes are loaded with the first SCRAM credential (issue 39)
+    from trafka.domain.security.delegation_tokens import TokenInformation
     from trafka.domain.security.scram import ScramCredential, ScramMechanism
 
 
@@ -41,3 +42,18 @@ class MemoryAclStore:
         for acl_id in removed:
             self.acls.pop(acl_id, None)
         self.acls.update(added)
+
+
+class MemoryDelegationTokenStore:
+    def __init__(self) -> None:
+        self.tokens: dict[str, TokenInformation] = {}
+
+    def load_tokens(self) -> Sequence[TokenInformation]:
+        return list(self.tokens.values())
+
+    def token_written(self, token: TokenInformation) -> None:
+        self.tokens.pop(token.token_id, None)
+        self.tokens[token.token_id] = token
+
+    def token_removed(self, token_id: str) -> None:
+        self.tokens.pop(token_id, None)

@@ -77,6 +77,13 @@ _SIMPLE: dict[str, tuple[tuple[str, str], Callable[[str, str], Any]]] = {
         kafka_int(0),
     ),
     "connections.max.reauth.ms": (("security", "connections_max_reauth_ms"), kafka_long(0)),
+    "delegation.token.secret.key": (("security", "delegation_token_secret_key"), kafka_text),
+    "delegation.token.max.lifetime.ms": (("security", "delegation_token_max_lifetime_ms"), kafka_long(1)),
+    "delegation.token.expiry.time.ms": (("security", "delegation_token_expiry_time_ms"), kafka_long(1)),
+    "delegation.token.expiry.check.interval.ms": (
+        ("security", "delegation_token_expiry_check_interval_ms"),
+        kafka_long(1),
+    ),
     "sasl.server.max.receive.size": (("security", "sasl_server_max_receive_size"), kafka_int(1)),
     "ssl.keystore.type": (("security", "ssl_keystore_type"), kafka_text),
     "ssl.keystore.location": (("security", "ssl_keystore_location"), kafka_text),

@@ -243,6 +243,11 @@ class SecuritySettings:
     authorizer_class_name: str = ""  # authorizer.class.name (org.apache.kafka.metadata.authorizer.StandardAuthorizer)
     super_users: str = ""  # super.users: "User:admin;User:ops"
     allow_everyone_if_no_acl_found: bool = False  # allow.everyone.if.no.acl.found
+    # Delegation tokens (KIP-48, ADR 139): on only with a secret key, as Kafka's
+    delegation_token_secret_key: str | None = None  # delegation.token.secret.key
+    delegation_token_max_lifetime_ms: int = 604_800_000  # delegation.token.max.lifetime.ms (7 days)
+    delegation_token_expiry_time_ms: int = 86_400_000  # delegation.token.expiry.time.ms (1 day)
+    delegation_token_expiry_check_interval_ms: int = 3_600_000  # delegation.token.expiry.check.interval.ms
     listener_name: dict[str, ListenerNameSettings] = attrs.Factory(dict)
 
 

@@ -22,6 +22,7 @@ from trafka.adapters.memory import (
     MemoryTransactionStore,
 )
 from trafka.adapters.memory.group_config_store import MemoryGroupConfigStore
+from trafka.adapters.memory.security_store import MemoryDelegationTokenStore
 from trafka.adapters.memory.share_state_store import MemoryShareStateStore
 from trafka.domain.batch import Checksum
 from trafka.domain.batch_records import Decompress
@@ -49,6 +50,7 @@ from .log_cleaner import CleanerSlot
 
 if TYPE_CHECKING:
     from trafka.adapters.filesystem.fileio import LogDirHealth
+    from trafka.domain.security.delegation_tokens import DelegationTokenStore
 
 
 class LogDirUnusable(Exception):
@@ -79,6 +81,7 @@ class Adapters:
     observer: BrokerObserver = attrs.field(factory=UnobservedBroker)  # the metrics, with the HTTP listener
     share_state_store: ShareStateStore = attrs.field(factory=MemoryShareStateStore)  # __share_group_state
     group_config_store: GroupConfigStore = attrs.field(factory=MemoryGroupConfigStore)  # GROUP ConfigRecords
+    token_store: DelegationTokenStore = attrs.field(factory=MemoryDelegationTokenStore)  # delegation tokens
     clock: Clock = attrs.field(factory=WallClock)  # clock_ms's clock: what deadline waiters ask and listen to
     # The log cleaner's first dirty offsets (cleaner-offset-checkpoint in a log dir), and the cleaner itself.
     cleaner_checkpoints: CleanerCheckpoints = attrs.field(factory=MemoryCheckpoints)

@@ -36,6 +36,7 @@ from trafka.domain.features import (
     KAFKA_43_BOOTSTRAP,
     KAFKA_44_BOOTSTRAP,
     KAFKA_BOOTSTRAP,
+    METADATA_VERSION,
     SHARE_VERSION,
     TRANSACTION_VERSION,
     FeatureControl,
@@ -55,7 +56,13 @@ from ..config.settings import ConfigError, ServerSettings, Settings
 from .adapters import Adapters, LogDirUnusable, default_adapters, topic_defaults_from
 from .groups import consumer_groups_from, consumer_protocol_enabled, streams_groups_from, streams_plugin
 from .schema_registry import SchemaRegistryOnFirstUse, build_schema_registry
-from .security import authentication_from, authorization_from
+from .security import (
+    DELEGATION_TOKEN_METADATA_VERSION,
+    authentication_from,
+    authorization_from,
+    delegation_tokens_from,
+    token_logins,
+)
 
 if TYPE_CHECKING:
     from trafka.adapters.kafka.connection.tls import ListenerTls
@@ -311,7 +318,10 @@ def bootstrap(settings: Settings, adapters: Adapters) -> BrokerContext:
         share.dead_letters_enabled = lambda: share_dead_letters_enabled(ctx)
         return share
 
+    tokens = delegation_tokens_from(settings, adapters.token_store, lambda: delegation_tokens_supported(ctx))
+    authentication.tokens = token_logins(tokens, adapters.clock_ms)  # SCRAM with tokenauth=true (KIP-48)
     services = BrokerServices(
+        delegation_tokens=tokens,
         catalog=catalog,
         replicas=replicas,
         policy=policy,
@@ -383,6 +393,12 @@ def bootstrap_features(settings: Settings) -> Mapping[str, int]:
     release = settings.broker.kafka_version
     name = release_name(release) if release is not None else None
     return {"4.3": KAFKA_43_BOOTSTRAP, "4.4": KAFKA_44_BOOTSTRAP}.get(name or "", KAFKA_BOOTSTRAP)
+
+
+def delegation_tokens_supported(ctx: BrokerContext) -> bool:
+    """Kafka's MetadataVersion.isDelegationTokenSupported: metadata.version 3.6-IV2 or later finalized."""
+    finalized = ctx.services.features.finalized(feature_ceilings(ctx.registry))
+    return finalized.get(METADATA_VERSION, 0) >= DELEGATION_TOKEN_METADATA_VERSION
 
 
 def share_dead_letters_enabled(ctx: BrokerContext) -> bool:

@@ -21,6 +21,7 @@ from trafka.adapters.filesystem import (
 )
 from trafka.adapters.filesystem.group_config_store import FileGroupConfigStore
 from trafka.adapters.filesystem.log_store import FileCleanerCheckpoints
+from trafka.adapters.filesystem.security_store import FileDelegationTokenStore
 from trafka.adapters.filesystem.share_state_store import FileShareStateStore
 from trafka.domain.topics import Topic, TopicPartition, kafka_random_uuid
 
@@ -76,6 +77,7 @@ def log_dir_stores(
         ),
         "scram_store": FileScramCredentialStore(metadata),
         "acl_store": FileAclStore(metadata),
+        "token_store": FileDelegationTokenStore(metadata),
         "quota_store": FileClientQuotaStore(metadata),
         "group_config_store": FileGroupConfigStore(metadata),
         "cluster_id": logdir.meta.cluster_id,

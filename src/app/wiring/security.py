@@ -10,10 +10,12 @@ with a message naming the listener.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from trafka.adapters.kafka.security.authentication import Authentication, ListenerSasl
 from trafka.adapters.kafka.security.authorization import AuthorizationGate
+from trafka.adapters.kafka.services import BuiltOnFirstUse
 from trafka.domain.listeners import Listener
 from trafka.domain.ports import AclStore
 from trafka.domain.security.acls import Authorizer
@@ -21,6 +23,10 @@ from trafka.domain.security.credentials import UserScramCredentials
 from trafka.domain.security.principal import KafkaPrincipal
 
 from ..config.settings import ConfigError, ListenerNameSettings, Settings
+
+if TYPE_CHECKING:
+    from trafka.domain.security.delegation_tokens import DelegationTokens, DelegationTokenStore
+    from trafka.domain.security.scram import ScramCredential, ScramMechanism, TokenLookup
 
 SERVED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # Kafka's authorizers, both served with StandardAuthorizer's semantics.
@@ -115,3 +121,55 @@ def _listener_sasl(name: str, override: ListenerNameSettings | None, default_mec
                 f"invalid configuration: listener.name.{name.lower()}.plain.sasl.jaas.config: {exc}"
             ) from exc
     return ListenerSasl(mechanisms, users)
+
+
+DELEGATION_TOKEN_METADATA_VERSION = 14  # IBP_3_6_IV2: MetadataVersion.isDelegationTokenSupported
+
+
+def delegation_tokens_from(
+    settings: Settings, store: DelegationTokenStore, supported: Callable[[], bool]
+) -> BuiltOnFirstUse[DelegationTokens]:
+    """The delegation tokens (KIP-48, ADR 139), built at their first use: a token request or a token's
+    SCRAM login (reading the tokens the metadata log holds then)."""
+    security = settings.security
+
+    def build() -> DelegationTokens:
+        import base64
+        import os
+
+        from trafka.domain.security.delegation_tokens import DelegationTokens, TokenSettings
+        from trafka.domain.topics import kafka_random_uuid
+
+        def new_token_id() -> str:  # Kafka's Uuid.randomUuid().toString(): URL-safe base64, no padding
+            return base64.urlsafe_b64encode(kafka_random_uuid(uuid.uuid4).bytes).decode().rstrip("=")
+
+        return DelegationTokens(
+            TokenSettings(
+                security.delegation_token_secret_key,
+                security.delegation_token_max_lifetime_ms,
+                security.delegation_token_expiry_time_ms,
+                security.delegation_token_expiry_check_interval_ms,
+            ),
+            store,
+            new_token_id,
+            lambda: os.urandom(32),
+            supported,
+        )
+
+    return BuiltOnFirstUse(build)
+
+
+def token_logins(tokens: BuiltOnFirstUse[DelegationTokens], clock_ms: Callable[[], int]) -> TokenLookup:
+    """A token's SCRAM login (`tokenauth=true`): its owner and credential while it is not expired."""
+
+    def lookup(token_id: str, mechanism: ScramMechanism) -> tuple[str, ScramCredential] | None:
+        service = tokens.get()
+        now = clock_ms()
+        service.maybe_sweep(now)
+        token = service.owner_of(token_id)
+        credential = service.credential(token_id, mechanism) if token is not None else None
+        if token is None or credential is None or token.expired(now):
+            return None
+        return token.owner.name, credential
+
+    return lookup

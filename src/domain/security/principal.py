@@ -15,6 +15,9 @@ USER_TYPE = "User"
 class KafkaPrincipal:
     principal_type: str
     name: str
+    # Logged in with a delegation token (SCRAM `tokenauth=true`): Kafka's tokenAuthenticated, which its
+    # equals leaves out, as here
+    token_authenticated: bool = attrs.field(default=False, eq=False, repr=False)
 
     @classmethod
     def user(cls, name: str) -> KafkaPrincipal:

@@ -87,6 +87,8 @@ class ScramCredential:
 
 
 CredentialLookup = Callable[[str, ScramMechanism], "ScramCredential | None"]
+# A delegation token's id -> (its owner's name, its SCRAM credential), or None (KIP-48)
+TokenLookup = Callable[[str, ScramMechanism], "tuple[str, ScramCredential] | None"]
 
 _SASLNAME = r"(?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+"
 _PRINTABLE = r"[\x21-\x2B\x2D-\x7E]+"
@@ -124,10 +126,18 @@ class ScramState(enum.Enum):
 class ScramServer:
     """One SCRAM exchange on the server side: `evaluate(client_message) -> server_message`."""
 
-    def __init__(self, mechanism: ScramMechanism, credentials: CredentialLookup, new_nonce: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        mechanism: ScramMechanism,
+        credentials: CredentialLookup,
+        new_nonce: Callable[[], str],
+        tokens: TokenLookup | None = None,
+    ) -> None:
         self.mechanism = mechanism
         self._credentials = credentials
         self._new_nonce = new_nonce
+        self._tokens = tokens
+        self.token_authenticated = False  # the client named a delegation token (extension tokenauth=true)
         self.state = ScramState.RECEIVE_CLIENT_FIRST
         self.authorization_id: str | None = None
         self._credential: ScramCredential | None = None
@@ -159,9 +169,17 @@ class ScramServer:
         if parsed is None:
             raise SaslException(f"Invalid SCRAM client first message format: {client_text(message)}")
         username = username_of(parsed["saslname"])
-        credential = self._credentials(username, self.mechanism)
-        if credential is None:
-            raise SaslException("Authentication failed: Invalid user credentials")
+        if "tokenauth=true" in parsed["extensions"].split(","):  # Kafka's ScramExtensions.tokenAuthenticated
+            token = self._tokens(username, self.mechanism) if self._tokens is not None else None
+            if token is None:
+                raise SaslException(f"Token Authentication failed: Invalid tokenId : {username}")
+            owner, credential = token
+            self.token_authenticated = True
+        else:
+            owner, found = username, self._credentials(username, self.mechanism)
+            if found is None:
+                raise SaslException("Authentication failed: Invalid user credentials")
+            credential = found
         authzid = parsed["authzid"]
         if authzid and username_of(authzid) != username:
             raise SaslAuthenticationFailed(
@@ -173,7 +191,7 @@ class ScramServer:
                 f"for {self.mechanism.mechanism_name}"
             )
         self._credential = credential
-        self.authorization_id = username
+        self.authorization_id = owner  # a token's owner (Kafka: DelegationTokenCredentialCallback.tokenOwner)
         self._client_first_bare = parsed["bare"]
         self._nonce = parsed["nonce"] + self._new_nonce()
         salt = base64.b64encode(credential.salt).decode()

@@ -164,7 +164,13 @@ class ConnectionCore:
         client = self._client
         if client is None or client.client_id != client_id or client.principal is not self.principal:
             client = self._client = ClientInfo(
-                client_id, self.peer_host, self.listener, self.advertised, self.principal, self.connection
+                client_id,
+                self.peer_host,
+                self.listener,
+                self.advertised,
+                self.principal,
+                self.connection,
+                self.authenticator is not None,
             )
         return client
 

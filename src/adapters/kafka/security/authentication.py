@@ -34,6 +34,7 @@ from __future__ import annotations
 import enum
 import struct
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -53,6 +54,9 @@ from trafka.schema_codec import messages
 
 from ..api import HandlerRegistry
 from ..wire.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
+
+if TYPE_CHECKING:
+    from trafka.domain.security.scram import TokenLookup
 
 _API_KEY = struct.Struct(">h")
 _API_VERSION = struct.Struct(">h")  # after the api key
@@ -78,6 +82,8 @@ class Authentication:
     credentials: UserScramCredentials
     new_nonce: Callable[[], str]
     listeners: Mapping[str, ListenerSasl] = attrs.field(factory=dict)
+    # delegation tokens' SCRAM logins (KIP-48): token id -> (owner, credential), or None
+    tokens: TokenLookup | None = None
     failed_authentication_delay_ms: int = 100
     max_reauth_ms: int = 0  # connections.max.reauth.ms: 0 never asks clients to re-authenticate
     max_receive_size: int = 524288  # sasl.server.max.receive.size: a frame's bound until authenticated
@@ -263,7 +269,12 @@ class SaslAuthenticator:
 
         scram = ScramMechanism.from_name(mechanism)
         if scram is not None:
-            return ScramServer(scram, self._authentication.credentials.lookup, self._authentication.new_nonce)
+            return ScramServer(
+                scram,
+                self._authentication.credentials.lookup,
+                self._authentication.new_nonce,
+                self._authentication.tokens,
+            )
         return None
 
     def _evaluate(self, token: bytes) -> bytes | SaslException:
@@ -276,7 +287,8 @@ class SaslAuthenticator:
             return exc
         if self._server.complete:
             assert self._server.authorization_id is not None
-            principal = KafkaPrincipal.user(self._server.authorization_id)
+            tokened = bool(getattr(self._server, "token_authenticated", False))
+            principal = KafkaPrincipal("User", self._server.authorization_id, tokened)
             if self._previous is not None and principal != self._previous[1]:
                 before = self._previous[1]
                 return SaslAuthenticationFailed(
