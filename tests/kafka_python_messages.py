@@ -144,3 +144,29 @@ with warnings.catch_warnings(), kafka_python_responses_kept():
 
     class StreamsGroupTopologyDescriptionUpdateResponse(_Message, load_json=_here):
         pass
+
+    # Delegation tokens (KIP-48): CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken,
+    # DescribeDelegationToken.
+    class CreateDelegationTokenRequest(_Message, load_json=_here):
+        pass
+
+    class CreateDelegationTokenResponse(_Message, load_json=_here):
+        pass
+
+    class RenewDelegationTokenRequest(_Message, load_json=_here):
+        pass
+
+    class RenewDelegationTokenResponse(_Message, load_json=_here):
+        pass
+
+    class ExpireDelegationTokenRequest(_Message, load_json=_here):
+        pass
+
+    class ExpireDelegationTokenResponse(_Message, load_json=_here):
+        pass
+
+    class DescribeDelegationTokenRequest(_Message, load_json=_here):
+        pass
+
+    class DescribeDelegationTokenResponse(_Message, load_json=_here):
+        pass

@@ -15,10 +15,6 @@ ONE_NODE = (
 
 # (scenario pattern, field path pattern) -> reason
 DIVERGENCES: dict[tuple[str, str], str] = {
-    ("ApiVersions *", "api_keys[api_key=38]"): "delegation tokens (KIP-48) are not implemented",
-    ("ApiVersions *", "api_keys[api_key=39]"): "delegation tokens (KIP-48) are not implemented",
-    ("ApiVersions *", "api_keys[api_key=40]"): "delegation tokens (KIP-48) are not implemented",
-    ("ApiVersions *", "api_keys[api_key=41]"): "delegation tokens (KIP-48) are not implemented",
     (
         "ApiVersions *",
         "api_keys[api_key=64]",

@@ -298,6 +298,29 @@ def _scenarios() -> dict[str, tuple[Callable[[], Any], Any, int]]:
             messages.ConsumerGroupDescribeResponse,
             1,
         ),
+        # Delegation tokens on a PLAINTEXT listener: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED on both
+        "CreateDelegationToken on PLAINTEXT": (
+            lambda: messages.CreateDelegationTokenRequest[3](
+                owner_principal_type=None, owner_principal_name=None, renewers=[], max_lifetime_ms=-1
+            ),
+            messages.CreateDelegationTokenResponse,
+            3,
+        ),
+        "RenewDelegationToken on PLAINTEXT": (
+            lambda: messages.RenewDelegationTokenRequest[2](hmac=b"not a token", renew_period_ms=1000),
+            messages.RenewDelegationTokenResponse,
+            2,
+        ),
+        "ExpireDelegationToken on PLAINTEXT": (
+            lambda: messages.ExpireDelegationTokenRequest[2](hmac=b"not a token", expiry_time_period_ms=-1),
+            messages.ExpireDelegationTokenResponse,
+            2,
+        ),
+        "DescribeDelegationToken on PLAINTEXT": (
+            lambda: messages.DescribeDelegationTokenRequest[3](owners=None),
+            messages.DescribeDelegationTokenResponse,
+            3,
+        ),
         "ShareGroupDescribe unknown group": (
             lambda: messages.ShareGroupDescribeRequest[1](group_ids=[MISSING], include_authorized_operations=False),
             messages.ShareGroupDescribeResponse,

@@ -135,6 +135,11 @@ class BrokerServices:
         return self.transaction_service.built
 
     @property
+    def tokens(self) -> DelegationTokens:
+        """The delegation tokens (KIP-48), built at their first use (ADR 139)."""
+        return self.delegation_tokens.get()
+
+    @property
     def share(self) -> ShareRuntime | None:
         """The share groups' runtime, built at its first use (a share group request, ListGroups, a GROUP
         config), or at start when the log dir holds share groups; None when share groups are off."""

@@ -132,7 +132,9 @@ def _registry_missing_routes() -> list[BaseRoute]:
 
 
 # Kafka's PASSWORD-type configs (and trafka's session secret): DescribeConfigs never shows their values.
-SENSITIVE_KEYS = frozenset({"ssl_key_password", "ssl_keystore_key", "plain_sasl_jaas_config", "session_secret"})
+SENSITIVE_KEYS = frozenset(
+    {"ssl_key_password", "ssl_keystore_key", "plain_sasl_jaas_config", "session_secret", "delegation_token_secret_key"}
+)
 SENSITIVE_VALUE = "(sensitive)"
 
 

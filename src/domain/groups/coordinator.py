@@ -44,14 +44,9 @@ class GroupCoordinator(GroupTable):
     # -- JoinGroup -----------------------------------------------------------------------------
 
     def join(self, request: JoinRequest, now: int, token: Hashable) -> list[Completion]:
-        existed = request.group_id in self._groups
-        queued = len(self._metadata_records)
+        existed, queued = request.group_id in self._groups, len(self._metadata_records)
         completions = self._join(request, now, token)
-        group = self._groups.get(request.group_id)
-        if not existed and group is not None and len(self._metadata_records) == queued:
-            # Kafka: a group its JoinGroup created is written at once, empty at generation 0, when the
-            # join itself wrote nothing (classicGroupJoinToClassicGroup)
-            self._store_empty_metadata(group)
+        self._store_if_created(request.group_id, existed, queued)  # Kafka's classicGroupJoinToClassicGroup
         return completions
 
     def _join(self, request: JoinRequest, now: int, token: Hashable) -> list[Completion]:
@@ -384,11 +379,8 @@ class GroupCoordinator(GroupTable):
         completions = []
         for member in group.members.values():
             if member.join_token is not None:
-                completions.append(
-                    Completion(
-                        member.join_token, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id)
-                    )
-                )
+                rejoin = JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id)
+                completions.append(Completion(member.join_token, rejoin))
             if member.sync_token is not None:
                 completions.append(Completion(member.sync_token, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)))
         self._delete_metadata(group_id)

@@ -33,8 +33,12 @@ class GroupTable:
     def _store_metadata(self, group: Group) -> None:
         self._metadata_records.append(GroupMetadataRecord(group.group_id, snapshot(group)))
 
-    def _store_empty_metadata(self, group: Group) -> None:
-        self._metadata_records.append(GroupMetadataRecord(group.group_id, empty(group)))
+    def _store_if_created(self, group_id: str, existed: bool, queued: int) -> None:
+        """A group a JoinGroup created is written at once, empty at generation 0, when the join wrote
+        nothing else (`queued`: the records queued before it), as Kafka's classicGroupJoinToClassicGroup."""
+        group = self._groups.get(group_id)
+        if not existed and group is not None and len(self._metadata_records) == queued:
+            self._metadata_records.append(GroupMetadataRecord(group_id, empty(group)))
 
     def _delete_metadata(self, group_id: str) -> None:
         """A tombstone for the group's metadata (its offsets stay): it became a consumer group."""

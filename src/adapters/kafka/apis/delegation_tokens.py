@@ -43,14 +43,13 @@ if TYPE_CHECKING:
     from trafka.domain.security.delegation_tokens import DelegationTokens
 
     from ..security.authorization import AuthorizationGate
-    from ..services import BuiltOnFirstUse
 
 
 @attrs.frozen
 class Uses:
     """The services this room's handler reaches (ADR 103): the registry gives it these, nothing else."""
 
-    delegation_tokens: BuiltOnFirstUse[DelegationTokens]
+    tokens: DelegationTokens
     authorization: AuthorizationGate | None
     clock_ms: Any
 
@@ -68,9 +67,8 @@ def _allowed(ctx: Uses, client: ClientInfo, operation: Op, resource: Res, name: 
 
 
 def _tokens(ctx: Uses) -> DelegationTokens:
-    tokens = ctx.delegation_tokens.get()
-    tokens.maybe_sweep(ctx.clock_ms())
-    return tokens
+    ctx.tokens.maybe_sweep(ctx.clock_ms())
+    return ctx.tokens
 
 
 def handle_create_delegation_token(ctx: Uses, request: Any, version: int, client: ClientInfo) -> Any:
