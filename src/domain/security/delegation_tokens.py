@@ -107,6 +107,7 @@ class DelegationTokens:
         self._tokens: dict[str, TokenInformation] = {t.token_id: t for t in store.load_tokens()}
         self._credentials: dict[tuple[str, str], ScramCredential] = {}  # (token id, mechanism name)
         self._next_sweep: int | None = None  # Kafka sweeps every delegation.token.expiry.check.interval.ms
+        self._hmacs: dict[bytes, str] | None = None  # HMAC -> token id, computed at the first lookup
 
     @property
     def enabled(self) -> bool:
@@ -124,10 +125,11 @@ class DelegationTokens:
         return None
 
     def _by_hmac(self, token_hmac: bytes) -> TokenInformation | None:
-        for token in self._tokens.values():
-            if hmac.compare_digest(self.hmac(token.token_id), token_hmac):
-                return token
-        return None
+        """The token whose HMAC this is (Kafka's tokenCache.tokenForHmac), by an index of the HMACs."""
+        if self._hmacs is None:
+            self._hmacs = {self.hmac(token_id): token_id for token_id in self._tokens}
+        token_id = self._hmacs.get(bytes(token_hmac))
+        return None if token_id is None else self._tokens.get(token_id)
 
     def create(
         self,
@@ -263,9 +265,13 @@ class DelegationTokens:
     def _write(self, token: TokenInformation) -> None:
         self._store.token_written(token)
         self._tokens[token.token_id] = token
+        if self._hmacs is not None:
+            self._hmacs[self.hmac(token.token_id)] = token.token_id
 
     def _remove(self, token_id: str) -> None:
         self._store.token_removed(token_id)
         self._tokens.pop(token_id, None)
+        if self._hmacs is not None:
+            self._hmacs = {h: t for h, t in self._hmacs.items() if t != token_id}
         for key in [k for k in self._credentials if k[0] == token_id]:
             del self._credentials[key]
