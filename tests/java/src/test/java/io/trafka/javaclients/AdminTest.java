@@ -60,6 +60,7 @@ import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.UnsupportedByAuthenticationException;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
@@ -390,6 +391,22 @@ class AdminTest {
             eventually("the ACL", () -> admin.describeAcls(filter).values().get().equals(List.of(binding)));
             assertEquals(List.of(binding), List.copyOf(admin.deleteAcls(List.of(filter)).all().get()));
             eventually("no ACL", () -> admin.describeAcls(filter).values().get().isEmpty());
+        }
+    }
+
+    @Test
+    void delegationTokenRequestsOnPlaintextAreRefusedAsKafkaRefusesThem() throws Exception {
+        // Kafka allows token requests only on authenticated channels (SASL, two-way TLS): the Java
+        // client's every token call fails with UnsupportedByAuthenticationException on PLAINTEXT.
+        try (Admin admin = Brokers.admin()) {
+            assertInstanceOf(UnsupportedByAuthenticationException.class,
+                    failure(admin.createDelegationToken().delegationToken()));
+            assertInstanceOf(UnsupportedByAuthenticationException.class,
+                    failure(admin.describeDelegationToken().delegationTokens()));
+            assertInstanceOf(UnsupportedByAuthenticationException.class,
+                    failure(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            assertInstanceOf(UnsupportedByAuthenticationException.class,
+                    failure(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
         }
     }
 }
