@@ -162,7 +162,7 @@ def delegation_tokens_from(
 def token_logins(tokens: BuiltOnFirstUse[DelegationTokens], clock_ms: Callable[[], int]) -> TokenLookup:
     """A token's SCRAM login (`tokenauth=true`): its owner and credential while it is not expired."""
 
-    def lookup(token_id: str, mechanism: ScramMechanism) -> tuple[str, ScramCredential] | None:
+    def lookup(token_id: str, mechanism: ScramMechanism) -> tuple[str, ScramCredential, int] | None:
         service = tokens.get()
         now = clock_ms()
         service.maybe_sweep(now)
@@ -170,6 +170,6 @@ def token_logins(tokens: BuiltOnFirstUse[DelegationTokens], clock_ms: Callable[[
         credential = service.credential(token_id, mechanism) if token is not None else None
         if token is None or credential is None or token.expired(now):
             return None
-        return token.owner.name, credential
+        return token.owner.name, credential, token.expiry_ms
 
     return lookup

@@ -87,8 +87,8 @@ class ScramCredential:
 
 
 CredentialLookup = Callable[[str, ScramMechanism], "ScramCredential | None"]
-# A delegation token's id -> (its owner's name, its SCRAM credential), or None (KIP-48)
-TokenLookup = Callable[[str, ScramMechanism], "tuple[str, ScramCredential] | None"]
+# A delegation token's id -> (its owner's name, its SCRAM credential, its expiry timestamp), or None (KIP-48)
+TokenLookup = Callable[[str, ScramMechanism], "tuple[str, ScramCredential, int] | None"]
 
 _SASLNAME = r"(?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+"
 _PRINTABLE = r"[\x21-\x2B\x2D-\x7E]+"
@@ -138,6 +138,9 @@ class ScramServer:
         self._new_nonce = new_nonce
         self._tokens = tokens
         self.token_authenticated = False  # the client named a delegation token (extension tokenauth=true)
+        self.credential_expiry_ms: int | None = (
+            None  # the token's expiry: the session's end (Kafka's CREDENTIAL_LIFETIME_MS)
+        )
         self.state = ScramState.RECEIVE_CLIENT_FIRST
         self.authorization_id: str | None = None
         self._credential: ScramCredential | None = None
@@ -173,7 +176,7 @@ class ScramServer:
             token = self._tokens(username, self.mechanism) if self._tokens is not None else None
             if token is None:
                 raise SaslException(f"Token Authentication failed: Invalid tokenId : {username}")
-            owner, credential = token
+            owner, credential, self.credential_expiry_ms = token
             self.token_authenticated = True
         else:
             owner, found = username, self._credentials(username, self.mechanism)

@@ -304,9 +304,16 @@ class SaslAuthenticator:
     def _session_lifetime_ms(self) -> int:
         """Kafka's session lifetime (calcCompletionTimesAndReturnSessionLifetimeMs): connections.max.reauth.ms
         from the completion, whatever the client's versions; a client that cannot re-authenticate (SaslHandshake
-        v0, SaslAuthenticate v0) is never told, and its connection is closed when the session expires."""
-        lifetime = self._authentication.max_reauth_ms if self.complete else 0
-        self.session_expires_ms = self._now_ms + lifetime if lifetime > 0 else None
+        v0, SaslAuthenticate v0) is never told, and its connection is closed when the session expires. A
+        delegation token's login lasts at most until the token expires, with or without re-authentication."""
+        max_reauth = self._authentication.max_reauth_ms if self.complete else 0
+        expiry = getattr(self._server, "credential_expiry_ms", None) if self.complete else None
+        if expiry is None:
+            lifetime = max_reauth
+        else:
+            until_expiry = max(expiry - self._now_ms, 0)
+            lifetime = until_expiry if max_reauth <= 0 else min(until_expiry, max_reauth)
+        self.session_expires_ms = self._now_ms + lifetime if lifetime > 0 or expiry is not None else None
         return max(lifetime, 0)
 
     def _failure_text(self, outcome: SaslException, server: SaslServer) -> str:

@@ -98,3 +98,35 @@ def test_re_authentication_as_another_user_is_refused():
     assert SaslAuthenticateResponse.decode(failed.response[4:], version=2, header=True).error_message == (
         "Cannot change principals during re-authentication from User.alice: User.bob"
     )
+
+
+def _token_login(max_reauth_ms: int, token_expiry_ms: int, now_ms: int) -> tuple[SaslAuthenticator, object]:
+    """A delegation token's SCRAM login (tokenauth=true) as alice, the token expiring at `token_expiry_ms`."""
+    import attrs
+
+    sha = ScramMechanism.SCRAM_SHA_256
+    credential = ScramCredential.from_password(sha, "the-hmac", b"salt-2", 4096)
+    auth = authenticator(max_reauth_ms)
+    auth._authentication = attrs.evolve(
+        auth._authentication,
+        tokens=lambda token_id, m: ("alice", credential, token_expiry_ms) if token_id == "tok" else None,
+    )
+
+    class TokenClient(ScramClient):
+        @property
+        def bare(self) -> str:
+            return super().bare + ",tokenauth=true"
+
+    client = TokenClient("sha256", "tok", "the-hmac")
+    auth.receive(handshake("SCRAM-SHA-256"), now_ms)
+    first = answer(auth.receive(token(client.client_first()), now_ms)).auth_bytes
+    return auth, auth.receive(token(client.client_final(first)), now_ms)
+
+
+def test_a_token_login_lasts_until_the_token_expires_as_kafkas_credential_lifetime():
+    auth, step = _token_login(max_reauth_ms=0, token_expiry_ms=9_000, now_ms=5_000)
+    assert answer(step).error_code == 0 and answer(step).session_lifetime_ms == 4_000
+    assert auth.principal is not None and auth.principal.name == "alice" and auth.principal.token_authenticated
+    assert not auth.expired(9_000) and auth.expired(9_001)
+    shorter, step = _token_login(max_reauth_ms=1_000, token_expiry_ms=9_000, now_ms=5_000)
+    assert answer(step).session_lifetime_ms == 1_000  # the smaller of the two

@@ -125,13 +125,14 @@ def test_a_token_logs_in_with_scram_as_its_owner(mechanism):
 
     def lookup(tid, m):
         token, credential = tokens.owner_of(tid), tokens.credential(tid, m)
-        return None if token is None or credential is None else (token.owner.name, credential)
+        return None if token is None or credential is None else (token.owner.name, credential, token.expiry_ms)
 
     server = ScramServer(mechanism, lambda user, m: None, lambda: "server-nonce", lookup)
     client = _TokenClient(mechanism.hash_name, token_id, password)
     server_first = server.evaluate(client.client_first())
     server.evaluate(client.client_final(server_first))
     assert server.complete and server.authorization_id == "alice" and server.token_authenticated
+    assert server.credential_expiry_ms == created.token.expiry_ms
     refused = ScramServer(mechanism, lambda user, m: None, lambda: "n", lookup)
     with pytest.raises(Exception, match="Token Authentication failed: Invalid tokenId : nope"):
         refused.evaluate(_TokenClient(mechanism.hash_name, "nope", "x").client_first())
