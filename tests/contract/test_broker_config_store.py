@@ -6,53 +6,30 @@ from __future__ import annotations
 
 import uuid
 
-import crc32c
 import pytest
 
-from trafka.adapters.filesystem import FileCatalogStore, FileLogStore, LogDir
-from trafka.adapters.filesystem.internal_log import InternalLog
+from trafka.adapters.filesystem import FileCatalogStore
 from trafka.adapters.filesystem.metadata_records import ConfigRecord, decode_metadata_record
 from trafka.adapters.memory import MemoryCatalogStore
 from trafka.domain.configs import ConfigResourceType
-from trafka.domain.topics import Topic, TopicPartition
+from trafka.domain.topics import Topic
 
-METADATA = TopicPartition("__cluster_metadata", 0)
+from .metadata_stores import FileStores, MemoryStores
+
 TOPIC = Topic("t", uuid.UUID(int=9), 1, {"retention.ms": "5"})
 
 
-class FileStores:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.logdir: LogDir | None = None
-
-    def open(self) -> FileCatalogStore:
-        self.close()
-        self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
-        self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
-        self.log = InternalLog(self.logs, METADATA, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
-        return FileCatalogStore(self.log, 1, uuid.UUID(int=2))
-
-    def close(self) -> None:
-        if self.logdir is not None:
-            self.logs.close()
-            self.logdir.unlock()
-            self.logdir = None
-
-
-class MemoryStores:
-    def __init__(self) -> None:
-        self.store = MemoryCatalogStore()
-
-    def open(self) -> MemoryCatalogStore:
-        return self.store
-
-    def close(self) -> None:
-        pass
+def catalog_store(log):
+    return FileCatalogStore(log, 1, uuid.UUID(int=2))
 
 
 @pytest.fixture(params=["memory", "filesystem"])
 def stores(request, tmp_path):
-    stores = MemoryStores() if request.param == "memory" else FileStores(str(tmp_path / "logs"))
+    stores = (
+        MemoryStores(MemoryCatalogStore())
+        if request.param == "memory"
+        else FileStores(str(tmp_path / "logs"), catalog_store)
+    )
     yield stores
     stores.close()
 
@@ -72,7 +49,7 @@ def test_broker_configs_are_kept_per_resource_and_survive_a_restart(stores):
 
 
 def test_the_file_store_writes_kafkas_broker_config_records(tmp_path):
-    stores = FileStores(str(tmp_path / "logs"))
+    stores = FileStores(str(tmp_path / "logs"), catalog_store)
     try:
         stores.open().broker_configs_changed("", {"message.max.bytes": "5000", "log.retention.ms": None})
         records = [decode_metadata_record(v) for _, _, v in stores.log.records() if v is not None]

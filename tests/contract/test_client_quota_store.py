@@ -4,57 +4,27 @@ memory store keeps the same contract."""
 
 from __future__ import annotations
 
-import uuid
-
-import crc32c
 import pytest
 
-from trafka.adapters.filesystem import FileClientQuotaStore, FileLogStore, LogDir
-from trafka.adapters.filesystem.internal_log import InternalLog
+from trafka.adapters.filesystem import FileClientQuotaStore
 from trafka.adapters.filesystem.metadata_records import ClientQuotaRecord, decode_metadata_record
 from trafka.adapters.memory import MemoryClientQuotaStore
 from trafka.app.ops.log_records import decode_metadata_record as dump_log_decode
 from trafka.domain.quotas import ClientQuotas, DescribeFilter, QuotaEntity
-from trafka.domain.topics import TopicPartition
 
-METADATA = TopicPartition("__cluster_metadata", 0)
+from .metadata_stores import FileStores, MemoryStores
+
 ALICE = QuotaEntity.user_client("alice")
 ALICE_DEFAULT_CLIENT = QuotaEntity.user_client("alice", default_client=True)
 
 
-class FileStores:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.logdir: LogDir | None = None
-
-    def open(self) -> FileClientQuotaStore:
-        self.close()
-        self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
-        self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
-        self.log = InternalLog(self.logs, METADATA, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
-        return FileClientQuotaStore(self.log)
-
-    def close(self) -> None:
-        if self.logdir is not None:
-            self.logs.close()
-            self.logdir.unlock()
-            self.logdir = None
-
-
-class MemoryStores:
-    def __init__(self) -> None:
-        self.store = MemoryClientQuotaStore()
-
-    def open(self) -> MemoryClientQuotaStore:
-        return self.store
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(params=["memory", "filesystem"])
 def stores(request, tmp_path):
-    stores = MemoryStores() if request.param == "memory" else FileStores(str(tmp_path / "logs"))
+    stores = (
+        MemoryStores(MemoryClientQuotaStore())
+        if request.param == "memory"
+        else FileStores(str(tmp_path / "logs"), FileClientQuotaStore)
+    )
     yield stores
     stores.close()
 
@@ -83,7 +53,7 @@ def test_validate_only_writes_nothing(stores):
 
 
 def test_the_file_store_writes_kafka_client_quota_records(tmp_path):
-    stores = FileStores(str(tmp_path / "logs"))
+    stores = FileStores(str(tmp_path / "logs"), FileClientQuotaStore)
     try:
         store = stores.open()
         ClientQuotas(store).alter([(QuotaEntity.user_client(default_user=True), [("consumer_byte_rate", 5.0)])])

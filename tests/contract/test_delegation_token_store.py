@@ -7,57 +7,28 @@ from __future__ import annotations
 import uuid
 
 import attrs
-import crc32c
 import pytest
 
-from trafka.adapters.filesystem import FileLogStore, LogDir
-from trafka.adapters.filesystem.internal_log import InternalLog
 from trafka.adapters.filesystem.metadata_records import DelegationTokenRecord, decode_metadata_record
 from trafka.adapters.filesystem.security_store import FileDelegationTokenStore
 from trafka.adapters.memory.security_store import MemoryDelegationTokenStore
 from trafka.domain.errors import ErrorCode
 from trafka.domain.security.delegation_tokens import DelegationTokens, TokenSettings
 from trafka.domain.security.principal import KafkaPrincipal
-from trafka.domain.topics import TopicPartition
 
-METADATA = TopicPartition("__cluster_metadata", 0)
+from .metadata_stores import FileStores, MemoryStores
+
 ALICE, BOB = KafkaPrincipal.user("alice"), KafkaPrincipal.user("bob")
 SETTINGS = TokenSettings("secret")
 
 
-class FileStores:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.logdir: LogDir | None = None
-
-    def open(self) -> FileDelegationTokenStore:
-        self.close()
-        self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
-        self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
-        self.log = InternalLog(self.logs, METADATA, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
-        return FileDelegationTokenStore(self.log)
-
-    def close(self) -> None:
-        if self.logdir is not None:
-            self.logs.close()
-            self.logdir.unlock()
-            self.logdir = None
-
-
-class MemoryStores:
-    def __init__(self) -> None:
-        self.store = MemoryDelegationTokenStore()
-
-    def open(self) -> MemoryDelegationTokenStore:
-        return self.store
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(params=["memory", "filesystem"])
 def stores(request, tmp_path):
-    stores = MemoryStores() if request.param == "memory" else FileStores(str(tmp_path / "logs"))
+    stores = (
+        MemoryStores(MemoryDelegationTokenStore())
+        if request.param == "memory"
+        else FileStores(str(tmp_path / "logs"), FileDelegationTokenStore)
+    )
     yield stores
     stores.close()
 
@@ -79,7 +50,7 @@ def test_tokens_survive_a_restart_renewed_and_expired_as_written(stores):
 
 
 def test_the_file_store_writes_kafkas_record_without_the_hmac(tmp_path):
-    stores = FileStores(str(tmp_path / "logs"))
+    stores = FileStores(str(tmp_path / "logs"), FileDelegationTokenStore)
     try:
         created = _tokens(stores.open()).create(ALICE, BOB, [BOB], 0, 1_000)
         assert created.token is not None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from trafka.adapters.filesystem.metadata_records import FeatureLevelRecord, decode_metadata_record
 
-from .test_broker_config_store import TOPIC, FileStores, stores  # noqa: F401  (the fixture)
+from .metadata_stores import FileStores
+from .test_broker_config_store import TOPIC, catalog_store, stores  # noqa: F401  (the fixture)
 
 
 def test_feature_levels_are_recorded_and_survive_a_restart(stores):
@@ -26,7 +27,7 @@ def test_feature_levels_are_recorded_and_survive_a_restart(stores):
 
 
 def test_the_file_store_writes_kafkas_feature_level_records(tmp_path):
-    stores = FileStores(str(tmp_path / "logs"))
+    stores = FileStores(str(tmp_path / "logs"), catalog_store)
     try:
         store = stores.open()
         assert store.feature_levels() == {"metadata.version": 29}

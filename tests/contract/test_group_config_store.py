@@ -7,54 +7,26 @@ from __future__ import annotations
 
 import uuid
 
-import crc32c
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trafka.adapters.filesystem import FileCatalogStore, FileGroupConfigStore, FileLogStore, LogDir
-from trafka.adapters.filesystem.internal_log import InternalLog
+from trafka.adapters.filesystem import FileCatalogStore, FileGroupConfigStore
 from trafka.adapters.filesystem.metadata_records import ConfigRecord, decode_metadata_record
 from trafka.adapters.memory import MemoryGroupConfigStore
 from trafka.app.ops.log_records import decode_metadata_record as dump_log_decode
-from trafka.domain.topics import Topic, TopicPartition
+from trafka.domain.topics import Topic
 
-METADATA = TopicPartition("__cluster_metadata", 0)
-
-
-class FileStores:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.logdir: LogDir | None = None
-
-    def open(self) -> FileGroupConfigStore:
-        self.close()
-        self.logdir = LogDir.open(self.path, 1, uuid.UUID(int=1), uuid.UUID(int=2))
-        self.logs = FileLogStore(self.logdir, crc32c.crc32c, lambda: 1_000)
-        self.log = InternalLog(self.logs, METADATA, uuid.UUID(int=3), crc32c.crc32c, lambda: 1_000)
-        return FileGroupConfigStore(self.log)
-
-    def close(self) -> None:
-        if self.logdir is not None:
-            self.logs.close()
-            self.logdir.unlock()
-            self.logdir = None
-
-
-class MemoryStores:
-    def __init__(self) -> None:
-        self.store = MemoryGroupConfigStore()
-
-    def open(self) -> MemoryGroupConfigStore:
-        return self.store
-
-    def close(self) -> None:
-        pass
+from .metadata_stores import FileStores, MemoryStores
 
 
 @pytest.fixture(params=["memory", "filesystem"])
 def stores(request, tmp_path):
-    stores = MemoryStores() if request.param == "memory" else FileStores(str(tmp_path / "logs"))
+    stores = (
+        MemoryStores(MemoryGroupConfigStore())
+        if request.param == "memory"
+        else FileStores(str(tmp_path / "logs"), FileGroupConfigStore)
+    )
     yield stores
     stores.close()
 
@@ -70,7 +42,7 @@ def test_overrides_survive_a_restart_with_removals_replayed(stores):
 
 
 def test_the_file_store_writes_kafka_group_config_records_beside_the_catalogs(tmp_path):
-    stores = FileStores(str(tmp_path / "logs"))
+    stores = FileStores(str(tmp_path / "logs"), FileGroupConfigStore)
     try:
         store = stores.open()
         catalog = FileCatalogStore(stores.log, 1, uuid.UUID(int=2))
@@ -106,7 +78,7 @@ changes = st.dictionaries(
 @given(st.lists(st.tuples(st.sampled_from(["g", "h", "ü"]), changes), max_size=8))
 def test_the_file_store_replays_what_the_memory_store_holds(tmp_path_factory, steps):
     memory = MemoryGroupConfigStore()
-    stores = FileStores(str(tmp_path_factory.mktemp("logs")))
+    stores = FileStores(str(tmp_path_factory.mktemp("logs")), FileGroupConfigStore)
     try:
         file = stores.open()
         for group_id, change in steps:

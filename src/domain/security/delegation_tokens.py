@@ -165,16 +165,9 @@ class DelegationTokens:
         self, principal: KafkaPrincipal, token_hmac: bytes, renew_period_ms: int, now: int
     ) -> tuple[ErrorCode, int]:
         """(error, the new expiry timestamp or -1)."""
-        refused = self._refusal()
-        if refused is not None:
-            return refused, ERROR_TIMESTAMP
-        token = self._by_hmac(token_hmac)
+        token, refused = self._renewable(principal, token_hmac, now, expired_first=True)
         if token is None:
-            return ErrorCode.DELEGATION_TOKEN_NOT_FOUND, ERROR_TIMESTAMP
-        if token.expired(now):
-            return ErrorCode.DELEGATION_TOKEN_EXPIRED, ERROR_TIMESTAMP
-        if not (token.owner == principal or principal in token.renewers):
-            return ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH, ERROR_TIMESTAMP
+            return refused, ERROR_TIMESTAMP
         period = self.settings.expiry_time_ms
         if renew_period_ms > 0:
             period = min(period, renew_period_ms)
@@ -186,14 +179,9 @@ class DelegationTokens:
         self, principal: KafkaPrincipal, token_hmac: bytes, expiry_period_ms: int, now: int
     ) -> tuple[ErrorCode, int]:
         """(error, the new expiry timestamp or -1); a negative period expires the token at once."""
-        refused = self._refusal()
-        if refused is not None:
-            return refused, ERROR_TIMESTAMP
-        token = self._by_hmac(token_hmac)
+        token, refused = self._renewable(principal, token_hmac, now, expired_first=False)
         if token is None:
-            return ErrorCode.DELEGATION_TOKEN_NOT_FOUND, ERROR_TIMESTAMP
-        if not (token.owner == principal or principal in token.renewers):
-            return ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH, ERROR_TIMESTAMP
+            return refused, ERROR_TIMESTAMP
         if expiry_period_ms < 0:
             self._remove(token.token_id)
             return ErrorCode.NONE, now
@@ -202,6 +190,23 @@ class DelegationTokens:
         expiry = min(token.max_ms, _sum(now, expiry_period_ms))
         self._write(attrs.evolve(token, expiry_ms=expiry))
         return ErrorCode.NONE, expiry
+
+    def _renewable(
+        self, principal: KafkaPrincipal, token_hmac: bytes, now: int, expired_first: bool
+    ) -> tuple[TokenInformation | None, ErrorCode]:
+        """The token an HMAC names if `principal` owns or may renew it, else the error, in Kafka's order:
+        disabled, unsupported, not found, (for a renewal) expired, owner mismatch."""
+        refused = self._refusal()
+        if refused is not None:
+            return None, refused
+        token = self._by_hmac(token_hmac)
+        if token is None:
+            return None, ErrorCode.DELEGATION_TOKEN_NOT_FOUND
+        if expired_first and token.expired(now):
+            return None, ErrorCode.DELEGATION_TOKEN_EXPIRED
+        if not (token.owner == principal or principal in token.renewers):
+            return None, ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH
+        return token, ErrorCode.NONE
 
     def describe(
         self,
