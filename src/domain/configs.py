@@ -11,6 +11,7 @@ as STATIC_BROKER_CONFIG, as Kafka does.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Mapping
 
 import attrs
@@ -175,12 +176,20 @@ TOPIC_CONFIG_SYNONYMS: Mapping[str, str] = {
     "min.insync.replicas": "min.insync.replicas",  # cluster-wide while eligible leader replicas are on (KIP-966)
 }
 
-# Where Kafka's default of a broker config lives when the config itself has none (log.retention.ms is
-# null: log.retention.hours' 168 applies), as DescribeConfigs' DEFAULT_CONFIG synonym names it.
-_KAFKA_DEFAULT_SYNONYMS: Mapping[str, tuple[str, str]] = {
-    "log.retention.ms": ("log.retention.hours", "168"),
-    "log.roll.ms": ("log.roll.hours", "168"),
-    "log.flush.interval.ms": ("log.flush.scheduler.interval.ms", "9223372036854775807"),
+# The broker configs Kafka gives other names in other units (DynamicBrokerConfig.brokerConfigSynonyms),
+# the name itself first: each other name with its unit in ms and its Kafka default (the first name has
+# none: log.retention.ms is null and log.retention.hours' 168 applies).
+BROKER_CONFIG_NAMES: Mapping[str, tuple[tuple[str, int, str | None], ...]] = {
+    "log.retention.ms": (
+        ("log.retention.ms", 1, None),
+        ("log.retention.minutes", 60_000, None),
+        ("log.retention.hours", 3_600_000, "168"),
+    ),
+    "log.roll.ms": (("log.roll.ms", 1, None), ("log.roll.hours", 3_600_000, "168")),
+    "log.flush.interval.ms": (
+        ("log.flush.interval.ms", 1, None),
+        ("log.flush.scheduler.interval.ms", 1, "9223372036854775807"),
+    ),
 }
 
 
@@ -262,6 +271,9 @@ class BrokerPolicy:
     log_dir_names: frozenset[str] = frozenset()
     # can broker-side schema validation run: is the Schema Registry installed (trafka's registry extra)?
     schema_validation_available: bool = True
+    # the Kafka key each static default of `topic_defaults` was given as, where it is not the broker
+    # config's own name: {"retention.ms": "log.retention.hours"} (Kafka's server.properties does so)
+    static_names: Mapping[str, str] = attrs.field(factory=dict)
     dynamic: DynamicBrokerConfigs = attrs.field(factory=DynamicBrokerConfigs, eq=False, repr=False)
 
     def is_log_dir_cordoned(self) -> bool:
@@ -299,15 +311,25 @@ class BrokerPolicy:
                     )
                 )
         static = self._static_default(topic_name)
+        names = BROKER_CONFIG_NAMES.get(broker_name or "")
+        if names is None:
+            if static is not None:
+                out.append(ConfigSynonym(broker_name or topic_name, static, ConfigSource.STATIC_BROKER_CONFIG))
+            out.append(
+                ConfigSynonym(
+                    broker_name or topic_name, TOPIC_CONFIG_DEFAULTS[topic_name][0], ConfigSource.DEFAULT_CONFIG
+                )
+            )
+            return out
         if static is not None:
-            out.append(ConfigSynonym(broker_name or topic_name, static, ConfigSource.STATIC_BROKER_CONFIG))
-        default = TOPIC_CONFIG_DEFAULTS[topic_name][0]
-        if broker_name is None:
-            out.append(ConfigSynonym(topic_name, default, ConfigSource.DEFAULT_CONFIG))
-        else:
-            name, value = _KAFKA_DEFAULT_SYNONYMS.get(broker_name, (broker_name, default))
-            out.append(ConfigSynonym(name, value, ConfigSource.DEFAULT_CONFIG))
-        return out
+            given = self.static_names.get(topic_name, names[0][0])
+            unit = next((unit for name, unit, _ in names if name == given), 1)
+            value = static if unit == 1 or int(static) < 0 else str(int(static) // unit)
+            out.append(ConfigSynonym(given, value, ConfigSource.STATIC_BROKER_CONFIG))
+        out += [ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG) for name, _, default in names if default]
+        # Kafka's ConfigHelper.configSynonyms drops every synonym before the config's own name: one set
+        # only under another name (log.retention.hours in Kafka's server.properties) shows no synonym
+        return list(itertools.dropwhile(lambda synonym: synonym.name != broker_name, out))
 
     def broker_default(self, topic_name: str) -> tuple[str, ConfigSource]:
         """The value a topic without its own `topic_name` gets, and where it comes from."""
@@ -348,7 +370,9 @@ class BrokerPolicy:
                 synonyms.insert(0, ConfigSynonym(name, topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
                 value, source = topic_configs[name], ConfigSource.DYNAMIC_TOPIC_CONFIG
             else:
-                value, source = self.broker_default(name)  # in the topic config's unit (ms, not hours)
+                value = self.broker_default(name)[0]  # in the topic config's unit (ms, not hours)
+                # Kafka: the first synonym's source (DEFAULT_CONFIG when Kafka shows none, see above)
+                source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
             entries.append(ConfigEntry(name, value, source, config_type, synonyms=tuple(synonyms)))
         return sorted(entries + _internal_entries(topic_configs, keys), key=lambda entry: entry.name)
 

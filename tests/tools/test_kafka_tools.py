@@ -852,9 +852,6 @@ DIFFERENT = {
     "dump-log share group state": "the share coordinators' records for the same share group: Kafka writes a "
     "ShareSnapshot per partition at initialization (start offset -1, state epoch 1) and ShareUpdates as "
     "acknowledgements come, trafka its own snapshot epochs and state batches; both decode in full",
-    "configs topic describe": "retention.ms's synonyms: Kafka gives none below the topic's own value when "
-    "log.retention.hours is set in server.properties; trafka adds STATIC_BROKER_CONFIG log.retention.ms=604800000 "
-    "(the hours converted) and DEFAULT_CONFIG log.retention.hours=168.",
     "features describe": "the tools' trafka is not pinned to 4.2, so it supports Kafka 4.4's feature levels "
     "(metadata.version to 4.4-IV2, share.version 2: ADRs 86-87) where Kafka 4.2.2 supports 4.2's.",
 }

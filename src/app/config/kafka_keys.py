@@ -324,6 +324,7 @@ def _first_of(
         if key in configs:
             millis = parse(key, configs[key]) * to_ms
             put(path, -1 if negative_is_unlimited and millis < 0 else millis, key)
+            put((path[0], f"{path[1]}_key"), key, key)  # the name and unit DescribeConfigs' synonyms give
             return
 
 

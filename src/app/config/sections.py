@@ -195,6 +195,11 @@ class LogSettings:
     flush_interval_messages: int | None = None  # flush.messages
     flush_interval_ms: int | None = None  # flush.ms
     index_interval_bytes: int | None = None  # index.interval.bytes
+    # The Kafka key a value above was given as, in its unit (log.retention.hours in Kafka's
+    # server.properties): what DescribeConfigs' synonyms name, as Kafka's do
+    retention_ms_key: str = "log.retention.ms"
+    roll_ms_key: str = "log.roll.ms"
+    flush_interval_ms_key: str = "log.flush.interval.ms"
 
 
 @attrs.frozen

@@ -29,7 +29,7 @@ from trafka.adapters.kafka.runtime.group_runtime import GroupRuntime
 from trafka.adapters.kafka.runtime.unit_of_work import UnitOfWork
 from trafka.adapters.kafka.services import AppendNotifier, BrokerServices, BuiltOnFirstUse, fetch_session_cache
 from trafka.domain.catalog import TopicCatalog
-from trafka.domain.configs import BrokerPolicy
+from trafka.domain.configs import TOPIC_CONFIG_SYNONYMS, BrokerPolicy
 from trafka.domain.errors import ErrorCode
 from trafka.domain.features import (
     ELIGIBLE_LEADER_REPLICAS_VERSION,
@@ -98,10 +98,18 @@ def policy_from(settings: Settings) -> BrokerPolicy:
         message_max_bytes=broker.message_max_bytes,
         fetch_max_bytes=broker.fetch_max_bytes,
         topic_defaults=topic_defaults_from(settings),
+        static_names=static_names_from(settings),
         log_dir_cordoned=log_dir_cordoned(settings),
         log_dir_names=log_dir_names(settings),
         schema_validation_available=schema_registry_installed(),
     )
+
+
+def static_names_from(settings: Settings) -> dict[str, str]:
+    """The Kafka key each time-valued topic default was given as, where it is not the broker config's own."""
+    log = settings.log
+    given = {"retention.ms": log.retention_ms_key, "segment.ms": log.roll_ms_key, "flush.ms": log.flush_interval_ms_key}
+    return {topic: key for topic, key in given.items() if key != TOPIC_CONFIG_SYNONYMS[topic]}
 
 
 def schema_registry_installed() -> bool:

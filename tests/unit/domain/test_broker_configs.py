@@ -84,9 +84,11 @@ def test_a_topic_describes_where_its_default_comes_from(cluster: Cluster):
     assert described["segment.bytes"].source is Src.DEFAULT_CONFIG
     plain = {e.name: e for e in cluster.policy.describe_topic({}, ["retention.ms", "segment.ms"])}
     assert (plain["segment.ms"].value, plain["segment.ms"].source) == ("604800000", Src.DEFAULT_CONFIG)
-    assert [(s.name, s.value) for s in plain["segment.ms"].synonyms] == [("log.roll.hours", "168")]
+    # Kafka's ConfigHelper drops the synonyms before the config's own name: log.roll.hours' default alone
+    # is not shown
+    assert plain["segment.ms"].synonyms == ()
     roll = _broker(cluster, "log.roll.ms")
-    assert (roll.value, roll.source, roll.synonyms[-1].name) == ("604800000", Src.DEFAULT_CONFIG, "log.roll.hours")
+    assert (roll.value, roll.source, roll.synonyms) == ("604800000", Src.DEFAULT_CONFIG, ())
 
 
 def test_message_max_bytes_applies_to_produce_at_once(cluster: Cluster):
@@ -228,3 +230,27 @@ def test_a_thread_count_below_one_is_refused(cluster: Cluster):
     message = _refused(lambda: cluster.catalog.broker_configs.alter("1", {"background.threads": (SET, "0")}))
     assert "background.threads" in message
     assert cluster.store.broker_configs() == {}
+
+
+def test_a_default_given_under_another_name_shows_kafkas_synonyms():
+    """Kafka's server.properties sets log.retention.hours: Kafka's DescribeConfigs then shows no synonym
+    for a topic's retention.ms and calls its source DEFAULT_CONFIG (ConfigHelper.configSynonyms drops
+    what comes before log.retention.ms); given as log.retention.ms, the static value and the hours'
+    default show."""
+    hours = BrokerPolicy(
+        topic_defaults={"retention.ms": "604800000"}, static_names={"retention.ms": "log.retention.hours"}
+    )
+    [entry] = hours.describe_topic({}, ["retention.ms"])
+    assert (entry.value, entry.source, entry.synonyms) == ("604800000", Src.DEFAULT_CONFIG, ())
+    millis = BrokerPolicy(topic_defaults={"retention.ms": "3600000"})
+    [entry] = millis.describe_topic({}, ["retention.ms"])
+    assert (entry.value, entry.source) == ("3600000", Src.STATIC_BROKER_CONFIG)
+    assert [(s.name, s.value, s.source) for s in entry.synonyms] == [
+        ("log.retention.ms", "3600000", Src.STATIC_BROKER_CONFIG),
+        ("log.retention.hours", "168", Src.DEFAULT_CONFIG),
+    ]
+    minutes = BrokerPolicy(
+        topic_defaults={"retention.ms": "120000"}, static_names={"retention.ms": "log.retention.minutes"}
+    )
+    assert minutes.describe_topic({}, ["retention.ms"])[0].synonyms == ()
+    assert minutes.topic_config({}, "retention.ms") == "120000"  # the value itself is the static one

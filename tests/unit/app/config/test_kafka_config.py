@@ -331,7 +331,7 @@ def test_overrides_from_config_names_takes_dots_or_underscores():
     assert overrides == {
         "broker": {"num_partitions": 3, "auto_create_topics_enable": False},
         "groups": {"initial_rebalance_delay_ms": 0},
-        "log": {"retention_ms": 3_600_000},
+        "log": {"retention_ms": 3_600_000, "retention_ms_key": "log.retention.hours"},
     }
     assert load_settings(overrides=overrides).broker.num_partitions == 3
     with pytest.raises(KafkaConfigError, match="num.partitionz"):
