@@ -84,7 +84,10 @@ class ConfigEntry:
 # Server's and Redpanda's broker-side schema validation (`schema_validation.py`).
 TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "cleanup.policy": ("delete", ConfigType.LIST),
+    "compression.gzip.level": ("-1", ConfigType.INT),  # KIP-390 (Kafka 3.8)
+    "compression.lz4.level": ("9", ConfigType.INT),
     "compression.type": ("producer", ConfigType.STRING),
+    "compression.zstd.level": ("3", ConfigType.INT),
     "confluent.key.schema.validation": ("false", ConfigType.BOOLEAN),
     "confluent.key.subject.name.strategy": (TOPIC_NAME_STRATEGY, ConfigType.STRING),
     "confluent.value.schema.validation": ("false", ConfigType.BOOLEAN),
@@ -94,8 +97,13 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "file.delete.delay.ms": ("60000", ConfigType.LONG),
     "flush.messages": ("9223372036854775807", ConfigType.LONG),
     "flush.ms": ("9223372036854775807", ConfigType.LONG),
+    "follower.replication.throttled.replicas": ("", ConfigType.LIST),
     "index.interval.bytes": ("4096", ConfigType.INT),
+    "leader.replication.throttled.replicas": ("", ConfigType.LIST),
+    "local.retention.bytes": ("-2", ConfigType.LONG),  # tiered storage (KIP-405): -2 is retention.bytes
+    "local.retention.ms": ("-2", ConfigType.LONG),
     "max.compaction.lag.ms": ("9223372036854775807", ConfigType.LONG),
+    "max.decompressed.message.bytes": ("2147483639", ConfigType.INT),
     "max.message.bytes": ("1048588", ConfigType.INT),
     "message.timestamp.after.max.ms": ("3600000", ConfigType.LONG),
     "message.timestamp.before.max.ms": ("9223372036854775807", ConfigType.LONG),
@@ -106,6 +114,9 @@ TOPIC_CONFIG_DEFAULTS: Mapping[str, tuple[str, ConfigType]] = {
     "preallocate": ("false", ConfigType.BOOLEAN),
     "redpanda.key.schema.id.validation": ("false", ConfigType.BOOLEAN),
     "redpanda.value.schema.id.validation": ("false", ConfigType.BOOLEAN),
+    "remote.log.copy.disable": ("false", ConfigType.BOOLEAN),
+    "remote.log.delete.on.disable": ("false", ConfigType.BOOLEAN),
+    "remote.storage.enable": ("false", ConfigType.BOOLEAN),  # refused true: no tiered storage here
     "retention.bytes": ("-1", ConfigType.LONG),
     "retention.ms": ("604800000", ConfigType.LONG),
     "segment.bytes": ("1073741824", ConfigType.INT),

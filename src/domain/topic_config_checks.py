@@ -4,6 +4,7 @@ CreateTopics, the config alters and the broker's dynamic configs (their topic sy
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from .configs import (
@@ -27,7 +28,17 @@ _RANGES: Mapping[str, tuple[int, int]] = {
     "flush.ms": (0, 2**63 - 1),
     "segment.index.bytes": (8, 2**31 - 1),
     "min.insync.replicas": (1, 2**31 - 1),
+    "compression.lz4.level": (1, 17),
+    "compression.zstd.level": (-131072, 22),
+    "local.retention.ms": (-2, 2**63 - 1),
+    "local.retention.bytes": (-2, 2**63 - 1),
+    "max.decompressed.message.bytes": (1, 2147483639),
 }
+
+_THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+_NO_TIERED_STORAGE = (
+    "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
+)
 
 _ENUMS = {
     "message.timestamp.type": {"CreateTime", "LogAppendTime"},
@@ -51,6 +62,20 @@ def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
         if value in _ENUMS[name]:
             return None
         return _ENUM_MESSAGES.get(name, "")
+    if name == "compression.gzip.level":
+        try:
+            level = int(value.strip())
+        except ValueError:
+            return "Not a number of type INT"
+        return None if level == -1 or 1 <= level <= 9 else "Value must be between 1 and 9 or equal to -1"
+    if name in _THROTTLED_REPLICAS:  # Kafka's ThrottledReplicaListValidator
+        items = _kafka_list(value)
+        if "".join(items) == "*" or all(re.fullmatch(r"([0-9]+:[0-9]+)?", item) for item in items):
+            return None
+        return (
+            f"{name} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+        )
     if name == "cleanup.policy":
         parts = [p.strip() for p in value.split(",")]
         return (
@@ -76,6 +101,17 @@ def _invalid(name: str, value: str, config_type: ConfigType) -> str | None:
     if config_type is ConfigType.BOOLEAN:
         return None if value.strip().lower() in ("true", "false") else "Expected value to be either true or false"
     return None
+
+
+def _kafka_list(value: str) -> list[str]:
+    """ConfigDef's parse of a LIST: trimmed, split on commas with the spaces around them."""
+    trimmed = value.strip()
+    return re.split(r"\s*,\s*", trimmed) if trimmed else []
+
+
+def _shown(name: str, value: str) -> str:
+    """The value as ConfigDef's message shows it: a throttled-replicas list as the parsed list."""
+    return f"[{', '.join(_kafka_list(value))}]" if name in _THROTTLED_REPLICAS else value
 
 
 def valid_config_value(topic_config: str, value: str) -> bool:
@@ -127,7 +163,10 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
             continue
         reason = _invalid(name, value, _config_type(name))
         if reason is not None:
-            message = f"Invalid value {value} for configuration {name}"
+            message = f"Invalid value {_shown(name, value)} for configuration {name}"
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"{message}: {reason}" if reason else message)
         out[name] = value
+    # LogConfig.validateTopicLogConfigValues, once every value parses (Kafka's words)
+    if out.get("remote.storage.enable", "false").strip().lower() == "true":
+        raise KafkaError(ErrorCode.INVALID_CONFIG, _NO_TIERED_STORAGE)
     return out

@@ -36,9 +36,10 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     },
     # Found by tests/differential/test_topics.py; each is trafka's to fix (issue 36 follow-up)
     ("CreateTopics *", "topics[name=*].configs[name=*"): (
-        "the configs a created topic reports: Kafka lists tiered-storage, throttling and compression-level "
-        "keys trafka does not know, trafka lists its schema-validation keys (Confluent's and Redpanda's) "
-        "that Kafka does not; config sources differ: the reference sets log.retention.hours and log.segment.bytes in server.properties (STATIC_BROKER_CONFIG), trafka is not given them"
+        "the configs a created topic reports: trafka lists its schema-validation keys (Confluent's and "
+        "Redpanda's) and KIP-1191's errors.deadletterqueue.group.enable (Kafka 4.4), which Kafka 4.2 does not; "
+        "config sources differ: the reference sets log.retention.hours and log.segment.bytes in "
+        "server.properties (STATIC_BROKER_CONFIG), trafka is not given them"
     ),
     # Found by tests/differential/test_apis.py; each is trafka's to fix (issue 36 follow-up) unless said
     # Found by tests/differential/test_flows.py

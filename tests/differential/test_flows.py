@@ -258,6 +258,37 @@ def test_segment_bytes_under_a_mebibyte(pair, case, config, value):
     pair.raw(f"CreateTopics {case}", make, CreateTopicsResponse, 7)
 
 
+@pytest.mark.parametrize(
+    ("config", "value"),
+    [
+        ("compression.zstd.level", "-5"),  # KIP-390 (Kafka 3.8): accepted
+        ("compression.zstd.level", "23"),
+        ("compression.gzip.level", "0"),
+        ("compression.lz4.level", "17"),
+        ("leader.replication.throttled.replicas", "0:1, 1:1"),
+        ("follower.replication.throttled.replicas", " 0:1 , x "),
+        ("leader.replication.throttled.replicas", "*"),
+        ("local.retention.ms", "-3"),
+        ("max.decompressed.message.bytes", "0"),
+        ("remote.storage.enable", "true"),  # no tiered storage on either broker
+        ("remote.log.copy.disable", "true"),
+    ],
+)
+def test_topic_configs_beyond_what_trafka_acts_on(pair, config, value):
+    """Kafka 4.2's topic configs trafka stores and describes without acting on them: accepted and
+    refused with Kafka's words, listed with Kafka's defaults."""
+    name = f"known-{uuid.uuid4().hex[:8]}"
+
+    def make():
+        config_entry = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=config, value=value)
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config_entry]
+        )
+        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
+
+    pair.raw(f"CreateTopics {config}={value}", make, CreateTopicsResponse, 7)
+
+
 def _send(node, make):
     with Wire(node.bootstrap) as wire:
         return wire.request(make(), CreateTopicsResponse, 7)
