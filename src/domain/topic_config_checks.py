@@ -166,7 +166,16 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
             message = f"Invalid value {_shown(name, value)} for configuration {name}"
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"{message}: {reason}" if reason else message)
         out[name] = value
-    # LogConfig.validateTopicLogConfigValues, once every value parses (Kafka's words)
+    # LogConfig.validateTopicLogConfigValues, once every value parses (Kafka's words): validateValues, then
+    # the remote storage checks
+    min_lag, max_lag = (
+        int(out.get(n, TOPIC_CONFIG_DEFAULTS[n][0])) for n in ("min.compaction.lag.ms", "max.compaction.lag.ms")
+    )
+    if min_lag > max_lag:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"conflict topic config setting min.compaction.lag.ms ({min_lag}) > max.compaction.lag.ms ({max_lag})",
+        )
     if out.get("remote.storage.enable", "false").strip().lower() == "true":
         raise KafkaError(ErrorCode.INVALID_CONFIG, _NO_TIERED_STORAGE)
     return out

@@ -272,6 +272,7 @@ def test_segment_bytes_under_a_mebibyte(pair, case, config, value):
         ("max.decompressed.message.bytes", "0"),
         ("remote.storage.enable", "true"),  # no tiered storage on either broker
         ("remote.log.copy.disable", "true"),
+        ("min.compaction.lag.ms", "9223372036854775807"),  # equal to max.compaction.lag.ms' default: accepted
     ],
 )
 def test_topic_configs_beyond_what_trafka_acts_on(pair, config, value):
@@ -287,6 +288,24 @@ def test_topic_configs_beyond_what_trafka_acts_on(pair, config, value):
         return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
 
     pair.raw(f"CreateTopics {config}={value}", make, CreateTopicsResponse, 7)
+
+
+def test_a_minimum_compaction_lag_over_the_maximum(pair):
+    name = f"lags-{uuid.uuid4().hex[:8]}"
+    Config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig
+
+    def make():
+        configs = [
+            Config(name="min.compaction.lag.ms", value="2000"),
+            Config(name="max.compaction.lag.ms", value="1000"),
+        ]
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=configs
+        )
+        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
+
+    kafka, _ = pair.raw("CreateTopics min.compaction.lag.ms over max", make, CreateTopicsResponse, 7)
+    assert kafka.topics[0].error_code == 40  # INVALID_CONFIG, compared equal to trafka's with its message
 
 
 def _send(node, make):

@@ -119,3 +119,13 @@ def test_their_defaults_are_kafkas():
         "max.decompressed.message.bytes": "2147483639",
         "remote.storage.enable": "false",
     }
+
+
+def test_a_minimum_compaction_lag_over_the_maximum_is_kafkas_conflict():
+    with pytest.raises(KafkaError) as refused:
+        validate_topic_configs({"min.compaction.lag.ms": "2000", "max.compaction.lag.ms": "1000"})
+    assert (
+        refused.value.message
+        == "conflict topic config setting min.compaction.lag.ms (2000) > max.compaction.lag.ms (1000)"
+    )
+    assert validate_topic_configs({"min.compaction.lag.ms": "1000", "max.compaction.lag.ms": "1000"})
