@@ -248,7 +248,7 @@ class TopicCatalog:
                 value = ",".join(items)
             configs[config] = value
             recorded[config] = value
-        set_now = validate_topic_configs({k: v for k, v in recorded.items() if v is not None})
+        set_now = validate_topic_configs({k: v for k, v in recorded.items() if v is not None}, configs)
         self._refuse_unavailable_schema_validation(name, set_now)
         altered = attrs.evolve(topic, configs=configs)
         if validate_only:

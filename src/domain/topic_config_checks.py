@@ -150,7 +150,9 @@ _KAFKA_CHECK_ORDER = {
 }
 
 
-def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
+def validate_topic_configs(
+    configs: Mapping[str, str | None], merged: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Check names, then values, against Kafka's topic configs (LogConfig.validate: validateNames, then
     ConfigDef.parse in definition order); return the non-null ones."""
     for name in configs:
@@ -168,9 +170,9 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
         out[name] = value
     # LogConfig.validateTopicLogConfigValues, once every value parses (Kafka's words): validateValues, then
     # the remote storage checks
-    min_lag, max_lag = (
-        int(out.get(n, TOPIC_CONFIG_DEFAULTS[n][0])) for n in ("min.compaction.lag.ms", "max.compaction.lag.ms")
-    )
+    whole = {**out, **(merged or {})}  # an alter's: the topic's configs once altered
+    lags = ("min.compaction.lag.ms", "max.compaction.lag.ms")
+    min_lag, max_lag = (int(whole.get(n, TOPIC_CONFIG_DEFAULTS[n][0])) for n in lags)
     if min_lag > max_lag:
         raise KafkaError(
             ErrorCode.INVALID_CONFIG,

@@ -129,3 +129,8 @@ def test_a_minimum_compaction_lag_over_the_maximum_is_kafkas_conflict():
         == "conflict topic config setting min.compaction.lag.ms (2000) > max.compaction.lag.ms (1000)"
     )
     assert validate_topic_configs({"min.compaction.lag.ms": "1000", "max.compaction.lag.ms": "1000"})
+    # an alter is checked against the topic's configs once altered
+    with pytest.raises(KafkaError):
+        validate_topic_configs(
+            {"min.compaction.lag.ms": "2000"}, {"max.compaction.lag.ms": "1000", "min.compaction.lag.ms": "2000"}
+        )
