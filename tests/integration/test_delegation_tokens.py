@@ -73,3 +73,50 @@ def test_the_same_token_flow_passes_against_apache_kafka(tmp_path):
         log = kafka.log_tail()
     assert result.returncode == 0, result.stdout + result.stderr + log
     assert "--- PASS: TestDelegationTokens" in result.stdout
+
+
+def _sasl_plain(bootstrap: str, user: str, password: str) -> WireClient:
+    """A wire connection authenticated with SASL/PLAIN (SaslHandshake v1, SaslAuthenticate v2)."""
+    from trafka.schema_codec.messages import (
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+    )
+
+    client = WireClient(bootstrap)
+    assert client.request(SaslHandshakeRequest(version=1, mechanism="PLAIN"), SaslHandshakeResponse, 1).error_code == 0
+    token = f"\0{user}\0{password}".encode()
+    answer = client.request(SaslAuthenticateRequest(version=2, auth_bytes=token), SaslAuthenticateResponse, 2)
+    assert answer.error_code == 0, answer
+    return client
+
+
+def test_odd_owner_principals_are_answered_as_kafka_and_survive_a_restart(tmp_path):
+    """An owner principal without a type is Kafka's error answer (its KafkaPrincipal refuses a null type),
+    and one with an empty type is a token whose record a restarted broker reads back, as Kafka's
+    parseKafkaPrincipal does: no client can leave a record that stops the tokens from loading."""
+    from trafka.schema_codec.messages import DescribeDelegationTokenRequest, DescribeDelegationTokenResponse
+
+    config = sasl_config("SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0", security=SECRET)
+    args = ("--data-dir", str(tmp_path / "data"))
+
+    def create(client: WireClient, owner_type: str | None):
+        request = CreateDelegationTokenRequest(
+            version=3, owner_principal_type=owner_type, owner_principal_name="odd", renewers=[], max_lifetime_ms=-1
+        )
+        return client.request(request, CreateDelegationTokenResponse, 3)
+
+    with secured_broker(tmp_path, config, args=args, listen=False) as listeners:
+        with _sasl_plain(listeners["SASL_PLAINTEXT"]["bootstrap"], "alice", "alice-secret") as client:
+            nameless = create(client, None)
+            assert (nameless.error_code, nameless.principal_name, nameless.token_id) == (-1, "alice", "")
+            untyped = create(client, "")
+            assert (untyped.error_code, untyped.principal_type, untyped.principal_name) == (0, "", "odd")
+    with secured_broker(tmp_path, config, args=args, listen=False) as listeners:
+        with _sasl_plain(listeners["SASL_PLAINTEXT"]["bootstrap"], "alice", "alice-secret") as client:
+            Owner = DescribeDelegationTokenRequest.DescribeDelegationTokenOwner
+            request = DescribeDelegationTokenRequest(version=3, owners=[Owner(principal_type="", principal_name="odd")])
+            described = client.request(request, DescribeDelegationTokenResponse, 3)
+    assert described.error_code == 0
+    assert [t.token_id for t in described.tokens] == [untyped.token_id]  # alice requested it: hers to see

@@ -142,9 +142,9 @@ class FileDelegationTokenStore:
                 out.pop(record.token_id, None)
                 out[record.token_id] = TokenInformation(
                     record.token_id,
-                    KafkaPrincipal.parse(record.owner),
-                    KafkaPrincipal.parse(record.requester),
-                    tuple(KafkaPrincipal.parse(r) for r in record.renewers),
+                    _principal(record.owner),
+                    _principal(record.requester),
+                    tuple(_principal(r) for r in record.renewers),
                     record.issue_timestamp,
                     record.max_timestamp,
                     record.expiration_timestamp,
@@ -169,3 +169,10 @@ class FileDelegationTokenStore:
     def token_removed(self, token_id: str) -> None:
         record = RemoveDelegationTokenRecord(version=0, token_id=token_id)
         self._log.append([(None, encode_metadata_record(record, 0))])
+
+
+def _principal(text: str) -> KafkaPrincipal:
+    """A principal as a DelegationTokenRecord holds it, read as Kafka's SecurityUtils.parseKafkaPrincipal
+    does: split at the first colon, an empty type kept (a token's owner may have one)."""
+    principal_type, _, name = text.partition(":")
+    return KafkaPrincipal(principal_type, name)

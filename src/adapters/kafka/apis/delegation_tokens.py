@@ -75,7 +75,9 @@ def handle_create_delegation_token(ctx: Uses, request: Any, version: int, client
     requester = client.principal
     owner = requester
     if request.owner_principal_name:
-        owner = KafkaPrincipal(request.owner_principal_type or "", request.owner_principal_name)
+        if request.owner_principal_type is None:  # Kafka's KafkaPrincipal refuses a null type: its error answer
+            return _created(version, ErrorCode.UNKNOWN_SERVER_ERROR, requester, requester, -1)
+        owner = KafkaPrincipal(request.owner_principal_type, request.owner_principal_name)
     renewers = [KafkaPrincipal(r.principal_type, r.principal_name) for r in request.renewers]
 
     def refused(error: ErrorCode, stamp: int) -> Any:
