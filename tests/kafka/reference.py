@@ -178,6 +178,8 @@ def server_properties(
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas,
         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
         "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        # delegation tokens on (KIP-48): the tools check creates, renews and expires one over SASL
+        "delegation.token.secret.key": "reference-delegation-token-secret",
     }
     if authorizer:
         config["authorizer.class.name"] = STANDARD_AUTHORIZER

@@ -26,6 +26,7 @@ MAIN = {
     "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",
+    "kafka-delegation-tokens": "org.apache.kafka.tools.DelegationTokenCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",

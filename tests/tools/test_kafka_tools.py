@@ -35,10 +35,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 def _trafka_properties(path: Path) -> None:
     """The Apache Kafka fixture's server properties, less what is about its listeners, SASL and
-    controller (trafka serves one PLAINTEXT listener here)."""
+    controller: trafka serves a PLAINTEXT listener and a SASL_PLAINTEXT one with both SCRAMs (the
+    delegation tokens' steps log in there)."""
     config = server_properties(path.parent / "unused", {"PLAINTEXT": 0, "CONTROLLER": 0, "SASL_PLAINTEXT": 0}, True)
     foreign = ("listener", "advertised", "controller", "sasl", "inter.broker", "process.roles", "log.dirs")
-    write_properties(path, {key: value for key, value in config.items() if not key.startswith(foreign)})
+    own = {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+    }
+    write_properties(path, {**{key: value for key, value in config.items() if not key.startswith(foreign)}, **own})
 
 
 class Trafka:
@@ -48,7 +54,7 @@ class Trafka:
         _trafka_properties(properties)
         ready = folder / "ready.json"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", "0"]
+            [sys.executable, "-m", "trafka", "serve"]
             + ["--data-dir", str(self.log_dir), "--ready-file", str(ready), str(properties)],
             stdout=subprocess.DEVNULL,
             stderr=open(folder / "trafka.log", "wb"),
@@ -56,14 +62,16 @@ class Trafka:
         log = folder / "trafka.log"
         eventually(lambda: ready.exists() or self.process.poll() is not None, 60, what="trafka's ready file")
         assert ready.exists(), log.read_text()
-        self.bootstrap = json.loads(ready.read_text())["bootstrap_servers"]
+        listeners = json.loads(ready.read_text())["listeners"]
+        self.bootstrap = f"127.0.0.1:{listeners['PLAINTEXT']['port']}"
+        self.sasl = f"127.0.0.1:{listeners['SASL_PLAINTEXT']['port']}"
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(30)
 
 
-def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int) -> dict[str, str]:
+def scenario(bootstrap: str, sasl: str, log_dir: Path, prefix: str, work: Path, now_ms: int) -> dict[str, str]:
     """The operator's steps, in order, with each tool's output by step name."""
     b = ["--bootstrap-server", bootstrap]
     topic, copied = f"{prefix}-a", f"{prefix}-copied"
@@ -257,6 +265,7 @@ def scenario(bootstrap: str, log_dir: Path, prefix: str, work: Path, now_ms: int
     step("configs user quota alter", *user_alter, "producer_byte_rate=4096")
     time.sleep(1)
     step("configs user describe", *configs, "--entity-type", "users", "--entity-name", user, "--describe")
+    _delegation_tokens(step, configs, bootstrap, sasl, f"{prefix}-t", work)
 
     run(
         *configs,
@@ -619,14 +628,14 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
         began = time.monotonic()
         now_ms = int(time.time() * 1000)  # the fixed records' timestamp, the same on both brokers
         with ThreadPoolExecutor(2) as pool:
-            for name, bootstrap, log_dir in (
-                ("kafka", apache_kafka.bootstrap, apache_kafka.log_dir),
-                ("trafka", trafka.bootstrap, trafka.log_dir),
+            for name, bootstrap, sasl, log_dir in (
+                ("kafka", apache_kafka.bootstrap, apache_kafka.listeners["SASL_PLAINTEXT"], apache_kafka.log_dir),
+                ("trafka", trafka.bootstrap, trafka.sasl, trafka.log_dir),
             ):
                 prefix = f"tools-{uuid.uuid4().hex[:8]}"
                 work = tmp_path_factory.mktemp(f"tools-{name}")
-                replacements = {bootstrap: "BOOTSTRAP", prefix: "P", str(log_dir): "LOGDIR"}
-                runs[name] = (pool.submit(scenario, bootstrap, log_dir, prefix, work, now_ms), replacements)
+                replacements = {bootstrap: "BOOTSTRAP", sasl: "SASL", prefix: "P", str(log_dir): "LOGDIR"}
+                runs[name] = (pool.submit(scenario, bootstrap, sasl, log_dir, prefix, work, now_ms), replacements)
             results = {name: (future.result(), replacements) for name, (future, replacements) in runs.items()}
         print(f"Kafka's tools against both brokers: {time.monotonic() - began:.1f}s")
         kafka, trafka_out = results["kafka"], results["trafka"]
@@ -640,6 +649,62 @@ def outputs(apache_kafka, tmp_path_factory) -> Iterator[dict[str, tuple[str, str
     finally:
         kafka_tools.close_runners()
         trafka.stop()
+
+
+def _delegation_tokens(
+    step: Callable[..., str], configs: tuple[str, ...], plain: str, sasl: str, owner: str, work: Path
+) -> None:
+    """Kafka's kafka-delegation-tokens over SASL/SCRAM as a user the tools created (ADR 139): create with a
+    renewer, describe, renew, expire (now), describe again; and the refusal on PLAINTEXT."""
+    password = "token-owner-secret"
+    run(
+        *configs,
+        "--entity-type",
+        "users",
+        "--entity-name",
+        owner,
+        "--alter",
+        "--add-config",
+        f"SCRAM-SHA-512=[password={password}]",
+        check=True,
+    )
+    time.sleep(1)  # Kafka's brokers learn SCRAM credentials from the metadata log, a moment after the controller
+    command_config = work / "sasl.properties"
+    command_config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{owner}" password="{password}";\n'
+    )
+    tokens = ("kafka-delegation-tokens", "--bootstrap-server", sasl, "--command-config", str(command_config))
+    created = step(
+        "delegation-tokens create",
+        *tokens,
+        "--create",
+        "--max-life-time-period",
+        "-1",
+        "--renewer-principal",
+        f"User:{owner}-renewer",
+    )
+    hmac = next((m.group(1) for m in [re.search(r"^\S{22} (\S+) User:", created, re.M)] if m), "no-token")
+    time.sleep(1)  # Kafka's brokers learn the token from the metadata log, a moment after its controller
+    step("delegation-tokens describe", *tokens, "--describe", "--owner-principal", f"User:{owner}")
+    step("delegation-tokens renew", *tokens, "--renew", "--hmac", hmac, "--renew-time-period", "-1")
+    step("delegation-tokens expire", *tokens, "--expire", "--hmac", hmac, "--expiry-time-period", "-1")
+    time.sleep(1)
+    step("delegation-tokens describe expired", *tokens, "--describe", "--owner-principal", f"User:{owner}")
+    plaintext = work / "plaintext.properties"  # the tool wants a command config: one that keeps PLAINTEXT
+    plaintext.write_text("security.protocol=PLAINTEXT\n")
+    step(
+        "delegation-tokens plaintext",
+        *("kafka-delegation-tokens", "--bootstrap-server", plain, "--command-config", str(plaintext)),
+        *("--create", "--max-life-time-period", "-1"),
+    )
+
+
+def _tokens(text: str) -> str:
+    """A token's HMAC (base64 of 64 bytes) and the dates the tool prints to the minute: each broker's own."""
+    text = re.sub(r"[A-Za-z0-9+/]{86}==", "<hmac>", text)
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(\.\d+)?", "<date>", text)
 
 
 def _same(text: str) -> str:
@@ -744,6 +809,7 @@ def _shell(text: str) -> str:
 
 
 NORMALISE: dict[str, Callable[[str], str]] = {
+    **{f"delegation-tokens {step}": _tokens for step in ("create", "describe", "renew", "expire", "describe expired")},
     "consumer-groups list": _lines_sorted,
     "share-groups reset": _rows_sorted,
     "streams-groups list": lambda text: "\n".join(line for line in text.splitlines() if "-streams" in line),
@@ -808,6 +874,12 @@ STEPS = [
     "transactions describe",
     "transactions describe-producers",
     "transactions find-hanging",
+    "delegation-tokens create",
+    "delegation-tokens describe",
+    "delegation-tokens renew",
+    "delegation-tokens expire",
+    "delegation-tokens describe expired",
+    "delegation-tokens plaintext",
     "acls add",
     "acls list",
     "acls remove",

@@ -3,7 +3,8 @@ KafkaRaftClient.handleDescribeQuorumRequest answers: `__cluster_metadata` partit
 node (the one voter, no observers) at epoch 1, its high watermark and the voter's log end offset the
 metadata log's end offset (0 with the memory store, which keeps none), the leader's own fetch and
 caught-up times now; v2 adds the voter's directory id (the log dir's) and the nodes with their
-listeners (trafka has no controller listener: the broker's listeners, as advertised). Any other topic
+listeners: a Kafka voter lists its one controller listener; trafka has none, and lists the listener
+the request came in on, as advertised (the one this client can reach). Any other topic
 or partition is answered UNKNOWN_TOPIC_OR_PARTITION per partition.
 
 Authorization: DESCRIBE on the cluster (ControllerApis); refused, the top-level error.
@@ -119,6 +120,7 @@ def handle_describe_quorum(
             listeners=[
                 NodeListener(name=listener.name, host=listener.advertised_host, port=listener.advertised_port)
                 for listener in listeners
+                if listener.name == client.listener
             ]
             or [NodeListener(name=client.listener, host=client.advertised.host, port=client.advertised.port)],
         )

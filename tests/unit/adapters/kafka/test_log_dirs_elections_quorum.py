@@ -181,3 +181,20 @@ def test_an_offline_log_dir_answers_kafka_storage_error(ctx, monkeypatch):
 def test_a_topic_name_too_long_for_a_future_log_dir_cannot_be_moved(ctx):
     long_name = "x" * 249
     assert _alter(ctx, "memory", {long_name: [0]}) == {(long_name, 0): ErrorCode.INVALID_TOPIC_EXCEPTION}
+
+
+def test_describe_quorum_lists_the_listener_the_request_came_in_on(ctx):
+    """A Kafka voter lists its one controller listener; trafka, with none, the listener the client reached
+    (listing every listener showed a SASL endpoint to a PLAINTEXT client, unlike Kafka's one)."""
+    from trafka.domain.listeners import Listener, SecurityProtocol
+
+    plain = Listener("PLAINTEXT", SecurityProtocol.PLAINTEXT, "127.0.0.1", 9092, "localhost", 9092)
+    sasl = Listener("SASL_PLAINTEXT", SecurityProtocol.SASL_PLAINTEXT, "127.0.0.1", 9094, "localhost", 9094)
+    ctx.listening.bound((plain, sasl))
+    Topic = DescribeQuorumRequest.TopicData
+    partitions = [Topic.PartitionData(partition_index=0)]
+    request = DescribeQuorumRequest[2](topics=[Topic(topic_name="__cluster_metadata", partitions=partitions)])
+    for listener, port in (("PLAINTEXT", 9092), ("SASL_PLAINTEXT", 9094)):
+        client = attrs.evolve(CLIENT, listener=listener)
+        (node,) = describe_quorum.API.handle(ctx, request, 2, client).nodes
+        assert [(lst.name, lst.port) for lst in node.listeners] == [(listener, port)]
