@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -236,6 +237,21 @@ def test_generated_topic_configs(pair, configs):
     compare("CreateTopics generated configs", kafka, trafka)
 
 
+def _validating(prefix: str, configs: dict[str, str]) -> Callable[[], CreateTopicsRequest]:
+    """A CreateTopics of one new topic with `configs`, validate only, built afresh for each broker."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    Config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig
+
+    def make():
+        entries = [Config(name=k, value=v) for k, v in configs.items()]
+        topic = CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=entries
+        )
+        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
+
+    return make
+
+
 @pytest.mark.parametrize(
     ("case", "config", "value"),
     [
@@ -246,16 +262,7 @@ def test_generated_topic_configs(pair, configs):
     ],
 )
 def test_segment_bytes_under_a_mebibyte(pair, case, config, value):
-    name = f"segments-{uuid.uuid4().hex[:8]}"
-
-    def make():
-        config_entry = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=config, value=value)
-        topic = CreateTopicsRequest.CreatableTopic(
-            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config_entry]
-        )
-        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
-
-    pair.raw(f"CreateTopics {case}", make, CreateTopicsResponse, 7)
+    pair.raw(f"CreateTopics {case}", _validating("segments", {config: value}), CreateTopicsResponse, 7)
 
 
 @pytest.mark.parametrize(
@@ -278,33 +285,14 @@ def test_segment_bytes_under_a_mebibyte(pair, case, config, value):
 def test_topic_configs_beyond_what_trafka_acts_on(pair, config, value):
     """Kafka 4.2's topic configs trafka stores and describes without acting on them: accepted and
     refused with Kafka's words, listed with Kafka's defaults."""
-    name = f"known-{uuid.uuid4().hex[:8]}"
-
-    def make():
-        config_entry = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=config, value=value)
-        topic = CreateTopicsRequest.CreatableTopic(
-            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[config_entry]
-        )
-        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
-
-    pair.raw(f"CreateTopics {config}={value}", make, CreateTopicsResponse, 7)
+    pair.raw(f"CreateTopics {config}={value}", _validating("known", {config: value}), CreateTopicsResponse, 7)
 
 
 def test_a_minimum_compaction_lag_over_the_maximum(pair):
-    name = f"lags-{uuid.uuid4().hex[:8]}"
-    Config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig
-
-    def make():
-        configs = [
-            Config(name="min.compaction.lag.ms", value="2000"),
-            Config(name="max.compaction.lag.ms", value="1000"),
-        ]
-        topic = CreateTopicsRequest.CreatableTopic(
-            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=configs
-        )
-        return CreateTopicsRequest[7](topics=[topic], timeout_ms=10000, validate_only=True)
-
-    kafka, _ = pair.raw("CreateTopics min.compaction.lag.ms over max", make, CreateTopicsResponse, 7)
+    lags = {"min.compaction.lag.ms": "2000", "max.compaction.lag.ms": "1000"}
+    kafka, _ = pair.raw(
+        "CreateTopics min.compaction.lag.ms over max", _validating("lags", lags), CreateTopicsResponse, 7
+    )
     assert kafka.topics[0].error_code == 40  # INVALID_CONFIG, compared equal to trafka's with its message
 
 
