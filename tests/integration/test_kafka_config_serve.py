@@ -52,9 +52,11 @@ def test_broker_log_defaults_reach_topics(tmp_path):
         admin.create_topics([NewTopic("rolled", 1, 1, topic_configs={"retention.bytes": "99999"})])
         described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "rolled")], config_filter="all")
         topic = described["topic"]["rolled"]
+        # the hours' value, with Kafka's source: DEFAULT_CONFIG, as Kafka 4.2.2 answers the same request
+        # (its ConfigHelper shows no synonym, hence no source, when log.retention.ms itself is unset: ADR 140)
         assert (topic["retention.ms"]["value"], topic["retention.ms"]["config_source"]) == (
             "7200000",
-            "STATIC_BROKER_CONFIG",
+            "DEFAULT_CONFIG",
         )
         assert (topic["segment.bytes"]["value"], topic["segment.bytes"]["config_source"]) == (
             "1048576",
