@@ -40,7 +40,7 @@ from ..request_context import ClientInfo
 from ..security.checks import Filter
 
 if TYPE_CHECKING:
-    from trafka.domain.security.delegation_tokens import DelegationTokens
+    from trafka.domain.security.delegation_tokens import DelegationTokens, TokenInformation
 
     from ..security.authorization import AuthorizationGate
 
@@ -92,24 +92,19 @@ def handle_create_delegation_token(ctx: Uses, request: Any, version: int, client
     created = _tokens(ctx).create(requester, owner, renewers, request.max_lifetime_ms, ctx.clock_ms())
     if created.token is None:  # the controller's refusals leave the timestamps at their defaults
         return refused(created.error, 0)
-    token = created.token
-    return CreateDelegationTokenResponse(
-        version=version,
-        error_code=ErrorCode.NONE,
-        principal_type=owner.principal_type,
-        principal_name=owner.name,
-        token_requester_principal_type=requester.principal_type,
-        token_requester_principal_name=requester.name,
-        issue_timestamp_ms=token.issue_ms,
-        expiry_timestamp_ms=token.expiry_ms,
-        max_timestamp_ms=token.max_ms,
-        token_id=token.token_id,
-        hmac=created.hmac,
-        throttle_time_ms=0,
-    )
+    return _created(version, ErrorCode.NONE, owner, requester, 0, created.token, created.hmac)
 
 
-def _created(version: int, error: ErrorCode, owner: KafkaPrincipal, requester: KafkaPrincipal, stamp: int) -> Any:
+def _created(
+    version: int,
+    error: ErrorCode,
+    owner: KafkaPrincipal,
+    requester: KafkaPrincipal,
+    stamp: int,
+    token: TokenInformation | None = None,
+    token_hmac: bytes = b"",
+) -> Any:
+    """CreateDelegationToken's answer: the token's, or a refusal's with `stamp` for its timestamps."""
     return CreateDelegationTokenResponse(
         version=version,
         error_code=error,
@@ -117,11 +112,11 @@ def _created(version: int, error: ErrorCode, owner: KafkaPrincipal, requester: K
         principal_name=owner.name,
         token_requester_principal_type=requester.principal_type,
         token_requester_principal_name=requester.name,
-        issue_timestamp_ms=stamp,
-        expiry_timestamp_ms=stamp,
-        max_timestamp_ms=stamp,
-        token_id="",
-        hmac=b"",
+        issue_timestamp_ms=stamp if token is None else token.issue_ms,
+        expiry_timestamp_ms=stamp if token is None else token.expiry_ms,
+        max_timestamp_ms=stamp if token is None else token.max_ms,
+        token_id="" if token is None else token.token_id,
+        hmac=token_hmac,
         throttle_time_ms=0,
     )
 
